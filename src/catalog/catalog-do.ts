@@ -1,0 +1,49 @@
+/**
+ * CatalogDO: the directory of homes (DESIGN.md §1). Scope objects send it
+ * summaries after they change; the coordinator asks it which homes to claim
+ * from, list and prune, and for global stats. One object: its rate is a
+ * ceiling that bench/ measures and the README states.
+ *
+ * @module
+ */
+import { DurableObject } from "cloudflare:workers";
+import migrations from "../../migrations/catalog/migrations.js";
+import { systemClock, type Clock } from "../clock";
+import type { Env } from "../env";
+import type { JobState, TerminalState } from "../job/states";
+import { migrateStorage } from "../schema/migrate";
+import type { HomeSummary } from "../scope/summary";
+import { applyReport, listHomes, listHomesWithTerminal, pickHomesForClaim, stats, type CatalogStats } from "./catalog-store";
+
+export class CatalogDO extends DurableObject<Env> {
+  clock: Clock = systemClock;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(() => migrateStorage(ctx.storage, migrations, "catalog"));
+  }
+
+  private get sql(): SqlStorage {
+    return this.ctx.storage.sql;
+  }
+
+  async report(summary: HomeSummary): Promise<void> {
+    this.ctx.storage.transactionSync(() => applyReport(this.sql, summary));
+  }
+
+  async pickHomes(types: string[] | null, limit: number): Promise<string[]> {
+    return this.ctx.storage.transactionSync(() => pickHomesForClaim(this.sql, types, limit, this.clock.now()));
+  }
+
+  async stats(type: string | null): Promise<CatalogStats> {
+    return stats(this.sql, type, this.clock.now());
+  }
+
+  async listHomes(filter: { type?: string; state?: JobState }, after: string, inclusive: boolean, limit: number): Promise<string[]> {
+    return listHomes(this.sql, filter, after, inclusive, limit);
+  }
+
+  async homesWithTerminal(states: TerminalState[], after: string, limit: number): Promise<string[]> {
+    return listHomesWithTerminal(this.sql, states, after, limit);
+  }
+}

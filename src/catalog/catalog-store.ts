@@ -1,0 +1,170 @@
+/**
+ * The catalog's operations over its SQLite: take a home's summary, rank homes
+ * for a fair pull claim, add up stats, and page through homes for listing and
+ * prune. Plain functions over SqlStorage so tests can run them directly.
+ *
+ * @module
+ */
+import type { JobState, TerminalState } from "../job/states";
+import type { HomeSummary, TypeSummary } from "../scope/summary";
+
+const HOME_REPORTED_AT = "SELECT reported_at FROM home WHERE name = ?";
+const HOME_UPSERT = `
+INSERT INTO home (name, reported_at, last_served_at) VALUES (?1, ?2, 0)
+ON CONFLICT (name) DO UPDATE SET reported_at = excluded.reported_at`;
+const HOME_DELETE = "DELETE FROM home WHERE name = ?";
+const HOME_TYPE_DELETE = "DELETE FROM home_type WHERE home = ?";
+const HOME_TYPE_INSERT = `
+INSERT INTO home_type (home, type, pending, scheduled, running, completed, failed_retries_exhausted, failed_fatal,
+                       failed_stalled, failed_timeout, cancelled, next_run_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** applyReport replaces what the catalog knows of one home; an older summary than the one held is ignored. */
+export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
+  const held = sql.exec<{ reported_at: number }>(HOME_REPORTED_AT, summary.home).toArray()[0];
+  if (held && held.reported_at > summary.at) return false;
+  sql.exec(HOME_TYPE_DELETE, summary.home);
+  const kept = summary.types.filter(hasAny);
+  if (kept.length === 0) {
+    sql.exec(HOME_DELETE, summary.home);
+    return true;
+  }
+  sql.exec(HOME_UPSERT, summary.home, summary.at);
+  for (const t of kept) {
+    sql.exec(
+      HOME_TYPE_INSERT,
+      summary.home,
+      t.type,
+      t.pending,
+      t.scheduled,
+      t.running,
+      t.completed,
+      t.failed.retries_exhausted,
+      t.failed.fatal,
+      t.failed.stalled,
+      t.failed.timeout,
+      t.cancelled,
+      t.nextRunAt,
+    );
+  }
+  return true;
+}
+
+function hasAny(t: TypeSummary): boolean {
+  const failed = t.failed.retries_exhausted + t.failed.fatal + t.failed.stalled + t.failed.timeout;
+  return t.pending + t.scheduled + t.running + t.completed + failed + t.cancelled > 0;
+}
+
+/**
+ * homePickForClaim: homes with due work of the given types (json array, or
+ * NULL for any), the one that has waited longest first. "Waited" is measured
+ * from the later of its oldest due job and the last time a claim was sent
+ * there, so a tenant with 10,000 jobs is served, then steps back behind a
+ * tenant with one. Uses home_type_next_idx, then sorts the due homes.
+ */
+const HOME_PICK_FOR_CLAIM = `
+SELECT t.home AS home FROM home_type t JOIN home h ON h.name = t.home
+ WHERE t.next_run_at <= ?1 AND (?2 IS NULL OR t.type IN (SELECT value FROM json_each(?2)))
+ GROUP BY t.home
+ ORDER BY max(min(t.next_run_at), h.last_served_at), t.home
+ LIMIT ?3`;
+const HOME_MARK_SERVED = "UPDATE home SET last_served_at = ?1 WHERE name IN (SELECT value FROM json_each(?2))";
+
+export function pickHomesForClaim(sql: SqlStorage, types: readonly string[] | null, limit: number, now: number): string[] {
+  const homes = sql
+    .exec<{ home: string }>(HOME_PICK_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), limit)
+    .toArray()
+    .map((r) => r.home);
+  if (homes.length > 0) sql.exec(HOME_MARK_SERVED, now, JSON.stringify(homes));
+  return homes;
+}
+
+const STATS = `
+SELECT coalesce(sum(pending), 0) AS pending, coalesce(sum(scheduled), 0) AS scheduled, coalesce(sum(running), 0) AS running,
+       coalesce(sum(completed), 0) AS completed, coalesce(sum(failed_retries_exhausted), 0) AS retries_exhausted,
+       coalesce(sum(failed_fatal), 0) AS fatal, coalesce(sum(failed_stalled), 0) AS stalled,
+       coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS cancelled,
+       min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due
+  FROM home_type WHERE ?1 IS NULL OR type = ?1`;
+
+export interface CatalogStats {
+  pending: number;
+  scheduled: number;
+  running: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  oldestPendingLagMs: number;
+  failedByKind: { retries_exhausted: number; fatal: number; stalled: number; timeout: number };
+}
+
+export function stats(sql: SqlStorage, type: string | null, now: number): CatalogStats {
+  const r = sql
+    .exec<{
+      pending: number;
+      scheduled: number;
+      running: number;
+      completed: number;
+      retries_exhausted: number;
+      fatal: number;
+      stalled: number;
+      timeout: number;
+      cancelled: number;
+      oldest_due: number | null;
+    }>(STATS, type, now)
+    .one();
+  return {
+    pending: r.pending,
+    scheduled: r.scheduled,
+    running: r.running,
+    completed: r.completed,
+    failed: r.retries_exhausted + r.fatal + r.stalled + r.timeout,
+    cancelled: r.cancelled,
+    oldestPendingLagMs: r.oldest_due === null ? 0 : Math.max(0, now - r.oldest_due),
+    failedByKind: { retries_exhausted: r.retries_exhausted, fatal: r.fatal, stalled: r.stalled, timeout: r.timeout },
+  };
+}
+
+/** homeListAfter: homes in name order after `after` (or from it, when inclusive), holding jobs of the type/state asked for. */
+const HOME_LIST_AFTER = `
+SELECT DISTINCT home FROM home_type
+ WHERE (home > ?1 OR (?2 AND home = ?1))
+   AND (?3 IS NULL OR type = ?3)
+   AND (?4 IS NULL OR CASE ?4
+         WHEN 'pending' THEN pending + scheduled
+         WHEN 'running' THEN running
+         WHEN 'completed' THEN completed
+         WHEN 'failed' THEN failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout
+         WHEN 'cancelled' THEN cancelled END > 0)
+ ORDER BY home
+ LIMIT ?5`;
+
+export function listHomes(
+  sql: SqlStorage,
+  filter: { type?: string; state?: JobState },
+  after: string,
+  inclusive: boolean,
+  limit: number,
+): string[] {
+  return sql
+    .exec<{ home: string }>(HOME_LIST_AFTER, after, inclusive ? 1 : 0, filter.type ?? null, filter.state ?? null, limit)
+    .toArray()
+    .map((r) => r.home);
+}
+
+/** homeListWithTerminal: homes holding terminal jobs of any of the states (for prune), in name order after `after`. */
+const HOME_LIST_WITH_TERMINAL = `
+SELECT DISTINCT home FROM home_type
+ WHERE home > ?1
+   AND ((?2 AND completed > 0) OR (?3 AND failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout > 0)
+        OR (?4 AND cancelled > 0))
+ ORDER BY home
+ LIMIT ?5`;
+
+export function listHomesWithTerminal(sql: SqlStorage, states: readonly TerminalState[], after: string, limit: number): string[] {
+  const has = (s: TerminalState) => (states.includes(s) ? 1 : 0);
+  return sql
+    .exec<{ home: string }>(HOME_LIST_WITH_TERMINAL, after, has("completed"), has("failed"), has("cancelled"), limit)
+    .toArray()
+    .map((r) => r.home);
+}

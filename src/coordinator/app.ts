@@ -1,0 +1,50 @@
+/**
+ * The coordinator's HTTP API: a Hono app built from the route table. Each
+ * request is authenticated (all of `/v1` but health), its body and query are
+ * validated with the route's zod schemas, and the operation runs. Errors go
+ * through `errorResponse` only.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import { QueueError } from "../errors";
+import { readJsonBody } from "./body";
+import { requireToken } from "./auth";
+import { errorResponse } from "./error-response";
+import { openApiDocument } from "./openapi";
+import { QueueOps } from "./operations";
+import { ROUTES, type Route } from "./routes";
+import { parseInput } from "./validate";
+
+/** Bodies larger than this are refused before parsing; payload limits are checked field by field after. */
+const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
+
+export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: Env }> {
+  const app = new Hono<{ Bindings: Env }>();
+  let openapi: unknown;
+
+  app.use("/v1/*", async (c, next) => {
+    if (c.req.path !== "/v1/health") await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null);
+    await next();
+  });
+
+  app.get("/v1/openapi.json", (c) => c.json((openapi ??= openApiDocument(routes))));
+
+  for (const r of routes) {
+    app.on(r.method.toUpperCase(), r.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
+      const config = loadConfig(c.env);
+      const body = r.body
+        ? parseInput(r.body, await readJsonBody(c.req.raw, config.limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES), "body")
+        : undefined;
+      const query = r.query ? parseInput(r.query, c.req.query(), "query") : undefined;
+      const out = await r.handle(new QueueOps(c.env, config), { params: c.req.param(), body, query });
+      return c.json(out.body, out.status);
+    });
+  }
+
+  app.notFound((c) => errorResponse(new QueueError("not_found", `no route for ${c.req.method} ${c.req.path}`)));
+  app.onError((err) => errorResponse(err));
+  return app;
+}

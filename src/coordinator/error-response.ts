@@ -1,0 +1,21 @@
+/**
+ * The one place errors become HTTP (STYLE.md, errors): a QueueError keeps its
+ * code and status; anything else is logged (never with payloads) and answered
+ * `500 internal` with no detail that could leak.
+ *
+ * @module
+ */
+import { ERROR_STATUS, QueueError, type ErrorBody } from "../errors";
+
+export function errorBody(err: unknown): { status: number; body: ErrorBody } {
+  if (err instanceof QueueError) return { status: err.status, body: err.toBody() };
+  console.error(JSON.stringify({ event: "http:internal_error", error: String(err), stack: (err as Error)?.stack }));
+  return { status: ERROR_STATUS.internal, body: { error: { code: "internal", message: "internal error; the request may not have been applied" } } };
+}
+
+export function errorResponse(err: unknown): Response {
+  const { status, body } = errorBody(err);
+  const headers: Record<string, string> = {};
+  if (status === 401) headers["www-authenticate"] = 'Bearer realm="edgequeue"';
+  return Response.json(body, { status, headers });
+}

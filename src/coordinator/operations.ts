@@ -1,0 +1,311 @@
+/**
+ * The queue's operations as the coordinator performs them: route each call to
+ * the object that owns the job (by id, scope or dedupe key), ask the catalog
+ * where work is for cross-object calls, and turn rows and refusals into the
+ * API's shapes. HTTP routes and the RPC entrypoint both call these, after
+ * validating their input with the same schemas. No SQL here.
+ *
+ * @module
+ */
+import type { QueueConfig } from "../config/schema";
+import type { Env } from "../env";
+import { QueueError } from "../errors";
+import { homeFor, homeOfJobId, jobIdFor, newLocalId, scopeHome, typeHome } from "../job/home";
+import type {
+  ClaimRequest,
+  EnqueueRequest,
+  EnqueueResult,
+  FailRequest,
+  Job,
+  LeasedJob,
+  ListQuery,
+  ListResult,
+  PruneRequest,
+  Scope,
+  Stats,
+} from "../job/schemas";
+import { TERMINAL_STATES } from "../job/states";
+import type { NewJob } from "../scope/enqueue";
+import { toJob, toLeasedJob } from "../scope/job-row";
+import type { Refusal } from "../scope/outcome";
+import { decodeCursor, encodeCursor } from "./cursor";
+
+/** Homes asked in parallel by one claim wave. */
+const CLAIM_WAVE = 8;
+/** Homes one listing page may visit before it returns a cursor. */
+const LIST_HOMES_PER_PAGE = 20;
+/** Homes pruned in parallel. */
+const PRUNE_PARALLEL = 16;
+
+export class QueueOps {
+  constructor(
+    private readonly env: Env,
+    private readonly config: QueueConfig,
+  ) {}
+
+  private scope(home: string) {
+    return this.env.SCOPE.getByName(home);
+  }
+
+  private catalog() {
+    return this.env.CATALOG.getByName("catalog");
+  }
+
+  private homeOf(id: string): string {
+    const home = homeOfJobId(id);
+    if (!home) throw notFound(id);
+    return home.name;
+  }
+
+  // ------------------------------------------------------------ enqueue
+
+  async enqueue(body: EnqueueRequest): Promise<EnqueueResult> {
+    return (await this.enqueueBatch([body], ""))[0]!;
+  }
+
+  /**
+   * enqueueBatch checks every item first (sizes), so one bad item refuses the
+   * whole call before anything is written; then one RPC per home, in parallel.
+   */
+  async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs"): Promise<EnqueueResult[]> {
+    const now = Date.now();
+    const limits = this.config.limits;
+    let total = 0;
+    const prepared = bodies.map((body, i) => {
+      const payload = JSON.stringify(body.payload);
+      const bytes = utf8Length(payload, limits.payloadMaxBytes);
+      const path = pathPrefix ? `${pathPrefix}[${i}].payload` : "payload";
+      if (bytes > limits.payloadMaxBytes) {
+        throw new QueueError("payload_too_large", `${path} is ${bytes} bytes of JSON; the limit is ${limits.payloadMaxBytes}`, {
+          path,
+          bytes,
+          limitBytes: limits.payloadMaxBytes,
+        });
+      }
+      total += bytes;
+      return this.prepare(body, payload, now);
+    });
+    if (total > limits.batchPayloadMaxBytes) {
+      throw new QueueError("payload_too_large", `the batch's payloads total ${total} bytes; the limit is ${limits.batchPayloadMaxBytes}`, {
+        path: pathPrefix || "payload",
+        bytes: total,
+        limitBytes: limits.batchPayloadMaxBytes,
+      });
+    }
+    const byHome = new Map<string, { index: number; job: NewJob }[]>();
+    prepared.forEach((p, index) => {
+      const list = byHome.get(p.home) ?? [];
+      list.push({ index, job: p.job });
+      byHome.set(p.home, list);
+    });
+    const results: EnqueueResult[] = new Array(bodies.length);
+    await Promise.all(
+      [...byHome].map(async ([home, items]) => {
+        const out = await this.scope(home).enqueue(items.map((i) => i.job));
+        out.forEach((r, k) => {
+          results[items[k]!.index] = { job: toJob(r.row), created: r.created };
+        });
+      }),
+    );
+    return results;
+  }
+
+  private prepare(body: EnqueueRequest, payload: string, now: number): { home: string; job: NewJob } {
+    const localId = body.id ?? newLocalId(now);
+    const home = homeFor({ type: body.type, scope: body.scope, dedupeKey: body.dedupeKey, localId }, this.config.typeSettings(body.type).shards);
+    return {
+      home: home.name,
+      job: {
+        id: jobIdFor(home.name, localId),
+        type: body.type,
+        payload,
+        scope: body.scope ?? null,
+        dedupeKey: body.dedupeKey ?? null,
+        priority: body.priority ?? 0,
+        runAt: body.runAt ?? null,
+        delayMs: body.delayMs ?? 0,
+        maxAttempts: body.maxAttempts ?? null,
+        timeoutMs: body.timeoutMs ?? null,
+        tags: body.tags ?? [],
+      },
+    };
+  }
+
+  // ------------------------------------------------------------ read
+
+  async get(id: string): Promise<Job> {
+    const row = await this.scope(this.homeOf(id)).get(id);
+    if (!row) throw notFound(id);
+    return toJob(row);
+  }
+
+  async list(q: ListQuery): Promise<ListResult> {
+    const filter = { type: q.type, state: q.state, tag: q.tag };
+    if (q.scopeType !== undefined && q.scopeId !== undefined) {
+      const home = scopeHome({ type: q.scopeType, id: q.scopeId }).name;
+      const cursor = q.cursor ? decodeCursor(q.cursor) : { h: home, s: 0 };
+      if (cursor.h !== home || cursor.s < 0) throw invalidCursor();
+      const rows = await this.scope(home).list(filter, cursor.s, q.limit + 1);
+      const page = rows.slice(0, q.limit);
+      const last = page[page.length - 1];
+      return { items: page.map(toJob), nextCursor: rows.length > q.limit && last ? encodeCursor({ h: home, s: last.seq }) : null };
+    }
+
+    const cursor = q.cursor ? decodeCursor(q.cursor) : { h: "", s: -1 };
+    const homes = await this.catalog().listHomes({ type: q.type, state: q.state }, cursor.h, cursor.s >= 0, LIST_HOMES_PER_PAGE);
+    const items: Job[] = [];
+    for (const home of homes) {
+      const need = q.limit - items.length;
+      const rows = await this.scope(home).list(filter, home === cursor.h ? Math.max(cursor.s, 0) : 0, need + 1);
+      const taken = rows.slice(0, need);
+      items.push(...taken.map(toJob));
+      if (rows.length > need) return { items, nextCursor: encodeCursor({ h: home, s: taken[taken.length - 1]?.seq ?? cursor.s }) };
+      if (items.length === q.limit) return { items, nextCursor: encodeCursor({ h: home, s: -1 }) };
+    }
+    const lastHome = homes[homes.length - 1];
+    return { items, nextCursor: homes.length === LIST_HOMES_PER_PAGE && lastHome ? encodeCursor({ h: lastHome, s: -1 }) : null };
+  }
+
+  async stats(type: string | undefined): Promise<Stats> {
+    return this.catalog().stats(type ?? null);
+  }
+
+  // ------------------------------------------------------------ change
+
+  async cancel(id: string, reason: string | undefined): Promise<Job> {
+    const out = await this.scope(this.homeOf(id)).cancel(id, reason ?? null);
+    if (!out.ok) throw refusalError(id, out, "cancel");
+    return toJob(out.row);
+  }
+
+  async retry(id: string): Promise<Job> {
+    const out = await this.scope(this.homeOf(id)).retry(id);
+    if (!out.ok) throw refusalError(id, out, "retry");
+    return toJob(out.row);
+  }
+
+  async cancelScope(scope: Scope, pendingOnly: boolean, reason: string | undefined): Promise<number> {
+    return this.scope(scopeHome(scope).name).cancelAll(pendingOnly, reason ?? null);
+  }
+
+  /** prune visits every home the catalog knows to hold terminal jobs of the given states. */
+  async prune(req: PruneRequest): Promise<number> {
+    const states = req.states ?? [...TERMINAL_STATES];
+    let deleted = 0;
+    let after = "";
+    for (;;) {
+      const homes = await this.catalog().homesWithTerminal(states, after, PRUNE_PARALLEL * 4);
+      for (let i = 0; i < homes.length; i += PRUNE_PARALLEL) {
+        const counts = await Promise.all(homes.slice(i, i + PRUNE_PARALLEL).map((h) => this.scope(h).prune(req.olderThan, states)));
+        deleted += counts.reduce((a, b) => a + b, 0);
+      }
+      if (homes.length < PRUNE_PARALLEL * 4) return deleted;
+      after = homes[homes.length - 1]!;
+    }
+  }
+
+  // ------------------------------------------------------------ pull workers
+
+  /**
+   * claim serves homes fairly: first those the catalog ranks (the one that has
+   * waited longest first), then the type objects of the types asked for, which
+   * the catalog may not know yet (new work is visible at once). Homes are asked
+   * in waves, each given a share of what is still wanted, so the total never
+   * exceeds `limit`.
+   */
+  async claim(req: ClaimRequest): Promise<LeasedJob[]> {
+    const types = req.types ?? null;
+    const picked = await this.catalog().pickHomes(types, req.limit);
+    const direct = (types ?? Object.keys(this.config.types)).flatMap((t) =>
+      Array.from({ length: this.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name),
+    );
+    const candidates = [...new Set([...picked, ...direct])];
+    const jobs: LeasedJob[] = [];
+    for (let i = 0; i < candidates.length && jobs.length < req.limit; ) {
+      const remaining = req.limit - jobs.length;
+      const wave = candidates.slice(i, i + Math.min(remaining, CLAIM_WAVE));
+      i += wave.length;
+      const rows = await Promise.all(
+        wave.map((home, k) =>
+          this.scope(home).claim({ worker: req.worker, types, limit: share(remaining, wave.length, k), leaseMs: req.leaseMs }),
+        ),
+      );
+      for (const r of rows.flat()) jobs.push(toLeasedJob(r));
+    }
+    return jobs;
+  }
+
+  async heartbeat(id: string, leaseToken: string, leaseMs: number | undefined): Promise<number> {
+    const out = await this.scope(this.homeOf(id)).heartbeat(id, leaseToken, leaseMs ?? null);
+    if (!out.ok) throw refusalError(id, out, "heartbeat");
+    return out.leaseExpiresAt;
+  }
+
+  async complete(id: string, leaseToken: string, result: object | undefined): Promise<Job> {
+    let resultJson: string | null = null;
+    if (result !== undefined) {
+      resultJson = JSON.stringify(result);
+      const bytes = utf8Length(resultJson, this.config.limits.payloadMaxBytes);
+      if (bytes > this.config.limits.payloadMaxBytes) {
+        throw new QueueError("payload_too_large", `result is ${bytes} bytes of JSON; the limit is ${this.config.limits.payloadMaxBytes}`, {
+          path: "result",
+          bytes,
+          limitBytes: this.config.limits.payloadMaxBytes,
+        });
+      }
+    }
+    const out = await this.scope(this.homeOf(id)).complete(id, leaseToken, resultJson);
+    if (!out.ok) throw refusalError(id, out, "complete");
+    return toJob(out.row);
+  }
+
+  async fail(id: string, req: FailRequest): Promise<{ job: Job; outcome: "retry_scheduled" | "failed" }> {
+    const out = await this.scope(this.homeOf(id)).fail(id, req.leaseToken, {
+      error: req.error,
+      retryAfterMs: req.retryAfterMs,
+      fatal: req.fatal,
+      consumesAttempt: req.consumesAttempt,
+    });
+    if (!out.ok) throw refusalError(id, out, "fail");
+    return { job: toJob(out.row), outcome: out.outcome };
+  }
+}
+
+/** share: split `total` over `n` homes as evenly as integers allow (the first get the remainder). */
+function share(total: number, n: number, k: number): number {
+  return Math.floor(total / n) + (k < total % n ? 1 : 0);
+}
+
+/** utf8Length without encoding when the string is clearly under the limit (3 bytes per UTF-16 unit at most). */
+function utf8Length(text: string, limit: number): number {
+  if (text.length * 3 <= limit) return text.length;
+  return new TextEncoder().encode(text).byteLength;
+}
+
+function notFound(id: string): QueueError {
+  return new QueueError("not_found", `job ${id} not found`);
+}
+
+function invalidCursor(): QueueError {
+  return new QueueError("invalid_request", "cursor: not a cursor for this listing", [{ path: "cursor", message: "not a cursor for this listing" }]);
+}
+
+function refusalError(id: string, r: Refusal, action: string): QueueError {
+  switch (r.code) {
+    case "not_found":
+      return notFound(id);
+    case "lease_lost":
+      return new QueueError("lease_lost", `cannot ${action} job ${id}: ${LEASE_LOST_WHY[r.reason]}`, { reason: r.reason, state: r.state });
+    case "already_terminal":
+      return new QueueError("already_terminal", `cannot ${action} job ${id}: it is already ${r.state}`, { state: r.state });
+    case "conflict":
+      return new QueueError("conflict", `cannot ${action} job ${id}: ${r.reason}`, { state: r.state });
+  }
+}
+
+const LEASE_LOST_WHY = {
+  stale_token: "the lease token is not the job's current lease (it expired and the job was claimed again, or the token is wrong)",
+  expired: "the lease expired",
+  cancelled: "the job was cancelled",
+  timeout: "the attempt ran past the job's timeoutMs",
+} as const;

@@ -1,0 +1,210 @@
+/**
+ * Every HTTP path of API.md, as data: method, path, the zod schemas of its
+ * input and output, the errors it can answer, and the operation it runs. The
+ * Hono app is built from this table and so is `GET /v1/openapi.json`, so the
+ * document cannot drift from what is served.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { ErrorCode } from "../errors";
+import {
+  CancelSchema,
+  CancelScopeResultSchema,
+  CancelScopeSchema,
+  ClaimResultSchema,
+  ClaimSchema,
+  CompleteSchema,
+  EmptyBodySchema,
+  EnqueueBatchResultSchema,
+  EnqueueBatchSchema,
+  EnqueueResultSchema,
+  EnqueueSchema,
+  FailResultSchema,
+  FailSchema,
+  HealthSchema,
+  HeartbeatResultSchema,
+  HeartbeatSchema,
+  JobResultSchema,
+  ListQuerySchema,
+  ListResultSchema,
+  PruneResultSchema,
+  PruneSchema,
+  StatsQuerySchema,
+  StatsSchema,
+} from "../job/schemas";
+import { VERSION } from "../version";
+import type { QueueOps } from "./operations";
+
+export interface RouteInput<B, Q> {
+  params: Record<string, string>;
+  body: B;
+  query: Q;
+}
+
+export interface Route {
+  method: "get" | "post";
+  /** OpenAPI form: `/v1/jobs/{id}`. */
+  path: string;
+  summary: string;
+  body?: z.ZodType;
+  query?: z.ZodObject;
+  /** The success statuses and their body schema. */
+  responses: Partial<Record<200 | 201, z.ZodType>>;
+  errors: readonly ErrorCode[];
+  auth: boolean;
+  handle(ops: QueueOps, input: RouteInput<unknown, unknown>): Promise<{ status: 200 | 201; body: unknown }>;
+}
+
+/** route keeps each handler's input typed by its own schemas. */
+function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodObject | undefined = undefined>(def: {
+  method: Route["method"];
+  path: string;
+  summary: string;
+  body?: B;
+  query?: Q;
+  responses: Route["responses"];
+  errors: readonly ErrorCode[];
+  auth?: boolean;
+  handle(
+    ops: QueueOps,
+    input: RouteInput<B extends z.ZodType ? z.output<B> : undefined, Q extends z.ZodObject ? z.output<Q> : undefined>,
+  ): Promise<{ status: 200 | 201; body: unknown }>;
+}): Route {
+  return { auth: true, ...def } as Route;
+}
+
+const ok = (body: unknown) => ({ status: 200 as const, body });
+const VALIDATION: ErrorCode[] = ["invalid_request", "unauthorized"];
+
+export const ROUTES: readonly Route[] = [
+  route({
+    method: "post",
+    path: "/v1/jobs",
+    summary: "Enqueue a job (idempotent by id, deduplicated by dedupeKey)",
+    body: EnqueueSchema,
+    responses: { 201: EnqueueResultSchema, 200: EnqueueResultSchema },
+    errors: [...VALIDATION, "payload_too_large"],
+    handle: async (ops, { body }) => {
+      const r = await ops.enqueue(body);
+      return { status: r.created ? 201 : 200, body: r };
+    },
+  }),
+  route({
+    method: "post",
+    path: "/v1/jobs/batch",
+    summary: "Enqueue 1 to 1,000 jobs; one invalid item refuses the whole call",
+    body: EnqueueBatchSchema,
+    responses: { 200: EnqueueBatchResultSchema },
+    errors: [...VALIDATION, "payload_too_large"],
+    handle: async (ops, { body }) => ok({ results: await ops.enqueueBatch(body.jobs) }),
+  }),
+  route({
+    method: "get",
+    path: "/v1/jobs",
+    summary: "List jobs, filtered and paged",
+    query: ListQuerySchema,
+    responses: { 200: ListResultSchema },
+    errors: VALIDATION,
+    handle: async (ops, { query }) => ok(await ops.list(query)),
+  }),
+  route({
+    method: "get",
+    path: "/v1/jobs/{id}",
+    summary: "Get one job",
+    responses: { 200: JobResultSchema },
+    errors: ["unauthorized", "not_found"],
+    handle: async (ops, { params }) => ok({ job: await ops.get(params.id!) }),
+  }),
+  route({
+    method: "get",
+    path: "/v1/stats",
+    summary: "Counts by state and the oldest pending lag, across all objects",
+    query: StatsQuerySchema,
+    responses: { 200: StatsSchema },
+    errors: VALIDATION,
+    handle: async (ops, { query }) => ok(await ops.stats(query.type)),
+  }),
+  route({
+    method: "post",
+    path: "/v1/jobs/{id}/cancel",
+    summary: "Cancel a pending or running job (a running job's lease is revoked)",
+    body: CancelSchema,
+    responses: { 200: JobResultSchema },
+    errors: [...VALIDATION, "not_found", "already_terminal"],
+    handle: async (ops, { params, body }) => ok({ job: await ops.cancel(params.id!, body.reason) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/jobs/{id}/retry",
+    summary: "Send a failed or cancelled job back to pending, due now, attempts 0",
+    body: EmptyBodySchema,
+    responses: { 200: JobResultSchema },
+    errors: [...VALIDATION, "not_found", "conflict"],
+    handle: async (ops, { params }) => ok({ job: await ops.retry(params.id!) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/scopes/{scopeType}/{scopeId}/cancel",
+    summary: "Cancel every pending (and, unless pendingOnly, running) job of a scope",
+    body: CancelScopeSchema,
+    responses: { 200: CancelScopeResultSchema },
+    errors: VALIDATION,
+    handle: async (ops, { params, body }) =>
+      ok({ cancelled: await ops.cancelScope({ type: params.scopeType!, id: params.scopeId! }, body.pendingOnly ?? false, body.reason) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/prune",
+    summary: "Delete terminal jobs that finished before olderThan",
+    body: PruneSchema,
+    responses: { 200: PruneResultSchema },
+    errors: VALIDATION,
+    handle: async (ops, { body }) => ok({ deleted: await ops.prune(body) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/claim",
+    summary: "Lease due jobs for a pull worker, serving scopes fairly",
+    body: ClaimSchema,
+    responses: { 200: ClaimResultSchema },
+    errors: VALIDATION,
+    handle: async (ops, { body }) => ok({ jobs: await ops.claim(body) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/jobs/{id}/heartbeat",
+    summary: "Extend a lease",
+    body: HeartbeatSchema,
+    responses: { 200: HeartbeatResultSchema },
+    errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal"],
+    handle: async (ops, { params, body }) => ok({ leaseExpiresAt: await ops.heartbeat(params.id!, body.leaseToken, body.leaseMs) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/jobs/{id}/complete",
+    summary: "Complete a leased job with an optional result",
+    body: CompleteSchema,
+    responses: { 200: JobResultSchema },
+    errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal", "payload_too_large"],
+    handle: async (ops, { params, body }) => ok({ job: await ops.complete(params.id!, body.leaseToken, body.result) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/jobs/{id}/fail",
+    summary: "Fail an attempt: retry with backoff, or fail for good (fatal, or the last attempt)",
+    body: FailSchema,
+    responses: { 200: FailResultSchema },
+    errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal"],
+    handle: async (ops, { params, body }) => ok(await ops.fail(params.id!, body)),
+  }),
+  route({
+    method: "get",
+    path: "/v1/health",
+    summary: "Liveness (no auth)",
+    responses: { 200: HealthSchema },
+    errors: [],
+    auth: false,
+    handle: async () => ok({ ok: true, version: VERSION }),
+  }),
+];

@@ -1,0 +1,121 @@
+/**
+ * EdgeQueue: the same operations as the HTTP API, for Workers that bind to
+ * the queue with a service binding (`entrypoint = "EdgeQueue"`). Inputs are
+ * validated with the same schemas. Error classes do not survive RPC, so every
+ * method returns the HTTP body shape tagged with `ok`: `{ ok: true, ...body }`
+ * or `{ ok: false, error: { code, message, details? } }`.
+ *
+ * @example
+ * const r = await env.QUEUE.enqueue({ type: "email.send", payload: { to: "a@b.c" } });
+ * if (r.ok) console.log(r.job.id, r.created);
+ *
+ * @module
+ */
+import { WorkerEntrypoint } from "cloudflare:workers";
+import type { z } from "zod";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import type { ErrorBody } from "../errors";
+import {
+  CancelSchema,
+  CancelScopeSchema,
+  ClaimSchema,
+  CompleteSchema,
+  EnqueueBatchSchema,
+  EnqueueSchema,
+  FailSchema,
+  HeartbeatSchema,
+  JobId,
+  ListQuerySchema,
+  PruneSchema,
+  ScopeSchema,
+  StatsQuerySchema,
+  type EnqueueResult,
+  type Job,
+  type LeasedJob,
+  type ListResult,
+  type Stats,
+} from "../job/schemas";
+import { VERSION } from "../version";
+import { errorBody } from "./error-response";
+import { QueueOps } from "./operations";
+import { parseInput } from "./validate";
+
+export type RpcResult<T> = ({ ok: true } & T) | ({ ok: false } & ErrorBody);
+
+export class EdgeQueue extends WorkerEntrypoint<Env> {
+  async enqueue(body: z.input<typeof EnqueueSchema>): Promise<RpcResult<EnqueueResult>> {
+    return this.run(async (ops) => ops.enqueue(parseInput(EnqueueSchema, body, "body")));
+  }
+
+  async enqueueBatch(body: z.input<typeof EnqueueBatchSchema>): Promise<RpcResult<{ results: EnqueueResult[] }>> {
+    return this.run(async (ops) => ({ results: await ops.enqueueBatch(parseInput(EnqueueBatchSchema, body, "body").jobs) }));
+  }
+
+  async getJob(id: string): Promise<RpcResult<{ job: Job }>> {
+    return this.run(async (ops) => ({ job: await ops.get(parseInput(JobId, id, "id")) }));
+  }
+
+  async listJobs(query: z.input<typeof ListQuerySchema> = {}): Promise<RpcResult<ListResult>> {
+    return this.run(async (ops) => ops.list(parseInput(ListQuerySchema, query, "query")));
+  }
+
+  async stats(query: z.input<typeof StatsQuerySchema> = {}): Promise<RpcResult<Stats>> {
+    return this.run(async (ops) => ops.stats(parseInput(StatsQuerySchema, query, "query").type));
+  }
+
+  async cancelJob(id: string, body: z.input<typeof CancelSchema> = {}): Promise<RpcResult<{ job: Job }>> {
+    return this.run(async (ops) => ({ job: await ops.cancel(parseInput(JobId, id, "id"), parseInput(CancelSchema, body, "body").reason) }));
+  }
+
+  async retryJob(id: string): Promise<RpcResult<{ job: Job }>> {
+    return this.run(async (ops) => ({ job: await ops.retry(parseInput(JobId, id, "id")) }));
+  }
+
+  async cancelScope(scope: z.input<typeof ScopeSchema>, body: z.input<typeof CancelScopeSchema> = {}): Promise<RpcResult<{ cancelled: number }>> {
+    return this.run(async (ops) => {
+      const s = parseInput(ScopeSchema, scope, "scope");
+      const b = parseInput(CancelScopeSchema, body, "body");
+      return { cancelled: await ops.cancelScope(s, b.pendingOnly ?? false, b.reason) };
+    });
+  }
+
+  async prune(body: z.input<typeof PruneSchema>): Promise<RpcResult<{ deleted: number }>> {
+    return this.run(async (ops) => ({ deleted: await ops.prune(parseInput(PruneSchema, body, "body")) }));
+  }
+
+  async claim(body: z.input<typeof ClaimSchema>): Promise<RpcResult<{ jobs: LeasedJob[] }>> {
+    return this.run(async (ops) => ({ jobs: await ops.claim(parseInput(ClaimSchema, body, "body")) }));
+  }
+
+  async heartbeat(id: string, body: z.input<typeof HeartbeatSchema>): Promise<RpcResult<{ leaseExpiresAt: number }>> {
+    return this.run(async (ops) => {
+      const b = parseInput(HeartbeatSchema, body, "body");
+      return { leaseExpiresAt: await ops.heartbeat(parseInput(JobId, id, "id"), b.leaseToken, b.leaseMs) };
+    });
+  }
+
+  async complete(id: string, body: z.input<typeof CompleteSchema>): Promise<RpcResult<{ job: Job }>> {
+    return this.run(async (ops) => {
+      const b = parseInput(CompleteSchema, body, "body");
+      return { job: await ops.complete(parseInput(JobId, id, "id"), b.leaseToken, b.result) };
+    });
+  }
+
+  async fail(id: string, body: z.input<typeof FailSchema>): Promise<RpcResult<{ job: Job; outcome: "retry_scheduled" | "failed" }>> {
+    return this.run(async (ops) => ops.fail(parseInput(JobId, id, "id"), parseInput(FailSchema, body, "body")));
+  }
+
+  async health(): Promise<{ ok: true; version: string }> {
+    return { ok: true, version: VERSION };
+  }
+
+  private async run<T extends object>(fn: (ops: QueueOps) => Promise<T>): Promise<RpcResult<T>> {
+    try {
+      const value = await fn(new QueueOps(this.env, loadConfig(this.env)));
+      return { ok: true, ...value };
+    } catch (err) {
+      return { ok: false, ...errorBody(err).body };
+    }
+  }
+}

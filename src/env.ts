@@ -1,0 +1,16 @@
+/**
+ * The coordinator Worker's bindings (wrangler.toml).
+ *
+ * @module
+ */
+import type { CatalogDO } from "./catalog/catalog-do";
+import type { ScopeDO } from "./scope/scope-do";
+
+export interface Env {
+  SCOPE: DurableObjectNamespace<ScopeDO>;
+  CATALOG: DurableObjectNamespace<CatalogDO>;
+  /** Bearer token for the HTTP API (a secret; `.dev.vars` locally). Unset: every call is refused. */
+  QUEUE_TOKEN?: string;
+  /** The queue config, an object in wrangler.toml `[vars.EDGEQUEUE_CONFIG]` (or a JSON string). */
+  EDGEQUEUE_CONFIG?: unknown;
+}

@@ -1,0 +1,43 @@
+/**
+ * The few real failures, each with a stable string `code` that one place
+ * (`coordinator/error-response.ts`) maps to HTTP. Expected outcomes of a
+ * transition (a lost lease, a terminal job) come back from the scope object as
+ * a result union and become a QueueError only at the edge.
+ *
+ * @module
+ */
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  lease_lost: 409,
+  already_terminal: 409,
+  conflict: 409,
+  payload_too_large: 413,
+  internal: 500,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: unknown };
+}
+
+export class QueueError extends Error {
+  override readonly name = "QueueError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+
+  get status(): (typeof ERROR_STATUS)[ErrorCode] {
+    return ERROR_STATUS[this.code];
+  }
+
+  toBody(): ErrorBody {
+    return { error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) } };
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * The coordinator Worker: wiring only.
+ *
+ * - `default`: the HTTP API (Hono).
+ * - `EdgeQueue`: the RPC entrypoint for Workers that bind to the queue.
+ * - `ScopeDO`, `CatalogDO`: the Durable Object classes.
+ *
+ * The config is validated here, when the Worker starts, so a bad
+ * `EDGEQUEUE_CONFIG` stops `wrangler dev` / `wrangler deploy` with a message
+ * that names the field.
+ *
+ * @module
+ */
+import { env } from "cloudflare:workers";
+import { loadConfig } from "./config/load";
+import { createApp } from "./coordinator/app";
+
+loadConfig(env as { EDGEQUEUE_CONFIG?: unknown });
+
+export { CatalogDO } from "./catalog/catalog-do";
+export { EdgeQueue } from "./coordinator/rpc";
+export { ScopeDO } from "./scope/scope-do";
+
+export default createApp();

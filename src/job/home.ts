@@ -1,0 +1,96 @@
+/**
+ * Where a job lives (DESIGN.md §2), and job ids that say so.
+ *
+ * - A scoped job lives in `scope:<scope.type>:<scope.id>`, whatever its type.
+ * - An unscoped job lives in `type:<jobType>:<k>`, `k = fnv1a(dedupeKey ?? id) mod shards`.
+ *
+ * Name parts are `encodeURIComponent`-escaped so that `scope:a:b` / `c` and
+ * `scope:a` / `b:c` can never share an object.
+ *
+ * A job id is `<base64url(home)>.<local id>`: every call that names a job is
+ * routed without a lookup. The local id is the client's `id` when one is given
+ * (so the same id in the same home is the same job), else a fresh one.
+ *
+ * @module
+ */
+import type { Scope } from "./schemas";
+
+export type Home = { kind: "scope"; name: string; scope: Scope } | { kind: "type"; name: string; type: string; shard: number };
+
+export function scopeHome(scope: Scope): Home {
+  return { kind: "scope", name: `scope:${enc(scope.type)}:${enc(scope.id)}`, scope };
+}
+
+export function typeHome(type: string, shard: number): Home {
+  return { kind: "type", name: `type:${enc(type)}:${shard}`, type, shard };
+}
+
+/** homeFor places a new job: its scope object, or the shard of its type picked by its key. */
+export function homeFor(job: { type: string; scope?: Scope | null; dedupeKey?: string; localId: string }, shards: number): Home {
+  if (job.scope) return scopeHome(job.scope);
+  return typeHome(job.type, shardOf(job.dedupeKey ?? job.localId, shards));
+}
+
+/** parseHome reads a home name back; null for anything that is not one. */
+export function parseHome(name: string): Home | null {
+  const parts = name.split(":");
+  if (parts.length !== 3) return null;
+  const [kind, a, b] = parts as [string, string, string];
+  try {
+    if (kind === "scope" && a && b) return { kind, name, scope: { type: decodeURIComponent(a), id: decodeURIComponent(b) } };
+    if (kind === "type" && a && /^(0|[1-9]\d{0,5})$/.test(b)) return { kind, name, type: decodeURIComponent(a), shard: Number(b) };
+  } catch {
+    return null; // malformed escape
+  }
+  return null;
+}
+
+const enc = (s: string) => encodeURIComponent(s);
+
+/** shardOf: FNV-1a (32 bit) of the key's UTF-8 bytes, mod shards. Stable across deploys. */
+export function shardOf(key: string, shards: number): number {
+  if (shards <= 1) return 0;
+  let h = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(key)) {
+    h ^= byte;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % shards;
+}
+
+export function jobIdFor(home: string, localId: string): string {
+  return `${base64url(home)}.${localId}`;
+}
+
+/** homeOfJobId returns the home a job id names, or null when the id is not one of ours. */
+export function homeOfJobId(id: string): Home | null {
+  const dot = id.indexOf(".");
+  if (dot <= 0 || dot === id.length - 1) return null;
+  const name = unbase64url(id.slice(0, dot));
+  return name === null ? null : parseHome(name);
+}
+
+/** newLocalId: time-ordered (base36 ms) plus 64 random bits, so ids sort roughly by creation. */
+export function newLocalId(now: number): string {
+  const rand = crypto.getRandomValues(new Uint8Array(8));
+  let hex = "";
+  for (const b of rand) hex += b.toString(16).padStart(2, "0");
+  return `${now.toString(36).padStart(9, "0")}${hex}`;
+}
+
+function base64url(text: string): string {
+  let bin = "";
+  for (const b of new TextEncoder().encode(text)) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function unbase64url(text: string): string | null {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) return null;
+  try {
+    const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return null;
+  }
+}

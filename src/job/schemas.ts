@@ -1,0 +1,218 @@
+/**
+ * The request and response shapes of API.md as zod schemas. The coordinator
+ * validates every body and query with them, the RPC entrypoint validates its
+ * arguments with them, and `GET /v1/openapi.json` is generated from them.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { FAILURE_KINDS, JOB_STATES, TERMINAL_STATES } from "./states";
+import { isJsonObject, jsonProblem, type JsonObject } from "./json-safe";
+
+// ---------------------------------------------------------------- pieces
+
+/** A JSON object checked for JSON safety without being copied (a copy would turn a `__proto__` key into a prototype). */
+export const JsonObjectSchema = z
+  .custom<JsonObject>()
+  .superRefine((value, ctx) => {
+    if (!isJsonObject(value)) {
+      ctx.addIssue({ code: "custom", message: `must be a JSON object, got ${describe(value)}` });
+      return;
+    }
+    const problem = jsonProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem.problem, path: problem.path });
+  })
+  .meta({ description: "A JSON object (no top-level array or scalar)." });
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "a non-plain object" : `a ${typeof value}`;
+}
+
+const name = (max: number) => z.string().min(1, "must be a non-empty string").max(max);
+
+export const JobTypeName = name(128).meta({ description: "Job type, e.g. `email.send`." });
+export const JobStateSchema = z.enum(JOB_STATES);
+export const FailureKindSchema = z.enum(FAILURE_KINDS);
+export const TerminalStateSchema = z.enum(TERMINAL_STATES);
+
+export const ScopeSchema = z.strictObject({
+  type: name(128),
+  id: name(256),
+});
+export type Scope = z.infer<typeof ScopeSchema>;
+
+/** Client-supplied ids appear in URLs, so they keep to a URL-safe alphabet. */
+export const ClientJobId = z
+  .string()
+  .regex(/^[A-Za-z0-9._:@-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : @ -");
+
+/** Job ids are opaque; this only bounds their size. */
+export const JobId = z.string().min(1).max(2048);
+
+const epochMs = z.number().int().min(0).max(8.64e15);
+const MAX_DELAY_MS = 366 * 24 * 3600 * 1000;
+
+// ---------------------------------------------------------------- job
+
+export const JobSchema = z
+  .object({
+    id: z.string(),
+    type: z.string(),
+    payload: JsonObjectSchema,
+    scope: ScopeSchema.nullable(),
+    state: JobStateSchema,
+    failureKind: FailureKindSchema.nullable(),
+    priority: z.number().int(),
+    runAt: z.number(),
+    attempts: z.number().int(),
+    maxAttempts: z.number().int(),
+    timeoutMs: z.number().int().nullable(),
+    dedupeKey: z.string().nullable(),
+    tags: z.array(z.string()),
+    lastError: z.string().nullable(),
+    result: JsonObjectSchema.nullable(),
+    cancelReason: z.string().nullable(),
+    createdAt: z.number(),
+    updatedAt: z.number(),
+    startedAt: z.number().nullable().meta({ description: "When the latest attempt was claimed." }),
+    finishedAt: z.number().nullable().meta({ description: "When it reached a terminal state." }),
+  });
+export type Job = z.infer<typeof JobSchema>;
+
+export const LeasedJobSchema = JobSchema.extend({
+  leaseToken: z.string(),
+  leaseExpiresAt: z.number(),
+});
+export type LeasedJob = z.infer<typeof LeasedJobSchema>;
+
+// ---------------------------------------------------------------- enqueue
+
+export const EnqueueSchema = z
+  .strictObject({
+    type: JobTypeName,
+    payload: JsonObjectSchema,
+    id: ClientJobId.optional().meta({ description: "Idempotency: the same id in the same home returns the same job." }),
+    scope: ScopeSchema.optional(),
+    dedupeKey: name(512).optional(),
+    priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+    runAt: epochMs.optional(),
+    delayMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),
+    maxAttempts: z.number().int().min(1).max(1000).optional(),
+    timeoutMs: z.number().int().min(1000).max(7 * 24 * 3600 * 1000).optional(),
+    tags: z.array(name(128)).max(32).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.runAt !== undefined && body.delayMs !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["delayMs"], message: "runAt and delayMs are exclusive; give one" });
+    }
+  });
+export type EnqueueRequest = z.infer<typeof EnqueueSchema>;
+
+export const ENQUEUE_BATCH_MAX = 1000;
+export const EnqueueBatchSchema = z
+  .strictObject({ jobs: z.array(EnqueueSchema).min(1).max(ENQUEUE_BATCH_MAX) });
+
+export const EnqueueResultSchema = z.object({ job: JobSchema, created: z.boolean() });
+export type EnqueueResult = z.infer<typeof EnqueueResultSchema>;
+export const EnqueueBatchResultSchema = z.object({ results: z.array(EnqueueResultSchema) });
+
+// ---------------------------------------------------------------- read
+
+export const ListQuerySchema = z.strictObject({
+  type: JobTypeName.optional(),
+  state: JobStateSchema.optional(),
+  scopeType: name(128).optional(),
+  scopeId: name(256).optional(),
+  tag: name(128).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  cursor: z.string().max(4096).optional(),
+}).superRefine((q, ctx) => {
+  if ((q.scopeType === undefined) !== (q.scopeId === undefined)) {
+    ctx.addIssue({ code: "custom", path: [q.scopeType === undefined ? "scopeType" : "scopeId"], message: "scopeType and scopeId go together" });
+  }
+});
+export type ListQuery = z.infer<typeof ListQuerySchema>;
+
+export const ListResultSchema = z.object({ items: z.array(JobSchema), nextCursor: z.string().nullable() });
+export type ListResult = z.infer<typeof ListResultSchema>;
+
+export const StatsQuerySchema = z.strictObject({ type: JobTypeName.optional() });
+export type StatsQuery = z.infer<typeof StatsQuerySchema>;
+
+export const FailedByKindSchema = z.object(
+  Object.fromEntries(FAILURE_KINDS.map((k) => [k, z.number().int()])) as Record<(typeof FAILURE_KINDS)[number], z.ZodNumber>,
+);
+export const StatsSchema = z
+  .object({
+    pending: z.number().int().meta({ description: "Due pending jobs." }),
+    scheduled: z.number().int().meta({ description: "Pending jobs whose runAt is in the future." }),
+    running: z.number().int(),
+    completed: z.number().int(),
+    failed: z.number().int(),
+    cancelled: z.number().int(),
+    oldestPendingLagMs: z.number().int(),
+    failedByKind: FailedByKindSchema,
+  });
+export type Stats = z.infer<typeof StatsSchema>;
+
+// ---------------------------------------------------------------- change
+
+const reason = z.string().max(1024);
+
+export const CancelSchema = z.strictObject({ reason: reason.optional() });
+export const JobResultSchema = z.object({ job: JobSchema });
+export const CancelScopeSchema = z.strictObject({ pendingOnly: z.boolean().optional(), reason: reason.optional() });
+export const CancelScopeResultSchema = z.object({ cancelled: z.number().int() });
+export const PruneSchema = z.strictObject({
+  olderThan: epochMs,
+  states: z.array(TerminalStateSchema).min(1).optional(),
+});
+export type PruneRequest = z.infer<typeof PruneSchema>;
+export const PruneResultSchema = z.object({ deleted: z.number().int() });
+
+// ---------------------------------------------------------------- pull workers
+
+export const LEASE_MS_MIN = 1000;
+export const LEASE_MS_MAX = 12 * 3600 * 1000;
+const leaseMs = z.number().int().min(LEASE_MS_MIN).max(LEASE_MS_MAX);
+export const CLAIM_LIMIT_MAX = 100;
+
+export const ClaimSchema = z.strictObject({
+  worker: name(128),
+  types: z.array(JobTypeName).min(1).max(32).optional(),
+  limit: z.number().int().min(1).max(CLAIM_LIMIT_MAX).default(1),
+  leaseMs: leaseMs.default(30_000),
+});
+export type ClaimRequest = z.infer<typeof ClaimSchema>;
+export const ClaimResultSchema = z.object({ jobs: z.array(LeasedJobSchema) });
+
+const leaseToken = z.string().min(1).max(128);
+export const ERROR_MAX_CHARS = 16_384;
+
+export const HeartbeatSchema = z.strictObject({ leaseToken, leaseMs: leaseMs.optional() });
+export const HeartbeatResultSchema = z.object({ leaseExpiresAt: z.number() });
+export const CompleteSchema = z.strictObject({ leaseToken, result: JsonObjectSchema.optional() });
+export const FailSchema = z.strictObject({
+  leaseToken,
+  error: z.string().min(1).max(ERROR_MAX_CHARS),
+  retryAfterMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),
+  fatal: z.boolean().optional(),
+  consumesAttempt: z.boolean().optional(),
+});
+export type FailRequest = z.infer<typeof FailSchema>;
+export const FailResultSchema = z.object({ job: JobSchema, outcome: z.enum(["retry_scheduled", "failed"]) });
+
+// ---------------------------------------------------------------- misc
+
+export const HealthSchema = z.object({ ok: z.literal(true), version: z.string() });
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  });
+export const EmptyBodySchema = z.strictObject({});

@@ -1,0 +1,59 @@
+/**
+ * The job vocabulary: states and failure kinds.
+ *
+ * Each list is declared once, `as const`, and is the source of the TypeScript
+ * union, the zod enum, the SQL `CHECK` in `src/schema/` and the table in
+ * `docs/state-machine.md` (a test keeps the doc in step).
+ *
+ * @module
+ */
+
+export const JOB_STATES = [
+  /**
+   * Waiting to run. Due when `runAt <= now`, scheduled otherwise.
+   * In: enqueue, a retry after a failed attempt, a reaped lease with attempts left,
+   * a manual retry of a failed or cancelled job. Out: claim, cancel.
+   */
+  "pending",
+  /**
+   * Leased by a worker; `leaseToken` and `leaseExpiresAt` are set.
+   * In: claim. Out: complete, fail, cancel, or the reap pass when the lease expires.
+   */
+  "running",
+  /** Terminal: the handler succeeded. Out: retention sweep or prune. */
+  "completed",
+  /**
+   * Terminal with a `failureKind`. Out: manual retry, retention sweep or prune.
+   */
+  "failed",
+  /** Terminal: cancelled by a caller. Out: manual retry, retention sweep or prune. */
+  "cancelled",
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export const TERMINAL_STATES = ["completed", "failed", "cancelled"] as const satisfies readonly JobState[];
+export type TerminalState = (typeof TERMINAL_STATES)[number];
+
+/** States in which a job holds its dedupe key. */
+export const LIVE_STATES = ["pending", "running"] as const satisfies readonly JobState[];
+
+export const FAILURE_KINDS = [
+  /** The last attempt failed with a retryable error. */
+  "retries_exhausted",
+  /** A handler or worker declared the failure terminal (`fatal: true`). */
+  "fatal",
+  /** The lease of the last attempt expired without complete or fail. */
+  "stalled",
+  /** The last attempt ran past the job's `timeoutMs`. */
+  "timeout",
+] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+export function isTerminal(state: JobState): state is TerminalState {
+  return (TERMINAL_STATES as readonly JobState[]).includes(state);
+}
+
+/** sqlList renders a constant list as a SQL literal list: `'a', 'b'`. Only for the constants above. */
+export function sqlList(values: readonly string[]): string {
+  return values.map((v) => `'${v}'`).join(", ");
+}

@@ -1,0 +1,32 @@
+/**
+ * The allowed transitions, as data. Every statement that changes a job's state
+ * takes its `WHERE state IN (…)` guard from this table, and
+ * `docs/state-machine.md` is checked against it.
+ *
+ * @module
+ */
+import type { JobState } from "./states";
+
+export interface Transition {
+  readonly from: readonly JobState[];
+  readonly to: JobState;
+  /** What causes it, for the docs. */
+  readonly by: string;
+}
+
+export const TRANSITIONS = {
+  claim: { from: ["pending"], to: "running", by: "claim (pull) or dispatch" },
+  complete: { from: ["running"], to: "completed", by: "complete with the lease token" },
+  failRetry: { from: ["running"], to: "pending", by: "fail with attempts left (backoff)" },
+  failTerminal: { from: ["running"], to: "failed", by: "fail: fatal, or the last attempt" },
+  reapRetry: { from: ["running"], to: "pending", by: "reap pass: lease expired, attempts left" },
+  reapFail: { from: ["running"], to: "failed", by: "reap pass: lease expired on the last attempt (stalled / timeout)" },
+  cancel: { from: ["pending", "running"], to: "cancelled", by: "cancel (job or scope)" },
+  retry: { from: ["failed", "cancelled"], to: "pending", by: "manual retry" },
+} as const satisfies Record<string, Transition>;
+
+export type TransitionName = keyof typeof TRANSITIONS;
+
+export function canTransition(name: TransitionName, from: JobState): boolean {
+  return (TRANSITIONS[name].from as readonly JobState[]).includes(from);
+}

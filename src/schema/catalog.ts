@@ -1,0 +1,39 @@
+/**
+ * The tables of the CatalogDO: which homes exist and what each holds, per job
+ * type, as of its last summary. Eventually consistent by design.
+ *
+ * @module
+ */
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+export const home = sqliteTable("home", {
+  name: text("name").primaryKey(),
+  /** When the summary was built, by the home's clock; older summaries are ignored. */
+  reportedAt: integer("reported_at").notNull(),
+  /** When a pull claim was last pointed here: fairness ranks homes by max(oldest due, last served). */
+  lastServedAt: integer("last_served_at").notNull(),
+});
+
+export const homeType = sqliteTable(
+  "home_type",
+  {
+    home: text("home").notNull(),
+    type: text("type").notNull(),
+    pending: integer("pending").notNull(),
+    scheduled: integer("scheduled").notNull(),
+    running: integer("running").notNull(),
+    completed: integer("completed").notNull(),
+    failedRetriesExhausted: integer("failed_retries_exhausted").notNull(),
+    failedFatal: integer("failed_fatal").notNull(),
+    failedStalled: integer("failed_stalled").notNull(),
+    failedTimeout: integer("failed_timeout").notNull(),
+    cancelled: integer("cancelled").notNull(),
+    /** Earliest runAt of a pending job of this type, null when none. */
+    nextRunAt: integer("next_run_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.home, t.type] }),
+    index("home_type_type_idx").on(t.type, t.nextRunAt),
+    index("home_type_next_idx").on(t.nextRunAt),
+  ],
+);

@@ -1,0 +1,95 @@
+/**
+ * The tables of one ScopeDO. drizzle-kit generates `migrations/scope/` from
+ * this file; the hot-path statements in `src/scope/sql/` are written against
+ * these names and say which index they use.
+ *
+ * @module
+ */
+import { sql } from "drizzle-orm";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { FAILURE_KINDS, JOB_STATES, LIVE_STATES, TERMINAL_STATES, sqlList } from "../job/states";
+
+export const job = sqliteTable(
+  "job",
+  {
+    /** Enqueue order within this object; the last tie-breaker of the claim order and the listing cursor. */
+    seq: integer("seq").primaryKey(),
+    id: text("id").notNull(),
+    type: text("type").notNull(),
+    /** JSON text. */
+    payload: text("payload").notNull(),
+    scopeType: text("scope_type"),
+    scopeId: text("scope_id"),
+    state: text("state", { enum: JOB_STATES }).notNull(),
+    failureKind: text("failure_kind", { enum: FAILURE_KINDS }),
+    priority: integer("priority").notNull(),
+    runAt: integer("run_at").notNull(),
+    attempts: integer("attempts").notNull(),
+    maxAttempts: integer("max_attempts").notNull(),
+    timeoutMs: integer("timeout_ms"),
+    dedupeKey: text("dedupe_key"),
+    /** JSON array of strings. */
+    tags: text("tags").notNull(),
+    lastError: text("last_error"),
+    /** JSON text. */
+    result: text("result"),
+    cancelReason: text("cancel_reason"),
+    leaseToken: text("lease_token"),
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    leaseMs: integer("lease_ms"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    startedAt: integer("started_at"),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [
+    uniqueIndex("job_id_idx").on(t.id),
+    /** Claim order within a type: priority desc, runAt, enqueue order. Pending rows only. */
+    index("job_claim_idx")
+      .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq)
+      .where(sql`state = 'pending'`),
+    /** Next due time per type (alarm, catalog summary, scheduled counts). */
+    index("job_due_idx").on(t.type, t.runAt).where(sql`state = 'pending'`),
+    /** Earliest lease expiry (alarm, reap pass). */
+    index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running'`),
+    /** Retention sweep and prune: terminal rows by finish time. */
+    index("job_finished_idx").on(t.state, t.finishedAt).where(sql`finished_at IS NOT NULL`),
+    /** A dedupe key is held by at most one live job (invariant 1). */
+    uniqueIndex("job_dedupe_idx")
+      .on(t.dedupeKey)
+      .where(sql.raw(`dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`)),
+    check("job_state_check", sql.raw(`state IN (${sqlList(JOB_STATES)})`)),
+    check(
+      "job_failure_kind_check",
+      sql.raw(`(state = 'failed') = (failure_kind IS NOT NULL) AND (failure_kind IS NULL OR failure_kind IN (${sqlList(FAILURE_KINDS)}))`),
+    ),
+    check("job_finished_check", sql.raw(`(state IN (${sqlList(TERMINAL_STATES)})) = (finished_at IS NOT NULL)`)),
+    check(
+      "job_lease_check",
+      sql`(state = 'running') = (lease_token IS NOT NULL) AND (state = 'running') = (lease_expires_at IS NOT NULL)`,
+    ),
+  ],
+);
+
+/**
+ * Live counts per (type, state, failure kind), kept by triggers on `job`
+ * (migration `job_count_triggers`), so stats and summaries cost O(types), not
+ * O(jobs). `failure_kind` is '' for every state but failed.
+ */
+export const jobCount = sqliteTable(
+  "job_count",
+  {
+    type: text("type").notNull(),
+    state: text("state").notNull(),
+    failureKind: text("failure_kind").notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.type, t.state, t.failureKind] })],
+);
+
+/** Small facts about this object: its home name, whether the catalog is behind, the last alarm error. */
+export const meta = sqliteTable("meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});

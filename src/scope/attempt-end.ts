@@ -1,0 +1,63 @@
+/**
+ * Ending an attempt that did not complete: back to pending after a backoff
+ * while attempts remain, else failed with a kind. Shared by `fail` (a worker
+ * reports the error) and the reap pass (the lease ran out), so both count
+ * attempts and choose delays the same way (invariant 5).
+ *
+ * @module
+ */
+import { retryDelayMs } from "../job/backoff";
+import { sqlList, type FailureKind } from "../job/states";
+import { TRANSITIONS } from "../job/transitions";
+import type { JobRow } from "./job-row";
+import type { ScopeStore } from "./store";
+
+export type AttemptEnd =
+  | { to: "pending"; runAt: number; attempts: number; error: string }
+  | { to: "failed"; failureKind: FailureKind; error: string };
+
+export interface AttemptFailure {
+  error: string;
+  /** Fail now, whatever attempts remain. */
+  fatal: boolean;
+  /** false: give the attempt back (a retry that does not count). */
+  consumesAttempt: boolean;
+  retryAfterMs?: number;
+  /** The kind recorded if this was the last attempt. */
+  exhaustedKind: FailureKind;
+}
+
+/** decideAttemptEnd: pure; `row` is the running job whose attempt just ended. */
+export function decideAttemptEnd(store: ScopeStore, row: JobRow, f: AttemptFailure, now: number): AttemptEnd {
+  if (f.fatal) return { to: "failed", failureKind: "fatal", error: f.error };
+  const attempts = f.consumesAttempt ? row.attempts : Math.max(row.attempts - 1, 0);
+  if (f.consumesAttempt && row.attempts >= row.max_attempts) return { to: "failed", failureKind: f.exhaustedKind, error: f.error };
+  const backoff = store.config.typeSettings(row.type).backoff;
+  const delay = retryDelayMs(backoff, Math.max(row.attempts, 1), f.retryAfterMs, store.random);
+  return { to: "pending", runAt: now + delay, attempts, error: f.error };
+}
+
+/** jobRetryIfLeased: running → pending, guarded by state and lease token. Primary key lookup. */
+const JOB_RETRY_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.failRetry.to}', attempts = ?, run_at = ?, last_error = ?, updated_at = ?,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+ WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.failRetry.from)}) AND lease_token = ?
+RETURNING *`;
+
+/** jobFailIfLeased: running → failed, guarded by state and lease token. Primary key lookup. */
+const JOB_FAIL_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.failTerminal.to}', failure_kind = ?, last_error = ?, finished_at = ?, updated_at = ?,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+ WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.failTerminal.from)}) AND lease_token = ?
+RETURNING *`;
+
+/** applyAttemptEnd writes the decision; null if the lease changed meanwhile (cannot happen inside one transaction, but the guard keeps it honest). */
+export function applyAttemptEnd(store: ScopeStore, row: JobRow, end: AttemptEnd, now: number): JobRow | null {
+  const out =
+    end.to === "pending"
+      ? store.sql.exec<JobRow>(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token).toArray()
+      : store.sql.exec<JobRow>(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token).toArray();
+  return out[0] ?? null;
+}

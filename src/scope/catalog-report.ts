@@ -1,0 +1,101 @@
+/**
+ * Telling the catalog what this object holds, off the hot path (DESIGN.md §2):
+ *
+ * - every write transaction calls `touched()`; the first one after a clean
+ *   report also persists `catalog_dirty_since`, in the same transaction;
+ * - after the commit, `kick()` sends a summary at once unless one went out
+ *   less than REPORT_MIN_INTERVAL_MS ago; changes that land meanwhile are left
+ *   to the alarm, armed at `deadline()`, so a busy object sends about one
+ *   summary per interval whatever its write rate;
+ * - a summary that covers every change clears the persisted mark.
+ *
+ * If the object is evicted or the catalog call fails, the mark is still there
+ * and the alarm reports at `dirtySince + REPORT_GRACE_MS`. Summaries are whole
+ * snapshots, so sending one twice is harmless. No timers: nothing here keeps an
+ * idle object awake.
+ *
+ * @module
+ */
+import type { HomeSummary } from "./summary";
+
+export const REPORT_MIN_INTERVAL_MS = 1000;
+export const REPORT_GRACE_MS = 10_000;
+
+const META_GET = "SELECT value FROM meta WHERE key = 'catalog_dirty_since'";
+const META_SET = "INSERT INTO meta (key, value) VALUES ('catalog_dirty_since', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+const META_CLEAR = "DELETE FROM meta WHERE key = 'catalog_dirty_since'";
+
+export interface ReporterDeps {
+  sql: SqlStorage;
+  now(): number;
+  build(): HomeSummary;
+  send(summary: HomeSummary): Promise<void>;
+  /** Keeps the object alive for a report that outlives the request (ctx.waitUntil). */
+  keepAlive(p: Promise<unknown>): void;
+  /** The deadline moved (a report went out): re-arm the alarm. */
+  rearm(): Promise<void>;
+}
+
+export class CatalogReporter {
+  private version = 0;
+  private sentVersion = 0;
+  private lastSentAt: number | null = null;
+  private inflight: Promise<void> | null = null;
+  private dirtySince: number | null;
+
+  constructor(private readonly deps: ReporterDeps) {
+    const row = deps.sql.exec<{ value: string }>(META_GET).toArray()[0];
+    this.dirtySince = row ? Number(row.value) : null;
+    if (this.dirtySince !== null) this.version = 1;
+  }
+
+  /** touched: the summary changed. Call inside the write's transaction. */
+  touched(now: number): void {
+    this.version++;
+    if (this.dirtySince === null) {
+      this.dirtySince = now;
+      this.deps.sql.exec(META_SET, String(now));
+    }
+  }
+
+  /** deadline: when the alarm must send a summary, or null when the catalog is up to date. */
+  deadline(): number | null {
+    if (this.dirtySince === null) return null;
+    if (this.lastSentAt !== null && this.sentVersion < this.version) return this.lastSentAt + REPORT_MIN_INTERVAL_MS;
+    return this.dirtySince + REPORT_GRACE_MS;
+  }
+
+  /** kick: after a commit, send now unless a summary is in flight or went out very recently (then the alarm will). */
+  kick(): void {
+    if (this.inflight || this.sentVersion >= this.version) return;
+    if (this.lastSentAt !== null && this.deps.now() - this.lastSentAt < REPORT_MIN_INTERVAL_MS) return;
+    const p = this.send().catch((e) => {
+      console.error(JSON.stringify({ event: "catalog:report_failed", error: String(e) }));
+    });
+    this.deps.keepAlive(p);
+  }
+
+  /** flush: resolves once every change so far has reached the catalog; `force` sends even when clean. Throws if the call fails. */
+  async flush(force = false): Promise<void> {
+    if (this.inflight) await this.inflight.catch(() => undefined);
+    if (force || this.sentVersion < this.version) await this.send();
+  }
+
+  private send(): Promise<void> {
+    const p = (async () => {
+      const v = this.version;
+      await this.deps.send(this.deps.build());
+      this.lastSentAt = this.deps.now();
+      this.sentVersion = Math.max(this.sentVersion, v);
+      if (this.sentVersion >= this.version && this.dirtySince !== null) {
+        this.dirtySince = null;
+        this.deps.sql.exec(META_CLEAR);
+      }
+      await this.deps.rearm();
+    })().finally(() => {
+      if (this.inflight === p) this.inflight = null;
+    });
+    this.inflight = p;
+    return p;
+  }
+}

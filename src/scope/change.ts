@@ -1,0 +1,71 @@
+/**
+ * Caller-driven changes: cancel one job, cancel a whole scope, retry a failed
+ * or cancelled job. Each is one guarded UPDATE; a refusal says why.
+ *
+ * @module
+ */
+import { LIVE_STATES, sqlList } from "../job/states";
+import { TRANSITIONS } from "../job/transitions";
+import type { JobRow } from "./job-row";
+import type { Outcome } from "./outcome";
+import type { ScopeStore } from "./store";
+
+const CANCEL_SET = `
+   SET state = '${TRANSITIONS.cancel.to}', cancel_reason = ?, finished_at = ?, updated_at = ?,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL`;
+
+/** jobCancelIfLive: pending|running → cancelled. The lease is revoked, so the holder's next call is lease_lost. */
+const JOB_CANCEL_IF_LIVE = `UPDATE job ${CANCEL_SET} WHERE id = ? AND state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
+
+/** jobCancelAllInStates: a whole scope; the state list is one of two constants below. */
+const JOB_CANCEL_ALL_LIVE = `UPDATE job ${CANCEL_SET} WHERE state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING seq`;
+const JOB_CANCEL_ALL_PENDING = `UPDATE job ${CANCEL_SET} WHERE state = 'pending' RETURNING seq`;
+
+/** jobRetryIfFinishedUnsuccessfully: failed|cancelled → pending, due now, attempts 0. */
+const JOB_RETRY_IF_FAILED = `
+UPDATE job
+   SET state = '${TRANSITIONS.retry.to}', run_at = ?, attempts = 0, last_error = NULL, failure_kind = NULL,
+       result = NULL, cancel_reason = NULL, finished_at = NULL, started_at = NULL, updated_at = ?
+ WHERE id = ? AND state IN (${sqlList(TRANSITIONS.retry.from)})
+RETURNING *`;
+
+const JOB_FIND = "SELECT * FROM job WHERE id = ?";
+/** Another live job holding the same dedupe key: job_dedupe_idx. */
+const JOB_DEDUPE_HOLDER = `SELECT id FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`;
+
+export function cancelJob(store: ScopeStore, id: string, reason: string | null, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const row = store.sql.exec<JobRow>(JOB_CANCEL_IF_LIVE, reason, now, now, id).toArray()[0];
+    if (row) {
+      store.touched(now);
+      return { ok: true, row };
+    }
+    const current = store.sql.exec<JobRow>(JOB_FIND, id).toArray()[0];
+    return current ? { ok: false, code: "already_terminal", state: current.state } : { ok: false, code: "not_found" };
+  });
+}
+
+export function cancelAll(store: ScopeStore, pendingOnly: boolean, reason: string | null, now: number): number {
+  return store.atomic(() => {
+    const n = store.sql.exec(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now).toArray().length;
+    if (n > 0) store.touched(now);
+    return n;
+  });
+}
+
+export function retryJob(store: ScopeStore, id: string, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const current = store.sql.exec<JobRow>(JOB_FIND, id).toArray()[0];
+    if (!current) return { ok: false, code: "not_found" };
+    if (!(TRANSITIONS.retry.from as readonly string[]).includes(current.state)) {
+      return { ok: false, code: "conflict", reason: `job is ${current.state}; only failed or cancelled jobs can be retried`, state: current.state };
+    }
+    if (current.dedupe_key !== null) {
+      const holder = store.sql.exec<{ id: string }>(JOB_DEDUPE_HOLDER, current.dedupe_key).toArray()[0];
+      if (holder) return { ok: false, code: "conflict", reason: `live job ${holder.id} holds dedupe key ${JSON.stringify(current.dedupe_key)}`, state: current.state };
+    }
+    const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id).one();
+    store.touched(now);
+    return { ok: true, row };
+  });
+}

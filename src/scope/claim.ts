@@ -1,0 +1,72 @@
+/**
+ * claim: pending → running for the best due jobs of this object, in one
+ * synchronous transaction (no await between choosing and leasing, so no other
+ * request can interleave and no job is leased twice — invariant 3).
+ *
+ * Order: priority desc, runAt, enqueue order (seq). job_claim_idx is per type,
+ * so the best few of each candidate type are read by index and merged here;
+ * the cost stays O(types × limit × log n), whatever the depth.
+ *
+ * @module
+ */
+import { TRANSITIONS } from "../job/transitions";
+import { sqlList } from "../job/states";
+import type { JobRow } from "./job-row";
+import { pendingTypes } from "./counts";
+import { newLeaseToken, type ScopeStore } from "./store";
+
+export interface ClaimRequest {
+  worker: string;
+  /** null: any type. */
+  types: readonly string[] | null;
+  limit: number;
+  leaseMs: number;
+}
+
+/** jobClaimCandidates: the best due jobs of one type. Uses job_claim_idx (type, priority DESC, run_at, seq) WHERE pending. */
+export const JOB_CLAIM_CANDIDATES = `
+SELECT seq, priority, run_at FROM job
+ WHERE state = 'pending' AND type = ? AND run_at <= ?
+ ORDER BY priority DESC, run_at, seq
+ LIMIT ?`;
+
+/**
+ * jobSetRunningIfPending: the claim transition, guarded by state; primary key lookup.
+ * Params: ?1 now, ?2 leaseMs, ?3 lease token, ?4 worker, ?5 seq. A job with a
+ * timeout never gets a lease past `startedAt + timeoutMs`.
+ */
+const JOB_SET_RUNNING_IF_PENDING = `
+UPDATE job
+   SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = ?3, lease_owner = ?4, lease_ms = ?2,
+       lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,
+       started_at = ?1, updated_at = ?1
+ WHERE seq = ?5 AND state IN (${sqlList(TRANSITIONS.claim.from)})
+RETURNING *`;
+
+type Candidate = {
+  seq: number;
+  priority: number;
+  run_at: number;
+};
+
+export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): JobRow[] {
+  return store.atomic(() => {
+    const present = pendingTypes(store.sql);
+    const types = req.types === null ? present : req.types.filter((t) => present.includes(t));
+    const candidates: Candidate[] = [];
+    for (const type of types) {
+      candidates.push(...store.sql.exec<Candidate>(JOB_CLAIM_CANDIDATES, type, now, req.limit).toArray());
+    }
+    if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
+    const claimed: JobRow[] = [];
+    for (const c of candidates.slice(0, req.limit)) {
+      claimed.push(
+        ...store.sql
+          .exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, req.leaseMs, newLeaseToken(), req.worker, c.seq)
+          .toArray(),
+      );
+    }
+    if (claimed.length > 0) store.touched(now);
+    return claimed;
+  });
+}

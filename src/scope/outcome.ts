@@ -1,0 +1,18 @@
+/**
+ * Expected outcomes of a transition that did not happen — lost a race, stale
+ * token, terminal job — returned as data, never thrown (STYLE.md, errors).
+ *
+ * @module
+ */
+import type { JobState } from "../job/states";
+
+/** Why a lease-bearing call was refused: the token is not the current one, the lease ran out, or the job was cancelled. */
+export type LeaseLostReason = "stale_token" | "expired" | "cancelled" | "timeout";
+
+export type Refusal =
+  | { ok: false; code: "not_found" }
+  | { ok: false; code: "lease_lost"; reason: LeaseLostReason; state: JobState }
+  | { ok: false; code: "already_terminal"; state: JobState }
+  | { ok: false; code: "conflict"; reason: string; state: JobState };
+
+export type Outcome<T> = ({ ok: true } & T) | Refusal;

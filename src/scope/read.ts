@@ -1,0 +1,35 @@
+/**
+ * Reads: one job by id, and a filtered page in enqueue order (seq), which is
+ * what makes the listing cursor stable — a page resumes after a seq, so no job
+ * is listed twice.
+ *
+ * @module
+ */
+import type { JobState } from "../job/states";
+import type { JobRow } from "./job-row";
+
+const JOB_FIND = "SELECT * FROM job WHERE id = ?";
+
+/** jobListAfter: primary key order; filters are optional (NULL = any). */
+const JOB_LIST_AFTER = `
+SELECT * FROM job
+ WHERE seq > ?1
+   AND (?2 IS NULL OR type = ?2)
+   AND (?3 IS NULL OR state = ?3)
+   AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(job.tags) WHERE value = ?4))
+ ORDER BY seq
+ LIMIT ?5`;
+
+export interface ListFilter {
+  type?: string;
+  state?: JobState;
+  tag?: string;
+}
+
+export function getJob(sql: SqlStorage, id: string): JobRow | null {
+  return sql.exec<JobRow>(JOB_FIND, id).toArray()[0] ?? null;
+}
+
+export function listJobs(sql: SqlStorage, filter: ListFilter, afterSeq: number, limit: number): JobRow[] {
+  return sql.exec<JobRow>(JOB_LIST_AFTER, afterSeq, filter.type ?? null, filter.state ?? null, filter.tag ?? null, limit).toArray();
+}

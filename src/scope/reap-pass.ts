@@ -1,0 +1,51 @@
+/**
+ * The reap pass: running jobs whose lease expired go back to pending with a
+ * backoff (the expired attempt counts, invariant 5), or to failed — `timeout`
+ * when the lease ran out at the job's `timeoutMs`, else `stalled` — on their
+ * last attempt. Run by the alarm; tests call `runOnce` directly.
+ *
+ * @module
+ */
+import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
+import type { JobRow } from "./job-row";
+import type { ScopeStore } from "./store";
+
+/** jobFindExpiredLeases: uses job_lease_idx (lease_expires_at) WHERE running. */
+export const JOB_FIND_EXPIRED_LEASES = `
+SELECT * FROM job WHERE state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`;
+
+export const REAP_BATCH = 200;
+
+export interface ReapResult {
+  retried: number;
+  failed: number;
+  /** True when the batch was full: more may be waiting, come back soon. */
+  more: boolean;
+}
+
+export function reapOnce(store: ScopeStore, now: number, limit = REAP_BATCH): ReapResult {
+  return store.atomic(() => {
+    const expired = store.sql.exec<JobRow>(JOB_FIND_EXPIRED_LEASES, now, limit).toArray();
+    let retried = 0;
+    let failed = 0;
+    for (const row of expired) {
+      const timedOut = row.timeout_ms !== null && row.started_at !== null && (row.lease_expires_at ?? 0) >= row.started_at + row.timeout_ms;
+      const end = decideAttemptEnd(
+        store,
+        row,
+        {
+          error: timedOut ? `attempt ${row.attempts} timed out after ${row.timeout_ms} ms` : `lease expired (attempt ${row.attempts}, worker ${row.lease_owner ?? "?"})`,
+          fatal: false,
+          consumesAttempt: true,
+          exhaustedKind: timedOut ? "timeout" : "stalled",
+        },
+        now,
+      );
+      if (!applyAttemptEnd(store, row, end, now)) continue;
+      if (end.to === "pending") retried++;
+      else failed++;
+    }
+    if (expired.length > 0) store.touched(now);
+    return { retried, failed, more: expired.length === limit };
+  });
+}

@@ -1,0 +1,201 @@
+/**
+ * ScopeDO: the jobs of one scope, or of one shard of a type's unscoped jobs.
+ *
+ * A thin shell: each RPC method takes `now` from the clock, runs one
+ * operation from this folder (synchronous SQL in one transaction), then
+ * re-arms the alarm and lets the catalog know. The alarm is the reap and
+ * sweep loop and never throws.
+ *
+ * @module
+ */
+import { DurableObject } from "cloudflare:workers";
+import migrations from "../../migrations/scope/migrations.js";
+import { systemClock, type Clock } from "../clock";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import type { TerminalState } from "../job/states";
+import { migrateStorage } from "../schema/migrate";
+import { CatalogReporter } from "./catalog-report";
+import { cancelAll, cancelJob, retryJob } from "./change";
+import { claimJobs, type ClaimRequest } from "./claim";
+import { enqueueJobs, type Enqueued, type NewJob } from "./enqueue";
+import type { JobRow } from "./job-row";
+import type { Outcome } from "./outcome";
+import { getJob, listJobs, type ListFilter } from "./read";
+import { reapOnce } from "./reap-pass";
+import { complete, fail, heartbeat, type FailInput } from "./settle";
+import type { ScopeStore } from "./store";
+import { buildSummary, type HomeSummary } from "./summary";
+import { prune, sweepOnce } from "./sweep-pass";
+import { AlarmArm, nextWakeAt } from "./wake";
+
+/** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
+export const ALARM_AGAIN_MS = 20;
+/** After a failed alarm pass, try again this much later. */
+export const ALARM_RETRY_MS = 5_000;
+
+export class ScopeDO extends DurableObject<Env> {
+  /** Tests replace these with runInDurableObject. */
+  clock: Clock = systemClock;
+  random: () => number = Math.random;
+
+  readonly store: ScopeStore;
+  private readonly alarmArm: AlarmArm;
+  private reporter!: CatalogReporter;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    this.store = {
+      sql,
+      atomic: (fn) => ctx.storage.transactionSync(fn),
+      config: loadConfig(env),
+      random: () => this.random(),
+      touched: (now) => this.reporter.touched(now),
+    };
+    this.alarmArm = new AlarmArm(ctx.storage);
+    void ctx.blockConcurrencyWhile(async () => {
+      await migrateStorage(ctx.storage, migrations, "scope");
+      this.reporter = new CatalogReporter({
+        sql,
+        now: () => this.clock.now(),
+        build: () => buildSummary(sql, this.home, this.clock.now()),
+        send: (summary) => this.sendSummary(summary),
+        keepAlive: (p) => ctx.waitUntil(p),
+        rearm: () => this.arm(this.clock.now()),
+      });
+    });
+  }
+
+  /** The object's name, e.g. `scope:Account:a1` (DESIGN.md §2). */
+  get home(): string {
+    const name = this.ctx.id.name;
+    if (!name) throw new Error("ScopeDO must be reached by name (getByName)");
+    return name;
+  }
+
+  // ------------------------------------------------------------ writes
+
+  async enqueue(jobs: NewJob[]): Promise<Enqueued[]> {
+    const now = this.clock.now();
+    const out = enqueueJobs(this.store, jobs, now);
+    await this.afterWrite(now);
+    return out;
+  }
+
+  async claim(req: ClaimRequest): Promise<JobRow[]> {
+    const now = this.clock.now();
+    const rows = claimJobs(this.store, req, now);
+    if (rows.length > 0) await this.afterWrite(now);
+    return rows;
+  }
+
+  async heartbeat(id: string, token: string, leaseMs: number | null): Promise<Outcome<{ leaseExpiresAt: number }>> {
+    // A later expiry never needs an earlier alarm: no re-arm.
+    return heartbeat(this.store, id, token, leaseMs, this.clock.now());
+  }
+
+  async complete(id: string, token: string, result: string | null): Promise<Outcome<{ row: JobRow }>> {
+    const now = this.clock.now();
+    return this.settled(now, complete(this.store, id, token, result, now));
+  }
+
+  async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: "retry_scheduled" | "failed" }>> {
+    const now = this.clock.now();
+    return this.settled(now, fail(this.store, id, token, input, now));
+  }
+
+  async cancel(id: string, reason: string | null): Promise<Outcome<{ row: JobRow }>> {
+    const now = this.clock.now();
+    return this.settled(now, cancelJob(this.store, id, reason, now));
+  }
+
+  async retry(id: string): Promise<Outcome<{ row: JobRow }>> {
+    const now = this.clock.now();
+    return this.settled(now, retryJob(this.store, id, now));
+  }
+
+  async cancelAll(pendingOnly: boolean, reason: string | null): Promise<number> {
+    const now = this.clock.now();
+    const n = cancelAll(this.store, pendingOnly, reason, now);
+    if (n > 0) await this.afterWrite(now);
+    return n;
+  }
+
+  async prune(olderThan: number, states: TerminalState[]): Promise<number> {
+    const now = this.clock.now();
+    const n = prune(this.store, olderThan, states, now);
+    if (n > 0) await this.afterWrite(now);
+    return n;
+  }
+
+  // ------------------------------------------------------------ reads
+
+  async get(id: string): Promise<JobRow | null> {
+    return getJob(this.store.sql, id);
+  }
+
+  async list(filter: ListFilter, afterSeq: number, limit: number): Promise<JobRow[]> {
+    return listJobs(this.store.sql, filter, afterSeq, limit);
+  }
+
+  async summary(): Promise<HomeSummary> {
+    return buildSummary(this.store.sql, this.home, this.clock.now());
+  }
+
+  /** flushCatalog: resolves once the catalog has every change made so far, with the alarm recomputed (tests and operators). */
+  async flushCatalog(): Promise<void> {
+    await this.reporter.flush();
+    await this.arm(this.clock.now());
+  }
+
+  // ------------------------------------------------------------ alarm
+
+  override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    const now = this.clock.now();
+    this.alarmArm.consumed();
+    let again = false;
+    let failed = false;
+    try {
+      const reaped = reapOnce(this.store, now);
+      const swept = sweepOnce(this.store, now);
+      again = reaped.more || swept.more;
+      // A wake-up means something changed with time (a job came due, a lease ran out): report it.
+      await this.reporter.flush(true);
+    } catch (e) {
+      failed = true;
+      console.error(JSON.stringify({ event: "alarm:failed", home: this.ctx.id.name, retryCount: info?.retryCount ?? 0, error: String(e) }));
+    }
+    // Never "now" from inside alarm(): a pass that could not finish comes back shortly, a failed one later.
+    let at = failed ? now + ALARM_RETRY_MS : this.wakeAt(now);
+    if (again) at = Math.min(at ?? Infinity, now + ALARM_AGAIN_MS);
+    if (at !== null && at <= now) at = now + ALARM_AGAIN_MS;
+    // Re-arming is the one step left that may throw: if storage cannot take an alarm, a platform retry is the only way back.
+    await this.alarmArm.set(at);
+  }
+
+  /** arm: set the alarm to the next wake-up, or delete it when nothing waits. */
+  async arm(now: number): Promise<void> {
+    await this.alarmArm.set(this.wakeAt(now));
+  }
+
+  private wakeAt(now: number): number | null {
+    return nextWakeAt(this.store, now, this.reporter.deadline());
+  }
+
+  // ------------------------------------------------------------ internals
+
+  private async afterWrite(now: number): Promise<void> {
+    await this.arm(now);
+    this.reporter.kick();
+  }
+
+  private async settled<T extends { ok: boolean }>(now: number, outcome: T): Promise<T> {
+    if (outcome.ok) await this.afterWrite(now);
+    return outcome;
+  }
+
+  private async sendSummary(summary: HomeSummary): Promise<void> {
+    await this.env.CATALOG.getByName("catalog").report(summary);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * heartbeat / complete / fail: the calls a lease holder makes. Each is fenced
+ * by the lease token and by the lease being unexpired; anything else changes
+ * nothing and comes back as a refusal that says why (invariant 3).
+ *
+ * @module
+ */
+import { sqlList } from "../job/states";
+import { TRANSITIONS } from "../job/transitions";
+import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
+import type { JobRow } from "./job-row";
+import type { Outcome, Refusal } from "./outcome";
+import type { ScopeStore } from "./store";
+
+/** The live lease: right state, right token, not yet expired. Params ?1 now, ?2 id, ?3 token. */
+const LEASED = "id = ?2 AND state = 'running' AND lease_token = ?3 AND lease_expires_at > ?1";
+
+/** jobExtendLeaseIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 leaseMs or null (keep the claim's). Never past startedAt + timeoutMs. */
+const JOB_EXTEND_LEASE_IF_LEASED = `
+UPDATE job
+   SET lease_ms = coalesce(?4, lease_ms),
+       lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + coalesce(?4, lease_ms)
+                               ELSE min(?1 + coalesce(?4, lease_ms), started_at + timeout_ms) END,
+       updated_at = ?1
+ WHERE ${LEASED}
+RETURNING lease_expires_at`;
+
+/** jobCompleteIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 result JSON or null. */
+const JOB_COMPLETE_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.complete.to}', result = ?4, finished_at = ?1, updated_at = ?1,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+ WHERE ${LEASED} AND state IN (${sqlList(TRANSITIONS.complete.from)})
+RETURNING *`;
+
+const JOB_FIND_LEASED = `SELECT * FROM job WHERE ${LEASED}`;
+const JOB_FIND = "SELECT * FROM job WHERE id = ?";
+
+export function heartbeat(store: ScopeStore, id: string, token: string, leaseMs: number | null, now: number): Outcome<{ leaseExpiresAt: number }> {
+  const row = store.sql.exec<{ lease_expires_at: number }>(JOB_EXTEND_LEASE_IF_LEASED, now, id, token, leaseMs).toArray()[0];
+  return row ? { ok: true, leaseExpiresAt: row.lease_expires_at } : leaseRefusal(store, id, token, now);
+}
+
+export function complete(store: ScopeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const row = store.sql.exec<JobRow>(JOB_COMPLETE_IF_LEASED, now, id, token, result).toArray()[0];
+    if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    return { ok: true, row };
+  });
+}
+
+export interface FailInput {
+  error: string;
+  retryAfterMs?: number;
+  fatal?: boolean;
+  consumesAttempt?: boolean;
+}
+
+export function fail(store: ScopeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: "retry_scheduled" | "failed" }> {
+  return store.atomic(() => {
+    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
+    if (!leased) return leaseRefusal(store, id, token, now);
+    const end = decideAttemptEnd(
+      store,
+      leased,
+      {
+        error: input.error,
+        fatal: input.fatal ?? false,
+        consumesAttempt: input.consumesAttempt ?? true,
+        retryAfterMs: input.retryAfterMs,
+        exhaustedKind: "retries_exhausted",
+      },
+      now,
+    );
+    const row = applyAttemptEnd(store, leased, end, now);
+    if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    return { ok: true, row, outcome: end.to === "pending" ? "retry_scheduled" : "failed" };
+  });
+}
+
+/** leaseRefusal explains why a fenced call matched nothing. */
+export function leaseRefusal(store: ScopeStore, id: string, token: string, now: number): Refusal {
+  const row = store.sql.exec<JobRow>(JOB_FIND, id).toArray()[0];
+  if (!row) return { ok: false, code: "not_found" };
+  switch (row.state) {
+    case "cancelled":
+      return { ok: false, code: "lease_lost", reason: "cancelled", state: row.state };
+    case "completed":
+    case "failed":
+      return { ok: false, code: "already_terminal", state: row.state };
+    case "pending":
+      return { ok: false, code: "lease_lost", reason: "expired", state: row.state };
+    case "running": {
+      if (row.lease_token !== token) return { ok: false, code: "lease_lost", reason: "stale_token", state: row.state };
+      const timedOut = row.timeout_ms !== null && row.started_at !== null && now >= row.started_at + row.timeout_ms;
+      return { ok: false, code: "lease_lost", reason: timedOut ? "timeout" : "expired", state: row.state };
+    }
+  }
+}

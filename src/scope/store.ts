@@ -1,0 +1,28 @@
+/**
+ * What the scope operations need from their object: its SQL, a way to run a
+ * block atomically, the config, randomness, and a hook that records "the
+ * summary changed" inside the same transaction. Tests build one over a real
+ * object's storage and call the operations directly.
+ *
+ * @module
+ */
+import type { QueueConfig } from "../config/schema";
+
+export interface ScopeStore {
+  readonly sql: SqlStorage;
+  /** Runs `fn` synchronously in one transaction; a throw rolls every write back. */
+  atomic<T>(fn: () => T): T;
+  readonly config: QueueConfig;
+  /** Uniform in [0, 1); injectable so backoff is testable. */
+  readonly random: () => number;
+  /** Marks the catalog summary stale; called inside write transactions. */
+  touched(now: number): void;
+}
+
+/** newLeaseToken: 128 random bits, hex. */
+export function newLeaseToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let hex = "";
+  for (const b of bytes) hex += b.toString(16).padStart(2, "0");
+  return hex;
+}

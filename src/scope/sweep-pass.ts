@@ -1,0 +1,64 @@
+/**
+ * The retention sweep: terminal jobs older than their state's retention are
+ * deleted, a bounded batch per run. Also `prune`, the same delete on demand.
+ *
+ * @module
+ */
+import { TERMINAL_STATES, type TerminalState } from "../job/states";
+import type { ScopeStore } from "./store";
+
+/** jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at). */
+const JOB_DELETE_FINISHED_BEFORE = `
+DELETE FROM job WHERE seq IN (
+  SELECT seq FROM job WHERE state = ? AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?)
+RETURNING seq`;
+
+/** jobOldestFinished: uses job_finished_idx. */
+const JOB_OLDEST_FINISHED = "SELECT min(finished_at) AS t FROM job WHERE state = ? AND finished_at IS NOT NULL";
+
+export const SWEEP_BATCH = 1000;
+
+function retentionMs(store: ScopeStore, state: TerminalState): number {
+  const r = store.config.retention;
+  return state === "completed" ? r.completedMs : state === "failed" ? r.failedMs : r.cancelledMs;
+}
+
+export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
+  let deleted = 0;
+  let more = false;
+  for (const state of TERMINAL_STATES) {
+    const n = deleteFinished(store, state, now - retentionMs(store, state), limit);
+    deleted += n;
+    more ||= n === limit;
+  }
+  if (deleted > 0) store.touched(now);
+  return { deleted, more };
+}
+
+/** nextSweepAt: when the oldest terminal job of any state passes its retention; null when there are none. */
+export function nextSweepAt(store: ScopeStore): number | null {
+  let next: number | null = null;
+  for (const state of TERMINAL_STATES) {
+    const t = store.sql.exec<{ t: number | null }>(JOB_OLDEST_FINISHED, state).one().t;
+    if (t !== null) next = Math.min(next ?? Infinity, t + retentionMs(store, state));
+  }
+  return next;
+}
+
+/** prune deletes terminal jobs of the given states that finished before `olderThan`. */
+export function prune(store: ScopeStore, olderThan: number, states: readonly TerminalState[], now: number): number {
+  let deleted = 0;
+  for (const state of states) {
+    for (;;) {
+      const n = deleteFinished(store, state, olderThan, SWEEP_BATCH);
+      deleted += n;
+      if (n < SWEEP_BATCH) break;
+    }
+  }
+  if (deleted > 0) store.touched(now);
+  return deleted;
+}
+
+function deleteFinished(store: ScopeStore, state: TerminalState, before: number, limit: number): number {
+  return store.atomic(() => store.sql.exec(JOB_DELETE_FINISHED_BEFORE, state, before, limit).toArray().length);
+}

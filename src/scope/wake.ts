@@ -1,0 +1,58 @@
+/**
+ * The one function that says when this object must next wake (DESIGN.md §3,
+ * invariant 4): the earliest of
+ *
+ * - the next pending job to become due (a job already due needs no wake-up
+ *   for pull workers; it is there for the next claim),
+ * - the earliest lease expiry (the reap pass),
+ * - the next retention sweep,
+ * - the deadline for a catalog summary that has not gone out.
+ *
+ * @module
+ */
+import { pendingTypes } from "./counts";
+import { nextSweepAt } from "./sweep-pass";
+import type { ScopeStore } from "./store";
+
+/** jobNextFutureRunAt: job_due_idx (type, run_at) — one seek per pending type. */
+const JOB_NEXT_FUTURE_RUN_AT = "SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ? AND run_at > ?";
+/** jobNextLeaseExpiry: job_lease_idx. */
+const JOB_NEXT_LEASE_EXPIRY = "SELECT min(lease_expires_at) AS t FROM job WHERE state = 'running'";
+
+export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: number | null): number | null {
+  const times: number[] = [];
+  for (const type of pendingTypes(store.sql)) {
+    const t = store.sql.exec<{ t: number | null }>(JOB_NEXT_FUTURE_RUN_AT, type, now).one().t;
+    if (t !== null) times.push(t);
+  }
+  const lease = store.sql.exec<{ t: number | null }>(JOB_NEXT_LEASE_EXPIRY).one().t;
+  if (lease !== null) times.push(lease);
+  const sweep = nextSweepAt(store);
+  if (sweep !== null) times.push(sweep);
+  if (reportDeadline !== null) times.push(reportDeadline);
+  return times.length ? Math.min(...times) : null;
+}
+
+/**
+ * AlarmArm sets or deletes the object's single alarm, skipping the storage
+ * write when the time has not changed.
+ */
+export class AlarmArm {
+  /** undefined: not known yet (fresh instance) — read it once. */
+  private armedAt: number | null | undefined = undefined;
+
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  /** consumed: the alarm that is running now is no longer set (call at the top of alarm()). */
+  consumed(): void {
+    this.armedAt = null;
+  }
+
+  async set(at: number | null): Promise<void> {
+    if (this.armedAt === undefined) this.armedAt = await this.storage.getAlarm();
+    if (at === this.armedAt) return;
+    if (at === null) await this.storage.deleteAlarm();
+    else await this.storage.setAlarm(at);
+    this.armedAt = at;
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Randomized runs against one real scope object: enqueue, claim, complete
+ * (with good and stale tokens), fail, heartbeat, cancel, retry, time passing,
+ * alarms (on time, late, early and twice) and evictions, in random order.
+ * After every step the invariants of DESIGN.md §3 are checked from SQLite.
+ */
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock";
+import type { JobRow } from "../../src/scope/job-row";
+import type { ScopeDO } from "../../src/scope/scope-do";
+import { freshScope, newJob, T0, useClock, type ScopeStub } from "../helpers/scope";
+import { int, pick, seeded } from "../helpers/random";
+
+const SEEDS = [1, 2, 3, 4];
+const STEPS = 120;
+
+interface Model {
+  attempts: Map<string, number>;
+  completions: Map<string, number>;
+}
+
+async function snapshot(stub: ScopeStub) {
+  return runInDurableObject(stub, async (_o: ScopeDO, state) => {
+    const sql = state.storage.sql;
+    return {
+      rows: sql.exec<JobRow>("SELECT * FROM job ORDER BY seq").toArray(),
+      counts: sql.exec<{ type: string; state: string; failure_kind: string; n: number }>("SELECT * FROM job_count WHERE n != 0 ORDER BY type, state, failure_kind").toArray(),
+      grouped: sql
+        .exec<{ type: string; state: string; failure_kind: string; n: number }>(
+          "SELECT type, state, coalesce(failure_kind, '') AS failure_kind, count(*) AS n FROM job GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        )
+        .toArray(),
+      alarm: await state.storage.getAlarm(),
+    };
+  });
+}
+
+/** The earliest moment the object must wake for its jobs, computed independently from the rows. */
+function expectedWake(rows: JobRow[], now: number): number | null {
+  const DAY = 86_400_000;
+  const times: number[] = [];
+  for (const r of rows) {
+    if (r.state === "pending" && r.run_at > now) times.push(r.run_at);
+    if (r.state === "running") times.push(r.lease_expires_at!);
+    if (r.finished_at !== null) times.push(r.finished_at + (r.state === "failed" ? 7 * DAY : DAY));
+  }
+  return times.length ? Math.min(...times) : null;
+}
+
+async function checkInvariants(stub: ScopeStub, clock: ManualClock, model: Model, where: string) {
+  const before = await snapshot(stub);
+  const now = clock.now();
+  const want = expectedWake(before.rows, now);
+  // Invariant 4, as it stands at any moment (a catalog report may be in flight and ask for an earlier wake).
+  if (want !== null) {
+    expect(before.alarm, `${where}: alarm armed`).not.toBeNull();
+    expect(before.alarm!, `${where}: alarm at or before the earliest due/expiry/sweep`).toBeLessThanOrEqual(want);
+  }
+  // Once the catalog has everything and the alarm is recomputed, it is exactly the earliest wake, or deleted.
+  await stub.flushCatalog();
+  const after = await snapshot(stub);
+  expect(after.alarm, `${where}: alarm after flush`).toBe(want);
+
+  // Counts kept by triggers equal the rows.
+  expect(after.counts, `${where}: job_count`).toEqual(after.grouped);
+  for (const r of after.rows) {
+    // Invariants 2, 3: one state; running iff leased.
+    expect(r.state === "running", `${where}: ${r.id} lease`).toBe(r.lease_token !== null && r.lease_expires_at !== null);
+    // Invariant 5: attempts counted once per claim, as the model counted them.
+    expect(r.attempts, `${where}: ${r.id} attempts`).toBe(model.attempts.get(r.id) ?? 0);
+    expect(r.attempts).toBeLessThanOrEqual(r.max_attempts);
+    // No job completed twice.
+    expect(model.completions.get(r.id) ?? 0, `${where}: ${r.id} completions`).toBeLessThanOrEqual(1);
+  }
+}
+
+describe("scope object invariants under random operations", () => {
+  for (const seed of SEEDS) {
+    it(`seed ${seed}`, async () => {
+      const rand = seeded(seed);
+      const clock = new ManualClock(T0);
+      const { home, stub } = await freshScope(clock);
+      await useClock(stub, clock, rand);
+      const model: Model = { attempts: new Map(), completions: new Map() };
+      const leases = new Map<string, string>(); // id -> last token we were given
+      let evictions = 0;
+
+      for (let step = 0; step < STEPS; step++) {
+        const snap = (await snapshot(stub)).rows;
+        const running = snap.filter((r) => r.state === "running");
+        const terminal = snap.filter((r) => r.state === "failed" || r.state === "cancelled");
+        const live = snap.filter((r) => r.state === "pending" || r.state === "running");
+        const op = int(rand, 0, 12);
+        let what = "";
+        switch (op) {
+          case 0:
+          case 1: {
+            const n = int(rand, 1, 3);
+            const jobs = Array.from({ length: n }, () =>
+              newJob(home, {
+                delayMs: rand() < 0.5 ? 0 : int(rand, 1, 5000),
+                maxAttempts: int(rand, 1, 3),
+                timeoutMs: rand() < 0.2 ? int(rand, 1000, 4000) : null,
+                dedupeKey: rand() < 0.2 ? `k${int(rand, 0, 2)}` : null,
+                priority: int(rand, 0, 2),
+              }),
+            );
+            await stub.enqueue(jobs);
+            what = `enqueue ${n}`;
+            break;
+          }
+          case 2:
+          case 3: {
+            const claimed = await stub.claim({ worker: "w", types: null, limit: int(rand, 1, 3), leaseMs: int(rand, 1000, 10_000) });
+            for (const c of claimed) {
+              model.attempts.set(c.id, (model.attempts.get(c.id) ?? 0) + 1);
+              leases.set(c.id, c.lease_token!);
+            }
+            what = `claim ${claimed.length}`;
+            break;
+          }
+          case 4: {
+            const r = pick(rand, running);
+            if (!r) break;
+            const stale = rand() < 0.3;
+            const out = await stub.complete(r.id, stale ? "f".repeat(32) : r.lease_token!, null);
+            if (out.ok) model.completions.set(r.id, (model.completions.get(r.id) ?? 0) + 1);
+            if (stale) expect(out.ok).toBe(false);
+            what = `complete ${stale ? "stale" : "ok"}`;
+            break;
+          }
+          case 5: {
+            const r = pick(rand, running);
+            if (!r) break;
+            const consumes = rand() < 0.8;
+            const out = await stub.fail(r.id, r.lease_token!, { error: "e", fatal: rand() < 0.1, consumesAttempt: consumes });
+            if (out.ok && out.row.state === "pending" && !consumes) model.attempts.set(r.id, Math.max(0, model.attempts.get(r.id)! - 1));
+            what = "fail";
+            break;
+          }
+          case 6: {
+            // An old token from an earlier lease of a job that was reclaimed must change nothing.
+            const [id, token] = pick(rand, [...leases]) ?? [];
+            if (!id) break;
+            const current = snap.find((r) => r.id === id);
+            const out = await stub.heartbeat(id, token!, null);
+            if (!current || current.lease_token !== token || current.lease_expires_at! <= clock.now()) expect(out.ok).toBe(false);
+            what = "heartbeat";
+            break;
+          }
+          case 7: {
+            const r = pick(rand, live);
+            if (r) await stub.cancel(r.id, "chaos");
+            what = "cancel";
+            break;
+          }
+          case 8: {
+            const r = pick(rand, terminal);
+            if (!r) break;
+            const out = await stub.retry(r.id);
+            if (out.ok) model.attempts.set(r.id, 0);
+            what = "retry";
+            break;
+          }
+          case 9:
+          case 10: {
+            clock.advance(int(rand, 0, 6000));
+            what = "time passes";
+            break;
+          }
+          case 11: {
+            // The platform delivers alarms at their time, late, early or twice; each must be harmless.
+            await runDurableObjectAlarm(stub);
+            if (rand() < 0.3) await runDurableObjectAlarm(stub);
+            what = "alarm";
+            break;
+          }
+          case 12: {
+            if (evictions < 3) {
+              await evictDurableObject(stub);
+              await useClock(stub, clock, rand);
+              evictions++;
+            }
+            what = "evict";
+            break;
+          }
+        }
+        await checkInvariants(stub, clock, model, `seed ${seed} step ${step} (${what})`);
+      }
+    });
+  }
+});

@@ -1,0 +1,36 @@
+/**
+ * Calling the real coordinator Worker (the main module) over fetch, the way a
+ * producer or pull worker does.
+ */
+import { exports } from "cloudflare:workers";
+
+export const TOKEN = "test-token";
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown, token: string | null = TOKEN): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await (exports as any).default.fetch(`http://queue.test${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+/** A fresh scope per test: storage is shared within a file. */
+export function uniqueScope(prefix = "t"): { type: string; id: string } {
+  return { type: "Tenant", id: `${prefix}-${crypto.randomUUID()}` };
+}
+
+/** A fresh job type per test, so type objects do not share state between tests. */
+export function uniqueType(prefix = "t"): string {
+  return `${prefix}.${crypto.randomUUID().slice(0, 8)}`;
+}

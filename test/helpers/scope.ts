@@ -1,0 +1,76 @@
+/**
+ * Driving one ScopeDO directly: a fresh object per test, an injected clock,
+ * jobs built the way the coordinator builds them, and raw SQL reads for
+ * checking invariants from the inside.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { env as workersEnv } from "cloudflare:workers";
+import { ManualClock } from "../../src/clock";
+import type { Env } from "../../src/env";
+import { jobIdFor, newLocalId, scopeHome, typeHome } from "../../src/job/home";
+import type { NewJob } from "../../src/scope/enqueue";
+import type { JobRow } from "../../src/scope/job-row";
+import type { ScopeDO } from "../../src/scope/scope-do";
+
+export const env = workersEnv as unknown as Env;
+
+/** A fixed start time, far from the real clock, so no real alarm fires during a test. */
+export const T0 = Date.UTC(2030, 0, 1);
+
+export type ScopeStub = DurableObjectStub<ScopeDO>;
+
+export async function freshScope(clock: ManualClock | null = new ManualClock(T0)): Promise<{ home: string; stub: ScopeStub; clock: ManualClock | null }> {
+  const home = scopeHome({ type: "Test", id: crypto.randomUUID() }).name;
+  const stub = env.SCOPE.getByName(home);
+  if (clock) await useClock(stub, clock);
+  return { home, stub, clock };
+}
+
+export async function freshTypeHome(type: string, shard = 0, clock: ManualClock | null = new ManualClock(T0)) {
+  const home = typeHome(type, shard).name;
+  const stub = env.SCOPE.getByName(home);
+  if (clock) await useClock(stub, clock);
+  return { home, stub, clock };
+}
+
+export async function useClock(stub: ScopeStub, clock: ManualClock, random?: () => number): Promise<void> {
+  await runInDurableObject(stub, (o: ScopeDO) => {
+    o.clock = clock;
+    if (random) o.random = random;
+  });
+}
+
+let counter = 0;
+export function newJob(home: string, over: Partial<NewJob> = {}): NewJob {
+  return {
+    id: jobIdFor(home, over.id ?? `${newLocalId(T0)}${counter++}`),
+    type: "test.job",
+    payload: JSON.stringify({ n: counter }),
+    scope: null,
+    dedupeKey: null,
+    priority: 0,
+    runAt: null,
+    delayMs: 0,
+    maxAttempts: 3,
+    timeoutMs: null,
+    tags: [],
+    ...over,
+    ...(over.id ? { id: jobIdFor(home, over.id) } : {}),
+  };
+}
+
+export async function rows(stub: ScopeStub): Promise<JobRow[]> {
+  return runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.sql.exec<JobRow>("SELECT * FROM job ORDER BY seq").toArray());
+}
+
+export async function row(stub: ScopeStub, id: string): Promise<JobRow> {
+  const r = (await rows(stub)).find((x) => x.id === id);
+  if (!r) throw new Error(`no row ${id}`);
+  return r;
+}
+
+/** alarmAt: the armed alarm time. By default the catalog summary is flushed first, so no report deadline is in the way. */
+export async function alarmAt(stub: ScopeStub, { flush = true } = {}): Promise<number | null> {
+  if (flush) await stub.flushCatalog();
+  return runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.getAlarm());
+}

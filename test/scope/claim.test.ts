@@ -1,0 +1,71 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { JOB_CLAIM_CANDIDATES } from "../../src/scope/claim";
+import type { ScopeDO } from "../../src/scope/scope-do";
+import { freshScope, newJob, row, T0 } from "../helpers/scope";
+
+const claimReq = (limit = 1, types: string[] | null = null) => ({ worker: "w", types, limit, leaseMs: 30_000 });
+
+describe("claim (scope object)", () => {
+  it("orders by priority desc, then runAt, then enqueue order", async () => {
+    const { home, stub } = await freshScope();
+    const jobs = [
+      newJob(home, { id: "low-early", priority: 0, runAt: T0 - 3000 }),
+      newJob(home, { id: "high-late", priority: 5, runAt: T0 - 1000 }),
+      newJob(home, { id: "high-early", priority: 5, runAt: T0 - 2000 }),
+      newJob(home, { id: "low-early-2", priority: 0, runAt: T0 - 3000 }),
+      newJob(home, { id: "future", priority: 9, runAt: T0 + 1 }),
+    ];
+    await stub.enqueue(jobs);
+    const claimed = await stub.claim(claimReq(10));
+    expect(claimed.map((r) => r.id.split(".")[1])).toEqual(["high-early", "high-late", "low-early", "low-early-2"]);
+  });
+
+  it("merges types in one object into the same order, and filters by type", async () => {
+    const { home, stub } = await freshScope();
+    await stub.enqueue([
+      newJob(home, { id: "a1", type: "a", priority: 1 }),
+      newJob(home, { id: "b1", type: "b", priority: 3 }),
+      newJob(home, { id: "a2", type: "a", priority: 2 }),
+    ]);
+    expect((await stub.claim(claimReq(1, ["a"])))[0]!.id).toContain(".a2");
+    expect((await stub.claim(claimReq(5))).map((r) => r.id.split(".")[1])).toEqual(["b1", "a1"]);
+  });
+
+  it("leases: running, attempts + 1, token, expiry, worker", async () => {
+    const { home, stub } = await freshScope();
+    const [e] = await stub.enqueue([newJob(home)]);
+    const [c] = await stub.claim({ worker: "w7", types: null, limit: 1, leaseMs: 45_000 });
+    expect(c).toMatchObject({ id: e!.row.id, state: "running", attempts: 1, lease_owner: "w7", lease_expires_at: T0 + 45_000, started_at: T0 });
+    expect(c!.lease_token).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("caps the lease at startedAt + timeoutMs", async () => {
+    const { home, stub } = await freshScope();
+    await stub.enqueue([newJob(home, { timeoutMs: 5000 })]);
+    const [c] = await stub.claim(claimReq());
+    expect(c!.lease_expires_at).toBe(T0 + 5000);
+  });
+
+  it("50 parallel claims over 20 jobs never return one job twice", async () => {
+    const { home, stub } = await freshScope();
+    await stub.enqueue(Array.from({ length: 20 }, () => newJob(home)));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => stub.claim(claimReq(1 + (i % 3)))));
+    const ids = results.flat().map((r) => r.id);
+    expect(ids).toHaveLength(20);
+    expect(new Set(ids).size).toBe(20);
+    const tokens = results.flat().map((r) => r.lease_token);
+    expect(new Set(tokens).size).toBe(20);
+    for (const id of ids) expect((await row(stub, id)).attempts).toBe(1);
+  });
+
+  it("uses job_claim_idx for the candidate query, with no sort step", async () => {
+    const { home, stub } = await freshScope();
+    await stub.enqueue(Array.from({ length: 50 }, (_, i) => newJob(home, { priority: i % 4 })));
+    const plan = await runInDurableObject(stub, (_o: ScopeDO, state) =>
+      state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${JOB_CLAIM_CANDIDATES}`, "test.job", T0, 10).toArray().map((r) => r.detail),
+    );
+    expect(plan.join("\n")).toMatch(/USING COVERING INDEX job_claim_idx \(type=\?\)/);
+    expect(plan.join("\n")).not.toMatch(/TEMP B-TREE/);
+  });
+});

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { freshScope, newJob, row, T0, useClock } from "../helpers/scope";
+
+async function claimedJob(over = {}) {
+  const ctx = await freshScope();
+  await ctx.stub.enqueue([newJob(ctx.home, over)]);
+  const [job] = await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
+  return { ...ctx, job: job! };
+}
+
+describe("heartbeat / complete / fail (scope object)", () => {
+  it("complete with the lease token stores the result and ends the lease", async () => {
+    const { stub, job } = await claimedJob();
+    const out = await stub.complete(job.id, job.lease_token!, '{"sent":1}');
+    expect(out).toMatchObject({ ok: true, row: { state: "completed", result: '{"sent":1}', lease_token: null, finished_at: T0 } });
+  });
+
+  it("a stale lease token changes nothing and is answered lease_lost", async () => {
+    const { stub, job } = await claimedJob();
+    const before = await row(stub, job.id);
+    expect(await stub.complete(job.id, "0".repeat(32), null)).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
+    expect(await stub.fail(job.id, "nope", { error: "x" })).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
+    expect(await stub.heartbeat(job.id, "nope", null)).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
+    expect(await row(stub, job.id)).toEqual(before);
+  });
+
+  it("an expired lease cannot complete, even before the reap pass ran", async () => {
+    const { stub, job, clock } = await claimedJob();
+    clock!.advance(30_000);
+    expect(await stub.complete(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "expired" });
+  });
+
+  it("heartbeat extends the lease by the claim's leaseMs, or the one given", async () => {
+    const { stub, job, clock } = await claimedJob();
+    clock!.advance(10_000);
+    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toEqual({ ok: true, leaseExpiresAt: T0 + 40_000 });
+    expect(await stub.heartbeat(job.id, job.lease_token!, 5_000)).toEqual({ ok: true, leaseExpiresAt: T0 + 15_000 });
+  });
+
+  it("heartbeat never extends past the job's timeout; past it the lease is lost with reason timeout", async () => {
+    const { stub, job, clock } = await claimedJob({ timeoutMs: 20_000 });
+    clock!.advance(10_000);
+    expect(await stub.heartbeat(job.id, job.lease_token!, 60_000)).toEqual({ ok: true, leaseExpiresAt: T0 + 20_000 });
+    clock!.advance(10_000);
+    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "timeout" });
+  });
+
+  it("a cancelled job's holder is told lease_lost / cancelled", async () => {
+    const { stub, job } = await claimedJob();
+    expect(await stub.cancel(job.id, "operator")).toMatchObject({ ok: true, row: { state: "cancelled", cancel_reason: "operator" } });
+    expect(await stub.complete(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
+    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
+  });
+
+  it("completing twice is already_terminal the second time", async () => {
+    const { stub, job } = await claimedJob();
+    await stub.complete(job.id, job.lease_token!, null);
+    expect(await stub.complete(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "already_terminal", state: "completed" });
+  });
+
+  it("fail schedules a retry at now + full-jitter backoff, with retryAfterMs as a floor", async () => {
+    const { stub, job, clock } = await claimedJob();
+    await useClock(stub, clock!, () => 0.5);
+    const out = await stub.fail(job.id, job.lease_token!, { error: "smtp 451" });
+    // attempt 1: ceiling = base 1000 → floor(0.5 * 1001) = 500
+    expect(out).toMatchObject({ ok: true, outcome: "retry_scheduled", row: { state: "pending", run_at: T0 + 500, attempts: 1, last_error: "smtp 451" } });
+    const [again] = await stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
+    expect(again).toBeUndefined(); // not due yet
+  });
+
+  it("retryAfterMs is a floor over the jittered delay", async () => {
+    const { stub, job } = await claimedJob();
+    const out = await stub.fail(job.id, job.lease_token!, { error: "429", retryAfterMs: 60_000 });
+    expect(out).toMatchObject({ ok: true, row: { run_at: T0 + 60_000 } });
+  });
+
+  it("consumesAttempt:false gives the attempt back", async () => {
+    const { stub, job } = await claimedJob({ maxAttempts: 1 });
+    const out = await stub.fail(job.id, job.lease_token!, { error: "not ready", consumesAttempt: false });
+    expect(out).toMatchObject({ ok: true, outcome: "retry_scheduled", row: { state: "pending", attempts: 0 } });
+  });
+
+  it("the last attempt fails with retries_exhausted; fatal fails at once", async () => {
+    const a = await claimedJob({ maxAttempts: 1 });
+    expect(await a.stub.fail(a.job.id, a.job.lease_token!, { error: "boom" })).toMatchObject({
+      ok: true,
+      outcome: "failed",
+      row: { state: "failed", failure_kind: "retries_exhausted", finished_at: T0 },
+    });
+    const b = await claimedJob({ maxAttempts: 5 });
+    expect(await b.stub.fail(b.job.id, b.job.lease_token!, { error: "bad input", fatal: true })).toMatchObject({
+      ok: true,
+      outcome: "failed",
+      row: { state: "failed", failure_kind: "fatal", attempts: 1 },
+    });
+  });
+});
