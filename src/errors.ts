@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { JsonObject } from "./job/json-safe";
 
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -19,8 +20,11 @@ export const ERROR_STATUS = {
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** Field problems (`[{path, message}]`) or facts about the refusal (`{reason, state}`). JSON, typed loosely for RPC (see JsonObject). */
+export type ErrorDetails = JsonObject | JsonObject[];
+
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string; details?: unknown };
+  error: { code: ErrorCode; message: string; details?: ErrorDetails };
 }
 
 export class QueueError extends Error {
@@ -28,7 +32,7 @@ export class QueueError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details?: unknown,
+    readonly details?: ErrorDetails,
   ) {
     super(message);
   }

@@ -31,8 +31,8 @@ export class CatalogDO extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => applyReport(this.sql, summary));
   }
 
-  async pickHomes(types: string[] | null, limit: number): Promise<string[]> {
-    return this.ctx.storage.transactionSync(() => pickHomesForClaim(this.sql, types, limit, this.clock.now()));
+  async pickHomes(types: string[] | null, limit: number, spare: number): Promise<string[]> {
+    return this.ctx.storage.transactionSync(() => pickHomesForClaim(this.sql, types, limit, spare, this.clock.now()));
   }
 
   async stats(type: string | null): Promise<CatalogStats> {

@@ -70,12 +70,18 @@ SELECT t.home AS home FROM home_type t JOIN home h ON h.name = t.home
  LIMIT ?3`;
 const HOME_MARK_SERVED = "UPDATE home SET last_served_at = ?1 WHERE name IN (SELECT value FROM json_each(?2))";
 
-export function pickHomesForClaim(sql: SqlStorage, types: readonly string[] | null, limit: number, now: number): string[] {
+/**
+ * pickHomesForClaim returns up to `limit + spare` homes, best first, and marks
+ * the first `limit` as served now. The spares are fallbacks for a home whose
+ * summary is a moment stale (it was emptied by a claim whose report is still
+ * on its way); they keep their place in line.
+ */
+export function pickHomesForClaim(sql: SqlStorage, types: readonly string[] | null, limit: number, spare: number, now: number): string[] {
   const homes = sql
-    .exec<{ home: string }>(HOME_PICK_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), limit)
+    .exec<{ home: string }>(HOME_PICK_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), limit + spare)
     .toArray()
     .map((r) => r.home);
-  if (homes.length > 0) sql.exec(HOME_MARK_SERVED, now, JSON.stringify(homes));
+  if (homes.length > 0) sql.exec(HOME_MARK_SERVED, now, JSON.stringify(homes.slice(0, limit)));
   return homes;
 }
 

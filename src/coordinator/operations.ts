@@ -32,6 +32,8 @@ import { decodeCursor, encodeCursor } from "./cursor";
 
 /** Homes asked in parallel by one claim wave. */
 const CLAIM_WAVE = 8;
+/** Fallback homes a claim asks the catalog for beyond its limit, in case a summary is stale. */
+const CLAIM_SPARE_HOMES = 3;
 /** Homes one listing page may visit before it returns a cursor. */
 const LIST_HOMES_PER_PAGE = 20;
 /** Homes pruned in parallel. */
@@ -215,7 +217,7 @@ export class QueueOps {
    */
   async claim(req: ClaimRequest): Promise<LeasedJob[]> {
     const types = req.types ?? null;
-    const picked = await this.catalog().pickHomes(types, req.limit);
+    const picked = await this.catalog().pickHomes(types, req.limit, CLAIM_SPARE_HOMES);
     const direct = (types ?? Object.keys(this.config.types)).flatMap((t) =>
       Array.from({ length: this.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name),
     );

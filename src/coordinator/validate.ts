@@ -16,7 +16,12 @@ export interface FieldProblem {
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const details: FieldProblem[] = parsed.error.issues.map((i) => ({ path: formatPath(i.path) || what, message: i.message }));
+  const details: FieldProblem[] = parsed.error.issues.flatMap((i) =>
+    // zod reports unknown keys once, at their parent; name each one, so a typo points at itself.
+    i.code === "unrecognized_keys"
+      ? i.keys.map((k) => ({ path: formatPath([...i.path, k]), message: "unknown field" }))
+      : [{ path: formatPath(i.path) || what, message: i.message }],
+  );
   const first = details[0]!;
   const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
   throw new QueueError("invalid_request", `${first.path}: ${first.message}${more}`, details);

@@ -6,10 +6,15 @@
  * @module
  */
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
-export interface JsonObject {
-  [key: string]: JsonValue;
-}
+/**
+ * A JSON object as the API types it. The values are deliberately loose: the
+ * check below is what guarantees JSON safety at run time, a recursive JSON
+ * type makes the RPC stub types too deep for TypeScript, and `unknown` is not
+ * accepted as serializable by them. The typed client narrows payloads per job
+ * type.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see above — the one place a value type is left open.
+export type JsonObject = { [key: string]: any };
 
 /** Deeper than this is refused: it is never real data and it protects the stack. */
 export const JSON_MAX_DEPTH = 64;

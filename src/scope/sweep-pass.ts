@@ -27,7 +27,8 @@ export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): 
   let deleted = 0;
   let more = false;
   for (const state of TERMINAL_STATES) {
-    const n = deleteFinished(store, state, now - retentionMs(store, state), limit);
+    // Due at finished_at + retention exactly (nextSweepAt), hence the + 1 on a strict "before".
+    const n = deleteFinished(store, state, now - retentionMs(store, state) + 1, limit);
     deleted += n;
     more ||= n === limit;
   }

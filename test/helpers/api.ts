@@ -34,3 +34,14 @@ export function uniqueScope(prefix = "t"): { type: string; id: string } {
 export function uniqueType(prefix = "t"): string {
   return `${prefix}.${crypto.randomUUID().slice(0, 8)}`;
 }
+
+import { env as workersEnv } from "cloudflare:workers";
+import { homeOfJobId } from "../../src/job/home";
+import type { Env } from "../../src/env";
+
+/** flushHomes waits until the catalog has every change of the homes of these job ids (no sleeping). */
+export async function flushJobs(...ids: string[]): Promise<void> {
+  const env = workersEnv as unknown as Env;
+  const homes = new Set(ids.map((id) => homeOfJobId(id)!.name));
+  await Promise.all([...homes].map((h) => env.SCOPE.getByName(h).flushCatalog()));
+}

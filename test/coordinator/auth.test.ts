@@ -1,0 +1,36 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/coordinator/app";
+import { ROUTES } from "../../src/coordinator/routes";
+import { api } from "../helpers/api";
+
+const concrete = (path: string) => path.replace("{id}", "x.y").replace("{scopeType}", "A").replace("{scopeId}", "1");
+const guarded = [...ROUTES.filter((r) => r.auth).map((r) => ({ method: r.method.toUpperCase(), path: concrete(r.path) })), { method: "GET", path: "/v1/openapi.json" }];
+
+describe("auth", () => {
+  it.each(guarded)("$method $path refuses a missing token", async ({ method, path }) => {
+    const r = await api(method, path, method === "POST" ? {} : undefined, null);
+    expect(r.status).toBe(401);
+    expect(r.body.error.code).toBe("unauthorized");
+    expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
+  });
+
+  it.each(guarded)("$method $path refuses a wrong token", async ({ method, path }) => {
+    const r = await api(method, path, method === "POST" ? {} : undefined, "test-tokeN");
+    expect(r.status).toBe(401);
+  });
+
+  it("fails closed when no QUEUE_TOKEN is configured", async () => {
+    const app = createApp();
+    const res = await app.request("/v1/stats", { headers: { authorization: "Bearer anything" } }, { ...env, QUEUE_TOKEN: undefined });
+    expect(res.status).toBe(401);
+    const body = (await res.json()) as { error: { message: string } };
+    expect(body.error.message).toMatch(/no QUEUE_TOKEN configured/);
+    const empty = await app.request("/v1/stats", { headers: { authorization: "Bearer " } }, { ...env, QUEUE_TOKEN: "" });
+    expect(empty.status).toBe(401);
+  });
+
+  it("health needs no token", async () => {
+    expect((await api("GET", "/v1/health", undefined, null)).status).toBe(200);
+  });
+});

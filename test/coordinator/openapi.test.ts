@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { ROUTES } from "../../src/coordinator/routes";
+import { api } from "../helpers/api";
+
+describe("GET /v1/openapi.json", () => {
+  it("describes every route of the table, with schemas generated from zod", async () => {
+    const r = await api("GET", "/v1/openapi.json");
+    expect(r.status).toBe(200);
+    const doc = r.body;
+    expect(doc.openapi).toBe("3.1.0");
+    for (const route of ROUTES) expect(doc.paths[route.path]?.[route.method], `${route.method} ${route.path}`).toBeDefined();
+    const enqueue = doc.paths["/v1/jobs"].post;
+    const body = enqueue.requestBody.content["application/json"].schema;
+    expect(body.required).toEqual(["type", "payload"]);
+    expect(body.properties.maxAttempts).toMatchObject({ type: "integer", minimum: 1 });
+    expect(body.properties.payload.type).toBe("object");
+    expect(Object.keys(enqueue.responses).sort()).toEqual(["200", "201", "400", "401", "413"]);
+    expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["type", "state", "scopeType", "scopeId", "tag", "limit", "cursor"]);
+    expect(doc.paths["/v1/health"].get.security).toEqual([]);
+  });
+});

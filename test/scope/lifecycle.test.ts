@@ -1,0 +1,143 @@
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ScopeDO } from "../../src/scope/scope-do";
+import { alarmAt, freshScope, newJob, row, rows, T0, useClock } from "../helpers/scope";
+
+const DAY = 86_400_000;
+const lease = { worker: "w", types: null, limit: 10, leaseMs: 30_000 };
+
+describe("scope object lifecycle", () => {
+  it("an evicted object resumes from SQLite alone: leases, tokens and the alarm survive", async () => {
+    const { home, stub, clock } = await freshScope();
+    await stub.enqueue([newJob(home), newJob(home, { delayMs: 60_000 })]);
+    const [job] = await stub.claim(lease);
+    const alarm = await alarmAt(stub);
+    expect(alarm).toBe(T0 + 30_000);
+
+    await evictDurableObject(stub);
+    await useClock(stub, clock!);
+    expect(await alarmAt(stub)).toBe(alarm);
+    expect(await stub.heartbeat(job!.id, job!.lease_token!, null)).toMatchObject({ ok: true });
+    expect(await stub.complete(job!.id, job!.lease_token!, null)).toMatchObject({ ok: true, row: { state: "completed" } });
+
+    await evictDurableObject(stub);
+    await useClock(stub, clock!.advance(60_000));
+    expect((await stub.claim(lease)).map((r) => r.state)).toEqual(["running"]);
+  });
+
+  it("a summary that could not go out is sent by the alarm, even after an eviction", async () => {
+    const { home, stub, clock } = await freshScope();
+    await runInDurableObject(stub, (o: ScopeDO) => {
+      // The catalog is unreachable for this instance.
+      Object.assign(o, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
+    });
+    await stub.enqueue([newJob(home, { delayMs: 3_600_000 })]);
+    const mark = () =>
+      runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.sql.exec("SELECT count(*) AS n FROM meta WHERE key = 'catalog_dirty_since'").one().n);
+    expect(await mark()).toBe(1);
+    // The persisted mark holds the alarm at its grace deadline, ahead of the job's own time.
+    expect(await alarmAt(stub, { flush: false })).toBe(T0 + 10_000);
+
+    await evictDurableObject(stub); // a fresh instance, with a working catalog
+    await useClock(stub, clock!.advance(10_000));
+    await runDurableObjectAlarm(stub);
+    expect(await mark()).toBe(0);
+    expect(await alarmAt(stub, { flush: false })).toBe(T0 + 3_600_000);
+  });
+
+  it("the retention sweep deletes terminal jobs once their retention has passed", async () => {
+    const { home, stub, clock } = await freshScope();
+    await stub.enqueue([newJob(home), newJob(home), newJob(home)]);
+    const [a, b, c] = await stub.claim(lease);
+    await stub.complete(a!.id, a!.lease_token!, null);
+    await stub.fail(b!.id, b!.lease_token!, { error: "x", fatal: true });
+    await stub.cancel(c!.id, null);
+    expect(await alarmAt(stub)).toBe(T0 + DAY); // completed and cancelled keep 1 day, failed 7
+    clock!.advance(DAY);
+    await runDurableObjectAlarm(stub);
+    expect((await rows(stub)).map((r) => r.state)).toEqual(["failed"]);
+    expect(await alarmAt(stub)).toBe(T0 + 7 * DAY);
+    clock!.advance(6 * DAY);
+    await runDurableObjectAlarm(stub);
+    expect(await rows(stub)).toEqual([]);
+    expect(await alarmAt(stub)).toBeNull();
+  });
+
+  it("prune deletes terminal jobs of the chosen states finished before olderThan", async () => {
+    const { home, stub, clock } = await freshScope();
+    await stub.enqueue([newJob(home), newJob(home), newJob(home)]);
+    const [a, b] = await stub.claim({ ...lease, limit: 2 });
+    await stub.complete(a!.id, a!.lease_token!, null);
+    clock!.advance(1000);
+    await stub.complete(b!.id, b!.lease_token!, null);
+    expect(await stub.prune(T0 + 500, ["completed"])).toBe(1);
+    expect(await stub.prune(T0 + 5000, ["failed", "cancelled"])).toBe(0);
+    expect((await rows(stub)).map((r) => r.state)).toEqual(["completed", "pending"]);
+  });
+
+  it("cancelAll cancels pending jobs, and running ones unless pendingOnly", async () => {
+    const { home, stub } = await freshScope();
+    await stub.enqueue([newJob(home), newJob(home), newJob(home), newJob(home)]);
+    const [running] = await stub.claim({ ...lease, limit: 1 });
+    expect(await stub.cancelAll(true, "tenant deleted")).toBe(3);
+    expect((await row(stub, running!.id)).state).toBe("running");
+    expect(await stub.cancelAll(false, null)).toBe(1);
+    expect(await stub.complete(running!.id, running!.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
+  });
+
+  it("retry sends a failed job back to pending, due now, attempts 0, error cleared", async () => {
+    const { home, stub, clock } = await freshScope();
+    await stub.enqueue([newJob(home, { maxAttempts: 1 })]);
+    const [job] = await stub.claim(lease);
+    await stub.fail(job!.id, job!.lease_token!, { error: "boom" });
+    clock!.advance(5000);
+    expect(await stub.retry(job!.id)).toMatchObject({
+      ok: true,
+      row: { state: "pending", attempts: 0, last_error: null, failure_kind: null, finished_at: null, run_at: T0 + 5000 },
+    });
+    expect(await stub.retry(job!.id)).toMatchObject({ ok: false, code: "conflict", state: "pending" });
+  });
+
+  it("retry refuses while another live job holds the dedupe key", async () => {
+    const { home, stub } = await freshScope();
+    const [first] = await stub.enqueue([newJob(home, { dedupeKey: "k" })]);
+    await stub.cancel(first!.row.id, null);
+    await stub.enqueue([newJob(home, { dedupeKey: "k" })]);
+    expect(await stub.retry(first!.row.id)).toMatchObject({ ok: false, code: "conflict" });
+  });
+
+  it("summaries count by type and state, split pending into due and scheduled", async () => {
+    const { home, stub } = await freshScope();
+    await stub.enqueue([
+      newJob(home, { type: "a" }),
+      newJob(home, { type: "a", delayMs: 1000 }),
+      newJob(home, { type: "a", runAt: T0 - 50 }),
+      newJob(home, { type: "b", maxAttempts: 1 }),
+    ]);
+    const [b] = await stub.claim({ ...lease, types: ["b"] });
+    await stub.fail(b!.id, b!.lease_token!, { error: "x" });
+    const s = await stub.summary();
+    expect(s.home).toBe(home);
+    const a = s.types.find((t) => t.type === "a")!;
+    expect(a).toMatchObject({ pending: 2, scheduled: 1, running: 0, nextRunAt: T0 - 50 });
+    expect(s.types.find((t) => t.type === "b")).toMatchObject({ pending: 0, failed: { retries_exhausted: 1 }, nextRunAt: null });
+  });
+
+  it("hot statements use their indexes", async () => {
+    const { stub } = await freshScope();
+    const plans = await runInDurableObject(stub, (_o: ScopeDO, state) => {
+      const plan = (q: string, ...args: unknown[]) =>
+        state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${q}`, ...(args as never[])).toArray().map((r) => r.detail).join(" | ");
+      return {
+        dedupe: plan("SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN ('pending', 'running')", "k"),
+        nextRun: plan("SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ? AND run_at > ?", "a", T0),
+        lease: plan("SELECT min(lease_expires_at) AS t FROM job WHERE state = 'running'"),
+        finished: plan("SELECT min(finished_at) AS t FROM job WHERE state = ? AND finished_at IS NOT NULL", "completed"),
+      };
+    });
+    expect(plans.dedupe).toMatch(/job_dedupe_idx/);
+    expect(plans.nextRun).toMatch(/job_due_idx/);
+    expect(plans.lease).toMatch(/job_lease_idx/);
+    expect(plans.finished).toMatch(/job_finished_idx/);
+  });
+});
