@@ -1,0 +1,5 @@
+// Vite's `?raw` imports (used to read docs in tests).
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}
