@@ -35,10 +35,16 @@ export interface Enqueued {
 const JOB_FIND_BY_ID = "SELECT * FROM job WHERE id = ?";
 /** jobFindLiveByDedupeKey: unique partial index job_dedupe_idx. */
 const JOB_FIND_LIVE_BY_DEDUPE_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN ('pending', 'running')";
-const JOB_INSERT = `
+/**
+ * jobInsertIfNew: the unique indexes on id (job_id_idx) and on a live dedupe
+ * key (job_dedupe_idx) decide; a conflict inserts nothing and returns no row,
+ * so the common case is one statement per job.
+ */
+const JOB_INSERT_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
                  timeout_ms, dedupe_key, tags, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?)
+ON CONFLICT DO NOTHING
 RETURNING *`;
 
 export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: number): Enqueued[] {
@@ -46,17 +52,10 @@ export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: num
     const out: Enqueued[] = [];
     let created = false;
     for (const job of jobs) {
-      const existing =
-        store.sql.exec<JobRow>(JOB_FIND_BY_ID, job.id).toArray()[0] ??
-        (job.dedupeKey === null ? undefined : store.sql.exec<JobRow>(JOB_FIND_LIVE_BY_DEDUPE_KEY, job.dedupeKey).toArray()[0]);
-      if (existing) {
-        out.push({ row: existing, created: false });
-        continue;
-      }
       const maxAttempts = job.maxAttempts ?? store.config.typeSettings(job.type).maxAttempts;
       const row = store.sql
         .exec<JobRow>(
-          JOB_INSERT,
+          JOB_INSERT_IF_NEW,
           job.id,
           job.type,
           job.payload,
@@ -71,9 +70,17 @@ export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: num
           now,
           now,
         )
-        .one();
-      out.push({ row, created: true });
-      created = true;
+        .toArray()[0];
+      if (row) {
+        out.push({ row, created: true });
+        created = true;
+        continue;
+      }
+      const existing =
+        store.sql.exec<JobRow>(JOB_FIND_BY_ID, job.id).toArray()[0] ??
+        (job.dedupeKey === null ? undefined : store.sql.exec<JobRow>(JOB_FIND_LIVE_BY_DEDUPE_KEY, job.dedupeKey).toArray()[0]);
+      if (!existing) throw new Error(`enqueue of ${job.id} conflicted with no job`);
+      out.push({ row: existing, created: false });
     }
     if (created) store.touched(now);
     return out;

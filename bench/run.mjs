@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench [-- --quick]`: the queue core's figures, each a ratio or a
+ * rate measured in this one run against the real coordinator on local
+ * workerd (wrangler dev), written to bench/results/latest.json.
+ *
+ * - enqueueVsBareInsert: single-job enqueue rate (HTTP → coordinator → scope
+ *   object) ÷ the rate of a bare Durable Object doing one SQLite INSERT per
+ *   RPC (HTTP → Worker → object), same client, same concurrency, runs
+ *   alternated. Target ≥ 0.7.
+ * - batchEnqueuePerSec: jobs/s enqueued in 1,000-job batches into one object.
+ *   Target ≥ 20,000.
+ * - claimDepthRatio: time of one pull claim + complete at queue depth
+ *   ~100,000 ÷ at depth ~1,000 (same object kind, alternated rounds).
+ *   Target ≤ 1.5.
+ * - pullJobsPerSec (extra): 16 pull workers claiming 1 job at a time and
+ *   completing it, jobs spread over 64 scopes — every claim passes through
+ *   the catalog, so this is the catalog-bound ceiling of pull claiming.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { call, machine, median, rate, round, startWorker, TOKEN } from "./lib.mjs";
+
+const quick = process.argv.includes("--quick");
+const P = quick
+  ? { runs: 3, singles: 1500, batches: 12, cycleRounds: 2, cycles: 100 }
+  : { runs: 5, singles: 4000, batches: 40, cycleRounds: 4, cycles: 150 };
+const CONCURRENCY = 16;
+
+const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-bench-"));
+const log = (...a) => console.log(...a);
+
+async function main() {
+  log(`edgequeue bench (${quick ? "quick" : "full"}) — state in ${state}`);
+  const queue = await startWorker({ config: "wrangler.toml", port: 8797, persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });
+  const bare = await startWorker({ config: "bench/bare/wrangler.toml", port: 8798, persistTo: path.join(state, "bare") });
+  try {
+    // ------------------------------------------------ single enqueue vs bare insert
+    const single = (type) => (i) => call(queue.url, "POST", "/v1/jobs", { type, payload: { i, to: "someone@example.com" } });
+    const insert = (i) => call(bare.url, "POST", "/", { type: "bench.bare", payload: { i, to: "someone@example.com" } });
+    await rate(300, CONCURRENCY, single("bench.warmup"));
+    await rate(300, CONCURRENCY, insert);
+    const enq = [];
+    const ins = [];
+    for (let r = 0; r < P.runs; r++) {
+      ins.push(await rate(P.singles, CONCURRENCY, insert));
+      enq.push(await rate(P.singles, CONCURRENCY, single("bench.single")));
+      log(`  run ${r + 1}: enqueue ${enq.at(-1).toFixed(0)}/s, bare insert ${ins.at(-1).toFixed(0)}/s`);
+    }
+    const enqueueVsBareInsert = median(enq) / median(ins);
+
+    // ------------------------------------------------ batch enqueue
+    const batch = (type, size) => (b) =>
+      call(queue.url, "POST", "/v1/jobs/batch", { jobs: Array.from({ length: size }, (_, i) => ({ type, payload: { b, i, to: "someone@example.com" } })) });
+    await rate(2, 2, batch("bench.batch.warmup", 1000));
+    const batchRates = [];
+    for (let r = 0; r < 3; r++) batchRates.push((await rate(P.batches / 3, 2, batch("bench.batch", 1000))) * 1000);
+    const batchEnqueuePerSec = median(batchRates);
+    log(`  batch enqueue: ${batchRates.map((x) => x.toFixed(0)).join(", ")} jobs/s`);
+
+    // ------------------------------------------------ claim + complete at depth 1k vs 100k
+    const drained = P.cycleRounds * P.cycles;
+    const shallow = { type: "bench.depth.1k", depth: 1000 + drained };
+    const deep = { type: "bench.depth.100k", depth: 100_000 + drained };
+    for (const q of [shallow, deep]) await rate(q.depth / 1000, 2, batch(q.type, 1000));
+    const cycle = (type) => async () => {
+      const { jobs } = await call(queue.url, "POST", "/v1/claim", { worker: "bench", types: [type] });
+      if (jobs.length !== 1) throw new Error(`claim on ${type} returned ${jobs.length} jobs`);
+      await call(queue.url, "POST", `/v1/jobs/${jobs[0].id}/complete`, { leaseToken: jobs[0].leaseToken });
+    };
+    await rate(20, 1, cycle(shallow.type));
+    await rate(20, 1, cycle(deep.type));
+    const msShallow = [];
+    const msDeep = [];
+    for (let r = 0; r < P.cycleRounds; r++) {
+      msShallow.push(1000 / (await rate(P.cycles, 1, cycle(shallow.type))));
+      msDeep.push(1000 / (await rate(P.cycles, 1, cycle(deep.type))));
+    }
+    const claimDepthRatio = median(msDeep) / median(msShallow);
+    log(`  claim+complete: ${median(msShallow).toFixed(2)} ms at ~1k, ${median(msDeep).toFixed(2)} ms at ~100k`);
+
+    // ------------------------------------------------ pull throughput across scopes (catalog-bound)
+    const pullType = "bench.pull";
+    const pullJobs = quick ? 1500 : 4000;
+    const scopes = 64;
+    await rate(scopes, 4, (s) =>
+      call(queue.url, "POST", "/v1/jobs/batch", {
+        jobs: Array.from({ length: Math.ceil(pullJobs / scopes) }, (_, i) => ({ type: pullType, scope: { type: "Tenant", id: `t${s}` }, payload: { i } })),
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 1500)); // let the scopes' first summaries reach the catalog
+    let pulled = 0;
+    const pullRate = await rate(pullJobs, CONCURRENCY, async () => {
+      const { jobs } = await call(queue.url, "POST", "/v1/claim", { worker: "bench", types: [pullType] });
+      for (const j of jobs) {
+        await call(queue.url, "POST", `/v1/jobs/${j.id}/complete`, { leaseToken: j.leaseToken });
+        pulled++;
+      }
+    });
+    const pullJobsPerSec = (pullRate * pulled) / pullJobs;
+    log(`  pull: ${pullJobsPerSec.toFixed(0)} jobs/s (${pulled} of ${pullJobs} claims returned a job)`);
+
+    const result = {
+      date: new Date().toISOString(),
+      mode: quick ? "quick" : "full",
+      machine: machine(),
+      enqueueVsBareInsert: round(enqueueVsBareInsert),
+      batchEnqueuePerSec: Math.round(batchEnqueuePerSec),
+      claimDepthRatio: round(claimDepthRatio),
+      pullJobsPerSec: Math.round(pullJobsPerSec),
+      targets: { enqueueVsBareInsert: ">= 0.7", batchEnqueuePerSec: ">= 20000", claimDepthRatio: "<= 1.5" },
+      details: {
+        concurrency: CONCURRENCY,
+        enqueuePerSec: enq.map((x) => Math.round(x)),
+        bareInsertPerSec: ins.map((x) => Math.round(x)),
+        batchJobsPerSec: batchRates.map((x) => Math.round(x)),
+        claimCompleteMsAtDepth1k: msShallow.map((x) => round(x)),
+        claimCompleteMsAtDepth100k: msDeep.map((x) => round(x)),
+      },
+    };
+    mkdirSync("bench/results", { recursive: true });
+    writeFileSync("bench/results/latest.json", `${JSON.stringify(result, null, 2)}\n`);
+    log(JSON.stringify({ enqueueVsBareInsert: result.enqueueVsBareInsert, batchEnqueuePerSec: result.batchEnqueuePerSec, claimDepthRatio: result.claimDepthRatio }));
+    log("wrote bench/results/latest.json");
+  } finally {
+    await Promise.all([queue.stop(), bare.stop()]);
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
