@@ -35,11 +35,13 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
   for (const r of routes) {
     app.on(r.method.toUpperCase(), r.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
       const config = loadConfig(c.env);
+      // Path first: a bad id is named before the body is even read.
+      const params = r.params ? parseInput(r.params, c.req.param(), "params") : c.req.param();
       const body = r.body
         ? parseInput(r.body, await readJsonBody(c.req.raw, config.limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES), "body")
         : undefined;
       const query = r.query ? parseInput(r.query, c.req.query(), "query") : undefined;
-      const out = await r.handle(new QueueOps(c.env, config), { params: c.req.param(), body, query });
+      const out = await r.handle(new QueueOps(c.env, config), { params, body, query });
       return c.json(out.body, out.status);
     });
   }

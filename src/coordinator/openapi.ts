@@ -31,7 +31,12 @@ function schema(s: z.ZodType, io: "input" | "output"): JsonSchema {
 export function openApiDocument(routes: readonly Route[]): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
-    const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+    const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1],
+      in: "path",
+      required: true,
+      schema: r.params?.shape[m[1]!] ? schema(r.params.shape[m[1]!] as z.ZodType, "input") : { type: "string" },
+    }));
     const query = r.query
       ? Object.entries(r.query.shape).map(([name, s]) => ({
           name,

@@ -36,8 +36,11 @@ const CLAIM_WAVE = 8;
 const CLAIM_SPARE_HOMES = 3;
 /** Homes one listing page may visit before it returns a cursor. */
 const LIST_HOMES_PER_PAGE = 20;
-/** Homes pruned in parallel. */
+/** Homes pruned in parallel, and asked of the catalog per page. */
 const PRUNE_PARALLEL = 16;
+const PRUNE_PAGE = 64;
+/** Homes one batch enqueue writes to in parallel (a batch spread over many scopes is many calls). */
+const ENQUEUE_PARALLEL = 32;
 
 export class QueueOps {
   constructor(
@@ -53,9 +56,10 @@ export class QueueOps {
     return this.env.CATALOG.getByName("catalog");
   }
 
+  /** homeOf routes a job id; an id that cannot name one of our objects is simply not found (and wakes no object). */
   private homeOf(id: string): string {
     const home = homeOfJobId(id);
-    if (!home) throw notFound(id);
+    if (!home || (home.kind === "type" && home.shard >= this.config.typeSettings(home.type).shards)) throw notFound(id);
     return home.name;
   }
 
@@ -101,14 +105,12 @@ export class QueueOps {
       byHome.set(p.home, list);
     });
     const results: EnqueueResult[] = new Array(bodies.length);
-    await Promise.all(
-      [...byHome].map(async ([home, items]) => {
-        const out = await this.scope(home).enqueue(items.map((i) => i.job));
-        out.forEach((r, k) => {
-          results[items[k]!.index] = { job: toJob(r.row), created: r.created };
-        });
-      }),
-    );
+    await inParallel([...byHome], ENQUEUE_PARALLEL, async ([home, items]) => {
+      const out = await this.scope(home).enqueue(items.map((i) => i.job));
+      out.forEach((r, k) => {
+        results[items[k]!.index] = { job: toJob(r.row), created: r.created };
+      });
+    });
     return results;
   }
 
@@ -196,12 +198,12 @@ export class QueueOps {
     let deleted = 0;
     let after = "";
     for (;;) {
-      const homes = await this.catalog().homesWithTerminal(states, after, PRUNE_PARALLEL * 4);
-      for (let i = 0; i < homes.length; i += PRUNE_PARALLEL) {
-        const counts = await Promise.all(homes.slice(i, i + PRUNE_PARALLEL).map((h) => this.scope(h).prune(req.olderThan, states)));
-        deleted += counts.reduce((a, b) => a + b, 0);
-      }
-      if (homes.length < PRUNE_PARALLEL * 4) return deleted;
+      const homes = await this.catalog().homesWithTerminal(states, after, PRUNE_PAGE);
+      await inParallel(homes, PRUNE_PARALLEL, async (home) => {
+        const n = await this.scope(home).prune(req.olderThan, states); // not `deleted += await …`: that reads `deleted` before the await
+        deleted += n;
+      });
+      if (homes.length < PRUNE_PAGE) return deleted;
       after = homes[homes.length - 1]!;
     }
   }
@@ -216,23 +218,33 @@ export class QueueOps {
    * exceeds `limit`.
    */
   async claim(req: ClaimRequest): Promise<LeasedJob[]> {
-    const types = req.types ?? null;
+    const types = req.types ? [...new Set(req.types)] : null;
     const picked = await this.catalog().pickHomes(types, req.limit, CLAIM_SPARE_HOMES);
     const direct = (types ?? Object.keys(this.config.types)).flatMap((t) =>
       Array.from({ length: this.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name),
     );
     const candidates = [...new Set([...picked, ...direct])];
     const jobs: LeasedJob[] = [];
+    const failures: { home: string; error: string }[] = [];
     for (let i = 0; i < candidates.length && jobs.length < req.limit; ) {
       const remaining = req.limit - jobs.length;
       const wave = candidates.slice(i, i + Math.min(remaining, CLAIM_WAVE));
       i += wave.length;
-      const rows = await Promise.all(
+      const settled = await Promise.allSettled(
         wave.map((home, k) =>
           this.scope(home).claim({ worker: req.worker, types, limit: share(remaining, wave.length, k), leaseMs: req.leaseMs }),
         ),
       );
-      for (const r of rows.flat()) jobs.push(toLeasedJob(r));
+      // Jobs leased by the homes that answered must reach the worker even if another home failed:
+      // dropping them would strand them until their lease expires, spending an attempt.
+      for (const [k, s] of settled.entries()) {
+        if (s.status === "fulfilled") for (const r of s.value) jobs.push(toLeasedJob(r));
+        else failures.push({ home: wave[k]!, error: String(s.reason) });
+      }
+    }
+    if (failures.length > 0) {
+      console.error(JSON.stringify({ event: "claim:home_failed", failures }));
+      if (jobs.length === 0) throw new Error(`claim failed in ${failures.length} object(s): ${failures[0]!.error}`);
     }
     return jobs;
   }
@@ -273,6 +285,16 @@ export class QueueOps {
   }
 }
 
+/** inParallel runs `fn` over `items` with at most `width` calls in flight. */
+async function inParallel<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
 /** share: split `total` over `n` homes as evenly as integers allow (the first get the remainder). */
 function share(total: number, n: number, k: number): number {
   return Math.floor(total / n) + (k < total % n ? 1 : 0);
@@ -310,4 +332,5 @@ const LEASE_LOST_WHY = {
   expired: "the lease expired",
   cancelled: "the job was cancelled",
   timeout: "the attempt ran past the job's timeoutMs",
+  finished: "the job already finished",
 } as const;

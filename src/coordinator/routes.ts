@@ -25,19 +25,21 @@ import {
   HealthSchema,
   HeartbeatResultSchema,
   HeartbeatSchema,
+  JobIdParams,
   JobResultSchema,
   ListQuerySchema,
   ListResultSchema,
   PruneResultSchema,
   PruneSchema,
+  ScopeParams,
   StatsQuerySchema,
   StatsSchema,
 } from "../job/schemas";
 import { VERSION } from "../version";
 import type { QueueOps } from "./operations";
 
-export interface RouteInput<B, Q> {
-  params: Record<string, string>;
+export interface RouteInput<B, Q, P = Record<string, string>> {
+  params: P;
   body: B;
   query: Q;
 }
@@ -47,6 +49,7 @@ export interface Route {
   /** OpenAPI form: `/v1/jobs/{id}`. */
   path: string;
   summary: string;
+  params?: z.ZodObject;
   body?: z.ZodType;
   query?: z.ZodObject;
   /** The success statuses and their body schema. */
@@ -57,10 +60,15 @@ export interface Route {
 }
 
 /** route keeps each handler's input typed by its own schemas. */
-function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodObject | undefined = undefined>(def: {
+function route<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  P extends z.ZodObject | undefined = undefined,
+>(def: {
   method: Route["method"];
   path: string;
   summary: string;
+  params?: P;
   body?: B;
   query?: Q;
   responses: Route["responses"];
@@ -68,7 +76,11 @@ function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodObjec
   auth?: boolean;
   handle(
     ops: QueueOps,
-    input: RouteInput<B extends z.ZodType ? z.output<B> : undefined, Q extends z.ZodObject ? z.output<Q> : undefined>,
+    input: RouteInput<
+      B extends z.ZodType ? z.output<B> : undefined,
+      Q extends z.ZodObject ? z.output<Q> : undefined,
+      P extends z.ZodObject ? z.output<P> : Record<string, string>
+    >,
   ): Promise<{ status: 200 | 201; body: unknown }>;
 }): Route {
   return { auth: true, ...def } as Route;
@@ -112,9 +124,10 @@ export const ROUTES: readonly Route[] = [
     method: "get",
     path: "/v1/jobs/{id}",
     summary: "Get one job",
+    params: JobIdParams,
     responses: { 200: JobResultSchema },
     errors: ["unauthorized", "not_found"],
-    handle: async (ops, { params }) => ok({ job: await ops.get(params.id!) }),
+    handle: async (ops, { params }) => ok({ job: await ops.get(params.id) }),
   }),
   route({
     method: "get",
@@ -129,29 +142,32 @@ export const ROUTES: readonly Route[] = [
     method: "post",
     path: "/v1/jobs/{id}/cancel",
     summary: "Cancel a pending or running job (a running job's lease is revoked)",
+    params: JobIdParams,
     body: CancelSchema,
     responses: { 200: JobResultSchema },
     errors: [...VALIDATION, "not_found", "already_terminal"],
-    handle: async (ops, { params, body }) => ok({ job: await ops.cancel(params.id!, body.reason) }),
+    handle: async (ops, { params, body }) => ok({ job: await ops.cancel(params.id, body.reason) }),
   }),
   route({
     method: "post",
     path: "/v1/jobs/{id}/retry",
     summary: "Send a failed or cancelled job back to pending, due now, attempts 0",
+    params: JobIdParams,
     body: EmptyBodySchema,
     responses: { 200: JobResultSchema },
     errors: [...VALIDATION, "not_found", "conflict"],
-    handle: async (ops, { params }) => ok({ job: await ops.retry(params.id!) }),
+    handle: async (ops, { params }) => ok({ job: await ops.retry(params.id) }),
   }),
   route({
     method: "post",
     path: "/v1/scopes/{scopeType}/{scopeId}/cancel",
     summary: "Cancel every pending (and, unless pendingOnly, running) job of a scope",
+    params: ScopeParams,
     body: CancelScopeSchema,
     responses: { 200: CancelScopeResultSchema },
     errors: VALIDATION,
     handle: async (ops, { params, body }) =>
-      ok({ cancelled: await ops.cancelScope({ type: params.scopeType!, id: params.scopeId! }, body.pendingOnly ?? false, body.reason) }),
+      ok({ cancelled: await ops.cancelScope({ type: params.scopeType, id: params.scopeId }, body.pendingOnly ?? false, body.reason) }),
   }),
   route({
     method: "post",
@@ -175,28 +191,31 @@ export const ROUTES: readonly Route[] = [
     method: "post",
     path: "/v1/jobs/{id}/heartbeat",
     summary: "Extend a lease",
+    params: JobIdParams,
     body: HeartbeatSchema,
     responses: { 200: HeartbeatResultSchema },
-    errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal"],
-    handle: async (ops, { params, body }) => ok({ leaseExpiresAt: await ops.heartbeat(params.id!, body.leaseToken, body.leaseMs) }),
+    errors: [...VALIDATION, "not_found", "lease_lost"],
+    handle: async (ops, { params, body }) => ok({ leaseExpiresAt: await ops.heartbeat(params.id, body.leaseToken, body.leaseMs) }),
   }),
   route({
     method: "post",
     path: "/v1/jobs/{id}/complete",
     summary: "Complete a leased job with an optional result",
+    params: JobIdParams,
     body: CompleteSchema,
     responses: { 200: JobResultSchema },
     errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal", "payload_too_large"],
-    handle: async (ops, { params, body }) => ok({ job: await ops.complete(params.id!, body.leaseToken, body.result) }),
+    handle: async (ops, { params, body }) => ok({ job: await ops.complete(params.id, body.leaseToken, body.result) }),
   }),
   route({
     method: "post",
     path: "/v1/jobs/{id}/fail",
     summary: "Fail an attempt: retry with backoff, or fail for good (fatal, or the last attempt)",
+    params: JobIdParams,
     body: FailSchema,
     responses: { 200: FailResultSchema },
     errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal"],
-    handle: async (ops, { params, body }) => ok(await ops.fail(params.id!, body)),
+    handle: async (ops, { params, body }) => ok(await ops.fail(params.id, body)),
   }),
   route({
     method: "get",

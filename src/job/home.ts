@@ -36,13 +36,15 @@ export function parseHome(name: string): Home | null {
   const parts = name.split(":");
   if (parts.length !== 3) return null;
   const [kind, a, b] = parts as [string, string, string];
+  let home: Home | null = null;
   try {
-    if (kind === "scope" && a && b) return { kind, name, scope: { type: decodeURIComponent(a), id: decodeURIComponent(b) } };
-    if (kind === "type" && a && /^(0|[1-9]\d{0,5})$/.test(b)) return { kind, name, type: decodeURIComponent(a), shard: Number(b) };
+    if (kind === "scope" && a && b) home = scopeHome({ type: decodeURIComponent(a), id: decodeURIComponent(b) });
+    if (kind === "type" && a && /^(0|[1-9]\d{0,5})$/.test(b)) home = typeHome(decodeURIComponent(a), Number(b));
   } catch {
     return null; // malformed escape
   }
-  return null;
+  // Only the one spelling we produce: `%41` for `A` would otherwise name a second object for the same scope.
+  return home && home.name === name ? home : null;
 }
 
 const enc = (s: string) => encodeURIComponent(s);

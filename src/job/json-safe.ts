@@ -93,10 +93,3 @@ export function isJsonObject(value: unknown): value is JsonObject {
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
-
-const encoder = new TextEncoder();
-
-/** jsonByteLength is the UTF-8 size of the value's JSON text: what the size limits count. */
-export function jsonByteLength(value: unknown): number {
-  return encoder.encode(JSON.stringify(value)).byteLength;
-}

@@ -51,6 +51,10 @@ export const ClientJobId = z
 /** Job ids are opaque; this only bounds their size. */
 export const JobId = z.string().min(1).max(2048);
 
+/** Path parameters. */
+export const JobIdParams = z.strictObject({ id: JobId });
+export const ScopeParams = z.strictObject({ scopeType: name(128), scopeId: name(256) });
+
 const epochMs = z.number().int().min(0).max(8.64e15);
 const MAX_DELAY_MS = 366 * 24 * 3600 * 1000;
 

@@ -49,10 +49,6 @@ export const FAILURE_KINDS = [
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
-export function isTerminal(state: JobState): state is TerminalState {
-  return (TERMINAL_STATES as readonly JobState[]).includes(state);
-}
-
 /** sqlList renders a constant list as a SQL literal list: `'a', 'b'`. Only for the constants above. */
 export function sqlList(values: readonly string[]): string {
   return values.map((v) => `'${v}'`).join(", ");

@@ -17,16 +17,10 @@ export interface Transition {
 export const TRANSITIONS = {
   claim: { from: ["pending"], to: "running", by: "claim (pull) or dispatch" },
   complete: { from: ["running"], to: "completed", by: "complete with the lease token" },
-  failRetry: { from: ["running"], to: "pending", by: "fail with attempts left (backoff)" },
-  failTerminal: { from: ["running"], to: "failed", by: "fail: fatal, or the last attempt" },
-  reapRetry: { from: ["running"], to: "pending", by: "reap pass: lease expired, attempts left" },
-  reapFail: { from: ["running"], to: "failed", by: "reap pass: lease expired on the last attempt (stalled / timeout)" },
+  attemptRetry: { from: ["running"], to: "pending", by: "fail with attempts left, or the reap pass on an expired lease (backoff)" },
+  attemptFail: { from: ["running"], to: "failed", by: "fail (fatal, or the last attempt), or the reap pass on the last attempt (stalled / timeout)" },
   cancel: { from: ["pending", "running"], to: "cancelled", by: "cancel (job or scope)" },
   retry: { from: ["failed", "cancelled"], to: "pending", by: "manual retry" },
 } as const satisfies Record<string, Transition>;
 
 export type TransitionName = keyof typeof TRANSITIONS;
-
-export function canTransition(name: TransitionName, from: JobState): boolean {
-  return (TRANSITIONS[name].from as readonly JobState[]).includes(from);
-}

@@ -1,7 +1,7 @@
 /**
  * The tables of one ScopeDO. drizzle-kit generates `migrations/scope/` from
- * this file; the hot-path statements in `src/scope/sql/` are written against
- * these names and say which index they use.
+ * this file; the hot-path statements in `src/scope/` are written against these
+ * names and say which index they use.
  *
  * @module
  */

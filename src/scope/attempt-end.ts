@@ -40,17 +40,17 @@ export function decideAttemptEnd(store: ScopeStore, row: JobRow, f: AttemptFailu
 /** jobRetryIfLeased: running → pending, guarded by state and lease token. Primary key lookup. */
 const JOB_RETRY_IF_LEASED = `
 UPDATE job
-   SET state = '${TRANSITIONS.failRetry.to}', attempts = ?, run_at = ?, last_error = ?, updated_at = ?,
+   SET state = '${TRANSITIONS.attemptRetry.to}', attempts = ?, run_at = ?, last_error = ?, updated_at = ?,
        lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
- WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.failRetry.from)}) AND lease_token = ?
+ WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.attemptRetry.from)}) AND lease_token = ?
 RETURNING *`;
 
 /** jobFailIfLeased: running → failed, guarded by state and lease token. Primary key lookup. */
 const JOB_FAIL_IF_LEASED = `
 UPDATE job
-   SET state = '${TRANSITIONS.failTerminal.to}', failure_kind = ?, last_error = ?, finished_at = ?, updated_at = ?,
+   SET state = '${TRANSITIONS.attemptFail.to}', failure_kind = ?, last_error = ?, finished_at = ?, updated_at = ?,
        lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
- WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.failTerminal.from)}) AND lease_token = ?
+ WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.attemptFail.from)}) AND lease_token = ?
 RETURNING *`;
 
 /** applyAttemptEnd writes the decision; null if the lease changed meanwhile (cannot happen inside one transaction, but the guard keeps it honest). */

@@ -20,6 +20,8 @@ import type { HomeSummary } from "./summary";
 
 export const REPORT_MIN_INTERVAL_MS = 1000;
 export const REPORT_GRACE_MS = 10_000;
+/** After a failed send, the next try waits this long (the catalog may be overloaded). */
+export const REPORT_RETRY_MS = 5_000;
 
 const META_GET = "SELECT value FROM meta WHERE key = 'catalog_dirty_since'";
 const META_SET = "INSERT INTO meta (key, value) VALUES ('catalog_dirty_since', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
@@ -40,6 +42,7 @@ export class CatalogReporter {
   private version = 0;
   private sentVersion = 0;
   private lastSentAt: number | null = null;
+  private retryAt: number | null = null;
   private inflight: Promise<void> | null = null;
   private dirtySince: number | null;
 
@@ -61,14 +64,19 @@ export class CatalogReporter {
   /** deadline: when the alarm must send a summary, or null when the catalog is up to date. */
   deadline(): number | null {
     if (this.dirtySince === null) return null;
-    if (this.lastSentAt !== null && this.sentVersion < this.version) return this.lastSentAt + REPORT_MIN_INTERVAL_MS;
-    return this.dirtySince + REPORT_GRACE_MS;
+    // A send in flight re-arms when it lands; until then only the grace deadline stands.
+    if (this.inflight) return this.dirtySince + REPORT_GRACE_MS;
+    let at = this.lastSentAt !== null && this.sentVersion < this.version ? this.lastSentAt + REPORT_MIN_INTERVAL_MS : this.dirtySince + REPORT_GRACE_MS;
+    if (this.retryAt !== null) at = Math.max(at, this.retryAt);
+    return at;
   }
 
-  /** kick: after a commit, send now unless a summary is in flight or went out very recently (then the alarm will). */
+  /** kick: after a commit, send now unless a summary is in flight, went out very recently, or just failed (then the alarm will). */
   kick(): void {
     if (this.inflight || this.sentVersion >= this.version) return;
-    if (this.lastSentAt !== null && this.deps.now() - this.lastSentAt < REPORT_MIN_INTERVAL_MS) return;
+    const now = this.deps.now();
+    if (this.lastSentAt !== null && now - this.lastSentAt < REPORT_MIN_INTERVAL_MS) return;
+    if (this.retryAt !== null && now < this.retryAt) return;
     const p = this.send().catch((e) => {
       console.error(JSON.stringify({ event: "catalog:report_failed", error: String(e) }));
     });
@@ -82,20 +90,32 @@ export class CatalogReporter {
   }
 
   private send(): Promise<void> {
-    const p = (async () => {
-      const v = this.version;
+    const p = this.sendOnce();
+    this.inflight = p;
+    return p.finally(() => {
+      if (this.inflight === p) this.inflight = null;
+    });
+  }
+
+  private async sendOnce(): Promise<void> {
+    await Promise.resolve(); // let send() record this call as in flight before anything can fail
+    const v = this.version;
+    let failure: unknown = null;
+    try {
       await this.deps.send(this.deps.build());
       this.lastSentAt = this.deps.now();
+      this.retryAt = null;
       this.sentVersion = Math.max(this.sentVersion, v);
       if (this.sentVersion >= this.version && this.dirtySince !== null) {
         this.dirtySince = null;
         this.deps.sql.exec(META_CLEAR);
       }
-      await this.deps.rearm();
-    })().finally(() => {
-      if (this.inflight === p) this.inflight = null;
-    });
-    this.inflight = p;
-    return p;
+    } catch (e) {
+      failure = e;
+      this.retryAt = this.deps.now() + REPORT_RETRY_MS;
+    }
+    this.inflight = null; // the deadline below must no longer assume a send in flight
+    await this.deps.rearm();
+    if (failure !== null) throw failure;
   }
 }

@@ -4,10 +4,11 @@
  *
  * @module
  */
-import { LIVE_STATES, sqlList } from "../job/states";
+import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
+import { getJob, liveJobWithDedupeKey } from "./read";
 import type { ScopeStore } from "./store";
 
 const CANCEL_SET = `
@@ -29,9 +30,6 @@ UPDATE job
  WHERE id = ? AND state IN (${sqlList(TRANSITIONS.retry.from)})
 RETURNING *`;
 
-const JOB_FIND = "SELECT * FROM job WHERE id = ?";
-/** Another live job holding the same dedupe key: job_dedupe_idx. */
-const JOB_DEDUPE_HOLDER = `SELECT id FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`;
 
 export function cancelJob(store: ScopeStore, id: string, reason: string | null, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
@@ -40,7 +38,7 @@ export function cancelJob(store: ScopeStore, id: string, reason: string | null, 
       store.touched(now);
       return { ok: true, row };
     }
-    const current = store.sql.exec<JobRow>(JOB_FIND, id).toArray()[0];
+    const current = getJob(store.sql, id);
     return current ? { ok: false, code: "already_terminal", state: current.state } : { ok: false, code: "not_found" };
   });
 }
@@ -55,13 +53,13 @@ export function cancelAll(store: ScopeStore, pendingOnly: boolean, reason: strin
 
 export function retryJob(store: ScopeStore, id: string, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const current = store.sql.exec<JobRow>(JOB_FIND, id).toArray()[0];
+    const current = getJob(store.sql, id);
     if (!current) return { ok: false, code: "not_found" };
     if (!(TRANSITIONS.retry.from as readonly string[]).includes(current.state)) {
       return { ok: false, code: "conflict", reason: `job is ${current.state}; only failed or cancelled jobs can be retried`, state: current.state };
     }
     if (current.dedupe_key !== null) {
-      const holder = store.sql.exec<{ id: string }>(JOB_DEDUPE_HOLDER, current.dedupe_key).toArray()[0];
+      const holder = liveJobWithDedupeKey(store.sql, current.dedupe_key);
       if (holder) return { ok: false, code: "conflict", reason: `live job ${holder.id} holds dedupe key ${JSON.stringify(current.dedupe_key)}`, state: current.state };
     }
     const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id).one();

@@ -4,8 +4,8 @@
  * request can interleave and no job is leased twice — invariant 3).
  *
  * Order: priority desc, runAt, enqueue order (seq). job_claim_idx is per type,
- * so the best few of each candidate type are read by index and merged here;
- * the cost stays O(types × limit × log n), whatever the depth.
+ * so the best few of each candidate type are read by index seeks and merged
+ * here.
  *
  * @module
  */
@@ -23,11 +23,23 @@ export interface ClaimRequest {
   leaseMs: number;
 }
 
-/** jobClaimCandidates: the best due jobs of one type. Uses job_claim_idx (type, priority DESC, run_at, seq) WHERE pending. */
+/**
+ * The claim reads job_claim_idx (type, priority DESC, run_at, seq) WHERE
+ * pending by seeks only: the highest pending priority of a type, its due jobs
+ * in runAt order, then the next lower priority, and so on until `limit` jobs
+ * are found. A priority level holding only future jobs costs one seek, so the
+ * cost is O(levels visited × log n) whatever the depth.
+ */
+/** jobTopPendingPriority: one index seek. */
+export const JOB_TOP_PENDING_PRIORITY = "SELECT priority FROM job WHERE state = 'pending' AND type = ? ORDER BY priority DESC LIMIT 1";
+/** jobNextPendingPriorityBelow: one index seek. */
+export const JOB_NEXT_PENDING_PRIORITY_BELOW =
+  "SELECT priority FROM job WHERE state = 'pending' AND type = ? AND priority < ? ORDER BY priority DESC LIMIT 1";
+/** jobClaimCandidates: the due jobs of one (type, priority), oldest first — an index range, no sort. */
 export const JOB_CLAIM_CANDIDATES = `
 SELECT seq, priority, run_at FROM job
- WHERE state = 'pending' AND type = ? AND run_at <= ?
- ORDER BY priority DESC, run_at, seq
+ WHERE state = 'pending' AND type = ? AND priority = ? AND run_at <= ?
+ ORDER BY run_at, seq
  LIMIT ?`;
 
 /**
@@ -52,11 +64,9 @@ type Candidate = {
 export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): JobRow[] {
   return store.atomic(() => {
     const present = pendingTypes(store.sql);
-    const types = req.types === null ? present : req.types.filter((t) => present.includes(t));
+    const types = req.types === null ? present : [...new Set(req.types)].filter((t) => present.includes(t));
     const candidates: Candidate[] = [];
-    for (const type of types) {
-      candidates.push(...store.sql.exec<Candidate>(JOB_CLAIM_CANDIDATES, type, now, req.limit).toArray());
-    }
+    for (const type of types) candidates.push(...bestDue(store.sql, type, req.limit, now));
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
     const claimed: JobRow[] = [];
     for (const c of candidates.slice(0, req.limit)) {
@@ -69,4 +79,16 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): Jo
     if (claimed.length > 0) store.touched(now);
     return claimed;
   });
+}
+
+/** bestDue: up to `limit` due jobs of one type in claim order, priority level by priority level. */
+function bestDue(sql: SqlStorage, type: string, limit: number, now: number): Candidate[] {
+  const out: Candidate[] = [];
+  let level = sql.exec<{ priority: number }>(JOB_TOP_PENDING_PRIORITY, type).toArray()[0]?.priority;
+  while (level !== undefined && out.length < limit) {
+    out.push(...sql.exec<Candidate>(JOB_CLAIM_CANDIDATES, type, level, now, limit - out.length).toArray());
+    if (out.length >= limit) break;
+    level = sql.exec<{ priority: number }>(JOB_NEXT_PENDING_PRIORITY_BELOW, type, level).toArray()[0]?.priority;
+  }
+  return out;
 }

@@ -6,6 +6,7 @@
  */
 import type { Scope } from "../job/schemas";
 import type { JobRow } from "./job-row";
+import { getJob, liveJobWithDedupeKey } from "./read";
 import type { ScopeStore } from "./store";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
@@ -31,10 +32,6 @@ export interface Enqueued {
   created: boolean;
 }
 
-/** jobFindById: unique index job_id_idx. */
-const JOB_FIND_BY_ID = "SELECT * FROM job WHERE id = ?";
-/** jobFindLiveByDedupeKey: unique partial index job_dedupe_idx. */
-const JOB_FIND_LIVE_BY_DEDUPE_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN ('pending', 'running')";
 /**
  * jobInsertIfNew: the unique indexes on id (job_id_idx) and on a live dedupe
  * key (job_dedupe_idx) decide; a conflict inserts nothing and returns no row,
@@ -76,9 +73,7 @@ export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: num
         created = true;
         continue;
       }
-      const existing =
-        store.sql.exec<JobRow>(JOB_FIND_BY_ID, job.id).toArray()[0] ??
-        (job.dedupeKey === null ? undefined : store.sql.exec<JobRow>(JOB_FIND_LIVE_BY_DEDUPE_KEY, job.dedupeKey).toArray()[0]);
+      const existing = getJob(store.sql, job.id) ?? (job.dedupeKey === null ? null : liveJobWithDedupeKey(store.sql, job.dedupeKey));
       if (!existing) throw new Error(`enqueue of ${job.id} conflicted with no job`);
       out.push({ row: existing, created: false });
     }

@@ -6,8 +6,12 @@
  */
 import type { JobState } from "../job/states";
 
-/** Why a lease-bearing call was refused: the token is not the current one, the lease ran out, or the job was cancelled. */
-export type LeaseLostReason = "stale_token" | "expired" | "cancelled" | "timeout";
+/**
+ * Why a lease-bearing call was refused: the token is not the current one, the
+ * lease ran out (or ran into the job's timeout), the job was cancelled, or —
+ * for a heartbeat — the job already finished.
+ */
+export type LeaseLostReason = "stale_token" | "expired" | "cancelled" | "timeout" | "finished";
 
 export type Refusal =
   | { ok: false; code: "not_found" }

@@ -5,10 +5,14 @@
  *
  * @module
  */
-import type { JobState } from "../job/states";
+import { LIVE_STATES, sqlList, type JobState } from "../job/states";
 import type { JobRow } from "./job-row";
 
-const JOB_FIND = "SELECT * FROM job WHERE id = ?";
+/** jobFindById: unique index job_id_idx. */
+const JOB_FIND_BY_ID = "SELECT * FROM job WHERE id = ?";
+
+/** jobFindLiveByDedupeKey: the WHERE repeats job_dedupe_idx's condition so the partial index applies. */
+const JOB_FIND_LIVE_BY_DEDUPE_KEY = `SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`;
 
 /** jobListAfter: primary key order; filters are optional (NULL = any). */
 const JOB_LIST_AFTER = `
@@ -27,7 +31,12 @@ export interface ListFilter {
 }
 
 export function getJob(sql: SqlStorage, id: string): JobRow | null {
-  return sql.exec<JobRow>(JOB_FIND, id).toArray()[0] ?? null;
+  return sql.exec<JobRow>(JOB_FIND_BY_ID, id).toArray()[0] ?? null;
+}
+
+/** liveJobWithDedupeKey: the pending or running job holding the key, if any. */
+export function liveJobWithDedupeKey(sql: SqlStorage, dedupeKey: string): JobRow | null {
+  return sql.exec<JobRow>(JOB_FIND_LIVE_BY_DEDUPE_KEY, dedupeKey).toArray()[0] ?? null;
 }
 
 export function listJobs(sql: SqlStorage, filter: ListFilter, afterSeq: number, limit: number): JobRow[] {

@@ -2,7 +2,7 @@
  * The reap pass: running jobs whose lease expired go back to pending with a
  * backoff (the expired attempt counts, invariant 5), or to failed — `timeout`
  * when the lease ran out at the job's `timeoutMs`, else `stalled` — on their
- * last attempt. Run by the alarm; tests call `runOnce` directly.
+ * last attempt. Run by the alarm; tests may call `reapOnce` directly.
  *
  * @module
  */

@@ -91,8 +91,11 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   async heartbeat(id: string, token: string, leaseMs: number | null): Promise<Outcome<{ leaseExpiresAt: number }>> {
-    // A later expiry never needs an earlier alarm: no re-arm.
-    return heartbeat(this.store, id, token, leaseMs, this.clock.now());
+    const now = this.clock.now();
+    const out = heartbeat(this.store, id, token, leaseMs, now);
+    // A heartbeat may shorten a lease (a smaller leaseMs), so the alarm may need to come earlier.
+    if (out.ok) await this.arm(now);
+    return out;
   }
 
   async complete(id: string, token: string, result: string | null): Promise<Outcome<{ row: JobRow }>> {
@@ -160,18 +163,44 @@ export class ScopeDO extends DurableObject<Env> {
       const reaped = reapOnce(this.store, now);
       const swept = sweepOnce(this.store, now);
       again = reaped.more || swept.more;
+    } catch (e) {
+      failed = true;
+      this.recordAlarmError(now, e, info);
+    }
+    try {
       // A wake-up means something changed with time (a job came due, a lease ran out): report it.
       await this.reporter.flush(true);
     } catch (e) {
-      failed = true;
-      console.error(JSON.stringify({ event: "alarm:failed", home: this.ctx.id.name, retryCount: info?.retryCount ?? 0, error: String(e) }));
+      // Not this object's failure: the reporter's own deadline (with its retry delay) brings the alarm back.
+      console.error(JSON.stringify({ event: "alarm:report_failed", home: this.ctx.id.name, error: String(e) }));
     }
-    // Never "now" from inside alarm(): a pass that could not finish comes back shortly, a failed one later.
-    let at = failed ? now + ALARM_RETRY_MS : this.wakeAt(now);
+    let at: number | null = null;
+    try {
+      at = this.wakeAt(now);
+    } catch (e) {
+      failed = true;
+      this.recordAlarmError(now, e, info);
+    }
+    // Never "now" from inside alarm(): a pass that filled its batch comes back shortly, a failed one later.
+    if (failed) at = Math.min(at ?? Infinity, now + ALARM_RETRY_MS);
     if (again) at = Math.min(at ?? Infinity, now + ALARM_AGAIN_MS);
-    if (at !== null && at <= now) at = now + ALARM_AGAIN_MS;
+    if (at !== null && at <= now) at = now + (failed ? ALARM_RETRY_MS : ALARM_AGAIN_MS);
     // Re-arming is the one step left that may throw: if storage cannot take an alarm, a platform retry is the only way back.
     await this.alarmArm.set(at);
+  }
+
+  /** recordAlarmError logs a failed pass and keeps the last one in `meta` for operators; it never throws. */
+  private recordAlarmError(now: number, e: unknown, info?: AlarmInvocationInfo): void {
+    const error = String(e);
+    console.error(JSON.stringify({ event: "alarm:failed", home: this.ctx.id.name, retryCount: info?.retryCount ?? 0, error }));
+    try {
+      this.store.sql.exec(
+        "INSERT INTO meta (key, value) VALUES ('last_alarm_error', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        JSON.stringify({ at: now, error }),
+      );
+    } catch {
+      // Storage itself is failing; the log line above is all we can leave.
+    }
   }
 
   /** arm: set the alarm to the next wake-up, or delete it when nothing waits. */
@@ -186,8 +215,9 @@ export class ScopeDO extends DurableObject<Env> {
   // ------------------------------------------------------------ internals
 
   private async afterWrite(now: number): Promise<void> {
-    await this.arm(now);
+    // Kick first: a report in flight changes the deadline the alarm is armed for.
     this.reporter.kick();
+    await this.arm(now);
   }
 
   private async settled<T extends { ok: boolean }>(now: number, outcome: T): Promise<T> {

@@ -10,10 +10,11 @@ import { TRANSITIONS } from "../job/transitions";
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
+import { getJob } from "./read";
 import type { ScopeStore } from "./store";
 
-/** The live lease: right state, right token, not yet expired. Params ?1 now, ?2 id, ?3 token. */
-const LEASED = "id = ?2 AND state = 'running' AND lease_token = ?3 AND lease_expires_at > ?1";
+/** The live lease: right token, not yet expired (only running jobs hold a token). Params ?1 now, ?2 id, ?3 token. */
+const LEASED = "id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
 
 /** jobExtendLeaseIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 leaseMs or null (keep the claim's). Never past startedAt + timeoutMs. */
 const JOB_EXTEND_LEASE_IF_LEASED = `
@@ -34,11 +35,13 @@ UPDATE job
 RETURNING *`;
 
 const JOB_FIND_LEASED = `SELECT * FROM job WHERE ${LEASED}`;
-const JOB_FIND = "SELECT * FROM job WHERE id = ?";
 
 export function heartbeat(store: ScopeStore, id: string, token: string, leaseMs: number | null, now: number): Outcome<{ leaseExpiresAt: number }> {
   const row = store.sql.exec<{ lease_expires_at: number }>(JOB_EXTEND_LEASE_IF_LEASED, now, id, token, leaseMs).toArray()[0];
-  return row ? { ok: true, leaseExpiresAt: row.lease_expires_at } : leaseRefusal(store, id, token, now);
+  if (row) return { ok: true, leaseExpiresAt: row.lease_expires_at };
+  const refusal = leaseRefusal(store, id, token, now);
+  // A heartbeat only ever answers lease_lost (API.md): a finished job's lease is gone too.
+  return refusal.code === "already_terminal" ? { ok: false, code: "lease_lost", reason: "finished", state: refusal.state } : refusal;
 }
 
 export function complete(store: ScopeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {
@@ -82,7 +85,7 @@ export function fail(store: ScopeStore, id: string, token: string, input: FailIn
 
 /** leaseRefusal explains why a fenced call matched nothing. */
 export function leaseRefusal(store: ScopeStore, id: string, token: string, now: number): Refusal {
-  const row = store.sql.exec<JobRow>(JOB_FIND, id).toArray()[0];
+  const row = getJob(store.sql, id);
   if (!row) return { ok: false, code: "not_found" };
   switch (row.state) {
     case "cancelled":

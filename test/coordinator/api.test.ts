@@ -143,6 +143,12 @@ describe("GET /v1/jobs/{id}", () => {
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe("not_found");
     expect((await api("GET", "/v1/jobs/not-an-id")).status).toBe(404);
+    // A well-formed id for a shard the type does not have names no object.
+    const shard9 = `${btoa("type:sharded.job:9").replace(/=+$/, "")}.x`;
+    expect((await api("GET", `/v1/jobs/${shard9}`)).status).toBe(404);
+    const long = await api("GET", `/v1/jobs/${"x".repeat(3000)}`);
+    expect(long.status).toBe(400);
+    expect(long.body.error.details[0].path).toBe("id");
     expect((await api("GET", "/v1/jobs/%F0%9F%92%A9.x")).status).toBe(404);
   });
 });
@@ -164,6 +170,13 @@ describe("pull workers", () => {
     const again = await api("POST", `/v1/jobs/${job.id}/complete`, { leaseToken: leased.leaseToken });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe("already_terminal");
+  });
+
+  it("a repeated type in types does not shrink the claim", async () => {
+    const type = uniqueType();
+    await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: {} }, { type, payload: {} }] });
+    const r = await api("POST", "/v1/claim", { worker: "w", types: [type, type], limit: 2 });
+    expect(r.body.jobs).toHaveLength(2);
   });
 
   it("an empty list when nothing is due", async () => {

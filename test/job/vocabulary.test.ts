@@ -42,6 +42,9 @@ describe("homes and job ids", () => {
     expect(parseHome("scope:%E0%A4%A:x")).toBeNull();
     expect(parseHome("type:t:01")).toBeNull();
     expect(parseHome("other:a:b")).toBeNull();
+    // Only the canonical spelling: %41 is "A", which would otherwise be a second object for scope A.
+    expect(parseHome("scope:%41:b")).toBeNull();
+    expect(parseHome("scope:A:b")).not.toBeNull();
   });
 });
 

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { JOB_CLAIM_CANDIDATES } from "../../src/scope/claim";
+import { JOB_CLAIM_CANDIDATES, JOB_NEXT_PENDING_PRIORITY_BELOW, JOB_TOP_PENDING_PRIORITY } from "../../src/scope/claim";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { freshScope, newJob, row, T0 } from "../helpers/scope";
 
@@ -59,13 +59,31 @@ describe("claim (scope object)", () => {
     for (const id of ids) expect((await row(stub, id)).attempts).toBe(1);
   });
 
-  it("uses job_claim_idx for the candidate query, with no sort step", async () => {
+  it("reads job_claim_idx by seeks only, with no sort step", async () => {
     const { home, stub } = await freshScope();
     await stub.enqueue(Array.from({ length: 50 }, (_, i) => newJob(home, { priority: i % 4 })));
-    const plan = await runInDurableObject(stub, (_o: ScopeDO, state) =>
-      state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${JOB_CLAIM_CANDIDATES}`, "test.job", T0, 10).toArray().map((r) => r.detail),
-    );
-    expect(plan.join("\n")).toMatch(/USING COVERING INDEX job_claim_idx \(type=\?\)/);
-    expect(plan.join("\n")).not.toMatch(/TEMP B-TREE/);
+    const plans = await runInDurableObject(stub, (_o: ScopeDO, state) => {
+      const plan = (q: string, ...args: unknown[]) =>
+        state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${q}`, ...(args as never[])).toArray().map((r) => r.detail).join(" | ");
+      return [
+        plan(JOB_CLAIM_CANDIDATES, "test.job", 2, T0, 10),
+        plan(JOB_TOP_PENDING_PRIORITY, "test.job"),
+        plan(JOB_NEXT_PENDING_PRIORITY_BELOW, "test.job", 3),
+      ];
+    });
+    expect(plans[0]).toMatch(/USING COVERING INDEX job_claim_idx \(type=\? AND priority=\? AND run_at<\?\)/);
+    expect(plans[1]).toMatch(/USING COVERING INDEX job_claim_idx \(type=\?\)/);
+    expect(plans[2]).toMatch(/USING COVERING INDEX job_claim_idx \(type=\? AND priority<\?\)/);
+    for (const p of plans) expect(p).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("skips a priority level that holds only future jobs", async () => {
+    const { home, stub } = await freshScope();
+    await stub.enqueue([
+      ...Array.from({ length: 30 }, () => newJob(home, { priority: 9, runAt: T0 + 60_000 })),
+      newJob(home, { id: "due-low", priority: 1 }),
+    ]);
+    const [c] = await stub.claim(claimReq(1, ["test.job", "test.job"]));
+    expect(c!.id).toContain(".due-low");
   });
 });

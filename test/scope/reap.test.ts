@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOB_FIND_EXPIRED_LEASES } from "../../src/scope/reap-pass";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { alarmAt, freshScope, newJob, row, T0, useClock } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, row, rows, T0, useClock } from "../helpers/scope";
 
 async function claimed(over = {}, leaseMs = 30_000) {
   const ctx = await freshScope();
@@ -71,6 +71,26 @@ describe("reap pass, fired by the alarm", () => {
     });
     await expect(runDurableObjectAlarm(stub)).resolves.toBe(true);
     expect(await alarmAt(stub, { flush: false })).toBe(T0 + 30_000 + 5_000);
+  });
+
+  it("with the catalog down, the alarm still comes back for the next lease expiry, not later", async () => {
+    const ctx = await freshScope();
+    await runInDurableObject(ctx.stub, (o: ScopeDO) => {
+      Object.assign(o, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
+    });
+    await ctx.stub.enqueue([newJob(ctx.home), newJob(ctx.home)]);
+    await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 1_000 });
+    await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 60_000 });
+    ctx.clock!.advance(1_000);
+    await runDurableObjectAlarm(ctx.stub);
+    // The reaped job comes due again within 1 s (backoff base); the unsent summary is due at its 10 s grace
+    // deadline (failed tries wait 5 s); the second lease expires at +60 s. The alarm is the earliest, never "now".
+    const retried = (await rows(ctx.stub)).find((r) => r.state === "pending")!;
+    expect(retried.run_at).toBeGreaterThan(T0 + 1_000);
+    expect(await alarmAt(ctx.stub, { flush: false })).toBe(retried.run_at);
+    ctx.clock!.set(retried.run_at);
+    await runDurableObjectAlarm(ctx.stub);
+    expect(await alarmAt(ctx.stub, { flush: false })).toBe(T0 + 10_000);
   });
 
   it("finds expired leases through job_lease_idx", async () => {

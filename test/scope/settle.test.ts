@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { freshScope, newJob, row, T0, useClock } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, row, T0, useClock } from "../helpers/scope";
 
 async function claimedJob(over = {}) {
   const ctx = await freshScope();
@@ -35,6 +35,19 @@ describe("heartbeat / complete / fail (scope object)", () => {
     clock!.advance(10_000);
     expect(await stub.heartbeat(job.id, job.lease_token!, null)).toEqual({ ok: true, leaseExpiresAt: T0 + 40_000 });
     expect(await stub.heartbeat(job.id, job.lease_token!, 5_000)).toEqual({ ok: true, leaseExpiresAt: T0 + 15_000 });
+  });
+
+  it("a heartbeat that shortens the lease brings the alarm forward", async () => {
+    const { stub, job } = await claimedJob();
+    expect(await alarmAt(stub)).toBe(T0 + 30_000);
+    await stub.heartbeat(job.id, job.lease_token!, 2_000);
+    expect(await alarmAt(stub, { flush: false })).toBe(T0 + 2_000);
+  });
+
+  it("a heartbeat on a finished job is lease_lost / finished", async () => {
+    const { stub, job } = await claimedJob();
+    await stub.complete(job.id, job.lease_token!, null);
+    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "finished" });
   });
 
   it("heartbeat never extends past the job's timeout; past it the lease is lost with reason timeout", async () => {
