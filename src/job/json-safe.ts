@@ -13,7 +13,6 @@
  * accepted as serializable by them. The typed client narrows payloads per job
  * type.
  */
-// biome-ignore lint/suspicious/noExplicitAny: see above — the one place a value type is left open.
 export type JsonObject = { [key: string]: any };
 
 /** Deeper than this is refused: it is never real data and it protects the stack. */

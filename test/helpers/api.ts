@@ -2,7 +2,9 @@
  * Calling the real coordinator Worker (the main module) over fetch, the way a
  * producer or pull worker does.
  */
-import { exports } from "cloudflare:workers";
+import { env as workersEnv, exports } from "cloudflare:workers";
+import type { Env } from "../../src/env";
+import { homeOfJobId } from "../../src/job/home";
 
 export const TOKEN = "test-token";
 
@@ -35,11 +37,8 @@ export function uniqueType(prefix = "t"): string {
   return `${prefix}.${crypto.randomUUID().slice(0, 8)}`;
 }
 
-import { env as workersEnv } from "cloudflare:workers";
-import { homeOfJobId } from "../../src/job/home";
-import type { Env } from "../../src/env";
 
-/** flushHomes waits until the catalog has every change of the homes of these job ids (no sleeping). */
+/** flushJobs waits until the catalog has every change of the homes of these job ids (no sleeping). */
 export async function flushJobs(...ids: string[]): Promise<void> {
   const env = workersEnv as unknown as Env;
   const homes = new Set(ids.map((id) => homeOfJobId(id)!.name));
