@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm start`: run the queue locally on workerd (wrangler dev), state persisted under .wrangler/.
+// `npm start`: run the queue locally on workerd (wrangler dev) — the coordinator and the example
+// handler Worker together — with state persisted under .wrangler/.
 // Creates .dev.vars (the local QUEUE_TOKEN) from .dev.vars.example on first run.
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
@@ -14,6 +15,6 @@ if (!existsSync(".dev.vars")) {
 }
 
 const wrangler = process.platform === "win32" ? "node_modules/.bin/wrangler.cmd" : "node_modules/.bin/wrangler";
-const child = spawn(wrangler, ["dev", "-c", "wrangler.toml", ...process.argv.slice(2)], { stdio: "inherit" });
+const child = spawn(wrangler, ["dev", "-c", "wrangler.toml", "-c", "examples/handler/wrangler.toml", ...process.argv.slice(2)], { stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -12,13 +12,14 @@
  * @module
  */
 import { env } from "cloudflare:workers";
-import { loadConfig } from "./config/load";
+import { checkBindings, loadConfig } from "./config/load";
 import { createApp } from "./coordinator/app";
 
-loadConfig(env as { EDGEQUEUE_CONFIG?: unknown });
+checkBindings(loadConfig(env as { EDGEQUEUE_CONFIG?: unknown }), env);
 
 export { CatalogDO } from "./catalog/catalog-do";
 export { EdgeQueue } from "./coordinator/rpc";
+export { PoolDO } from "./pool/pool-do";
 export { ScopeDO } from "./scope/scope-do";
 
 export default createApp();

@@ -27,6 +27,24 @@ export function loadConfig(env: { EDGEQUEUE_CONFIG?: unknown }): QueueConfig {
   return config;
 }
 
+/**
+ * checkBindings: every binding the config names must exist in the Worker's
+ * env, so a typo fails at startup instead of on the first dispatch.
+ */
+export function checkBindings(config: QueueConfig, env: object): void {
+  const problems: string[] = [];
+  const has = (name: string) => typeof (env as Record<string, unknown>)[name] === "object" && (env as Record<string, unknown>)[name] !== null;
+  for (const [type, t] of Object.entries(config.types)) {
+    if (t.binding && !has(t.binding)) {
+      problems.push(`  - ${CONFIG_VAR}.types${formatPath([type])}.binding: no binding named ${t.binding}; add a [[services]] entry with binding = "${t.binding}" to wrangler.toml`);
+    }
+  }
+  if (config.observer && !has(config.observer)) {
+    problems.push(`  - ${CONFIG_VAR}.observer: no binding named ${config.observer}; add a [[services]] entry with binding = "${config.observer}" to wrangler.toml`);
+  }
+  if (problems.length) throw new ConfigError(`Invalid ${CONFIG_VAR} in wrangler.toml:\n${problems.join("\n")}`);
+}
+
 export function parseConfig(raw: unknown): QueueConfig {
   let value = raw ?? {};
   if (typeof value === "string") {

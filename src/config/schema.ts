@@ -16,14 +16,30 @@ const BackoffSchema = z.strictObject({
   maxMs: ms(7 * DAY_MS).optional(),
 });
 
+const bindingName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a binding name from wrangler.toml (letters, digits, _)");
+
 const TypeConfigSchema = z.strictObject({
   /** Objects holding this type's unscoped jobs. Raise it for a hot type; keep it fixed once jobs exist. */
   shards: z.number().int().min(1).max(256).optional(),
   maxAttempts: z.number().int().min(1).max(1000).optional(),
   backoff: BackoffSchema.optional(),
+  /** A service binding to the handler Worker's entrypoint: jobs are pushed to it. Without one the type is pull-only. */
+  binding: bindingName.optional(),
+  /** Most attempts of this type running at once, across every object (a PoolDO permit each). */
+  concurrency: z.number().int().min(1).max(100_000).optional(),
+  /** Default per-attempt time limit for jobs of this type (an enqueue may set its own). */
+  timeoutMs: z.number().int().min(1000).max(7 * DAY_MS).optional(),
+  /** Most jobs per handler call. */
+  batchSize: z.number().int().min(1).max(100).optional(),
+  /** Lease of a pushed attempt, renewed every third of it while the call is in flight. */
+  leaseMs: z.number().int().min(1000).max(3600_000).optional(),
 });
 
 export const ConfigSchema = z.strictObject({
+  /** A service binding whose `observe(events)` receives every lifecycle event. */
+  observer: bindingName.optional(),
+  /** `log: false` stops the JSON log line per lifecycle event. */
+  events: z.strictObject({ log: z.boolean().optional() }).optional(),
   defaults: z
     .strictObject({
       maxAttempts: z.number().int().min(1).max(1000).optional(),
@@ -46,6 +62,14 @@ export const ConfigSchema = z.strictObject({
       cancelledMs: ms(365 * DAY_MS).optional(),
     })
     .optional(),
+}).superRefine((config, ctx) => {
+  for (const [name, t] of Object.entries(config.types ?? {})) {
+    for (const key of ["concurrency", "batchSize", "leaseMs"] as const) {
+      if (t[key] !== undefined && t.binding === undefined) {
+        ctx.addIssue({ code: "custom", path: ["types", name, key], message: `${key} applies to pushed jobs: give the type a binding too` });
+      }
+    }
+  }
 });
 export type ConfigInput = z.infer<typeof ConfigSchema>;
 
@@ -53,11 +77,21 @@ export interface TypeSettings {
   shards: number;
   maxAttempts: number;
   backoff: { baseMs: number; maxMs: number };
+  /** Push types only. */
+  binding: string | null;
+  concurrency: number | null;
+  timeoutMs: number | null;
+  batchSize: number;
+  leaseMs: number;
 }
 
 /** The config with every default filled in. */
 export interface QueueConfig {
   types: Readonly<Record<string, TypeSettings>>;
+  /** Types with a handler binding: dispatched, never pulled. */
+  pushTypes: readonly string[];
+  observer: string | null;
+  logEvents: boolean;
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number };
   retention: { completedMs: number; failedMs: number; cancelledMs: number };
   /** Settings for any type, declared or not. */
@@ -66,6 +100,8 @@ export interface QueueConfig {
 
 export const DEFAULTS = {
   maxAttempts: 3,
+  batchSize: 10,
+  leaseMs: 30_000,
   payloadMaxBytes: 128 * 1024,
   batchPayloadMaxBytes: 8 * 1024 * 1024,
   retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS },
@@ -79,6 +115,11 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       baseMs: input.defaults?.backoff?.baseMs ?? BACKOFF_DEFAULT.baseMs,
       maxMs: input.defaults?.backoff?.maxMs ?? BACKOFF_DEFAULT.maxMs,
     },
+    binding: null,
+    concurrency: null,
+    timeoutMs: null,
+    batchSize: DEFAULTS.batchSize,
+    leaseMs: DEFAULTS.leaseMs,
   };
   const types: Record<string, TypeSettings> = {};
   for (const [name, t] of Object.entries(input.types ?? {})) {
@@ -86,10 +127,18 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       shards: t.shards ?? base.shards,
       maxAttempts: t.maxAttempts ?? base.maxAttempts,
       backoff: { baseMs: t.backoff?.baseMs ?? base.backoff.baseMs, maxMs: t.backoff?.maxMs ?? base.backoff.maxMs },
+      binding: t.binding ?? null,
+      concurrency: t.concurrency ?? null,
+      timeoutMs: t.timeoutMs ?? null,
+      batchSize: t.batchSize ?? base.batchSize,
+      leaseMs: t.leaseMs ?? base.leaseMs,
     };
   }
   return {
     types,
+    pushTypes: Object.keys(types).filter((t) => types[t]!.binding !== null),
+    observer: input.observer ?? null,
+    logEvents: input.events?.log ?? true,
     limits: {
       payloadMaxBytes: input.limits?.payloadMaxBytes ?? DEFAULTS.payloadMaxBytes,
       batchPayloadMaxBytes: input.limits?.batchPayloadMaxBytes ?? DEFAULTS.batchPayloadMaxBytes,

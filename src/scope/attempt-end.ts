@@ -13,7 +13,7 @@ import type { JobRow } from "./job-row";
 import type { ScopeStore } from "./store";
 
 export type AttemptEnd =
-  | { to: "pending"; runAt: number; attempts: number; error: string }
+  | { to: "pending"; runAt: number; attempts: number; error: string | null }
   | { to: "failed"; failureKind: FailureKind; error: string };
 
 export interface AttemptFailure {

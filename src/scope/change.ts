@@ -19,8 +19,8 @@ const CANCEL_SET = `
 const JOB_CANCEL_IF_LIVE = `UPDATE job ${CANCEL_SET} WHERE id = ? AND state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
 
 /** jobCancelAllInStates: a whole scope; the state list is one of two constants below. */
-const JOB_CANCEL_ALL_LIVE = `UPDATE job ${CANCEL_SET} WHERE state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING seq`;
-const JOB_CANCEL_ALL_PENDING = `UPDATE job ${CANCEL_SET} WHERE state = 'pending' RETURNING seq`;
+const JOB_CANCEL_ALL_LIVE = `UPDATE job ${CANCEL_SET} WHERE state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
+const JOB_CANCEL_ALL_PENDING = `UPDATE job ${CANCEL_SET} WHERE state = 'pending' RETURNING *`;
 
 /** jobRetryIfFinishedUnsuccessfully: failed|cancelled → pending, due now, attempts 0. */
 const JOB_RETRY_IF_FAILED = `
@@ -43,11 +43,11 @@ export function cancelJob(store: ScopeStore, id: string, reason: string | null, 
   });
 }
 
-export function cancelAll(store: ScopeStore, pendingOnly: boolean, reason: string | null, now: number): number {
+export function cancelAll(store: ScopeStore, pendingOnly: boolean, reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
-    const n = store.sql.exec(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now).toArray().length;
-    if (n > 0) store.touched(now);
-    return n;
+    const rows = store.sql.exec<JobRow>(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now).toArray();
+    if (rows.length > 0) store.touched(now);
+    return rows;
   });
 }
 

@@ -19,6 +19,8 @@ export interface ClaimRequest {
   worker: string;
   /** null: any type. */
   types: readonly string[] | null;
+  /** Types never to hand out (pull claims skip push types). */
+  exclude?: readonly string[];
   limit: number;
   leaseMs: number;
 }
@@ -64,7 +66,9 @@ type Candidate = {
 export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): JobRow[] {
   return store.atomic(() => {
     const present = pendingTypes(store.sql);
-    const types = req.types === null ? present : [...new Set(req.types)].filter((t) => present.includes(t));
+    const types = (req.types === null ? present : [...new Set(req.types)].filter((t) => present.includes(t))).filter(
+      (t) => !req.exclude?.includes(t),
+    );
     const candidates: Candidate[] = [];
     for (const type of types) candidates.push(...bestDue(store.sql, type, req.limit, now));
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);

@@ -19,6 +19,8 @@ export const REAP_BATCH = 200;
 export interface ReapResult {
   retried: number;
   failed: number;
+  /** The rows as the pass left them. */
+  rows: JobRow[];
   /** True when the batch was full: more may be waiting, come back soon. */
   more: boolean;
 }
@@ -28,6 +30,7 @@ export function reapOnce(store: ScopeStore, now: number, limit = REAP_BATCH): Re
     const expired = store.sql.exec<JobRow>(JOB_FIND_EXPIRED_LEASES, now, limit).toArray();
     let retried = 0;
     let failed = 0;
+    const rows: JobRow[] = [];
     for (const row of expired) {
       const timedOut = row.timeout_ms !== null && row.started_at !== null && (row.lease_expires_at ?? 0) >= row.started_at + row.timeout_ms;
       const end = decideAttemptEnd(
@@ -41,11 +44,13 @@ export function reapOnce(store: ScopeStore, now: number, limit = REAP_BATCH): Re
         },
         now,
       );
-      if (!applyAttemptEnd(store, row, end, now)) continue;
+      const after = applyAttemptEnd(store, row, end, now);
+      if (!after) continue;
+      rows.push(after);
       if (end.to === "pending") retried++;
       else failed++;
     }
     if (expired.length > 0) store.touched(now);
-    return { retried, failed, more: expired.length === limit };
+    return { retried, failed, rows, more: expired.length === limit };
   });
 }

@@ -10,12 +10,16 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import migrations from "../../migrations/scope/migrations.js";
+import { AlarmArm } from "../alarm-arm";
 import { systemClock, type Clock } from "../clock";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import type { TerminalState } from "../job/states";
 import { migrateStorage } from "../schema/migrate";
+import { Dispatcher, type Origin } from "../dispatch/dispatcher";
+import type { HandlerEntrypointApi } from "../dispatch/contract";
 import { CatalogReporter } from "./catalog-report";
+import { EventSink, type Observer } from "./events";
 import { cancelAll, cancelJob, retryJob } from "./change";
 import { claimJobs, type ClaimRequest } from "./claim";
 import { enqueueJobs, type Enqueued, type NewJob } from "./enqueue";
@@ -27,7 +31,7 @@ import { complete, fail, heartbeat, type FailInput } from "./settle";
 import type { ScopeStore } from "./store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { prune, sweepOnce } from "./sweep-pass";
-import { AlarmArm, nextWakeAt } from "./wake";
+import { nextWakeAt } from "./wake";
 
 /** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
 export const ALARM_AGAIN_MS = 20;
@@ -42,6 +46,8 @@ export class ScopeDO extends DurableObject<Env> {
   readonly store: ScopeStore;
   private readonly alarmArm: AlarmArm;
   private reporter!: CatalogReporter;
+  private readonly events: EventSink;
+  private readonly dispatcher: Dispatcher;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -54,6 +60,24 @@ export class ScopeDO extends DurableObject<Env> {
       touched: (now) => this.reporter.touched(now),
     };
     this.alarmArm = new AlarmArm(ctx.storage);
+    const config = this.store.config;
+    const binding = (name: string) => (env as unknown as Record<string, unknown>)[name];
+    this.events = new EventSink(config, config.observer ? (binding(config.observer) as Observer) : null, (p) => ctx.waitUntil(p));
+    this.dispatcher = new Dispatcher({
+      store: this.store,
+      config,
+      now: () => this.clock.now(),
+      home: () => this.home,
+      handler: (name) => binding(name) as HandlerEntrypointApi,
+      pool: (name) => env.POOL.getByName(name),
+      keepAlive: (p) => ctx.waitUntil(p),
+      invocationsPerCall: this.events.invocationsPerCall,
+      changed: (rows, now) => this.afterWrite(now, rows, null),
+      reapNow: async () => {
+        const now = this.clock.now();
+        await this.afterWrite(now, reapOnce(this.store, now).rows, null);
+      },
+    });
     void ctx.blockConcurrencyWhile(async () => {
       await migrateStorage(ctx.storage, migrations, "scope");
       this.reporter = new CatalogReporter({
@@ -79,15 +103,23 @@ export class ScopeDO extends DurableObject<Env> {
   async enqueue(jobs: NewJob[]): Promise<Enqueued[]> {
     const now = this.clock.now();
     const out = enqueueJobs(this.store, jobs, now);
-    await this.afterWrite(now);
+    // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
+    await this.afterWrite(now, [], this.dispatcher.newOrigin());
     return out;
   }
 
+  /** claim (pull): never hands out jobs of push types — those belong to their handler. */
   async claim(req: ClaimRequest): Promise<JobRow[]> {
     const now = this.clock.now();
-    const rows = claimJobs(this.store, req, now);
-    if (rows.length > 0) await this.afterWrite(now);
+    const rows = claimJobs(this.store, { ...req, exclude: this.store.config.pushTypes }, now);
+    if (rows.length > 0) await this.afterWrite(now, rows);
     return rows;
+  }
+
+  /** poke: a pool freed a slot this object was waiting for. */
+  async poke(): Promise<void> {
+    this.dispatcher.unblock();
+    await this.dispatcher.fill(this.dispatcher.newOrigin());
   }
 
   async heartbeat(id: string, token: string, leaseMs: number | null): Promise<Outcome<{ leaseExpiresAt: number }>> {
@@ -108,21 +140,28 @@ export class ScopeDO extends DurableObject<Env> {
     return this.settled(now, fail(this.store, id, token, input, now));
   }
 
+  /** cancel: a running pushed job's handler sees its signal abort with reason `cancelled`. */
   async cancel(id: string, reason: string | null): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
-    return this.settled(now, cancelJob(this.store, id, reason, now));
+    const out = cancelJob(this.store, id, reason, now);
+    if (out.ok) this.dispatcher.cancelled(id);
+    return this.settled(now, out);
   }
 
   async retry(id: string): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
-    return this.settled(now, retryJob(this.store, id, now));
+    const out = retryJob(this.store, id, now);
+    // A retried job is pending again, not an attempt's end: no event, but it may be due for dispatch.
+    if (out.ok) await this.afterWrite(now, [], this.dispatcher.newOrigin());
+    return out;
   }
 
   async cancelAll(pendingOnly: boolean, reason: string | null): Promise<number> {
     const now = this.clock.now();
-    const n = cancelAll(this.store, pendingOnly, reason, now);
-    if (n > 0) await this.afterWrite(now);
-    return n;
+    const rows = cancelAll(this.store, pendingOnly, reason, now);
+    for (const r of rows) this.dispatcher.cancelled(r.id);
+    if (rows.length > 0) await this.afterWrite(now, rows);
+    return rows.length;
   }
 
   async prune(olderThan: number, states: TerminalState[]): Promise<number> {
@@ -163,6 +202,9 @@ export class ScopeDO extends DurableObject<Env> {
       const reaped = reapOnce(this.store, now);
       const swept = sweepOnce(this.store, now);
       again = reaped.more || swept.more;
+      this.events.emit(reaped.rows, now);
+      // The alarm is the safety net and the timer for delayed and retried push jobs.
+      await this.dispatcher.fill(this.dispatcher.newOrigin());
     } catch (e) {
       failed = true;
       this.recordAlarmError(now, e, info);
@@ -209,19 +251,29 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private wakeAt(now: number): number | null {
-    return nextWakeAt(this.store, now, this.reporter.deadline());
+    const jobs = nextWakeAt(this.store, now, this.reporter.deadline());
+    const push = this.dispatcher.wakeAt(now);
+    return jobs === null ? push : push === null ? jobs : Math.min(jobs, push);
   }
 
   // ------------------------------------------------------------ internals
 
-  private async afterWrite(now: number): Promise<void> {
-    // Kick first: a report in flight changes the deadline the alarm is armed for.
+  /**
+   * afterWrite, after every committed change: emit the rows' lifecycle events,
+   * start dispatching (when `origin` is given and push work is due), tell the
+   * catalog, and re-arm the alarm.
+   */
+  private async afterWrite(now: number, rows: readonly JobRow[] = [], origin: Origin | null = null): Promise<void> {
+    this.events.emit(rows, now);
+    // Fill before arming: a fill under way changes the wake-up push work needs. Not awaited: it may wait on a pool.
+    if (origin) void this.dispatcher.fill(origin);
+    // Kick before arming: a report in flight changes the deadline the alarm is armed for.
     this.reporter.kick();
     await this.arm(now);
   }
 
-  private async settled<T extends { ok: boolean }>(now: number, outcome: T): Promise<T> {
-    if (outcome.ok) await this.afterWrite(now);
+  private async settled<T extends { ok: true; row: JobRow } | { ok: false }>(now: number, outcome: T): Promise<T> {
+    if (outcome.ok) await this.afterWrite(now, [outcome.row], this.dispatcher.newOrigin());
     return outcome;
   }
 

@@ -60,6 +60,21 @@ export interface FailInput {
   consumesAttempt?: boolean;
 }
 
+/**
+ * snooze: the holder puts the job back to sleep for `delayMs` without
+ * spending the attempt (exact delay, no jitter) — "not now", not a failure.
+ */
+export function snooze(store: ScopeStore, id: string, token: string, delayMs: number, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
+    if (!leased) return leaseRefusal(store, id, token, now);
+    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+    if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    return { ok: true, row };
+  });
+}
+
 export function fail(store: ScopeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: "retry_scheduled" | "failed" }> {
   return store.atomic(() => {
     const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];

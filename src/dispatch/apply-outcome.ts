@@ -1,0 +1,32 @@
+/**
+ * Settling one pushed job from its handler outcome, through the same fenced
+ * transitions a pull worker uses (so a late answer for a cancelled or
+ * reclaimed job changes nothing).
+ *
+ * @module
+ */
+import type { QueueConfig } from "../config/schema";
+import type { JobRow } from "../scope/job-row";
+import type { Outcome } from "../scope/outcome";
+import { complete, fail, snooze } from "../scope/settle";
+import type { ScopeStore } from "../scope/store";
+import type { HandlerOutcome } from "./contract";
+
+export function applyOutcome(store: ScopeStore, config: QueueConfig, id: string, token: string, o: HandlerOutcome, now: number): Outcome<{ row: JobRow }> {
+  switch (o.kind) {
+    case "completed": {
+      const result = o.result ? JSON.stringify(o.result) : null;
+      const limit = config.limits.payloadMaxBytes;
+      if (result !== null && new TextEncoder().encode(result).byteLength > limit) {
+        return fail(store, id, token, { error: `handler result is larger than ${limit} bytes of JSON`, fatal: true }, now);
+      }
+      return complete(store, id, token, result, now);
+    }
+    case "retry":
+      return fail(store, id, token, { error: o.error, retryAfterMs: o.retryAfterMs, consumesAttempt: o.consumesAttempt ?? true }, now);
+    case "failed":
+      return fail(store, id, token, { error: o.error, fatal: true }, now);
+    case "snooze":
+      return snooze(store, id, token, o.delayMs, now);
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * BatchControl: the scope object's side of the abort channel of one handler
+ * call (see contract.ts). `abort()` queues a notice; the handler's pending
+ * `next()` receives it. `close()` ends the channel when the call returns.
+ *
+ * @module
+ */
+import { RpcTarget } from "cloudflare:workers";
+import type { AbortNotice, AbortReason, BatchControlApi } from "./contract";
+
+export class BatchControl extends RpcTarget implements BatchControlApi {
+  private readonly queued: AbortNotice[] = [];
+  private waiting: ((n: AbortNotice | null) => void) | null = null;
+  private closed = false;
+
+  next(): Promise<AbortNotice | null> {
+    const queued = this.queued.shift();
+    if (queued || this.closed) return Promise.resolve(queued ?? null);
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+    });
+  }
+
+  abort(id: string, reason: AbortReason): void {
+    if (this.closed) return;
+    const notice = { id, reason };
+    if (this.waiting) {
+      this.waiting(notice);
+      this.waiting = null;
+    } else this.queued.push(notice);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.waiting?.(null);
+    this.waiting = null;
+  }
+}

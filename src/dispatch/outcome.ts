@@ -1,0 +1,54 @@
+/**
+ * Reading a handler's answer. Whatever comes back over the binding is checked
+ * here: a job with no valid outcome is retried (a malformed answer must not
+ * lose a job or complete it by accident).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { jsonProblem, isJsonObject, type JsonObject } from "../job/json-safe";
+import type { HandlerOutcome } from "./contract";
+
+const OutcomeSchema = z.discriminatedUnion("kind", [
+  z.object({ id: z.string(), kind: z.literal("completed"), result: z.unknown().optional() }),
+  z.object({
+    id: z.string(),
+    kind: z.literal("retry"),
+    error: z.string(),
+    retryAfterMs: z.number().int().min(0).max(366 * 86_400_000).optional(),
+    consumesAttempt: z.boolean().optional(),
+  }),
+  z.object({ id: z.string(), kind: z.literal("failed"), error: z.string() }),
+  z.object({ id: z.string(), kind: z.literal("snooze"), delayMs: z.number().int().min(0).max(366 * 86_400_000) }),
+]);
+
+const MAX_ERROR_CHARS = 16_384;
+
+/** readOutcomes maps job id → outcome for the jobs sent; anything missing or malformed becomes a retry that says so. */
+export function readOutcomes(ids: readonly string[], answer: unknown): Map<string, HandlerOutcome> {
+  const out = new Map<string, HandlerOutcome>();
+  const list = Array.isArray(answer) ? answer : [];
+  for (const item of list) {
+    const parsed = OutcomeSchema.safeParse(item);
+    if (!parsed.success || out.has(parsed.data.id)) continue;
+    const { id, ...outcome } = parsed.data;
+    out.set(id, outcome.kind === "completed" ? checkResult(outcome.result) : trimError(outcome));
+  }
+  for (const id of ids) {
+    if (!out.has(id)) out.set(id, { kind: "retry", error: Array.isArray(answer) ? "handler returned no valid outcome for this job" : "handler returned a malformed answer" });
+  }
+  return out;
+}
+
+/** A result must be a JSON object (or nothing); a bad one fails the job for good — retrying would return it again. */
+function checkResult(result: unknown): HandlerOutcome {
+  if (result === undefined || result === null) return { kind: "completed", result: null };
+  if (!isJsonObject(result)) return { kind: "failed", error: "handler result is not a JSON object" };
+  const problem = jsonProblem(result);
+  if (problem) return { kind: "failed", error: `handler result is not JSON at ${problem.path.join(".") || "(root)"}: ${problem.problem}` };
+  return { kind: "completed", result: result as JsonObject };
+}
+
+function trimError<T extends HandlerOutcome>(o: T): T {
+  return "error" in o && o.error.length > MAX_ERROR_CHARS ? { ...o, error: o.error.slice(0, MAX_ERROR_CHARS) } : o;
+}

@@ -1,0 +1,40 @@
+/**
+ * What a handler throws to say how its attempt ended. These classes live only
+ * inside the handler Worker: the SDK turns them into the tagged outcome that
+ * crosses the binding (error classes do not survive RPC).
+ *
+ * @module
+ */
+
+/** Retry this job: after `retryAfterMs` at least, and without spending an attempt when `consumesAttempt` is false. */
+export class RetryableJobError extends Error {
+  override readonly name = "RetryableJobError";
+  readonly retryAfterMs?: number;
+  readonly consumesAttempt?: boolean;
+  constructor(message: string, options: { retryAfterMs?: number; consumesAttempt?: boolean } = {}) {
+    super(message);
+    this.retryAfterMs = options.retryAfterMs;
+    this.consumesAttempt = options.consumesAttempt;
+  }
+}
+
+/** Fail this job now, whatever attempts remain (`failureKind: "fatal"`). */
+export class TerminalJobError extends Error {
+  override readonly name = "TerminalJobError";
+}
+
+/** Not now: run this job again in `delayMs`, without spending the attempt. */
+export class SnoozeJobError extends Error {
+  override readonly name = "SnoozeJobError";
+  constructor(readonly delayMs: number) {
+    super(`snoozed for ${delayMs} ms`);
+  }
+}
+
+/** The reason a job's `ctx.signal` aborted with: `cancelled`, `timeout` or `lease_lost`. */
+export class JobAbortedError extends Error {
+  override readonly name = "JobAbortedError";
+  constructor(readonly reason: "cancelled" | "timeout" | "lease_lost") {
+    super(`job aborted: ${reason}`);
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * Lifecycle events (`job:started`, `job:completed`, `job:retry_scheduled`,
+ * `job:failed`, `job:cancelled`): one JSON log line each and, when the config
+ * names an observer binding, one `observe(events)` call per batch of them.
+ * Built from the rows a transition returned, so an event always says what
+ * the row now says. Payloads are never included.
+ *
+ * @module
+ */
+import type { QueueConfig } from "../config/schema";
+import type { Scope } from "../job/schemas";
+import type { FailureKind } from "../job/states";
+import type { JobRow } from "./job-row";
+
+export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:failed" | "job:cancelled";
+
+export interface LifecycleEvent {
+  event: LifecycleEventName;
+  at: number;
+  id: string;
+  type: string;
+  scope: Scope | null;
+  attempt: number;
+  maxAttempts: number;
+  /** retry_scheduled: when it runs again. */
+  runAt?: number;
+  error?: string | null;
+  failureKind?: FailureKind;
+  /** completed / failed: from the attempt's start. */
+  durationMs?: number;
+  reason?: string | null;
+}
+
+/** eventFor: the event a row's new state means, or null (a pending row that never ran is not an event). */
+export function eventFor(row: JobRow, now: number): LifecycleEvent | null {
+  const base = {
+    at: now,
+    id: row.id,
+    type: row.type,
+    scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null,
+    attempt: row.attempts,
+    maxAttempts: row.max_attempts,
+  };
+  const durationMs = row.started_at === null ? undefined : now - row.started_at;
+  switch (row.state) {
+    case "running":
+      return { event: "job:started", ...base };
+    case "completed":
+      return { event: "job:completed", ...base, durationMs };
+    case "failed":
+      return { event: "job:failed", ...base, failureKind: row.failure_kind ?? undefined, error: row.last_error, durationMs };
+    case "cancelled":
+      return { event: "job:cancelled", ...base, reason: row.cancel_reason };
+    case "pending":
+      return row.started_at === null ? null : { event: "job:retry_scheduled", ...base, runAt: row.run_at, error: row.last_error };
+  }
+}
+
+export interface Observer {
+  observe(events: LifecycleEvent[]): Promise<unknown>;
+}
+
+/** EventSink writes the log lines and forwards to the observer, never failing the transition that caused them. */
+export class EventSink {
+  constructor(
+    private readonly config: QueueConfig,
+    private readonly observer: Observer | null,
+    private readonly keepAlive: (p: Promise<unknown>) => void,
+  ) {}
+
+  emit(rows: readonly JobRow[], now: number): void {
+    const events: LifecycleEvent[] = [];
+    for (const row of rows) {
+      const e = eventFor(row, now);
+      if (e) events.push(e);
+    }
+    if (events.length === 0) return;
+    if (this.config.logEvents) for (const e of events) console.log(JSON.stringify(e));
+    if (this.observer) {
+      this.keepAlive(
+        this.observer.observe(events).catch((e: unknown) => console.error(JSON.stringify({ event: "observer:failed", error: String(e) }))),
+      );
+    }
+  }
+
+  /** Service-binding invocations one handler call costs an event: the call, plus started and settled events to the observer. */
+  get invocationsPerCall(): number {
+    return this.observer ? 3 : 1;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The `edgequeue` package: what producers import (the typed clients) and the
+ * job-type registry both sides share. Handler Workers import
+ * `edgequeue/handler` (it needs the Workers runtime); this module runs
+ * anywhere — Workers, Node, browsers.
+ *
+ * @example
+ * declare module "edgequeue" {
+ *   interface JobTypes {
+ *     "email.send": { to: string; subject: string };
+ *   }
+ * }
+ *
+ * @module
+ */
+import type { JsonObject } from "./job/json-safe";
+
+/**
+ * JobTypes: augment it to type payloads by job type, on both ends (the
+ * producer's `enqueue` and the handler's `payload`). Left empty, any type
+ * name and any JSON object are accepted.
+ */
+export interface JobTypes {}
+
+/** The job type names: the registered ones, or any string when none are. */
+export type JobTypeName = keyof JobTypes extends never ? string : Extract<keyof JobTypes, string>;
+
+/** The payload of a job type: as registered, else any JSON object. */
+export type PayloadOf<T extends string> = T extends keyof JobTypes ? JobTypes[T] : JsonObject;
+
+export type { JsonObject } from "./job/json-safe";
+export type { Job, LeasedJob, ListResult, Scope, Stats } from "./job/schemas";
+export type { LifecycleEvent, LifecycleEventName } from "./scope/events";
+export { createClient, type QueueBinding, type QueueClient, type EnqueueInput, type TypedJob } from "./client/rpc-client";
+export { createHttpClient } from "./client/http-client";
+export { QueueClientError } from "./client/errors";
