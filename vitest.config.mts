@@ -1,18 +1,46 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+const compatibilityDate = "2026-04-20";
+
 export default defineConfig({
   plugins: [
     cloudflareTest({
       // The real coordinator: same wrangler.toml, real Durable Objects and SQLite.
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
+        // Real handler Workers over real service bindings (built by test/global-setup.mjs).
+        workers: [
+          { name: "edgequeue-example-handler", modules: true, scriptPath: "./.test-build/example-handler/index.js", compatibilityDate },
+          { name: "edgequeue-test-handler", modules: true, scriptPath: "./.test-build/test-handler/index.js", compatibilityDate },
+        ],
+        serviceBindings: {
+          TEST: { name: "edgequeue-test-handler", entrypoint: "TestHandlers" },
+          TEST_RAW: { name: "edgequeue-test-handler", entrypoint: "RawHandlers" },
+          OBSERVER: { name: "edgequeue-test-handler", entrypoint: "Observer" },
+          PROBE: { name: "edgequeue-test-handler", entrypoint: "Probe" },
+        },
         bindings: {
           QUEUE_TOKEN: "test-token",
           EDGEQUEUE_CONFIG: {
+            observer: "OBSERVER",
+            events: { log: false },
             types: {
               "sharded.job": { shards: 4 },
               "quick.retry": { maxAttempts: 2, backoff: { baseMs: 100, maxMs: 1000 } },
+              "demo.noop": { binding: "DEMO" },
+              "demo.echo": { binding: "DEMO" },
+              "demo.fail": { binding: "DEMO", maxAttempts: 2, backoff: { baseMs: 20 } },
+              "demo.fatal": { binding: "DEMO" },
+              "demo.sleep": { binding: "DEMO" },
+              "demo.flaky": { binding: "DEMO", maxAttempts: 5, backoff: { baseMs: 20 } },
+              "test.span": { binding: "TEST", batchSize: 5 },
+              "test.limited": { binding: "TEST", concurrency: 3, batchSize: 2 },
+              "test.long": { binding: "TEST", leaseMs: 1000 },
+              "test.timeout": { binding: "TEST", timeoutMs: 1000, maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } },
+              "test.outcome": { binding: "TEST", maxAttempts: 3, backoff: { baseMs: 10, maxMs: 50 } },
+              "test.deaf": { binding: "TEST", leaseMs: 1000 },
+              "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
             },
           },
         },
@@ -21,5 +49,6 @@ export default defineConfig({
   ],
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["./test/global-setup.mjs"],
   },
 });

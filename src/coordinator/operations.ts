@@ -219,6 +219,12 @@ export class QueueOps {
    */
   async claim(req: ClaimRequest): Promise<LeasedJob[]> {
     const types = req.types ? [...new Set(req.types)] : null;
+    req.types?.forEach((t, i) => {
+      if (this.config.pushTypes.includes(t)) {
+        const message = `job type ${t} is pushed to its handler binding; it cannot be claimed by a pull worker`;
+        throw new QueueError("invalid_request", `types[${i}]: ${message}`, [{ path: `types[${i}]`, message }]);
+      }
+    });
     const picked = await this.catalog().pickHomes(types, req.limit, CLAIM_SPARE_HOMES);
     const direct = (types ?? Object.keys(this.config.types)).flatMap((t) =>
       Array.from({ length: this.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name),

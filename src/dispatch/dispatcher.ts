@@ -99,6 +99,7 @@ export class Dispatcher {
   private spare: Origin | null = null;
   private renewTimer: ReturnType<typeof setInterval> | null = null;
   private cursor = 0;
+  private readonly callsInFlight = new Set<Promise<void>>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -143,6 +144,11 @@ export class Dispatcher {
   /** A pool freed a slot for us: forget the back-off and try again. */
   unblock(): void {
     this.blockedUntil.clear();
+  }
+
+  /** idle resolves once no handler call of this object is in flight (and their outcomes are settled). */
+  async idle(): Promise<void> {
+    while (this.callsInFlight.size > 0) await Promise.allSettled([...this.callsInFlight]);
   }
 
   /** The job was cancelled: abort its signal and give its permit back. */
@@ -248,7 +254,10 @@ export class Dispatcher {
       }
       await this.settle(b.rows, answer, failure);
       await this.fill(origin);
-    })().catch((e: unknown) => console.error(JSON.stringify({ event: "dispatch:settle_failed", home: this.deps.home(), error: String(e) })));
+    })()
+      .catch((e: unknown) => console.error(JSON.stringify({ event: "dispatch:settle_failed", home: this.deps.home(), error: String(e) })))
+      .finally(() => this.callsInFlight.delete(call));
+    this.callsInFlight.add(call);
     this.deps.keepAlive(call);
     this.deps.keepAlive(this.deps.changed(b.rows, b.now));
   }

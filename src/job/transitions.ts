@@ -17,7 +17,7 @@ export interface Transition {
 export const TRANSITIONS = {
   claim: { from: ["pending"], to: "running", by: "claim (pull) or dispatch" },
   complete: { from: ["running"], to: "completed", by: "complete with the lease token" },
-  attemptRetry: { from: ["running"], to: "pending", by: "fail with attempts left, or the reap pass on an expired lease (backoff)" },
+  attemptRetry: { from: ["running"], to: "pending", by: "fail with attempts left, the reap pass on an expired lease (backoff), or a handler's snooze" },
   attemptFail: { from: ["running"], to: "failed", by: "fail (fatal, or the last attempt), or the reap pass on the last attempt (stalled / timeout)" },
   cancel: { from: ["pending", "running"], to: "cancelled", by: "cancel (job or scope)" },
   retry: { from: ["failed", "cancelled"], to: "pending", by: "manual retry" },

@@ -23,6 +23,7 @@ export interface NewJob {
   delayMs: number;
   /** null: the type's configured maxAttempts. */
   maxAttempts: number | null;
+  /** null: the type's configured timeoutMs, if any. */
   timeoutMs: number | null;
   tags: string[];
 }
@@ -49,7 +50,7 @@ export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: num
     const out: Enqueued[] = [];
     let created = false;
     for (const job of jobs) {
-      const maxAttempts = job.maxAttempts ?? store.config.typeSettings(job.type).maxAttempts;
+      const settings = store.config.typeSettings(job.type);
       const row = store.sql
         .exec<JobRow>(
           JOB_INSERT_IF_NEW,
@@ -60,8 +61,8 @@ export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: num
           job.scope?.id ?? null,
           job.priority,
           job.runAt ?? now + job.delayMs,
-          maxAttempts,
-          job.timeoutMs,
+          job.maxAttempts ?? settings.maxAttempts,
+          job.timeoutMs ?? settings.timeoutMs,
           job.dedupeKey,
           JSON.stringify(job.tags),
           now,

@@ -185,6 +185,11 @@ export class ScopeDO extends DurableObject<Env> {
     return buildSummary(this.store.sql, this.home, this.clock.now());
   }
 
+  /** drain: resolves once no handler call is in flight here and every answer is settled (tests, shutdown). */
+  async drain(): Promise<void> {
+    await this.dispatcher.idle();
+  }
+
   /** flushCatalog: resolves once the catalog has every change made so far, with the alarm recomputed (tests and operators). */
   async flushCatalog(): Promise<void> {
     await this.reporter.flush();

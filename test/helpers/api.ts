@@ -44,3 +44,18 @@ export async function flushJobs(...ids: string[]): Promise<void> {
   const homes = new Set(ids.map((id) => homeOfJobId(id)!.name));
   await Promise.all([...homes].map((h) => env.SCOPE.getByName(h).flushCatalog()));
 }
+
+/** waitForJob polls the job until `done` holds (handlers run in real time; nothing here sleeps blindly). */
+export async function waitForJob(id: string, done: (job: any) => boolean, timeoutMs = 10_000): Promise<any> {
+  const { vi } = await import("vitest");
+  return vi.waitFor(
+    async () => {
+      const r = await api("GET", `/v1/jobs/${id}`);
+      if (!done(r.body.job)) throw new Error(`job ${id} is ${JSON.stringify(r.body.job?.state)} (attempt ${r.body.job?.attempts})`);
+      return r.body.job;
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
+}
+
+export const isTerminal = (job: any) => ["completed", "failed", "cancelled"].includes(job.state);

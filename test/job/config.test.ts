@@ -1,17 +1,27 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../src/config/load";
+import { checkBindings, ConfigError, parseConfig } from "../../src/config/load";
 
 describe("config", () => {
   it("fills defaults", () => {
     const c = parseConfig(undefined);
-    expect(c.typeSettings("any")).toEqual({ shards: 1, maxAttempts: 3, backoff: { baseMs: 1000, maxMs: 300_000 } });
+    expect(c.typeSettings("any")).toEqual({
+      shards: 1,
+      maxAttempts: 3,
+      backoff: { baseMs: 1000, maxMs: 300_000 },
+      binding: null,
+      concurrency: null,
+      timeoutMs: null,
+      batchSize: 10,
+      leaseMs: 30_000,
+    });
+    expect(c.pushTypes).toEqual([]);
     expect(c.limits.payloadMaxBytes).toBe(131_072);
     expect(c.retention.failedMs).toBe(7 * 86_400_000);
   });
 
   it("merges type settings over defaults, and accepts a JSON string", () => {
     const c = parseConfig('{"defaults":{"maxAttempts":5},"types":{"email.send":{"shards":4,"backoff":{"baseMs":200}}}}');
-    expect(c.typeSettings("email.send")).toEqual({ shards: 4, maxAttempts: 5, backoff: { baseMs: 200, maxMs: 300_000 } });
+    expect(c.typeSettings("email.send")).toMatchObject({ shards: 4, maxAttempts: 5, backoff: { baseMs: 200, maxMs: 300_000 } });
     expect(c.typeSettings("toString").shards).toBe(1);
   });
 
@@ -28,5 +38,27 @@ describe("config", () => {
     expect(message).toContain('EDGEQUEUE_CONFIG.types["email.send"]: Unrecognized key: "maxAttempt"');
     expect(message).toContain("EDGEQUEUE_CONFIG.limits.payloadMaxBytes");
     expect(() => parseConfig("{oops")).toThrow(/EDGEQUEUE_CONFIG is not valid JSON/);
+  });
+
+  it("push settings: a binding makes a type pushed; push-only options without one are refused", () => {
+    const c = parseConfig({ types: { "email.send": { binding: "EMAIL", concurrency: 5, timeoutMs: 60_000, batchSize: 20, leaseMs: 10_000 } } });
+    expect(c.pushTypes).toEqual(["email.send"]);
+    expect(c.typeSettings("email.send")).toMatchObject({ binding: "EMAIL", concurrency: 5, timeoutMs: 60_000, batchSize: 20, leaseMs: 10_000 });
+    expect(() => parseConfig({ types: { t: { concurrency: 2 } } })).toThrow(/types.t.concurrency: concurrency applies to pushed jobs: give the type a binding too/);
+    expect(() => parseConfig({ types: { t: { binding: "not a name" } } })).toThrow(/types.t.binding: must be a binding name/);
+  });
+
+  it("fails at startup when a binding the config names is not in the Worker's env, naming the field", () => {
+    const c = parseConfig({ observer: "OBS", types: { "email.send": { binding: "EMAIL" }, ok: { binding: "OK" } } });
+    let message = "";
+    try {
+      checkBindings(c, { OK: { fetch() {} } });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('EDGEQUEUE_CONFIG.types["email.send"].binding: no binding named EMAIL; add a [[services]] entry with binding = "EMAIL" to wrangler.toml');
+    expect(message).toContain("EDGEQUEUE_CONFIG.observer: no binding named OBS");
+    expect(message).not.toContain("types.ok");
+    expect(() => checkBindings(c, { OK: {}, EMAIL: {}, OBS: {} })).not.toThrow();
   });
 });

@@ -1,0 +1,204 @@
+/**
+ * Push dispatch end to end: the real coordinator, its Durable Objects, and
+ * handler Workers (the example handler and a test handler) over real service
+ * bindings. Handlers run in real time, so tests wait on job state.
+ */
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { homeOfJobId } from "../../src/job/home";
+import { api, isTerminal, uniqueScope, waitForJob } from "../helpers/api";
+import { maxOverlap, probe } from "../helpers/probe";
+import { env } from "../helpers/scope";
+
+async function enqueue(type: string, payload: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+  const r = await api("POST", "/v1/jobs", { type, payload, ...extra });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body.job;
+}
+
+describe("the example handler: every way an attempt ends", () => {
+  it("demo.echo completes at once with the payload as result", async () => {
+    const job = await enqueue("demo.echo", { hello: "world" });
+    const done = await waitForJob(job.id, isTerminal);
+    expect(done).toMatchObject({ state: "completed", result: { hello: "world" }, attempts: 1 });
+  });
+
+  it("demo.noop completes", async () => {
+    const done = await waitForJob((await enqueue("demo.noop")).id, isTerminal);
+    expect(done.state).toBe("completed");
+    expect(done.result.startedAt).toBeGreaterThanOrEqual(done.createdAt);
+  });
+
+  it("demo.fail is retried with backoff, then fails with retries_exhausted", async () => {
+    const done = await waitForJob((await enqueue("demo.fail")).id, isTerminal);
+    expect(done).toMatchObject({ state: "failed", failureKind: "retries_exhausted", attempts: 2, lastError: "demo failure" });
+  });
+
+  it("demo.fatal fails at once", async () => {
+    const done = await waitForJob((await enqueue("demo.fatal")).id, isTerminal);
+    expect(done).toMatchObject({ state: "failed", failureKind: "fatal", attempts: 1 });
+    expect(done.lastError).toMatch(/demo fatal failure/);
+  });
+
+  it("demo.flaky fails twice, then succeeds", async () => {
+    const done = await waitForJob((await enqueue("demo.flaky", { failTimes: 2 })).id, isTerminal);
+    expect(done).toMatchObject({ state: "completed", attempts: 3, result: { succeededOnAttempt: 3 } });
+  });
+
+  it("demo.sleep completes after sleeping", async () => {
+    const done = await waitForJob((await enqueue("demo.sleep", { ms: 50 })).id, isTerminal);
+    expect(done).toMatchObject({ state: "completed", result: { sleptMs: 50 } });
+  });
+});
+
+describe("outcomes through the handler SDK", () => {
+  it("RetryableJobError honours retryAfterMs as a floor", async () => {
+    const job = await enqueue("test.outcome", { do: "retry", message: "slow down", retryAfterMs: 60_000 });
+    const retried = await waitForJob(job.id, (j) => j.state === "pending" && j.attempts === 1);
+    expect(retried.lastError).toBe("slow down");
+    expect(retried.runAt).toBeGreaterThanOrEqual(retried.updatedAt + 60_000);
+    await api("POST", `/v1/jobs/${job.id}/cancel`);
+  });
+
+  it("consumesAttempt:false retries without spending an attempt", async () => {
+    const job = await enqueue("test.outcome", { do: "retry", message: "not ready", consumesAttempt: false, retryAfterMs: 60_000 });
+    const retried = await waitForJob(job.id, (j) => j.state === "pending" && j.lastError === "not ready");
+    expect(retried.attempts).toBe(0);
+    await api("POST", `/v1/jobs/${job.id}/cancel`);
+  });
+
+  it("snooze puts the job back without spending the attempt", async () => {
+    const done = await waitForJob((await enqueue("test.outcome", { do: "snooze", delayMs: 30 })).id, isTerminal);
+    expect(done).toMatchObject({ state: "completed", attempts: 1, result: { snoozedOnce: true, attempt: 1 } });
+  });
+
+  it("retry then success", async () => {
+    const done = await waitForJob((await enqueue("test.outcome", { do: "succeedOnAttempt", attempt: 3 })).id, isTerminal);
+    expect(done).toMatchObject({ state: "completed", attempts: 3, result: { attempt: 3 } });
+  });
+
+  it("a result that is not an object is kept as { value }", async () => {
+    const done = await waitForJob((await enqueue("test.outcome", { do: "complete", result: 42 })).id, isTerminal);
+    expect(done.result).toEqual({ value: 42 });
+  });
+
+  it("a thrown error is a retry; TerminalJobError is fatal", async () => {
+    const thrown = await waitForJob((await enqueue("test.outcome", { do: "throw", message: "boom" }, { maxAttempts: 1 })).id, isTerminal);
+    expect(thrown).toMatchObject({ state: "failed", failureKind: "retries_exhausted", lastError: "boom" });
+    const fatal = await waitForJob((await enqueue("test.outcome", { do: "fatal", message: "no such user" })).id, isTerminal);
+    expect(fatal).toMatchObject({ state: "failed", failureKind: "fatal", attempts: 1 });
+  });
+});
+
+describe("a handler that answers badly", () => {
+  it.each([
+    ["throw", "retries_exhausted", /handler call failed: .*raw handler exploded/],
+    ["not-array", "retries_exhausted", /malformed answer/],
+    ["bad-kind", "retries_exhausted", /no valid outcome/],
+    ["missing", "retries_exhausted", /no valid outcome/],
+    ["bad-result", "fatal", /not a JSON object/],
+  ])("%s → failed/%s", async (mode, kind, error) => {
+    const done = await waitForJob((await enqueue("test.raw", { mode })).id, isTerminal);
+    expect(done).toMatchObject({ state: "failed", failureKind: kind, attempts: 1 });
+    expect(done.lastError).toMatch(error);
+  });
+});
+
+describe("time limits, cancellation and leases", () => {
+  it("timeoutMs aborts the handler's signal and ends the attempt: retried, then failed as timeout", async () => {
+    const key = crypto.randomUUID();
+    const job = await enqueue("test.timeout", { ms: 10_000, key });
+    const done = await waitForJob(job.id, isTerminal, 15_000);
+    expect(done).toMatchObject({ state: "failed", failureKind: "timeout", attempts: 2 });
+    const spans = await probe.spans(key);
+    expect(spans).toHaveLength(2);
+    for (const s of spans) expect(s.aborted).toMatch(/timeout/);
+  }, 20_000);
+
+  it("cancel while running aborts the signal with reason cancelled", async () => {
+    const key = crypto.randomUUID();
+    const job = await enqueue("test.span", { ms: 10_000, key });
+    await waitForJob(job.id, (j) => j.state === "running");
+    const r = await api("POST", `/v1/jobs/${job.id}/cancel`, { reason: "user asked" });
+    expect(r.body.job.state).toBe("cancelled");
+    const { vi } = await import("vitest");
+    const [span] = await vi.waitFor(async () => {
+      const s = await probe.spans(key);
+      if (!s[0]?.aborted) throw new Error("not aborted yet");
+      return s;
+    });
+    expect(span!.aborted).toMatch(/cancelled/);
+  });
+
+  it("a cancelled job stays cancelled: the handler's late result is ignored", async () => {
+    const job = await enqueue("test.deaf", { ms: 300 });
+    await waitForJob(job.id, (j) => j.state === "running");
+    await api("POST", `/v1/jobs/${job.id}/cancel`);
+    // The deaf handler answers { late: true } ~300 ms later; drain waits until that answer is settled.
+    await env.SCOPE.getByName(homeOfJobId(job.id)!.name).drain();
+    const after = (await api("GET", `/v1/jobs/${job.id}`)).body.job;
+    expect(after).toMatchObject({ state: "cancelled", attempts: 1, result: null });
+  });
+
+  it("a handler running for 3× its lease runs once: the lease is renewed while the call is in flight", async () => {
+    const key = crypto.randomUUID();
+    const job = await enqueue("test.long", { ms: 3_000, key });
+    const done = await waitForJob(job.id, isTerminal, 10_000);
+    expect(done).toMatchObject({ state: "completed", attempts: 1 });
+    expect(await probe.invocations(job.id)).toBe(1);
+    expect(await probe.spans(key)).toHaveLength(1);
+  }, 20_000);
+
+  it("an object evicted mid-call recovers the job by lease expiry", async () => {
+    const key = crypto.randomUUID();
+    const scope = uniqueScope("evict");
+    const job = await enqueue("test.long", { ms: 300, key }, { scope });
+    await waitForJob(job.id, (j) => j.state === "running");
+    // A hard reset, as when the runtime restarts: in-memory dispatch state and timers are gone.
+    await abortAllDurableObjects();
+    const done = await waitForJob(job.id, (j) => j.state === "completed" && j.attempts === 2, 15_000);
+    expect(done.lastError).toMatch(/lease expired/);
+  }, 20_000);
+});
+
+describe("concurrency and dispatch bounds", () => {
+  it("a type with concurrency 3 never runs more than 3 at once across 10 scopes, and does reach 3", async () => {
+    const key = crypto.randomUUID();
+    const jobs = Array.from({ length: 100 }, (_, i) => ({ type: "test.limited", payload: { ms: 30, key }, scope: { type: "Tenant", id: `${key}-${i % 10}` } }));
+    const r = await api("POST", "/v1/jobs/batch", { jobs });
+    expect(r.status).toBe(200);
+    for (const res of r.body.results) await waitForJob(res.job.id, isTerminal, 30_000);
+    const spans = await probe.spans(key);
+    expect(spans).toHaveLength(100);
+    expect(maxOverlap(spans)).toBe(3);
+  }, 60_000);
+
+  it("a burst larger than one event's call budget is dispatched entirely, continuing in later events", async () => {
+    const key = crypto.randomUUID();
+    const scope = uniqueScope("burst");
+    const jobs = Array.from({ length: 120 }, () => ({ type: "test.span", payload: { ms: 5, key }, scope }));
+    const r = await api("POST", "/v1/jobs/batch", { jobs });
+    for (const res of r.body.results) await waitForJob(res.job.id, (j) => j.state === "completed", 30_000);
+    expect(await probe.spans(key)).toHaveLength(120);
+  }, 60_000);
+});
+
+describe("lifecycle events and pull", () => {
+  it("the observer binding receives started and completed", async () => {
+    const job = await enqueue("demo.echo", { a: 1 });
+    await waitForJob(job.id, isTerminal);
+    const { vi } = await import("vitest");
+    const events = await vi.waitFor(async () => {
+      const e = await probe.events(job.id);
+      if (e.length < 2) throw new Error("events not in yet");
+      return e;
+    });
+    expect(events.map((e) => e.event)).toEqual(["job:started", "job:completed"]);
+  });
+
+  it("push types cannot be pulled", async () => {
+    const r = await api("POST", "/v1/claim", { worker: "w", types: ["demo.echo"] });
+    expect(r.status).toBe(400);
+    expect(r.body.error.details[0].path).toBe("types[0]");
+  });
+});
