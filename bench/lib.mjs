@@ -8,7 +8,8 @@ export const TOKEN = "bench-token";
 
 /** startWorker runs `wrangler dev` for one config on its own port and state dir; resolves once it answers. */
 export async function startWorker({ config, port, persistTo, vars = {} }) {
-  const args = ["dev", "-c", config, "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistTo, "--log-level", "error"];
+  const configs = (Array.isArray(config) ? config : [config]).flatMap((c) => ["-c", c]);
+  const args = ["dev", ...configs, "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistTo, "--log-level", "error"];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn("node_modules/.bin/wrangler", args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   let log = "";
@@ -65,6 +66,25 @@ export const median = (xs) => {
 };
 
 export const round = (x, digits = 3) => Number(x.toFixed(digits));
+
+/** percentile (nearest rank) of a list of numbers. */
+export function percentile(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+/** listAll pages through GET /v1/jobs with the given filters. */
+export async function listAll(url, query) {
+  const items = [];
+  let cursor = null;
+  do {
+    const q = new URLSearchParams({ ...query, limit: "500", ...(cursor ? { cursor } : {}) });
+    const page = await call(url, "GET", `/v1/jobs?${q}`);
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
+}
 
 export function machine() {
   const cpus = os.cpus();

@@ -16,16 +16,24 @@
  * - pullJobsPerSec (extra): 16 pull workers claiming 1 job at a time and
  *   completing it, jobs spread over 64 scopes — every claim passes through
  *   the catalog, so this is the catalog-bound ceiling of pull claiming.
+ * - pushJobsPerSec: 5,000 jobs pushed to the example handler's no-op type
+ *   (from one object), enqueue of the first to completion of the last; and
+ *   pushVsPullDrain: that rate ÷ 16 pull workers draining 5,000 jobs of one
+ *   object, one claim + complete at a time.
+ * - pushPickupP50Ms / P95: enqueue → handler start for single jobs on an idle
+ *   queue (the handler reports its start time). Target ≤ 10 ms.
+ * - delayedLatenessP50Ms / P95: handler start − runAt for jobs delayed by 1 s.
+ *   Target ≤ 50 ms.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { call, machine, median, rate, round, startWorker, TOKEN } from "./lib.mjs";
+import { call, listAll, machine, median, percentile, rate, round, startWorker, TOKEN } from "./lib.mjs";
 
 const quick = process.argv.includes("--quick");
 const P = quick
-  ? { runs: 3, singles: 1500, batches: 12, cycleRounds: 2, cycles: 100 }
-  : { runs: 5, singles: 4000, batches: 40, cycleRounds: 4, cycles: 150 };
+  ? { runs: 3, singles: 1500, batches: 12, cycleRounds: 2, cycles: 100, pushJobs: 5000, pickups: 100, delayed: 100 }
+  : { runs: 5, singles: 4000, batches: 40, cycleRounds: 4, cycles: 150, pushJobs: 5000, pickups: 300, delayed: 300 };
 const CONCURRENCY = 16;
 
 const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-bench-"));
@@ -33,7 +41,12 @@ const log = (...a) => console.log(...a);
 
 async function main() {
   log(`edgequeue bench (${quick ? "quick" : "full"}) — state in ${state}`);
-  const queue = await startWorker({ config: "wrangler.toml", port: 8797, persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });
+  const queue = await startWorker({
+    config: ["wrangler.toml", "examples/handler/wrangler.toml"],
+    port: 8797,
+    persistTo: path.join(state, "queue"),
+    vars: { QUEUE_TOKEN: TOKEN },
+  });
   const bare = await startWorker({ config: "bench/bare/wrangler.toml", port: 8798, persistTo: path.join(state, "bare") });
   try {
     // ------------------------------------------------ single enqueue vs bare insert
@@ -101,6 +114,62 @@ async function main() {
     const pullJobsPerSec = (pullRate * pulled) / pullJobs;
     log(`  pull: ${pullJobsPerSec.toFixed(0)} jobs/s (${pulled} of ${pullJobs} claims returned a job)`);
 
+    // ------------------------------------------------ push: throughput, pickup, delayed lateness
+    const until = async (what, test, timeoutMs = 120_000) => {
+      const t0 = Date.now();
+      for (;;) {
+        const v = await test();
+        if (v) return v;
+        if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const pushStart = Date.now();
+    await rate(P.pushJobs / 1000, 1, batch("demo.noop", 1000));
+    await until("push drain", async () => {
+      const s = await call(queue.url, "GET", "/v1/stats?type=demo.noop");
+      return s.completed >= P.pushJobs && s.pending + s.running + s.scheduled === 0;
+    });
+    const pushed = await listAll(queue.url, { type: "demo.noop", state: "completed" });
+    const lastFinish = Math.max(...pushed.map((j) => j.finishedAt));
+    const pushJobsPerSec = pushed.length / ((lastFinish - pushStart) / 1000);
+    log(`  push: ${pushJobsPerSec.toFixed(0)} jobs/s (${pushed.length} jobs)`);
+
+    const drainType = "bench.drain";
+    await rate(P.pushJobs / 1000, 1, batch(drainType, 1000));
+    const drainRate = await rate(P.pushJobs, CONCURRENCY, async () => {
+      const { jobs } = await call(queue.url, "POST", "/v1/claim", { worker: "bench", types: [drainType] });
+      for (const j of jobs) await call(queue.url, "POST", `/v1/jobs/${j.id}/complete`, { leaseToken: j.leaseToken });
+    });
+    log(`  pull drain (16 workers, one object): ${drainRate.toFixed(0)} jobs/s`);
+
+    const pickups = [];
+    for (let i = 0; i < P.pickups; i++) {
+      const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "demo.noop", payload: { i }, scope: { type: "Bench", id: `pickup-${i % 8}` } });
+      const done = await until("pickup", async () => {
+        const j = (await call(queue.url, "GET", `/v1/jobs/${job.id}`)).job;
+        return j.state === "completed" ? j : null;
+      });
+      pickups.push(done.result.startedAt - done.createdAt);
+    }
+    log(`  push pickup: p50 ${percentile(pickups, 50)} ms, p95 ${percentile(pickups, 95)} ms`);
+
+    const delayedIds = [];
+    for (let i = 0; i < P.delayed; i++) {
+      const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "demo.noop", payload: { i }, delayMs: 1000, scope: { type: "Bench", id: `delay-${i % 8}` } });
+      delayedIds.push(job.id);
+      await new Promise((r) => setTimeout(r, 7)); // spread the due times over the second
+    }
+    const lateness = [];
+    for (const id of delayedIds) {
+      const done = await until("delayed job", async () => {
+        const j = (await call(queue.url, "GET", `/v1/jobs/${id}`)).job;
+        return j.state === "completed" ? j : null;
+      });
+      lateness.push(done.result.startedAt - done.runAt);
+    }
+    log(`  1 s delayed jobs, lateness: p50 ${percentile(lateness, 50)} ms, p95 ${percentile(lateness, 95)} ms`);
+
     const result = {
       date: new Date().toISOString(),
       mode: quick ? "quick" : "full",
@@ -109,7 +178,19 @@ async function main() {
       batchEnqueuePerSec: Math.round(batchEnqueuePerSec),
       claimDepthRatio: round(claimDepthRatio),
       pullJobsPerSec: Math.round(pullJobsPerSec),
-      targets: { enqueueVsBareInsert: ">= 0.7", batchEnqueuePerSec: ">= 20000", claimDepthRatio: "<= 1.5" },
+      pushJobsPerSec: Math.round(pushJobsPerSec),
+      pushVsPullDrain: round(pushJobsPerSec / drainRate),
+      pushPickupP50Ms: percentile(pickups, 50),
+      pushPickupP95Ms: percentile(pickups, 95),
+      delayedLatenessP50Ms: percentile(lateness, 50),
+      delayedLatenessP95Ms: percentile(lateness, 95),
+      targets: {
+        enqueueVsBareInsert: ">= 0.7",
+        batchEnqueuePerSec: ">= 20000",
+        claimDepthRatio: "<= 1.5",
+        pushPickupP50Ms: "<= 10",
+        delayedLatenessP95Ms: "<= 50",
+      },
       details: {
         concurrency: CONCURRENCY,
         enqueuePerSec: enq.map((x) => Math.round(x)),
@@ -117,11 +198,15 @@ async function main() {
         batchJobsPerSec: batchRates.map((x) => Math.round(x)),
         claimCompleteMsAtDepth1k: msShallow.map((x) => round(x)),
         claimCompleteMsAtDepth100k: msDeep.map((x) => round(x)),
+        pullDrainJobsPerSec: Math.round(drainRate),
+        pushPickupMs: { min: Math.min(...pickups), max: Math.max(...pickups) },
+        delayedLatenessMs: { min: Math.min(...lateness), max: Math.max(...lateness) },
       },
     };
     mkdirSync("bench/results", { recursive: true });
     writeFileSync("bench/results/latest.json", `${JSON.stringify(result, null, 2)}\n`);
-    log(JSON.stringify({ enqueueVsBareInsert: result.enqueueVsBareInsert, batchEnqueuePerSec: result.batchEnqueuePerSec, claimDepthRatio: result.claimDepthRatio }));
+    const { details: _details, targets: _targets, machine: _machine, ...figures } = result;
+    log(JSON.stringify(figures));
     log("wrote bench/results/latest.json");
   } finally {
     await Promise.all([queue.stop(), bare.stop()]);

@@ -1,0 +1,49 @@
+/**
+ * The typed producer clients: over the RPC entrypoint (as a bound Worker uses
+ * it) and over HTTP (as Node or a browser does), against the real coordinator.
+ */
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createClient, createHttpClient, QueueClientError, type QueueBinding } from "../../src/sdk";
+import { TOKEN, uniqueScope, uniqueType, waitForJob, isTerminal } from "../helpers/api";
+
+const rpc = createClient((exports as unknown as { EdgeQueue: QueueBinding }).EdgeQueue);
+const http = createHttpClient("http://queue.test/", TOKEN, {
+  fetch: (input, init) => (exports as unknown as { default: Fetcher }).default.fetch(input, init),
+});
+
+describe.each([
+  ["rpc", rpc],
+  ["http", http],
+])("createClient / createHttpClient (%s)", (_name, queue) => {
+  it("enqueue, get, list, cancel, stats", async () => {
+    const type = uniqueType();
+    const scope = uniqueScope();
+    const { job, created } = await queue.enqueue({ type, payload: { to: "a@b.c" }, scope, tags: ["x"] });
+    expect(created).toBe(true);
+    expect(job).toMatchObject({ type, payload: { to: "a@b.c" }, state: "pending" });
+    expect((await queue.get(job.id)).id).toBe(job.id);
+    const many = await queue.enqueueMany([
+      { type, payload: { n: 1 }, scope },
+      { type, payload: { n: 2 }, scope, dedupeKey: "d" },
+    ]);
+    expect(many.map((r) => r.created)).toEqual([true, true]);
+    const page = await queue.list({ scopeType: scope.type, scopeId: scope.id, limit: 10 });
+    expect(page.items).toHaveLength(3);
+    expect((await queue.cancel(job.id, "no longer needed")).state).toBe("cancelled");
+    expect(typeof (await queue.stats(type)).pending).toBe("number");
+  });
+
+  it("a refusal is a QueueClientError with the API's code", async () => {
+    const err = await queue.get("nope").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QueueClientError);
+    expect(err).toMatchObject({ code: "not_found" });
+    const bad = await queue.enqueue({ type: "", payload: {} }).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ code: "invalid_request", details: [{ path: "type" }] });
+  });
+
+  it("a pushed job runs through its handler", async () => {
+    const { job } = await queue.enqueue({ type: "demo.echo", payload: { via: _name } });
+    expect(await waitForJob(job.id, isTerminal)).toMatchObject({ state: "completed", result: { via: _name } });
+  });
+});
