@@ -40,6 +40,7 @@ export default defineConfig({
               "test.timeout": { binding: "TEST", timeoutMs: 1000, maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } },
               "test.outcome": { binding: "TEST", maxAttempts: 3, backoff: { baseMs: 10, maxMs: 50 } },
               "test.deaf": { binding: "TEST", leaseMs: 1000 },
+              "test.deaf.limited": { binding: "TEST", concurrency: 1 },
               "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
             },
           },

@@ -1,15 +1,26 @@
 /**
  * BatchControl: the scope object's side of the abort channel of one handler
  * call (see contract.ts). `abort()` queues a notice; the handler's pending
- * `next()` receives it. `close()` ends the channel when the call returns.
+ * `next()` receives it; `settle()` brings a finished job back early. `close()`
+ * ends the channel when the call returns.
  *
  * @module
  */
 import { RpcTarget } from "cloudflare:workers";
-import type { AbortNotice, AbortReason, BatchControlApi } from "./contract";
+import type { AbortNotice, AbortReason, BatchControlApi, JobOutcome } from "./contract";
 
 export class BatchControl extends RpcTarget implements BatchControlApi {
   private readonly queued: AbortNotice[] = [];
+
+  /** `onSettle` receives each early outcome the handler reports. */
+  constructor(private readonly onSettle: (outcome: unknown) => void) {
+    super();
+  }
+
+  async settle(outcome: JobOutcome): Promise<void> {
+    if (!this.closed) this.onSettle(outcome);
+  }
+
   private waiting: ((n: AbortNotice | null) => void) | null = null;
   private closed = false;
 

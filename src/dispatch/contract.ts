@@ -44,13 +44,19 @@ export interface AbortNotice {
 }
 
 /**
- * BatchControl is an RPC stub the scope object passes with each batch. The
- * handler SDK keeps one `next()` call pending; it resolves with the next job
- * to abort, or null when the batch is over. One long-poll per batch, no
- * polling loop, and no new Worker invocation per notice.
+ * BatchControl is an RPC stub the scope object passes with each batch.
+ *
+ * - `next()`: the handler SDK keeps one call pending; it resolves with the next
+ *   job to abort, or null when the batch is over. One long-poll per batch, no
+ *   polling loop, and no new Worker invocation per notice.
+ * - `settle(outcome)`: the SDK reports each job as soon as it finishes, so one
+ *   slow job does not hold the others' permits or leave them to run again if
+ *   the object dies. The call's return value repeats every outcome; a job
+ *   settled twice is settled once.
  */
 export interface BatchControlApi {
   next(): Promise<AbortNotice | null>;
+  settle(outcome: JobOutcome): Promise<void>;
 }
 
 /** What `defineHandlers` produces and what a type's `binding` must point at. */

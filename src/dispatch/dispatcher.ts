@@ -31,8 +31,8 @@ import { heartbeat } from "../scope/settle";
 import type { ScopeStore } from "../scope/store";
 import { applyOutcome } from "./apply-outcome";
 import { BatchControl } from "./batch-control";
-import type { AbortReason, DispatchJob, HandlerEntrypointApi } from "./contract";
-import { readOutcomes } from "./outcome";
+import type { AbortReason, DispatchJob, HandlerEntrypointApi, HandlerOutcome } from "./contract";
+import { readOutcome, readOutcomes } from "./outcome";
 
 /** Handler calls in flight per object: beyond this, a finishing call makes room. */
 export const MAX_CALLS_IN_FLIGHT = 16;
@@ -40,6 +40,8 @@ export const MAX_CALLS_IN_FLIGHT = 16;
 export const INVOCATIONS_PER_EVENT = 30;
 /** While a fill is under way, the alarm still stands guard this far out in case the object dies mid-fill. */
 export const FILL_GRACE_MS = 5_000;
+/** A pool call that takes longer is given up (the type backs off): a stuck pool must not stall the object. */
+export const POOL_CALL_TIMEOUT_MS = 10_000;
 const RENEW_MIN_MS = 100;
 
 /** The budget of the incoming event that started a chain of calls. */
@@ -61,21 +63,30 @@ export interface DispatcherDeps {
   handler(binding: string): HandlerEntrypointApi;
   pool(name: string): PoolApi;
   keepAlive(p: Promise<unknown>): void;
-  /** Invocations a call costs this event (1, or 3 with an observer). */
+  /** Invocations a call may cost its event: the call itself, plus observer batches when an observer is set. */
   invocationsPerCall: number;
   /** Rows changed (started, settled): emit their events, tell the catalog, re-arm. */
   changed(rows: JobRow[], now: number): Promise<void>;
-  /** Run the reap pass now (an attempt reached its timeout). */
+  /** Run the reap pass now (an attempt reached its timeout); returns the rows it settled. */
   reapNow(): Promise<void>;
 }
 
+/** One handler call: its jobs, the permits it holds until it returns, and what it settled. */
+interface Call {
+  origin: Origin;
+  rows: Map<string, JobRow>;
+  permits: Map<string, { pool: string; id: string }>;
+  settled: JobRow[];
+  control: BatchControl;
+  leaseMs: number;
+}
+
+/** A job whose attempt this object is running: it holds the lease (token) until settled, timed out, cancelled or lost. */
 interface Flight {
   id: string;
   token: string;
-  leaseMs: number;
-  control: BatchControl;
+  call: Call;
   timer: ReturnType<typeof setTimeout> | null;
-  permit: { pool: string; id: string } | null;
 }
 
 interface Batch {
@@ -87,19 +98,21 @@ interface Batch {
   now: number;
 }
 
-/** jobHasDue: job_due_idx (type, run_at) — one seek. */
-const JOB_HAS_DUE = "SELECT 1 AS due FROM job WHERE state = 'pending' AND type = ? AND run_at <= ? LIMIT 1";
+/** jobCountDue: job_due_idx (type, run_at) range, stopped at `limit`. */
+const JOB_COUNT_DUE = "SELECT count(*) AS n FROM (SELECT 1 FROM job WHERE state = 'pending' AND type = ? AND run_at <= ? LIMIT ?)";
 
 export class Dispatcher {
   private readonly flights = new Map<string, Flight>();
-  private calls = 0;
+  private readonly calls = new Set<Call>();
+  private readonly callsInFlight = new Set<Promise<void>>();
   private readonly blockedUntil = new Map<string, number>();
   private filling: Promise<void> | null = null;
+  private current: Origin | null = null;
   private refill = false;
   private spare: Origin | null = null;
   private renewTimer: ReturnType<typeof setInterval> | null = null;
+  private reapQueued = false;
   private cursor = 0;
-  private readonly callsInFlight = new Set<Promise<void>>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -111,7 +124,7 @@ export class Dispatcher {
   fill(origin: Origin): Promise<void> {
     if (this.filling) {
       this.refill = true;
-      if (this.hasBudget(origin)) this.spare ??= origin;
+      if (origin !== this.current && this.hasBudget(origin)) this.spare ??= origin;
       return this.filling;
     }
     if (this.dueTypes(this.deps.now()).length === 0) return Promise.resolve();
@@ -135,7 +148,7 @@ export class Dispatcher {
     let at: number | null = null;
     for (const type of this.dueTypes(now, true)) {
       const until = this.blockedUntil.get(type);
-      const t = until !== undefined && until > now ? until : this.filling ? now + FILL_GRACE_MS : this.calls >= MAX_CALLS_IN_FLIGHT ? null : now;
+      const t = until !== undefined && until > now ? until : this.filling ? now + FILL_GRACE_MS : this.calls.size >= MAX_CALLS_IN_FLIGHT ? null : now;
       if (t !== null) at = Math.min(at ?? t, t);
     }
     return at;
@@ -151,9 +164,20 @@ export class Dispatcher {
     while (this.callsInFlight.size > 0) await Promise.allSettled([...this.callsInFlight]);
   }
 
-  /** The job was cancelled: abort its signal and give its permit back. */
+  /** The job was cancelled: abort its signal in the handler. */
   cancelled(id: string): void {
-    this.abort(id, "cancelled");
+    const flight = this.flights.get(id);
+    if (flight) this.abort(flight, "cancelled");
+  }
+
+  /** The reap pass settled these rows: a flight still running for one of them has lost its lease. */
+  reaped(rows: readonly JobRow[], now: number): void {
+    for (const row of rows) {
+      const flight = this.flights.get(row.id);
+      if (!flight) continue;
+      const timedOut = row.timeout_ms !== null && row.started_at !== null && now >= row.started_at + row.timeout_ms;
+      this.abort(flight, timedOut ? "timeout" : "lease_lost");
+    }
   }
 
   private hasBudget(origin: Origin): boolean {
@@ -161,13 +185,15 @@ export class Dispatcher {
   }
 
   private async loop(origin: Origin): Promise<void> {
+    this.current = origin;
     try {
       for (;;) {
         this.refill = false;
-        if (this.calls >= MAX_CALLS_IN_FLIGHT) break;
-        if (!this.hasBudget(origin)) {
-          if (!this.spare) break; // the alarm (armed for "now" by wakeAt) continues in a new event
-          origin = this.spare;
+        if (this.calls.size >= MAX_CALLS_IN_FLIGHT) break;
+        if (!this.hasBudget(this.current)) {
+          // This event's share is spent. Another event's, if one asked meanwhile; else the alarm (armed for "now") continues.
+          if (!this.spare || !this.hasBudget(this.spare)) break;
+          this.current = this.spare;
           this.spare = null;
         }
         const batch = await this.takeBatch();
@@ -175,11 +201,12 @@ export class Dispatcher {
           if (this.refill) continue;
           break;
         }
-        origin.invocations += this.deps.invocationsPerCall;
-        this.start(batch, origin);
+        this.current.invocations += this.deps.invocationsPerCall;
+        this.start(batch, this.current);
       }
     } finally {
       this.spare = null;
+      this.current = null;
     }
   }
 
@@ -187,10 +214,13 @@ export class Dispatcher {
   private dueTypes(now: number, all = false): string[] {
     const push = this.deps.config.pushTypes;
     if (push.length === 0) return [];
-    const sql = this.deps.store.sql;
-    return pendingTypes(sql).filter(
-      (t) => push.includes(t) && (all || !((this.blockedUntil.get(t) ?? 0) > now)) && sql.exec(JOB_HAS_DUE, t, now).toArray().length > 0,
+    return pendingTypes(this.deps.store.sql).filter(
+      (t) => push.includes(t) && (all || !((this.blockedUntil.get(t) ?? 0) > now)) && this.countDue(t, now, 1) > 0,
     );
+  }
+
+  private countDue(type: string, now: number, limit: number): number {
+    return this.deps.store.sql.exec<{ n: number }>(JOB_COUNT_DUE, type, now, limit).one().n;
   }
 
   private async takeBatch(): Promise<Batch | null> {
@@ -203,8 +233,15 @@ export class Dispatcher {
       let permits: string[] = [];
       const pool = settings.concurrency ? typePoolName(type) : null;
       if (pool) {
-        // Permits first, outside any transaction; the claim below takes at most as many jobs.
-        const grant = await this.deps.pool(pool).acquire(this.deps.home(), want, settings.concurrency!, settings.leaseMs);
+        // Ask for no more permits than there are due jobs (others may be waiting for them), and ask outside any transaction.
+        want = Math.max(1, this.countDue(type, this.deps.now(), want));
+        let grant: { permits: string[]; retryAfterMs: number };
+        try {
+          grant = await withTimeout(this.deps.pool(pool).acquire(this.deps.home(), want, settings.concurrency!, settings.leaseMs), POOL_CALL_TIMEOUT_MS);
+        } catch (e) {
+          console.error(JSON.stringify({ event: "pool:acquire_failed", pool, error: String(e) }));
+          grant = { permits: [], retryAfterMs: 1_000 };
+        }
         if (grant.permits.length === 0) {
           this.blockedUntil.set(type, this.deps.now() + grant.retryAfterMs);
           continue;
@@ -214,7 +251,7 @@ export class Dispatcher {
       }
       const now = this.deps.now();
       const rows = claimJobs(this.deps.store, { worker: "push", types: [type], limit: want, leaseMs: settings.leaseMs }, now);
-      if (pool && permits.length > rows.length) this.releasePermits(new Map([[pool, permits.slice(rows.length)]]));
+      if (pool && permits.length > rows.length) this.release(pool, permits.slice(rows.length));
       if (rows.length === 0) continue;
       this.cursor = (this.cursor + k + 1) % Math.max(types.length, 1);
       return { type, settings, rows, pool, permits: permits.slice(0, rows.length), now };
@@ -223,131 +260,164 @@ export class Dispatcher {
   }
 
   private start(b: Batch, origin: Origin): void {
-    const control = new BatchControl();
-    b.rows.forEach((row, i) => {
-      const flight: Flight = {
-        id: row.id,
-        token: row.lease_token!,
-        leaseMs: b.settings.leaseMs,
-        control,
-        timer: null,
-        permit: b.pool ? { pool: b.pool, id: b.permits[i]! } : null,
-      };
+    const call: Call = {
+      origin,
+      rows: new Map(b.rows.map((r) => [r.id, r])),
+      permits: new Map(b.pool ? b.rows.map((r, i) => [r.id, { pool: b.pool!, id: b.permits[i]! }]) : []),
+      settled: [],
+      control: new BatchControl((item) => {
+        const read = readOutcome(item);
+        if (read) this.settleJob(call, read.id, read.outcome, this.deps.now());
+      }),
+      leaseMs: b.settings.leaseMs,
+    };
+    for (const row of b.rows) {
+      const token = row.lease_token!;
+      // A job is claimed only when pending, so no flight should exist for it; if one does, it has lost its lease.
+      const stale = this.flights.get(row.id);
+      if (stale) this.abort(stale, "lease_lost");
+      const flight: Flight = { id: row.id, token, call, timer: null };
       if (row.timeout_ms !== null && row.started_at !== null) {
-        flight.timer = setTimeout(() => this.abort(row.id, "timeout"), row.started_at + row.timeout_ms - this.deps.now() + 1);
+        const due = row.started_at + row.timeout_ms - this.deps.now() + 1;
+        flight.timer = setTimeout(() => {
+          const f = this.flights.get(row.id);
+          if (f && f.token === token) this.timedOut(f);
+        }, due);
       }
       this.flights.set(row.id, flight);
-    });
-    this.calls++;
+    }
+    this.calls.add(call);
     this.ensureRenewal(b.settings.leaseMs);
     const jobs = b.rows.map(toDispatchJob);
-    const call = (async () => {
+    const promise = (async () => {
       let answer: unknown = null;
       let failure: string | null = null;
       try {
-        answer = await this.deps.handler(b.settings.binding!).run({ type: b.type, jobs }, control);
+        answer = await this.deps.handler(b.settings.binding!).run({ type: b.type, jobs }, call.control);
       } catch (e) {
         failure = `handler call failed: ${String(e)}`;
       } finally {
-        this.calls--;
-        control.close();
+        call.control.close();
+        this.calls.delete(call);
       }
-      await this.settle(b.rows, answer, failure);
+      await this.finish(call, answer, failure);
       await this.fill(origin);
     })()
       .catch((e: unknown) => console.error(JSON.stringify({ event: "dispatch:settle_failed", home: this.deps.home(), error: String(e) })))
-      .finally(() => this.callsInFlight.delete(call));
-    this.callsInFlight.add(call);
-    this.deps.keepAlive(call);
+      .finally(() => this.callsInFlight.delete(promise));
+    this.callsInFlight.add(promise);
+    this.deps.keepAlive(promise);
     this.deps.keepAlive(this.deps.changed(b.rows, b.now));
   }
 
-  private async settle(rows: JobRow[], answer: unknown, failure: string | null): Promise<void> {
-    const now = this.deps.now();
-    const outcomes = failure === null ? readOutcomes(rows.map((r) => r.id), answer) : null;
-    const settled: JobRow[] = [];
-    const permits = new Map<string, string[]>();
-    for (const row of rows) {
-      const flight = this.flights.get(row.id);
-      // Timed out, cancelled or lease lost while the call ran: that path already ended the attempt; the late answer is ignored.
-      if (!flight || flight.token !== row.lease_token) continue;
-      this.drop(flight, permits);
-      const outcome = outcomes?.get(row.id) ?? { kind: "retry" as const, error: failure ?? "no outcome" };
-      const out = applyOutcome(this.deps.store, this.deps.config, row.id, flight.token, outcome, now);
-      if (out.ok) settled.push(out.row);
-    }
-    this.releasePermits(permits);
-    await this.deps.changed(settled, now);
-  }
-
-  /** abort ends a flight early: tell the handler why, free its permit; a timeout is settled by the reap pass (the lease ends at the timeout). */
-  private abort(id: string, reason: AbortReason): void {
+  /** settleJob: one job's outcome, as soon as the handler reports it; frees its permit. Never throws. */
+  private settleJob(call: Call, id: string, outcome: HandlerOutcome, now: number): void {
     const flight = this.flights.get(id);
-    if (!flight) return;
-    const permits = new Map<string, string[]>();
-    this.drop(flight, permits);
-    flight.control.abort(id, reason);
-    this.releasePermits(permits);
-    if (reason === "timeout") this.deps.keepAlive(this.deps.reapNow());
-  }
-
-  private drop(flight: Flight, permits: Map<string, string[]>): void {
-    if (flight.timer) clearTimeout(flight.timer);
-    this.flights.delete(flight.id);
-    if (flight.permit) permits.set(flight.permit.pool, [...(permits.get(flight.permit.pool) ?? []), flight.permit.id]);
-  }
-
-  private releasePermits(permits: Map<string, string[]>): void {
-    for (const [pool, ids] of permits) {
-      if (ids.length === 0) continue;
-      this.deps.keepAlive(
-        this.deps
-          .pool(pool)
-          .release(ids)
-          .catch((e: unknown) => console.error(JSON.stringify({ event: "pool:release_failed", pool, error: String(e) }))),
-      );
+    const row = call.rows.get(id);
+    // Not this call's flight any more (timed out, cancelled, lost, or settled already): the late outcome is ignored.
+    if (!flight || flight.call !== call || !row || flight.token !== row.lease_token) return;
+    this.drop(flight);
+    try {
+      const out = applyOutcome(this.deps.store, this.deps.config, id, flight.token, outcome, now);
+      if (out.ok) call.settled.push(out.row);
+    } catch (e) {
+      // The lease stays in SQL and is not renewed: the reap pass recovers the job.
+      console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
+    } finally {
+      const permit = call.permits.get(id);
+      if (permit) {
+        call.permits.delete(id);
+        this.release(permit.pool, [permit.id]);
+      }
     }
+  }
+
+  /** finish: the call returned — settle what it did not report early, give back every permit it still holds, emit. */
+  private async finish(call: Call, answer: unknown, failure: string | null): Promise<void> {
+    const now = this.deps.now();
+    const outcomes = failure === null ? readOutcomes([...call.rows.keys()], answer) : null;
+    try {
+      for (const id of call.rows.keys()) {
+        this.settleJob(call, id, outcomes?.get(id) ?? { kind: "retry", error: failure ?? "no outcome" }, now);
+      }
+    } finally {
+      const byPool = new Map<string, string[]>();
+      for (const p of call.permits.values()) byPool.set(p.pool, [...(byPool.get(p.pool) ?? []), p.id]);
+      call.permits.clear();
+      for (const [pool, ids] of byPool) this.release(pool, ids);
+    }
+    await this.deps.changed(call.settled, now);
+  }
+
+  /** abort ends a flight early and tells the handler why. Its permit stays with the call until the call returns. */
+  private abort(flight: Flight, reason: AbortReason): void {
+    this.drop(flight);
+    flight.call.control.abort(flight.id, reason);
+  }
+
+  /** timedOut: the lease ended at the timeout (claim and renewal cap it there); the reap pass settles the attempt as a timeout. */
+  private timedOut(flight: Flight): void {
+    this.abort(flight, "timeout");
+    if (this.reapQueued) return;
+    // One reap for every job that times out in the same moment (one observer call, not one per job).
+    this.reapQueued = true;
+    setTimeout(() => {
+      this.reapQueued = false;
+      this.deps.keepAlive(this.deps.reapNow());
+    }, 0);
+  }
+
+  private drop(flight: Flight): void {
+    if (flight.timer) clearTimeout(flight.timer);
+    if (this.flights.get(flight.id) === flight) this.flights.delete(flight.id);
+  }
+
+  private release(pool: string, ids: string[]): void {
+    if (ids.length === 0) return;
+    this.deps.keepAlive(
+      withTimeout(this.deps.pool(pool).release(ids), POOL_CALL_TIMEOUT_MS).catch((e: unknown) =>
+        console.error(JSON.stringify({ event: "pool:release_failed", pool, error: String(e) })),
+      ),
+    );
   }
 
   private ensureRenewal(leaseMs: number): void {
     if (this.renewTimer) return;
-    const every = Math.max(RENEW_MIN_MS, Math.floor(Math.min(leaseMs, ...this.pushLeases()) / 3));
+    const leases = this.deps.config.pushTypes.map((t) => this.deps.config.typeSettings(t).leaseMs);
+    const every = Math.max(RENEW_MIN_MS, Math.floor(Math.min(leaseMs, ...leases) / 3));
     this.renewTimer = setInterval(() => this.deps.keepAlive(this.renew()), every);
   }
 
-  private pushLeases(): number[] {
-    return this.deps.config.pushTypes.map((t) => this.deps.config.typeSettings(t).leaseMs);
-  }
-
-  /** renew: extend every in-flight lease and permit; a lease that cannot be extended is lost, and its handler told why. */
+  /** renew: extend every in-flight lease and every permit a call holds; a lease that cannot be extended is lost, and its handler told why. */
   private async renew(): Promise<void> {
-    if (this.flights.size === 0) {
+    if (this.calls.size === 0 && this.flights.size === 0) {
       if (this.renewTimer) clearInterval(this.renewTimer);
       this.renewTimer = null;
       return;
     }
     const now = this.deps.now();
-    const byPool = new Map<string, { ids: string[]; ttlMs: number }>();
     for (const flight of [...this.flights.values()]) {
-      const out = heartbeat(this.deps.store, flight.id, flight.token, flight.leaseMs, now);
-      if (!out.ok) {
-        this.abort(flight.id, out.code === "lease_lost" && (out.reason === "cancelled" || out.reason === "timeout") ? out.reason : "lease_lost");
-        continue;
-      }
-      if (flight.permit) {
-        const entry = byPool.get(flight.permit.pool) ?? { ids: [], ttlMs: flight.leaseMs };
-        entry.ids.push(flight.permit.id);
-        byPool.set(flight.permit.pool, entry);
+      const out = heartbeat(this.deps.store, flight.id, flight.token, flight.call.leaseMs, now);
+      if (!out.ok) this.abort(flight, out.code === "lease_lost" && (out.reason === "cancelled" || out.reason === "timeout") ? out.reason : "lease_lost");
+    }
+    const byPool = new Map<string, { ids: string[]; ttlMs: number }>();
+    for (const call of this.calls) {
+      for (const p of call.permits.values()) {
+        const entry = byPool.get(p.pool) ?? { ids: [], ttlMs: call.leaseMs };
+        entry.ids.push(p.id);
+        byPool.set(p.pool, entry);
       }
     }
     for (const [pool, { ids, ttlMs }] of byPool) {
       try {
-        const lost = await this.deps.pool(pool).renew(ids, ttlMs);
+        const lost = await withTimeout(this.deps.pool(pool).renew(ids, ttlMs), POOL_CALL_TIMEOUT_MS);
         if (lost.length) console.warn(JSON.stringify({ event: "pool:permits_lost", pool, count: lost.length }));
       } catch (e) {
         console.error(JSON.stringify({ event: "pool:renew_failed", pool, error: String(e) }));
       }
     }
+    // Leases moved later: move the alarm with them, so it does not wake for expiries that will not happen.
+    await this.deps.changed([], now);
   }
 }
 
@@ -361,4 +431,16 @@ function toDispatchJob(row: JobRow): DispatchJob {
     scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null,
     runAt: row.run_at,
   };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => {
+    if (timer !== undefined) clearTimeout(timer);
+  });
 }

@@ -9,30 +9,41 @@ import { z } from "zod";
 import { jsonProblem, isJsonObject, type JsonObject } from "../job/json-safe";
 import type { HandlerOutcome } from "./contract";
 
+/** A snooze shorter than this would only spin the job (a snooze spends no attempt). */
+export const SNOOZE_MIN_MS = 250;
+/** Durations in whole milliseconds, within a year; fractions are rounded rather than refused (the handler's intent survives). */
+const ms = z.number().min(0).max(366 * 86_400_000).transform(Math.round);
+
 const OutcomeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("completed"), result: z.unknown().optional() }),
   z.object({
     id: z.string(),
     kind: z.literal("retry"),
     error: z.string(),
-    retryAfterMs: z.number().int().min(0).max(366 * 86_400_000).optional(),
+    retryAfterMs: ms.optional(),
     consumesAttempt: z.boolean().optional(),
   }),
   z.object({ id: z.string(), kind: z.literal("failed"), error: z.string() }),
-  z.object({ id: z.string(), kind: z.literal("snooze"), delayMs: z.number().int().min(0).max(366 * 86_400_000) }),
+  z.object({ id: z.string(), kind: z.literal("snooze"), delayMs: ms.transform((d) => Math.max(d, SNOOZE_MIN_MS)) }),
 ]);
 
 const MAX_ERROR_CHARS = 16_384;
+
+/** readOutcome: one outcome as the handler reported it, checked; null when it is not one. */
+export function readOutcome(item: unknown): { id: string; outcome: HandlerOutcome } | null {
+  const parsed = OutcomeSchema.safeParse(item);
+  if (!parsed.success) return null;
+  const { id, ...outcome } = parsed.data;
+  return { id, outcome: outcome.kind === "completed" ? checkResult(outcome.result) : trimError(outcome) };
+}
 
 /** readOutcomes maps job id → outcome for the jobs sent; anything missing or malformed becomes a retry that says so. */
 export function readOutcomes(ids: readonly string[], answer: unknown): Map<string, HandlerOutcome> {
   const out = new Map<string, HandlerOutcome>();
   const list = Array.isArray(answer) ? answer : [];
   for (const item of list) {
-    const parsed = OutcomeSchema.safeParse(item);
-    if (!parsed.success || out.has(parsed.data.id)) continue;
-    const { id, ...outcome } = parsed.data;
-    out.set(id, outcome.kind === "completed" ? checkResult(outcome.result) : trimError(outcome));
+    const read = readOutcome(item);
+    if (read && !out.has(read.id)) out.set(read.id, read.outcome);
   }
   for (const id of ids) {
     if (!out.has(id)) out.set(id, { kind: "retry", error: Array.isArray(answer) ? "handler returned no valid outcome for this job" : "handler returned a malformed answer" });

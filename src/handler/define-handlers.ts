@@ -65,14 +65,24 @@ export function defineHandlers<E = unknown>(handlers: Handlers<E>): new (ctx: Ex
           try {
             notice = await control.next();
           } catch {
-            return; // the call ended and the stub went with it
+            // The stub broke before the batch ended: the queue's side is gone (its object was reset), so the
+            // lease will not be renewed and the job will run again elsewhere. Tell every job still running.
+            if (!done) for (const a of aborts.values()) if (!a.signal.aborted) a.abort(new JobAbortedError("lease_lost"));
+            return;
           }
           if (!notice) return;
           aborts.get(notice.id)?.abort(new JobAbortedError(notice.reason));
         }
       })();
       try {
-        return await Promise.all(batch.jobs.map((job) => runOne(handlers, job, aborts.get(job.id)!.signal, this.env)));
+        return await Promise.all(
+          batch.jobs.map(async (job) => {
+            const outcome = await runOne(handlers, job, aborts.get(job.id)!.signal, this.env);
+            // Report each job as it finishes, so a slow one does not hold the rest; the return value repeats it.
+            control.settle(outcome).catch(() => undefined);
+            return outcome;
+          }),
+        );
       } finally {
         done = true;
       }
@@ -94,22 +104,45 @@ async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, signal: AbortS
     env,
     log: (message, fields = {}) => console.log(JSON.stringify({ event: "job:log", id: job.id, type: job.type, attempt: job.attempt, message, ...fields })),
   };
+  let value: unknown;
   try {
-    const value = await fn(JSON.parse(job.payloadJson), ctx as never);
+    value = await fn(JSON.parse(job.payloadJson), ctx as never);
+  } catch (e) {
+    return outcomeOf(job.id, e);
+  }
+  try {
     return { id: job.id, kind: "completed", result: toResult(value) };
   } catch (e) {
-    if (e instanceof TerminalJobError) return { id: job.id, kind: "failed", error: e.message };
-    if (e instanceof SnoozeJobError) return { id: job.id, kind: "snooze", delayMs: e.delayMs };
-    if (e instanceof RetryableJobError) {
-      return { id: job.id, kind: "retry", error: e.message, retryAfterMs: e.retryAfterMs, consumesAttempt: e.consumesAttempt };
-    }
-    return { id: job.id, kind: "retry", error: e instanceof Error ? e.message : String(e) };
+    // The work is done; only its result cannot be stored. Retrying would repeat the work, so this is final.
+    return { id: job.id, kind: "failed", error: `the handler's result is not JSON-serializable: ${String(e)}` };
   }
 }
 
-/** A job's result is a JSON object: nothing becomes null, a plain object stays, anything else is wrapped as `{ value }`. */
+/** outcomeOf maps a thrown value to an outcome. Checked by name too: a second copy of this SDK in a bundle has its own classes. */
+function outcomeOf(id: string, e: unknown): JobOutcome {
+  const name = (e as { name?: unknown })?.name;
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof TerminalJobError || name === "TerminalJobError") return { id, kind: "failed", error: message };
+  if (e instanceof SnoozeJobError || name === "SnoozeJobError") return { id, kind: "snooze", delayMs: wholeMs((e as SnoozeJobError).delayMs) ?? 0 };
+  if (e instanceof RetryableJobError || name === "RetryableJobError") {
+    const r = e as RetryableJobError;
+    return { id, kind: "retry", error: message, retryAfterMs: wholeMs(r.retryAfterMs), consumesAttempt: r.consumesAttempt };
+  }
+  return { id, kind: "retry", error: message };
+}
+
+const wholeMs = (ms: number | undefined) => (ms === undefined || !Number.isFinite(ms) ? undefined : Math.max(0, Math.round(ms)));
+
+/**
+ * A job's result is a JSON object: nothing becomes null, a plain object stays,
+ * anything else is wrapped as `{ value }` — all passed through JSON, so what is
+ * stored is what `JSON.stringify` makes of it (`undefined` fields dropped, a
+ * Date as its ISO string).
+ */
 function toResult(value: unknown): Record<string, unknown> | null {
   if (value === undefined || value === null) return null;
-  if (typeof value === "object" && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype) return value as Record<string, unknown>;
-  return { value };
+  const json: unknown = JSON.parse(JSON.stringify(value) ?? "null");
+  if (json === null) return null;
+  if (typeof json === "object" && !Array.isArray(json)) return json as Record<string, unknown>;
+  return { value: json };
 }

@@ -71,6 +71,11 @@ export class CatalogReporter {
     return at;
   }
 
+  /** lastSent: when the last summary went out from this instance, or null. */
+  lastSent(): number | null {
+    return this.lastSentAt;
+  }
+
   /** kick: after a commit, send now unless a summary is in flight, went out very recently, or just failed (then the alarm will). */
   kick(): void {
     if (this.inflight || this.sentVersion >= this.version) return;

@@ -31,7 +31,7 @@ import { complete, fail, heartbeat, type FailInput } from "./settle";
 import type { ScopeStore } from "./store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { prune, sweepOnce } from "./sweep-pass";
-import { nextWakeAt } from "./wake";
+import { cameDueSince, nextWakeAt } from "./wake";
 
 /** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
 export const ALARM_AGAIN_MS = 20;
@@ -75,7 +75,9 @@ export class ScopeDO extends DurableObject<Env> {
       changed: (rows, now) => this.afterWrite(now, rows, null),
       reapNow: async () => {
         const now = this.clock.now();
-        await this.afterWrite(now, reapOnce(this.store, now).rows, null);
+        const reaped = reapOnce(this.store, now);
+        this.dispatcher.reaped(reaped.rows, now);
+        await this.afterWrite(now, reaped.rows, null);
       },
     });
     void ctx.blockConcurrencyWhile(async () => {
@@ -203,8 +205,11 @@ export class ScopeDO extends DurableObject<Env> {
     this.alarmArm.consumed();
     let again = false;
     let failed = false;
+    let cameDue = true;
     try {
+      cameDue = cameDueSince(this.store, this.reporter.lastSent(), now);
       const reaped = reapOnce(this.store, now);
+      this.dispatcher.reaped(reaped.rows, now);
       const swept = sweepOnce(this.store, now);
       again = reaped.more || swept.more;
       this.events.emit(reaped.rows, now);
@@ -215,8 +220,8 @@ export class ScopeDO extends DurableObject<Env> {
       this.recordAlarmError(now, e, info);
     }
     try {
-      // A wake-up means something changed with time (a job came due, a lease ran out): report it.
-      await this.reporter.flush(true);
+      // Changes made above are reported as usual; a job that only came due changes no row, so it forces a report.
+      await this.reporter.flush(cameDue);
     } catch (e) {
       // Not this object's failure: the reporter's own deadline (with its retry delay) brings the alarm back.
       console.error(JSON.stringify({ event: "alarm:report_failed", home: this.ctx.id.name, error: String(e) }));

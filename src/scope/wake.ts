@@ -32,3 +32,16 @@ export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: numbe
   if (reportDeadline !== null) times.push(reportDeadline);
   return times.length ? Math.min(...times) : null;
 }
+
+/** jobCameDue: job_due_idx (type, run_at) — one seek per pending type. */
+const JOB_CAME_DUE = "SELECT 1 AS due FROM job WHERE state = 'pending' AND type = ? AND run_at > ? AND run_at <= ? LIMIT 1";
+
+/**
+ * cameDueSince: did a pending job become due in (since, now]? Its row did not
+ * change, but the catalog's split of pending into due and scheduled did.
+ * Without a `since` (a fresh instance) the answer is yes.
+ */
+export function cameDueSince(store: ScopeStore, since: number | null, now: number): boolean {
+  if (since === null) return true;
+  return pendingTypes(store.sql).some((type) => store.sql.exec(JOB_CAME_DUE, type, since, now).toArray().length > 0);
+}

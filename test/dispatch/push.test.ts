@@ -77,6 +77,26 @@ describe("outcomes through the handler SDK", () => {
     expect(done).toMatchObject({ state: "completed", attempts: 3, result: { attempt: 3 } });
   });
 
+  it("a result goes through JSON: undefined fields dropped, a Date as its string", async () => {
+    const done = await waitForJob((await enqueue("test.outcome", { do: "weird" })).id, isTerminal);
+    expect(done).toMatchObject({ state: "completed", result: { when: "1970-01-01T00:00:00.000Z", n: 1 } });
+    expect(Object.keys(done.result)).toEqual(["when", "n"]);
+  });
+
+  it("a snooze of 0 ms is stretched to the minimum, so it cannot spin", async () => {
+    const done = await waitForJob((await enqueue("test.outcome", { do: "snooze", delayMs: 0 })).id, isTerminal);
+    expect(done.state).toBe("completed");
+    expect(done.finishedAt - done.createdAt).toBeGreaterThanOrEqual(250);
+  });
+
+  it("fractional durations from a handler are rounded, not refused", async () => {
+    const job = await enqueue("test.outcome", { do: "retry", message: "later", retryAfterMs: 60_000.6, consumesAttempt: false });
+    const retried = await waitForJob(job.id, (j) => j.state === "pending" && j.lastError === "later");
+    expect(retried.attempts).toBe(0);
+    expect(retried.runAt - retried.updatedAt).toBe(60_001);
+    await api("POST", `/v1/jobs/${job.id}/cancel`);
+  });
+
   it("a result that is not an object is kept as { value }", async () => {
     const done = await waitForJob((await enqueue("test.outcome", { do: "complete", result: 42 })).id, isTerminal);
     expect(done.result).toEqual({ value: 42 });
@@ -139,6 +159,35 @@ describe("time limits, cancellation and leases", () => {
     const after = (await api("GET", `/v1/jobs/${job.id}`)).body.job;
     expect(after).toMatchObject({ state: "cancelled", attempts: 1, result: null });
   });
+
+  it("a cancelled job keeps its concurrency slot until its handler actually returns", async () => {
+    const key = crypto.randomUUID();
+    const a = await enqueue("test.deaf.limited", { ms: 500, key });
+    await waitForJob(a.id, (j) => j.state === "running");
+    await api("POST", `/v1/jobs/${a.id}/cancel`);
+    const b = await enqueue("test.deaf.limited", { ms: 10, key });
+    await waitForJob(b.id, isTerminal);
+    const spans = await probe.spans(key);
+    const spanA = spans.find((s) => s.id === a.id)!;
+    const spanB = spans.find((s) => s.id === b.id)!;
+    // The deaf handler ignored the cancel; with concurrency 1, b could start only once a's call was over.
+    expect(spanB.startedAt).toBeGreaterThanOrEqual(spanA.finishedAt);
+  }, 20_000);
+
+  it("each job of a batch settles when it finishes, not when the slowest does", async () => {
+    const key = crypto.randomUUID();
+    const scope = uniqueScope("batch");
+    const r = await api("POST", "/v1/jobs/batch", {
+      jobs: [
+        { type: "test.span", payload: { ms: 20, key }, scope },
+        { type: "test.span", payload: { ms: 2_000, key }, scope },
+      ],
+    });
+    const [quick, slow] = r.body.results.map((x: any) => x.job.id);
+    await waitForJob(quick, (j) => j.state === "completed");
+    expect((await api("GET", `/v1/jobs/${slow}`)).body.job.state).toBe("running");
+    await waitForJob(slow, isTerminal);
+  }, 20_000);
 
   it("a handler running for 3× its lease runs once: the lease is renewed while the call is in flight", async () => {
     const key = crypto.randomUUID();
