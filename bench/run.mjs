@@ -39,6 +39,28 @@ const CONCURRENCY = 16;
 const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-bench-"));
 const log = (...a) => console.log(...a);
 
+/**
+ * handlerConnected: wrangler dev reloads the coordinator once the example handler
+ * registers (its service binding goes from "not connected" to "connected"), which
+ * fails requests in flight. Wait until a pushed job completes before measuring.
+ */
+async function handlerConnected(url) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      const { job } = await call(url, "POST", "/v1/jobs", { type: "demo.echo", payload: {}, scope: { type: "Bench", id: "warmup" } });
+      for (let k = 0; k < 20; k++) {
+        const j = (await call(url, "GET", `/v1/jobs/${job.id}`)).job;
+        if (j.state === "completed") return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } catch {
+      // restarted mid-request: try again
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error("the example handler never answered");
+}
+
 async function main() {
   log(`edgequeue bench (${quick ? "quick" : "full"}) — state in ${state}`);
   const queue = await startWorker({
@@ -49,6 +71,7 @@ async function main() {
   });
   const bare = await startWorker({ config: "bench/bare/wrangler.toml", port: 8798, persistTo: path.join(state, "bare") });
   try {
+    await handlerConnected(queue.url);
     // ------------------------------------------------ single enqueue vs bare insert
     const single = (type) => (i) => call(queue.url, "POST", "/v1/jobs", { type, payload: { i, to: "someone@example.com" } });
     const insert = (i) => call(bare.url, "POST", "/", { type: "bench.bare", payload: { i, to: "someone@example.com" } });

@@ -29,6 +29,9 @@ import type { Scope } from "../job/schemas";
 import type { JobTypeName, PayloadOf } from "../sdk";
 import { JobAbortedError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
 
+/** How long a finished job waits for the rest of its batch before it is reported on its own. */
+const EARLY_SETTLE_AFTER_MS = 50;
+
 export interface JobContext<T extends string = string, E = unknown> {
   id: string;
   type: T;
@@ -74,17 +77,26 @@ export function defineHandlers<E = unknown>(handlers: Handlers<E>): new (ctx: Ex
           aborts.get(notice.id)?.abort(new JobAbortedError(notice.reason));
         }
       })();
+      const early = new Set<ReturnType<typeof setTimeout>>();
       try {
         return await Promise.all(
           batch.jobs.map(async (job) => {
             const outcome = await runOne(handlers, job, aborts.get(job.id)!.signal, this.env);
-            // Report each job as it finishes, so a slow one does not hold the rest; the return value repeats it.
-            control.settle(outcome).catch(() => undefined);
+            // A job that finishes well before the rest of its batch is reported on its own, so a slow job does not
+            // hold it; jobs finishing together travel in the return value only (one message, not one per job).
+            if (batch.jobs.length > 1) {
+              const timer = setTimeout(() => {
+                early.delete(timer);
+                if (!done) control.settle(outcome).catch(() => undefined);
+              }, EARLY_SETTLE_AFTER_MS);
+              early.add(timer);
+            }
             return outcome;
           }),
         );
       } finally {
         done = true;
+        for (const t of early) clearTimeout(t);
       }
     }
   };
