@@ -1,7 +1,12 @@
+import { readFileSync } from "node:fs";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { parse } from "smol-toml";
 import { defineConfig } from "vitest/config";
 
 const compatibilityDate = "2026-04-20";
+
+/** The config the queue ships (wrangler.toml), so the tests exercise the demo config a person runs with npm start. */
+const shipped = (parse(readFileSync("./wrangler.toml", "utf8")) as { vars: { EDGEQUEUE_CONFIG: Record<string, any> } }).vars.EDGEQUEUE_CONFIG;
 
 export default defineConfig({
   plugins: [
@@ -23,17 +28,13 @@ export default defineConfig({
         bindings: {
           QUEUE_TOKEN: "test-token",
           EDGEQUEUE_CONFIG: {
+            ...shipped,
             observer: "OBSERVER",
             events: { log: false },
             types: {
+              ...shipped.types,
               "sharded.job": { shards: 4 },
               "quick.retry": { maxAttempts: 2, backoff: { baseMs: 100, maxMs: 1000 } },
-              "demo.noop": { binding: "DEMO" },
-              "demo.echo": { binding: "DEMO" },
-              "demo.fail": { binding: "DEMO", maxAttempts: 2, backoff: { baseMs: 20 } },
-              "demo.fatal": { binding: "DEMO" },
-              "demo.sleep": { binding: "DEMO" },
-              "demo.flaky": { binding: "DEMO", maxAttempts: 5, backoff: { baseMs: 20 } },
               "test.span": { binding: "TEST", batchSize: 5 },
               "test.limited": { binding: "TEST", concurrency: 3, batchSize: 2 },
               "test.long": { binding: "TEST", leaseMs: 1000 },
@@ -41,6 +42,7 @@ export default defineConfig({
               "test.outcome": { binding: "TEST", maxAttempts: 3, backoff: { baseMs: 10, maxMs: 50 } },
               "test.deaf": { binding: "TEST", leaseMs: 1000 },
               "test.deaf.limited": { binding: "TEST", concurrency: 1 },
+              "test.single.short": { binding: "TEST", concurrency: 1, leaseMs: 1000 },
               "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
             },
           },

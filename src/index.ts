@@ -15,7 +15,9 @@ import { env } from "cloudflare:workers";
 import { checkBindings, loadConfig } from "./config/load";
 import { createApp } from "./coordinator/app";
 
-checkBindings(loadConfig(env as { EDGEQUEUE_CONFIG?: unknown }), env);
+const config = loadConfig(env as { EDGEQUEUE_CONFIG?: unknown });
+checkBindings(config, env);
+for (const warning of config.warnings) console.warn(JSON.stringify({ event: "config:warning", warning }));
 
 export { CatalogDO } from "./catalog/catalog-do";
 export { EdgeQueue } from "./coordinator/rpc";

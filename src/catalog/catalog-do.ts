@@ -13,7 +13,7 @@ import type { Env } from "../env";
 import type { JobState, TerminalState } from "../job/states";
 import { migrateStorage } from "../schema/migrate";
 import type { HomeSummary } from "../scope/summary";
-import { applyReport, listHomes, listHomesWithTerminal, pickHomesForClaim, stats, type CatalogStats } from "./catalog-store";
+import { applyReport, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, stats, type CatalogStats } from "./catalog-store";
 
 export class CatalogDO extends DurableObject<Env> {
   clock: Clock = systemClock;
@@ -33,6 +33,10 @@ export class CatalogDO extends DurableObject<Env> {
 
   async pickHomes(types: string[] | null, limit: number, spare: number): Promise<string[]> {
     return this.ctx.storage.transactionSync(() => pickHomesForClaim(this.sql, types, limit, spare, this.clock.now()));
+  }
+
+  async busyType(types: string[]): Promise<string | null> {
+    return busyType(this.sql, types, this.clock.now());
   }
 
   async stats(type: string | null): Promise<CatalogStats> {

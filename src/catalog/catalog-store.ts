@@ -131,6 +131,13 @@ export function stats(sql: SqlStorage, type: string | null, now: number): Catalo
   };
 }
 
+/** typeBusy: a type of the list with due or running work in any home (waitsFor), per the summaries held. */
+const TYPE_BUSY = "SELECT type FROM home_type WHERE type IN (SELECT value FROM json_each(?1)) AND (running > 0 OR next_run_at <= ?2) LIMIT 1";
+
+export function busyType(sql: SqlStorage, types: readonly string[], now: number): string | null {
+  return sql.exec<{ type: string }>(TYPE_BUSY, JSON.stringify(types), now).toArray()[0]?.type ?? null;
+}
+
 /** homeListAfter: homes in name order after `after` (or from it, when inclusive), holding jobs of the type/state asked for. */
 const HOME_LIST_AFTER = `
 SELECT DISTINCT home FROM home_type

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { BACKOFF_DEFAULT } from "../job/backoff";
+import { checkRelations, relationWarnings } from "./relations";
 
 const ms = (max: number) => z.number().int().min(0).max(max);
 const DAY_MS = 24 * 3600 * 1000;
@@ -33,6 +34,22 @@ const TypeConfigSchema = z.strictObject({
   batchSize: z.number().int().min(1).max(100).optional(),
   /** Lease of a pushed attempt, renewed every third of it while the call is in flight. */
   leaseMs: z.number().int().min(1000).max(3600_000).optional(),
+  /** At most one job of this type running per scope (jobs without a scope are unaffected). */
+  serializeByScope: z.boolean().optional(),
+  /** Never start while a job of one of these types is running. Declare it on both sides. */
+  notWhileRunning: z.array(z.string().min(1)).optional(),
+  /** Do not start while these types have due or running work. Cycles are refused. */
+  waitsFor: z.array(z.string().min(1)).optional(),
+});
+
+const PoolConfigSchema = z.strictObject({
+  /** Most cost units running at once (each member attempt holds its type's cost, default 1). */
+  concurrency: z.number().int().min(1).max(100_000).optional(),
+  /** Most budget units spent per fixed one-minute window (each attempt start spends its type's rate cost, default 1). */
+  ratePerMinute: z.number().int().min(1).max(10_000_000).optional(),
+  types: z.array(z.string().min(1)).min(1),
+  costs: z.record(z.string(), z.number().int().min(1).max(100_000)).optional(),
+  rateCosts: z.record(z.string(), z.number().int().min(1).max(10_000_000)).optional(),
 });
 
 export const ConfigSchema = z.strictObject({
@@ -47,6 +64,8 @@ export const ConfigSchema = z.strictObject({
     })
     .optional(),
   types: z.record(z.string().min(1).max(128), TypeConfigSchema).optional(),
+  /** Shared budgets across types: a third-party API's concurrency and/or rate. */
+  pools: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "pool names are 1-64 characters of A-Z a-z 0-9 _ . -"), PoolConfigSchema).optional(),
   limits: z
     .strictObject({
       /** Largest payload (and result), as UTF-8 JSON bytes. */
@@ -62,15 +81,7 @@ export const ConfigSchema = z.strictObject({
       cancelledMs: ms(365 * DAY_MS).optional(),
     })
     .optional(),
-}).superRefine((config, ctx) => {
-  for (const [name, t] of Object.entries(config.types ?? {})) {
-    for (const key of ["concurrency", "batchSize", "leaseMs"] as const) {
-      if (t[key] !== undefined && t.binding === undefined) {
-        ctx.addIssue({ code: "custom", path: ["types", name, key], message: `${key} applies to pushed jobs: give the type a binding too` });
-      }
-    }
-  }
-});
+}).superRefine(checkRelations);
 export type ConfigInput = z.infer<typeof ConfigSchema>;
 
 export interface TypeSettings {
@@ -83,6 +94,21 @@ export interface TypeSettings {
   timeoutMs: number | null;
   batchSize: number;
   leaseMs: number;
+  serializeByScope: boolean;
+  notWhileRunning: string[];
+  waitsFor: string[];
+  /** Declared pools this type draws on. */
+  pools: string[];
+}
+
+export interface PoolSettings {
+  name: string;
+  concurrency: number | null;
+  ratePerMinute: number | null;
+  types: string[];
+  /** Per-type costs, default 1. */
+  costs: Record<string, number>;
+  rateCosts: Record<string, number>;
 }
 
 /** The config with every default filled in. */
@@ -92,6 +118,9 @@ export interface QueueConfig {
   pushTypes: readonly string[];
   observer: string | null;
   logEvents: boolean;
+  pools: Readonly<Record<string, PoolSettings>>;
+  /** Things that are allowed but probably a mistake (a one-sided notWhileRunning); logged at startup. */
+  warnings: string[];
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number };
   retention: { completedMs: number; failedMs: number; cancelledMs: number };
   /** Settings for any type, declared or not. */
@@ -120,6 +149,10 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     timeoutMs: null,
     batchSize: DEFAULTS.batchSize,
     leaseMs: DEFAULTS.leaseMs,
+    serializeByScope: false,
+    notWhileRunning: [],
+    waitsFor: [],
+    pools: [],
   };
   const types: Record<string, TypeSettings> = {};
   for (const [name, t] of Object.entries(input.types ?? {})) {
@@ -132,13 +165,26 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       timeoutMs: t.timeoutMs ?? null,
       batchSize: t.batchSize ?? base.batchSize,
       leaseMs: t.leaseMs ?? base.leaseMs,
+      serializeByScope: t.serializeByScope ?? false,
+      notWhileRunning: t.notWhileRunning ?? [],
+      waitsFor: t.waitsFor ?? [],
+      pools: Object.entries(input.pools ?? {})
+        .filter(([, p]) => p.types.includes(name))
+        .map(([pool]) => pool)
+        .sort(),
     };
+  }
+  const pools: Record<string, PoolSettings> = {};
+  for (const [name, p] of Object.entries(input.pools ?? {})) {
+    pools[name] = { name, concurrency: p.concurrency ?? null, ratePerMinute: p.ratePerMinute ?? null, types: p.types, costs: p.costs ?? {}, rateCosts: p.rateCosts ?? {} };
   }
   return {
     types,
     pushTypes: Object.keys(types).filter((t) => types[t]!.binding !== null),
     observer: input.observer ?? null,
     logEvents: input.events?.log ?? true,
+    pools,
+    warnings: relationWarnings(input),
     limits: {
       payloadMaxBytes: input.limits?.payloadMaxBytes ?? DEFAULTS.payloadMaxBytes,
       batchPayloadMaxBytes: input.limits?.batchPayloadMaxBytes ?? DEFAULTS.batchPayloadMaxBytes,

@@ -10,7 +10,9 @@
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { homeFor, homeOfJobId, jobIdFor, newLocalId, scopeHome, typeHome } from "../job/home";
+import { homeFor, homeOfJobId, jobIdFor, newLocalId, parseHome, scopeHome, typeHome } from "../job/home";
+import type { PoolLimits, PoolStatus } from "../pool/permits";
+import { resourcePoolName, typePoolName } from "../pool/pool-name";
 import type {
   ClaimRequest,
   EnqueueRequest,
@@ -20,6 +22,8 @@ import type {
   LeasedJob,
   ListQuery,
   ListResult,
+  PoolLimitsRequest,
+  PoolStatusBody,
   PruneRequest,
   Scope,
   Stats,
@@ -206,6 +210,54 @@ export class QueueOps {
       if (homes.length < PRUNE_PAGE) return deleted;
       after = homes[homes.length - 1]!;
     }
+  }
+
+  // ------------------------------------------------------------ pools
+
+  /** The pools the config declares, and each type's concurrency (named `type:<jobType>`). */
+  private poolTargets(): { name: string; object: string; types: string[]; configured: PoolLimits }[] {
+    const out = Object.values(this.config.pools).map((p) => ({
+      name: p.name,
+      object: resourcePoolName(p.name),
+      types: p.types,
+      configured: { concurrency: p.concurrency, ratePerMinute: p.ratePerMinute },
+    }));
+    for (const [type, t] of Object.entries(this.config.types)) {
+      if (t.concurrency !== null) out.push({ name: `type:${type}`, object: typePoolName(type), types: [type], configured: { concurrency: t.concurrency, ratePerMinute: null } });
+    }
+    return out;
+  }
+
+  async listPools(): Promise<PoolStatusBody[]> {
+    return Promise.all(this.poolTargets().map(async (t) => this.poolBody(t, await this.env.POOL.getByName(t.object).status(t.configured))));
+  }
+
+  async setPoolLimits(name: string, limits: PoolLimitsRequest): Promise<PoolStatusBody> {
+    const target = this.poolTargets().find((t) => t.name === name);
+    if (!target) throw new QueueError("not_found", `no pool named ${name}: pools are declared in the config (a type's concurrency is type:<jobType>)`);
+    for (const key of ["concurrency", "ratePerMinute"] as const) {
+      if (limits[key] !== undefined && target.configured[key] === null) {
+        const message = `pool ${name} has no ${key} in the config; declare one there first (PUT only changes a limit the config sets)`;
+        throw new QueueError("invalid_request", `${key}: ${message}`, [{ path: key, message }]);
+      }
+    }
+    return this.poolBody(target, await this.env.POOL.getByName(target.object).setLimits(limits, target.configured));
+  }
+
+  private poolBody(t: { name: string; types: string[]; configured: PoolLimits }, s: PoolStatus): PoolStatusBody {
+    return {
+      name: t.name,
+      types: t.types,
+      configured: t.configured,
+      limits: s.limits,
+      active: s.active,
+      permits: s.permits,
+      window: s.window,
+      waiting: s.waiting.map((w) => {
+        const home = parseHome(w.holder);
+        return { holder: w.holder, scope: home?.kind === "scope" ? home.scope : null, since: w.since, reservedUntil: w.reservedUntil };
+      }),
+    };
   }
 
   // ------------------------------------------------------------ pull workers

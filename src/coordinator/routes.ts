@@ -30,6 +30,10 @@ import {
   ListQuerySchema,
   ListResultSchema,
   PruneResultSchema,
+  PoolLimitsSchema,
+  PoolListSchema,
+  PoolNameParams,
+  PoolStatusSchema,
   PruneSchema,
   ScopeParams,
   StatsQuerySchema,
@@ -45,7 +49,7 @@ export interface RouteInput<B, Q, P = Record<string, string>> {
 }
 
 export interface Route {
-  method: "get" | "post";
+  method: "get" | "post" | "put";
   /** OpenAPI form: `/v1/jobs/{id}`. */
   path: string;
   summary: string;
@@ -216,6 +220,24 @@ export const ROUTES: readonly Route[] = [
     responses: { 200: FailResultSchema },
     errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal"],
     handle: async (ops, { params, body }) => ok(await ops.fail(params.id, body)),
+  }),
+  route({
+    method: "get",
+    path: "/v1/pools",
+    summary: "Every pool: limits in force, occupancy, spend in the current window, who is waiting",
+    responses: { 200: PoolListSchema },
+    errors: ["unauthorized"],
+    handle: async (ops) => ok({ pools: await ops.listPools() }),
+  }),
+  route({
+    method: "put",
+    path: "/v1/pools/{name}",
+    summary: "Resize a pool at runtime (persisted; the config stays the default)",
+    params: PoolNameParams,
+    body: PoolLimitsSchema,
+    responses: { 200: PoolStatusSchema },
+    errors: [...VALIDATION, "not_found"],
+    handle: async (ops, { params, body }) => ok(await ops.setPoolLimits(params.name, body)),
   }),
   route({
     method: "get",

@@ -27,6 +27,8 @@ import {
   HeartbeatSchema,
   JobId,
   ListQuerySchema,
+  PoolLimitsSchema,
+  PoolNameParams,
   PruneSchema,
   ScopeSchema,
   StatsQuerySchema,
@@ -34,6 +36,7 @@ import {
   type Job,
   type LeasedJob,
   type ListResult,
+  type PoolStatusBody,
   type Stats,
 } from "../job/schemas";
 import { VERSION } from "../version";
@@ -104,6 +107,14 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
 
   async fail(id: string, body: z.input<typeof FailSchema>): Promise<RpcResult<{ job: Job; outcome: "retry_scheduled" | "failed" }>> {
     return this.run(async (ops) => ops.fail(parseInput(JobId, id, "id"), parseInput(FailSchema, body, "body")));
+  }
+
+  async listPools(): Promise<RpcResult<{ pools: PoolStatusBody[] }>> {
+    return this.run(async (ops) => ({ pools: await ops.listPools() }));
+  }
+
+  async setPoolLimits(name: string, body: z.input<typeof PoolLimitsSchema>): Promise<RpcResult<PoolStatusBody>> {
+    return this.run(async (ops) => ops.setPoolLimits(parseInput(PoolNameParams.shape.name, name, "name"), parseInput(PoolLimitsSchema, body, "body")));
   }
 
   async health(): Promise<{ ok: true; version: string }> {

@@ -23,8 +23,8 @@
  * @module
  */
 import type { QueueConfig, TypeSettings } from "../config/schema";
-import { typePoolName } from "../pool/pool-name";
-import { claimJobs } from "../scope/claim";
+import type { AcquireRequest, BlockedBy } from "../pool/permits";
+import { claimJobs, isSerial, serialBusy } from "../scope/claim";
 import { pendingTypes } from "../scope/counts";
 import type { JobRow } from "../scope/job-row";
 import { heartbeat } from "../scope/settle";
@@ -33,6 +33,7 @@ import { applyOutcome } from "./apply-outcome";
 import { BatchControl } from "./batch-control";
 import type { AbortReason, DispatchJob, HandlerEntrypointApi, HandlerOutcome } from "./contract";
 import { readOutcome, readOutcomes } from "./outcome";
+import { permitPlan } from "./permit-plan";
 
 /** Handler calls in flight per object: beyond this, a finishing call makes room. */
 export const MAX_CALLS_IN_FLIGHT = 16;
@@ -50,10 +51,16 @@ export interface Origin {
 }
 
 export interface PoolApi {
-  acquire(holder: string, want: number, limit: number, ttlMs: number): Promise<{ permits: string[]; retryAfterMs: number }>;
+  acquire(req: AcquireRequest): Promise<{ permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null }>;
   renew(ids: string[], ttlMs: number): Promise<string[]>;
-  release(ids: string[]): Promise<void>;
+  release(ids: string[], refund?: boolean): Promise<void>;
 }
+
+/** A type blocked this many times in a row logs `job:starving`, then every STARVING_EVERY more. */
+export const STARVING_AFTER = 20;
+export const STARVING_EVERY = 100;
+/** How long a type waiting for another type's work backs off before it asks the catalog again. */
+export const WAITS_FOR_RETRY_MS = 1_000;
 
 export interface DispatcherDeps {
   store: ScopeStore;
@@ -69,13 +76,21 @@ export interface DispatcherDeps {
   changed(rows: JobRow[], now: number): Promise<void>;
   /** Run the reap pass now (an attempt reached its timeout); returns the rows it settled. */
   reapNow(): Promise<void>;
+  /** The first of these types with due or running work anywhere (the catalog's view), or null. */
+  busyType(types: string[]): Promise<string | null>;
 }
 
 /** One handler call: its jobs, the permits it holds until it returns, and what it settled. */
+interface Permit {
+  pool: string;
+  id: string;
+}
+
 interface Call {
   origin: Origin;
   rows: Map<string, JobRow>;
-  permits: Map<string, { pool: string; id: string }>;
+  /** Per job: one permit in each pool its type needs. */
+  permits: Map<string, Permit[]>;
   settled: JobRow[];
   control: BatchControl;
   leaseMs: number;
@@ -93,8 +108,8 @@ interface Batch {
   type: string;
   settings: TypeSettings;
   rows: JobRow[];
-  pool: string | null;
-  permits: string[];
+  /** Per row, in order. */
+  permits: Permit[][];
   now: number;
 }
 
@@ -113,6 +128,7 @@ export class Dispatcher {
   private renewTimer: ReturnType<typeof setInterval> | null = null;
   private reapQueued = false;
   private cursor = 0;
+  private readonly blockedTimes = new Map<string, number>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -214,8 +230,13 @@ export class Dispatcher {
   private dueTypes(now: number, all = false): string[] {
     const push = this.deps.config.pushTypes;
     if (push.length === 0) return [];
+    // A serialized type whose scope has a job running waits for that job's end (which fills again), not for the alarm.
     return pendingTypes(this.deps.store.sql).filter(
-      (t) => push.includes(t) && (all || !((this.blockedUntil.get(t) ?? 0) > now)) && this.countDue(t, now, 1) > 0,
+      (t) =>
+        push.includes(t) &&
+        (all || !((this.blockedUntil.get(t) ?? 0) > now)) &&
+        this.countDue(t, now, 1) > 0 &&
+        !(isSerial(this.deps.store, t) && serialBusy(this.deps.store.sql, t, now)),
     );
   }
 
@@ -228,33 +249,66 @@ export class Dispatcher {
     for (let k = 0; k < types.length; k++) {
       // Round-robin over types, so one busy type cannot starve another in the same object.
       const type = types[(this.cursor + k) % types.length]!;
-      const settings = this.deps.config.typeSettings(type);
-      let want = settings.batchSize;
-      let permits: string[] = [];
-      const pool = settings.concurrency ? typePoolName(type) : null;
-      if (pool) {
-        // Ask for no more permits than there are due jobs (others may be waiting for them), and ask outside any transaction.
-        want = Math.max(1, this.countDue(type, this.deps.now(), want));
-        let grant: { permits: string[]; retryAfterMs: number };
-        try {
-          grant = await withTimeout(this.deps.pool(pool).acquire(this.deps.home(), want, settings.concurrency!, settings.leaseMs), POOL_CALL_TIMEOUT_MS);
-        } catch (e) {
-          console.error(JSON.stringify({ event: "pool:acquire_failed", pool, error: String(e) }));
-          grant = { permits: [], retryAfterMs: 1_000 };
-        }
-        if (grant.permits.length === 0) {
-          this.blockedUntil.set(type, this.deps.now() + grant.retryAfterMs);
-          continue;
-        }
-        permits = grant.permits;
-        want = permits.length;
-      }
-      const now = this.deps.now();
-      const rows = claimJobs(this.deps.store, { worker: "push", types: [type], limit: want, leaseMs: settings.leaseMs }, now);
-      if (pool && permits.length > rows.length) this.release(pool, permits.slice(rows.length));
-      if (rows.length === 0) continue;
+      const batch = await this.takeBatchOf(type);
+      if (!batch) continue;
       this.cursor = (this.cursor + k + 1) % Math.max(types.length, 1);
-      return { type, settings, rows, pool, permits: permits.slice(0, rows.length), now };
+      return batch;
+    }
+    return null;
+  }
+
+  /**
+   * takeBatchOf: the guards first (waitsFor asks the catalog), then every
+   * permit the type needs — asked for no more jobs than are due, outside any
+   * transaction, trimmed to the smallest grant — then the claim.
+   */
+  private async takeBatchOf(type: string): Promise<Batch | null> {
+    const settings = this.deps.config.typeSettings(type);
+    if (settings.waitsFor.length > 0) {
+      const busy = await this.deps.busyType(settings.waitsFor).catch(() => settings.waitsFor[0]!);
+      if (busy) return this.blocked(type, WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`);
+    }
+    const plan = permitPlan(this.deps.config, type);
+    const limit = isSerial(this.deps.store, type) ? 1 : settings.batchSize;
+    let want = plan.length > 0 ? Math.max(1, this.countDue(type, this.deps.now(), limit)) : limit;
+    const held: { pool: string; ids: string[] }[] = [];
+    for (const step of plan) {
+      let grant: { permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null };
+      try {
+        grant = await withTimeout(this.deps.pool(step.pool).acquire({ ...step.request, holder: this.deps.home(), want, ttlMs: settings.leaseMs }), POOL_CALL_TIMEOUT_MS);
+      } catch (e) {
+        console.error(JSON.stringify({ event: "pool:acquire_failed", pool: step.pool, error: String(e) }));
+        grant = { permits: [], retryAfterMs: 1_000, blockedBy: null };
+      }
+      if (grant.permits.length === 0) {
+        for (const h of held) this.release(h.pool, h.ids, true);
+        return this.blocked(type, grant.retryAfterMs, blockerText(step.what, grant.blockedBy));
+      }
+      if (grant.permits.length < want) {
+        want = grant.permits.length;
+        for (const h of held) {
+          this.release(h.pool, h.ids.slice(want), true);
+          h.ids = h.ids.slice(0, want);
+        }
+      }
+      held.push({ pool: step.pool, ids: grant.permits });
+    }
+    const now = this.deps.now();
+    const rows = claimJobs(this.deps.store, { worker: "push", types: [type], limit: want, leaseMs: settings.leaseMs }, now);
+    // Fewer due than permits (another claim took some): the rest never start, so their rate spend is refunded.
+    for (const h of held) this.release(h.pool, h.ids.slice(rows.length), true);
+    if (rows.length === 0) return null;
+    this.blockedTimes.delete(type);
+    return { type, settings, rows, permits: rows.map((_, i) => held.map((h) => ({ pool: h.pool, id: h.ids[i]! }))), now };
+  }
+
+  /** blocked: back off this type, and say so once it has been blocked for long (a starving type names what starves it). */
+  private blocked(type: string, retryAfterMs: number, why: string): null {
+    this.blockedUntil.set(type, this.deps.now() + retryAfterMs);
+    const n = (this.blockedTimes.get(type) ?? 0) + 1;
+    this.blockedTimes.set(type, n);
+    if (n === STARVING_AFTER || (n > STARVING_AFTER && (n - STARVING_AFTER) % STARVING_EVERY === 0)) {
+      console.warn(JSON.stringify({ event: "job:starving", type, home: this.deps.home(), blockedTimes: n, blockedBy: why }));
     }
     return null;
   }
@@ -263,7 +317,7 @@ export class Dispatcher {
     const call: Call = {
       origin,
       rows: new Map(b.rows.map((r) => [r.id, r])),
-      permits: new Map(b.pool ? b.rows.map((r, i) => [r.id, { pool: b.pool!, id: b.permits[i]! }]) : []),
+      permits: new Map(b.rows.map((r, i) => [r.id, b.permits[i]!])),
       settled: [],
       control: new BatchControl((item) => {
         const read = readOutcome(item);
@@ -324,11 +378,9 @@ export class Dispatcher {
       // The lease stays in SQL and is not renewed: the reap pass recovers the job.
       console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
     } finally {
-      const permit = call.permits.get(id);
-      if (permit) {
-        call.permits.delete(id);
-        this.release(permit.pool, [permit.id]);
-      }
+      const permits = call.permits.get(id);
+      call.permits.delete(id);
+      for (const p of permits ?? []) this.release(p.pool, [p.id]);
     }
   }
 
@@ -342,7 +394,7 @@ export class Dispatcher {
       }
     } finally {
       const byPool = new Map<string, string[]>();
-      for (const p of call.permits.values()) byPool.set(p.pool, [...(byPool.get(p.pool) ?? []), p.id]);
+      for (const p of [...call.permits.values()].flat()) byPool.set(p.pool, [...(byPool.get(p.pool) ?? []), p.id]);
       call.permits.clear();
       for (const [pool, ids] of byPool) this.release(pool, ids);
     }
@@ -372,10 +424,11 @@ export class Dispatcher {
     if (this.flights.get(flight.id) === flight) this.flights.delete(flight.id);
   }
 
-  private release(pool: string, ids: string[]): void {
+  /** release permits; `refund` when the attempts never started (their rate spend is given back). */
+  private release(pool: string, ids: string[], refund = false): void {
     if (ids.length === 0) return;
     this.deps.keepAlive(
-      withTimeout(this.deps.pool(pool).release(ids), POOL_CALL_TIMEOUT_MS).catch((e: unknown) =>
+      withTimeout(this.deps.pool(pool).release(ids, refund), POOL_CALL_TIMEOUT_MS).catch((e: unknown) =>
         console.error(JSON.stringify({ event: "pool:release_failed", pool, error: String(e) })),
       ),
     );
@@ -402,7 +455,7 @@ export class Dispatcher {
     }
     const byPool = new Map<string, { ids: string[]; ttlMs: number }>();
     for (const call of this.calls) {
-      for (const p of call.permits.values()) {
+      for (const p of [...call.permits.values()].flat()) {
         const entry = byPool.get(p.pool) ?? { ids: [], ttlMs: call.leaseMs };
         entry.ids.push(p.id);
         byPool.set(p.pool, entry);
@@ -443,4 +496,11 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => {
     if (timer !== undefined) clearTimeout(timer);
   });
+}
+
+function blockerText(what: string, by: BlockedBy | null): string {
+  if (by === null) return `${what}: the pool did not answer`;
+  if (by === "concurrency") return `${what} is full`;
+  if (by === "rate") return `${what}: the rate budget of this minute is spent`;
+  return `${what}: ${by.type} is running`;
 }

@@ -1,80 +1,260 @@
 /**
- * Permits of one pool: grant up to a limit, renew, release, expire — and the
- * waiting line of holders that asked while the pool was full. Plain functions
- * over SqlStorage, all synchronous, so each call is one transaction.
+ * The permits of one pool, over its SQLite: grant, renew, release, expire —
+ * and the waiting line. One pool object serves three kinds of budget, all the
+ * same mechanism:
+ *
+ * - concurrency: the summed `cost` of live permits stays within the limit;
+ * - rate: a fixed one-minute window of spend, charged per attempt start (a
+ *   retry spends again; spend for an attempt that never started is refunded);
+ * - exclusion (notWhileRunning): no grant while a permit of a named type is live.
+ *
+ * Fairness: a holder refused a permit joins a waiting line. Each slot that
+ * frees is kept for the longest waiter for RESERVE_MS and the waiter is told
+ * (poked), so a busy holder that asks again at once cannot take it first.
+ *
+ * Plain synchronous functions: each call is one transaction.
  *
  * @module
  */
 
-/** permitDeleteExpired: permit_expires_idx. */
-const PERMIT_DELETE_EXPIRED = "DELETE FROM permit WHERE expires_at <= ? RETURNING id";
-const PERMIT_COUNT = "SELECT count(*) AS n FROM permit";
-const PERMIT_INSERT = "INSERT INTO permit (id, holder, expires_at) VALUES (?, ?, ?)";
-const PERMIT_RENEW = "UPDATE permit SET expires_at = ? WHERE id IN (SELECT value FROM json_each(?)) RETURNING id";
-const PERMIT_RELEASE = "DELETE FROM permit WHERE id IN (SELECT value FROM json_each(?)) RETURNING id";
-const PERMIT_NEXT_EXPIRY = "SELECT min(expires_at) AS t FROM permit";
-const WAITER_UPSERT = "INSERT INTO waiter (holder, since) VALUES (?, ?) ON CONFLICT (holder) DO NOTHING";
-const WAITER_DELETE = "DELETE FROM waiter WHERE holder = ?";
-/** waiterTakeOldest: waiter_since_idx — the holders that have waited longest are told first. */
-const WAITER_TAKE_OLDEST = "DELETE FROM waiter WHERE holder IN (SELECT holder FROM waiter ORDER BY since, holder LIMIT ?) RETURNING holder";
+export interface PoolLimits {
+  concurrency: number | null;
+  ratePerMinute: number | null;
+}
+
+export interface AcquireRequest {
+  holder: string;
+  /** The job type whose attempts will hold the permits. */
+  type: string;
+  /** Jobs wanted: one permit each. */
+  want: number;
+  cost: number;
+  rateCost: number;
+  ttlMs: number;
+  /** The configured limits; a limit set at runtime (PUT /v1/pools/{name}) takes precedence. */
+  limits: PoolLimits;
+  /** No grant while a permit of one of these types is live. */
+  excludeTypes: readonly string[];
+}
+
+export type BlockedBy = "concurrency" | "rate" | { type: string };
 
 export interface Grant {
   permits: string[];
-  /** When the caller got fewer than it asked for: try again no later than this (a wake-up also comes when a slot frees). */
+  /** Fewer than wanted: try again no later than this (a poke also comes when a slot frees). */
   retryAfterMs: number;
-  /** Holders to wake because expired permits freed slots. */
+  blockedBy: BlockedBy | null;
+  /** Holders to poke: slots freed for them. */
   wake: string[];
 }
 
-/** Bounds on the retry hint: a freed slot also wakes the holder, so this is only the fallback. */
+export const WINDOW_MS = 60_000;
+/** How long a freed slot is kept for the waiter it was offered to. */
+export const RESERVE_MS = 2_000;
 export const RETRY_MIN_MS = 50;
 export const RETRY_MAX_MS = 5_000;
 
-/** acquire grants up to `want` permits while fewer than `limit` are live. */
-export function acquire(sql: SqlStorage, holder: string, want: number, limit: number, ttlMs: number, now: number): Grant {
-  const wake = expire(sql, now);
-  const active = sql.exec<{ n: number }>(PERMIT_COUNT).one().n;
-  const grant = Math.max(0, Math.min(want, limit - active));
-  const permits: string[] = [];
-  for (let i = 0; i < grant; i++) {
-    const id = crypto.randomUUID();
-    sql.exec(PERMIT_INSERT, id, holder, now + ttlMs);
-    permits.push(id);
-  }
-  let retryAfterMs = 0;
-  if (grant < want) {
-    sql.exec(WAITER_UPSERT, holder, now);
-    const next = nextExpiry(sql);
-    retryAfterMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, next === null ? RETRY_MIN_MS : next - now));
-  } else {
-    sql.exec(WAITER_DELETE, holder);
-  }
-  return { permits, retryAfterMs, wake: wake.filter((h) => h !== holder) };
+const LIVE_COST = "SELECT coalesce(sum(cost), 0) AS units, count(*) AS n FROM permit";
+const PERMIT_INSERT = "INSERT INTO permit (id, holder, expires_at, type, cost, rate_cost, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)";
+const PERMIT_RENEW = "UPDATE permit SET expires_at = ? WHERE id IN (SELECT value FROM json_each(?)) RETURNING id";
+const PERMIT_TAKE = "DELETE FROM permit WHERE id IN (SELECT value FROM json_each(?)) RETURNING cost, rate_cost, window_start";
+/** permitTakeExpired: permit_expires_idx. */
+const PERMIT_TAKE_EXPIRED = "DELETE FROM permit WHERE expires_at <= ? RETURNING cost";
+const PERMIT_NEXT_EXPIRY = "SELECT min(expires_at) AS t FROM permit";
+const PERMIT_OF_TYPES = "SELECT type FROM permit WHERE type IN (SELECT value FROM json_each(?)) LIMIT 1";
+const WAITER_UPSERT = "INSERT INTO waiter (holder, since) VALUES (?, ?) ON CONFLICT (holder) DO NOTHING";
+const WAITER_DELETE = "DELETE FROM waiter WHERE holder = ?";
+const WAITER_UNRESERVE = "UPDATE waiter SET reserved_until = NULL, reserved_units = 0 WHERE holder = ?";
+/** waiterOldestUnreserved: waiter_since_idx — the next in line for a freed slot. */
+const WAITER_OLDEST_UNRESERVED = "SELECT holder FROM waiter WHERE reserved_until IS NULL ORDER BY since, holder LIMIT 1";
+const WAITER_RESERVE = "UPDATE waiter SET reserved_until = ?, reserved_units = ? WHERE holder = ?";
+const RESERVED_FOR_OTHERS = "SELECT coalesce(sum(reserved_units), 0) AS units FROM waiter WHERE reserved_until IS NOT NULL AND holder != ?";
+const RESERVATIONS_LAPSED = "DELETE FROM waiter WHERE reserved_until IS NOT NULL AND reserved_until <= ? RETURNING reserved_units";
+const RESERVATION_NEXT = "SELECT min(reserved_until) AS t FROM waiter WHERE reserved_until IS NOT NULL";
+const WAITERS = "SELECT holder, since, reserved_until FROM waiter ORDER BY since, holder";
+const STATE_GET = "SELECT value FROM pool_state WHERE key = ?";
+const STATE_SET = "INSERT INTO pool_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+function stateGet(sql: SqlStorage, key: string): string | null {
+  return sql.exec<{ value: string }>(STATE_GET, key).toArray()[0]?.value ?? null;
 }
 
-/** renew extends the permits still held; returns the ids that were not (they expired and were reclaimed). */
+/** effectiveLimits: the configured limits, or those set at runtime. */
+export function effectiveLimits(sql: SqlStorage, configured: PoolLimits): PoolLimits {
+  const set = stateGet(sql, "limits");
+  if (!set) return configured;
+  const o = JSON.parse(set) as Partial<PoolLimits>;
+  return {
+    concurrency: o.concurrency === undefined ? configured.concurrency : o.concurrency,
+    ratePerMinute: o.ratePerMinute === undefined ? configured.ratePerMinute : o.ratePerMinute,
+  };
+}
+
+/** setLimits persists limits set at runtime; a null field returns it to the configured value. */
+export function setLimits(sql: SqlStorage, limits: Partial<PoolLimits>): void {
+  const current = JSON.parse(stateGet(sql, "limits") ?? "{}") as Record<string, number | null>;
+  for (const [k, v] of Object.entries(limits)) {
+    if (v === null) delete current[k];
+    else if (v !== undefined) current[k] = v;
+  }
+  sql.exec(STATE_SET, "limits", JSON.stringify(current));
+}
+
+/** window: the current fixed rate window, opened at the first start after the last one closed. */
+function window(sql: SqlStorage, now: number): { start: number | null; spent: number } {
+  const start = Number(stateGet(sql, "window_start") ?? "NaN");
+  if (!Number.isFinite(start) || now - start >= WINDOW_MS) return { start: null, spent: 0 };
+  return { start, spent: Number(stateGet(sql, "window_spent") ?? "0") };
+}
+
+export function acquire(sql: SqlStorage, req: AcquireRequest, now: number): Grant {
+  // Remember whether slots are scarce here: without a concurrency limit, a freed permit wakes every waiter at once.
+  if (req.limits.concurrency !== null && stateGet(sql, "slots") === null) sql.exec(STATE_SET, "slots", "1");
+  const wake = tidy(sql, now);
+  const limits = effectiveLimits(sql, req.limits);
+  let grant = req.want;
+  let blockedBy: BlockedBy | null = null;
+  let retryAfterMs = 0;
+
+  const excluded = req.excludeTypes.length ? sql.exec<{ type: string }>(PERMIT_OF_TYPES, JSON.stringify(req.excludeTypes)).toArray()[0] : undefined;
+  if (excluded) {
+    grant = 0;
+    blockedBy = { type: excluded.type };
+    retryAfterMs = untilNextExpiry(sql, now);
+  }
+  if (grant > 0 && limits.concurrency !== null) {
+    const { units } = sql.exec<{ units: number }>(LIVE_COST).one();
+    const reserved = sql.exec<{ units: number }>(RESERVED_FOR_OTHERS, req.holder).one().units;
+    const fits = Math.max(0, Math.floor((limits.concurrency - units - reserved) / Math.max(req.cost, 1)));
+    if (fits < grant) {
+      grant = fits;
+      if (fits === 0) {
+        blockedBy = "concurrency";
+        retryAfterMs = untilNextExpiry(sql, now);
+      }
+    }
+  }
+  const w = window(sql, now);
+  if (grant > 0 && limits.ratePerMinute !== null && req.rateCost > 0) {
+    const fits = Math.max(0, Math.floor((limits.ratePerMinute - w.spent) / req.rateCost));
+    if (fits < grant) {
+      grant = fits;
+      if (fits === 0) {
+        blockedBy = "rate";
+        retryAfterMs = Math.max(RETRY_MIN_MS, (w.start ?? now) + WINDOW_MS - now);
+      }
+    }
+  }
+
+  const permits: string[] = [];
+  const spend = req.rateCost > 0 && limits.ratePerMinute !== null ? req.rateCost : 0;
+  const windowStart = spend > 0 ? (w.start ?? now) : null;
+  for (let i = 0; i < grant; i++) {
+    const id = crypto.randomUUID();
+    sql.exec(PERMIT_INSERT, id, req.holder, now + req.ttlMs, req.type, req.cost, spend, windowStart);
+    permits.push(id);
+  }
+  if (spend > 0 && grant > 0) {
+    sql.exec(STATE_SET, "window_start", String(windowStart));
+    sql.exec(STATE_SET, "window_spent", String(w.spent + grant * spend));
+  }
+  // Served in full: out of the line (a kept slot is used up). Short: in line, keeping its place.
+  if (grant === req.want) sql.exec(WAITER_DELETE, req.holder);
+  else {
+    if (grant > 0) sql.exec(WAITER_UNRESERVE, req.holder);
+    sql.exec(WAITER_UPSERT, req.holder, now);
+  }
+  return { permits, retryAfterMs, blockedBy, wake: wake.filter((h) => h !== req.holder) };
+}
+
+/** renew extends the permits still held; returns the ids that were not (they expired and were taken back). */
 export function renew(sql: SqlStorage, ids: readonly string[], ttlMs: number, now: number): string[] {
   const kept = new Set(sql.exec<{ id: string }>(PERMIT_RENEW, now + ttlMs, JSON.stringify(ids)).toArray().map((r) => r.id));
   return ids.filter((id) => !kept.has(id));
 }
 
-/** release frees permits and returns the holders to wake, one per freed slot, longest waiting first. */
-export function release(sql: SqlStorage, ids: readonly string[], now: number): string[] {
-  const freed = sql.exec(PERMIT_RELEASE, JSON.stringify(ids)).toArray().length;
-  return [...expire(sql, now, freed)];
+/**
+ * release frees permits. With `refund`, the rate they spent in the current
+ * window is given back (the attempts never started). Returns the holders whose
+ * turn it now is.
+ */
+export function release(sql: SqlStorage, ids: readonly string[], refund: boolean, now: number): string[] {
+  const taken = sql.exec<{ cost: number; rate_cost: number; window_start: number | null }>(PERMIT_TAKE, JSON.stringify(ids)).toArray();
+  if (refund) {
+    const w = window(sql, now);
+    const back = taken.filter((p) => p.window_start !== null && p.window_start === w.start).reduce((n, p) => n + p.rate_cost, 0);
+    if (back > 0) sql.exec(STATE_SET, "window_spent", String(Math.max(0, w.spent - back)));
+  }
+  return [...offerSlots(sql, taken.map((p) => p.cost), now), ...tidy(sql, now)];
 }
 
-/** expire drops lapsed permits (their holder died or stopped renewing) and returns the holders to wake for every freed slot. */
-export function expire(sql: SqlStorage, now: number, alsoFreed = 0): string[] {
-  const freed = sql.exec(PERMIT_DELETE_EXPIRED, now).toArray().length + alsoFreed;
-  if (freed === 0) return [];
-  return sql.exec<{ holder: string }>(WAITER_TAKE_OLDEST, freed).toArray().map((r) => r.holder);
+/** tidy: take back lapsed permits and lapsed reservations, offering their slots to the next in line. */
+export function tidy(sql: SqlStorage, now: number): string[] {
+  const expired = sql.exec<{ cost: number }>(PERMIT_TAKE_EXPIRED, now).toArray().map((p) => p.cost);
+  const lapsed = sql.exec<{ reserved_units: number }>(RESERVATIONS_LAPSED, now).toArray().map((r) => r.reserved_units);
+  return offerSlots(sql, [...expired, ...lapsed], now);
 }
 
-export function nextExpiry(sql: SqlStorage): number | null {
-  return sql.exec<{ t: number | null }>(PERMIT_NEXT_EXPIRY).one().t;
+/**
+ * offerSlots keeps each freed slot for the longest unreserved waiter and
+ * returns who to poke. A pool without slots (a rate pool, a notWhileRunning
+ * guard) has nothing to keep: every waiter is told to try again.
+ */
+function offerSlots(sql: SqlStorage, units: number[], now: number): string[] {
+  if (units.length === 0) return [];
+  if (stateGet(sql, "slots") === null) {
+    return sql.exec<{ holder: string; reserved_until: number | null }>(WAITERS).toArray().map((w) => w.holder);
+  }
+  const woken: string[] = [];
+  for (const u of units) {
+    const next = sql.exec<{ holder: string }>(WAITER_OLDEST_UNRESERVED).toArray()[0];
+    if (!next) break;
+    sql.exec(WAITER_RESERVE, now + RESERVE_MS, u, next.holder);
+    woken.push(next.holder);
+  }
+  return woken;
 }
 
-export function activeCount(sql: SqlStorage): number {
-  return sql.exec<{ n: number }>(PERMIT_COUNT).one().n;
+function untilNextExpiry(sql: SqlStorage, now: number): number {
+  const next = sql.exec<{ t: number | null }>(PERMIT_NEXT_EXPIRY).one().t;
+  return Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, next === null ? RETRY_MIN_MS : next - now));
+}
+
+/** nextWake: the pool's alarm — the next permit expiry, reservation lapse, or (with waiters) rate window end. */
+export function nextWake(sql: SqlStorage, now: number): number | null {
+  const times = [sql.exec<{ t: number | null }>(PERMIT_NEXT_EXPIRY).one().t, sql.exec<{ t: number | null }>(RESERVATION_NEXT).one().t];
+  const w = window(sql, now);
+  if (w.start !== null && sql.exec(WAITERS).toArray().length > 0) times.push(w.start + WINDOW_MS);
+  const present = times.filter((t): t is number => t !== null);
+  return present.length ? Math.min(...present) : null;
+}
+
+/** windowEnded: the waiters to poke because a rate window just closed. */
+export function pokeAfterWindow(sql: SqlStorage, now: number): string[] {
+  const w = window(sql, now);
+  if (w.start !== null) return [];
+  return sql.exec<{ holder: string; reserved_until: number | null }>(WAITERS).toArray().filter((r) => r.reserved_until === null).map((r) => r.holder);
+}
+
+export interface PoolStatus {
+  limits: PoolLimits;
+  /** Summed cost of live permits. */
+  active: number;
+  permits: number;
+  window: { start: number | null; spent: number };
+  waiting: { holder: string; since: number; reservedUntil: number | null }[];
+}
+
+export function status(sql: SqlStorage, configured: PoolLimits, now: number): PoolStatus {
+  const live = sql.exec<{ units: number; n: number }>(LIVE_COST).one();
+  return {
+    limits: effectiveLimits(sql, configured),
+    active: live.units,
+    permits: live.n,
+    window: window(sql, now),
+    waiting: sql
+      .exec<{ holder: string; since: number; reserved_until: number | null }>(WAITERS)
+      .toArray()
+      .map((w) => ({ holder: w.holder, since: w.since, reservedUntil: w.reserved_until })),
+  };
 }

@@ -1,9 +1,11 @@
 /**
- * PoolDO: one shared budget (DESIGN.md §1). Scope objects ask it for permits
- * before they claim (never inside the claim transaction), renew them while
- * their handler calls run, and release them when the attempt ends. A holder
- * that dies stops renewing; its permits lapse and the alarm hands the slots to
- * the holders waiting longest.
+ * PoolDO: one shared budget (DESIGN.md §1) — a type's `concurrency`, a
+ * declared resource pool (concurrency and/or rate), or a `notWhileRunning`
+ * guard between two types. Scope objects ask it for permits before they claim
+ * (never inside the claim transaction), renew them while their handler calls
+ * run, and release them when the attempt ends. A holder that dies stops
+ * renewing; its permits lapse, and the alarm hands the slots to the holders
+ * that have waited longest.
  *
  * @module
  */
@@ -13,7 +15,7 @@ import { AlarmArm } from "../alarm-arm";
 import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
 import { migrateStorage } from "../schema/migrate";
-import { acquire, activeCount, expire, nextExpiry, release, renew, type Grant } from "./permits";
+import { acquire, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
 
 export class PoolDO extends DurableObject<Env> {
   clock: Clock = systemClock;
@@ -29,48 +31,68 @@ export class PoolDO extends DurableObject<Env> {
     return this.ctx.storage.sql;
   }
 
-  async acquire(holder: string, want: number, limit: number, ttlMs: number): Promise<Omit<Grant, "wake">> {
+  async acquire(req: AcquireRequest): Promise<Omit<Grant, "wake">> {
     const now = this.clock.now();
-    const { wake, ...grant } = this.ctx.storage.transactionSync(() => acquire(this.sql, holder, want, limit, ttlMs, now));
-    await this.after(wake);
+    const { wake, ...grant } = this.ctx.storage.transactionSync(() => acquire(this.sql, req, now));
+    await this.after(wake, now);
     return grant;
   }
 
   /** renew returns the permits that were no longer held. */
   async renew(ids: string[], ttlMs: number): Promise<string[]> {
-    const lost = this.ctx.storage.transactionSync(() => renew(this.sql, ids, ttlMs, this.clock.now()));
-    await this.after([]);
+    const now = this.clock.now();
+    const lost = this.ctx.storage.transactionSync(() => renew(this.sql, ids, ttlMs, now));
+    await this.after([], now);
     return lost;
   }
 
-  async release(ids: string[]): Promise<void> {
-    const wake = this.ctx.storage.transactionSync(() => release(this.sql, ids, this.clock.now()));
-    await this.after(wake);
+  /** release: the attempts ended (or, with `refund`, never started: their rate spend is given back). */
+  async release(ids: string[], refund = false): Promise<void> {
+    const now = this.clock.now();
+    const wake = this.ctx.storage.transactionSync(() => release(this.sql, ids, refund, now));
+    await this.after(wake, now);
   }
 
-  async active(): Promise<number> {
-    return activeCount(this.sql);
+  async status(configured: PoolLimits): Promise<PoolStatus> {
+    const now = this.clock.now();
+    const wake = this.ctx.storage.transactionSync(() => tidy(this.sql, now));
+    await this.after(wake, now);
+    return status(this.sql, configured, now);
+  }
+
+  /** setLimits: resize at runtime, persisted here (the config stays the default); wakes waiters that now fit. */
+  async setLimits(limits: Partial<PoolLimits>, configured: PoolLimits): Promise<PoolStatus> {
+    const now = this.clock.now();
+    this.ctx.storage.transactionSync(() => setLimits(this.sql, limits));
+    await this.after(this.waiting(), now);
+    return status(this.sql, configured, now);
   }
 
   override async alarm(): Promise<void> {
     this.alarmArm.consumed();
+    const now = this.clock.now();
     let wake: string[] = [];
     try {
-      wake = this.ctx.storage.transactionSync(() => expire(this.sql, this.clock.now()));
+      wake = this.ctx.storage.transactionSync(() => [...tidy(this.sql, now), ...pokeAfterWindow(this.sql, now)]);
     } catch (e) {
       console.error(JSON.stringify({ event: "pool:alarm_failed", pool: this.ctx.id.name, error: String(e) }));
     }
-    await this.after(wake);
+    await this.after(wake, now);
   }
 
-  /** after: wake the holders a freed slot is for, and keep the alarm on the next permit expiry. */
-  private async after(wake: string[]): Promise<void> {
-    for (const holder of wake) {
+  private waiting(): string[] {
+    return this.sql.exec<{ holder: string }>("SELECT holder FROM waiter ORDER BY since").toArray().map((r) => r.holder);
+  }
+
+  /** after: poke the holders a slot is kept for, and keep the alarm on the pool's next change. */
+  private async after(wake: string[], now: number): Promise<void> {
+    for (const holder of new Set(wake)) {
       const poke = this.env.SCOPE.getByName(holder)
         .poke()
         .catch((e: unknown) => console.error(JSON.stringify({ event: "pool:poke_failed", holder, error: String(e) })));
       this.ctx.waitUntil(poke);
     }
-    await this.alarmArm.set(nextExpiry(this.sql));
+    const next = nextWake(this.sql, now);
+    await this.alarmArm.set(next === null ? null : Math.max(next, now + 1));
   }
 }

@@ -1,6 +1,7 @@
 /**
- * The tables of one PoolDO: permits (leases on a slot of the pool) and the
- * holders waiting for one. Occupancy is never stored: it is the count of
+ * The tables of one PoolDO: permits (leases on a share of the pool), the
+ * holders waiting for one, and the pool's small state (rate window, limits
+ * set at runtime). Occupancy is never stored: it is the summed cost of
  * unexpired permits, so a holder that dies frees its slots when they lapse.
  *
  * @module
@@ -14,6 +15,13 @@ export const permit = sqliteTable(
     /** The scope object holding it. */
     holder: text("holder").notNull(),
     expiresAt: integer("expires_at").notNull(),
+    /** The job type whose attempt holds it (guards between types look at this). */
+    type: text("type").notNull().default(""),
+    /** Concurrency units it holds. */
+    cost: integer("cost").notNull().default(1),
+    /** Rate units it spent, and in which window — refunded if the attempt never started. */
+    rateCost: integer("rate_cost").notNull().default(0),
+    windowStart: integer("window_start"),
   },
   (t) => [index("permit_expires_idx").on(t.expiresAt)],
 );
@@ -24,6 +32,16 @@ export const waiter = sqliteTable(
     holder: text("holder").primaryKey(),
     /** Waiting since: the longest waiter is told first when a slot frees. */
     since: integer("since").notNull(),
+    /** Set when a freed slot was kept for this holder: others cannot take it until then. */
+    reservedUntil: integer("reserved_until"),
+    /** The concurrency units kept for it. */
+    reservedUnits: integer("reserved_units").notNull().default(0),
   },
   (t) => [index("waiter_since_idx").on(t.since)],
 );
+
+/** Small named values: `window_start`, `window_spent`, `limits` (JSON, set by PUT /v1/pools/{name}). */
+export const poolState = sqliteTable("pool_state", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});

@@ -70,7 +70,13 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): Jo
       (t) => !req.exclude?.includes(t),
     );
     const candidates: Candidate[] = [];
-    for (const type of types) candidates.push(...bestDue(store.sql, type, req.limit, now));
+    for (const type of types) {
+      // serializeByScope: one running job of the type per scope. This object holds the whole scope, so the rule is
+      // local and exact. A running row whose lease expired is not a blocker: it is about to be reaped.
+      const serial = isSerial(store, type);
+      if (serial && serialBusy(store.sql, type, now)) continue;
+      candidates.push(...bestDue(store.sql, type, serial ? 1 : req.limit, now));
+    }
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
     const claimed: JobRow[] = [];
     for (const c of candidates.slice(0, req.limit)) {
@@ -83,6 +89,20 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): Jo
     if (claimed.length > 0) store.touched(now);
     return claimed;
   });
+}
+
+/** jobRunningLiveOfType: job_lease_idx (lease_expires_at) WHERE running, live leases only. */
+const JOB_RUNNING_LIVE_OF_TYPE = "SELECT 1 AS live FROM job WHERE state = 'running' AND lease_expires_at > ?2 AND type = ?1 LIMIT 1";
+const JOB_ANY_SCOPED = "SELECT 1 AS scoped FROM job WHERE scope_type IS NOT NULL LIMIT 1";
+
+/** isSerial: the type is serialized by scope and this is a scope object (its jobs have a scope), not a shard of unscoped jobs. */
+export function isSerial(store: ScopeStore, type: string): boolean {
+  return store.config.typeSettings(type).serializeByScope && store.sql.exec(JOB_ANY_SCOPED).toArray().length > 0;
+}
+
+/** serialBusy: a job of the type holds a live lease here, so no other may start. */
+export function serialBusy(sql: SqlStorage, type: string, now: number): boolean {
+  return sql.exec(JOB_RUNNING_LIVE_OF_TYPE, type, now).toArray().length > 0;
 }
 
 /** bestDue: up to `limit` due jobs of one type in claim order, priority level by priority level. */

@@ -73,6 +73,7 @@ export class ScopeDO extends DurableObject<Env> {
       keepAlive: (p) => ctx.waitUntil(p),
       invocationsPerCall: this.events.invocationsPerCall,
       changed: (rows, now) => this.afterWrite(now, rows, null),
+      busyType: (types) => env.CATALOG.getByName("catalog").busyType(types),
       reapNow: async () => {
         const now = this.clock.now();
         const reaped = reapOnce(this.store, now);

@@ -31,7 +31,7 @@ describe("the example handler: every way an attempt ends", () => {
 
   it("demo.fail is retried with backoff, then fails with retries_exhausted", async () => {
     const done = await waitForJob((await enqueue("demo.fail")).id, isTerminal);
-    expect(done).toMatchObject({ state: "failed", failureKind: "retries_exhausted", attempts: 2, lastError: "demo failure" });
+    expect(done).toMatchObject({ state: "failed", failureKind: "retries_exhausted", attempts: 3, lastError: "demo failure" });
   });
 
   it("demo.fatal fails at once", async () => {

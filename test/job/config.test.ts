@@ -13,6 +13,10 @@ describe("config", () => {
       timeoutMs: null,
       batchSize: 10,
       leaseMs: 30_000,
+      serializeByScope: false,
+      notWhileRunning: [],
+      waitsFor: [],
+      pools: [],
     });
     expect(c.pushTypes).toEqual([]);
     expect(c.limits.payloadMaxBytes).toBe(131_072);
@@ -60,5 +64,20 @@ describe("config", () => {
     expect(message).toContain("EDGEQUEUE_CONFIG.observer: no binding named OBS");
     expect(message).not.toContain("types.ok");
     expect(() => checkBindings(c, { OK: {}, EMAIL: {}, OBS: {} })).not.toThrow();
+  });
+
+  it("guards: pools need a dimension and pushed members; waitsFor cycles are refused; one-sided notWhileRunning warns", () => {
+    const push = (extra = {}) => ({ binding: "H", ...extra });
+    expect(() => parseConfig({ types: { a: push() }, pools: { p: { types: ["a"] } } })).toThrow(/pools.p: give the pool a concurrency, a ratePerMinute, or both/);
+    expect(() => parseConfig({ types: { a: {} }, pools: { p: { concurrency: 1, types: ["a"] } } })).toThrow(/pools.p.types\[0\]: a is not a pushed type/);
+    expect(() => parseConfig({ types: { a: push() }, pools: { p: { concurrency: 1, types: ["a"], costs: { b: 2 } } } })).toThrow(/pools.p.costs.b: b is not one of this pool's types/);
+    expect(() =>
+      parseConfig({ types: { a: push({ waitsFor: ["b"] }), b: push({ waitsFor: ["c"] }), c: push({ waitsFor: ["a"] }) } }),
+    ).toThrow(/waitsFor cycle a → b → c → a/);
+    expect(() => parseConfig({ types: { a: push({ notWhileRunning: ["b"] }), b: {} } })).toThrow(/notWhileRunning\[0\]: b is not a pushed type/);
+    const c = parseConfig({ types: { a: push({ notWhileRunning: ["b"], serializeByScope: true }), b: push() }, pools: { p: { ratePerMinute: 5, types: ["a", "b"], rateCosts: { a: 2 } } } });
+    expect(c.warnings).toEqual([expect.stringContaining('types["a"].notWhileRunning names b, but b does not name a')]);
+    expect(c.typeSettings("a")).toMatchObject({ serializeByScope: true, pools: ["p"], notWhileRunning: ["b"] });
+    expect(c.pools.p).toMatchObject({ ratePerMinute: 5, concurrency: null, rateCosts: { a: 2 } });
   });
 });

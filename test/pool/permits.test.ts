@@ -1,73 +1,158 @@
 /**
- * PoolDO permits: occupancy is the count of unexpired permits, so a dead
- * holder frees its slots when they lapse; freed slots go to the holders that
- * have waited longest.
+ * Pool permits: occupancy is the summed cost of unexpired permits, so a dead
+ * holder frees its slots when they lapse; a rate window never admits more
+ * than its budget; a freed slot is kept for the holder that waited longest;
+ * an exclusion guard refuses while the other type runs.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
 import type { PoolDO } from "../../src/pool/pool-do";
-import { acquire, activeCount, expire, release, renew } from "../../src/pool/permits";
+import { acquire, release, renew, setLimits, status, tidy, WINDOW_MS, type AcquireRequest } from "../../src/pool/permits";
+import { int, seeded } from "../helpers/random";
 import { env, T0 } from "../helpers/scope";
 
-function freshPool() {
-  return env.POOL.getByName(`pool:test:${crypto.randomUUID()}`);
+const freshPool = () => env.POOL.getByName(`pool:test:${crypto.randomUUID()}`);
+
+function req(holder: string, want: number, over: Partial<AcquireRequest> = {}): AcquireRequest {
+  return { holder, want, type: "t", cost: 1, rateCost: 0, ttlMs: 10_000, limits: { concurrency: 3, ratePerMinute: null }, excludeTypes: [], ...over };
 }
 
-describe("pool permits", () => {
-  it("grants up to the limit, and tells the holder when to try again", async () => {
-    const pool = freshPool();
-    const out = await runInDurableObject(pool, (_o: PoolDO, state) => {
-      const sql = state.storage.sql;
-      const a = acquire(sql, "h1", 2, 3, 10_000, T0);
-      const b = acquire(sql, "h2", 5, 3, 10_000, T0);
-      const c = acquire(sql, "h3", 1, 3, 10_000, T0 + 100);
-      return { a: a.permits.length, b: b.permits.length, c, active: activeCount(sql) };
-    });
-    expect(out).toMatchObject({ a: 2, b: 1, active: 3 });
-    expect(out.c.permits).toEqual([]);
-    expect(out.c.retryAfterMs).toBe(5_000); // capped: the next expiry is 9.9 s away, a release will wake it sooner
+function inPool<R>(fn: (sql: SqlStorage) => R): Promise<R> {
+  return runInDurableObject(freshPool(), (_o: PoolDO, state) => state.storage.transactionSync(() => fn(state.storage.sql)));
+}
+
+describe("concurrency", () => {
+  it("grants up to the limit by summed cost, and says what blocked the rest", async () => {
+    const out = await inPool((sql) => ({
+      a: acquire(sql, req("h1", 2), T0).permits.length,
+      b: acquire(sql, req("h2", 5), T0).permits.length,
+      c: acquire(sql, req("h3", 1), T0 + 100),
+      heavy: acquire(sql, req("h4", 1, { cost: 2, limits: { concurrency: 4, ratePerMinute: null } }), T0 + 100).permits.length,
+      s: status(sql, { concurrency: 3, ratePerMinute: null }, T0 + 100),
+    }));
+    expect(out).toMatchObject({ a: 2, b: 1, heavy: 0, s: { active: 3, permits: 3 } });
+    expect(out.c).toMatchObject({ permits: [], blockedBy: "concurrency", retryAfterMs: 5_000 });
   });
 
-  it("a killed holder's slot frees itself when its permit lapses, and goes to the longest waiter", async () => {
-    const pool = freshPool();
-    const woken = await runInDurableObject(pool, (_o: PoolDO, state) => {
-      const sql = state.storage.sql;
-      acquire(sql, "dies", 1, 1, 1_000, T0);
-      acquire(sql, "waits-first", 1, 1, 1_000, T0 + 10);
-      acquire(sql, "waits-second", 1, 1, 1_000, T0 + 20);
-      expect(expire(sql, T0 + 999)).toEqual([]);
-      return expire(sql, T0 + 1_000);
+  it("a killed holder's slot frees itself when its permit lapses, and is kept for the longest waiter", async () => {
+    const out = await inPool((sql) => {
+      acquire(sql, req("dies", 1, { ttlMs: 1_000, limits: { concurrency: 1, ratePerMinute: null } }), T0);
+      acquire(sql, req("waits-first", 1, { limits: { concurrency: 1, ratePerMinute: null } }), T0 + 10);
+      acquire(sql, req("waits-second", 1, { limits: { concurrency: 1, ratePerMinute: null } }), T0 + 20);
+      const early = tidy(sql, T0 + 999);
+      const woken = tidy(sql, T0 + 1_000);
+      // The second waiter asks first, but the freed slot is kept for the first.
+      const stolen = acquire(sql, req("waits-second", 1, { limits: { concurrency: 1, ratePerMinute: null } }), T0 + 1_001).permits.length;
+      const kept = acquire(sql, req("waits-first", 1, { limits: { concurrency: 1, ratePerMinute: null } }), T0 + 1_002).permits.length;
+      return { early, woken, stolen, kept };
     });
-    expect(woken).toEqual(["waits-first"]);
+    expect(out).toEqual({ early: [], woken: ["waits-first"], stolen: 0, kept: 1 });
   });
 
   it("renew keeps permits alive and reports the ones already gone; release wakes one waiter per slot", async () => {
-    const pool = freshPool();
-    const out = await runInDurableObject(pool, (_o: PoolDO, state) => {
-      const sql = state.storage.sql;
-      const { permits } = acquire(sql, "h", 2, 2, 1_000, T0);
-      acquire(sql, "w1", 1, 2, 1_000, T0 + 1);
-      acquire(sql, "w2", 1, 2, 1_000, T0 + 2);
+    const out = await inPool((sql) => {
+      const { permits } = acquire(sql, req("h", 2, { limits: { concurrency: 2, ratePerMinute: null } }), T0);
+      acquire(sql, req("w1", 1, { limits: { concurrency: 2, ratePerMinute: null } }), T0 + 1);
+      acquire(sql, req("w2", 1, { limits: { concurrency: 2, ratePerMinute: null } }), T0 + 2);
       const lost = renew(sql, [...permits, "gone"], 5_000, T0 + 500);
-      const active = activeCount(sql);
-      const woken = release(sql, permits, T0 + 600);
-      return { lost, active, woken, after: activeCount(sql) };
+      const woken = release(sql, permits, false, T0 + 600);
+      return { lost, woken };
     });
-    expect(out).toEqual({ lost: ["gone"], active: 2, woken: ["w1", "w2"], after: 0 });
+    expect(out).toEqual({ lost: ["gone"], woken: ["w1", "w2"] });
   });
 
-  it("the pool's alarm expires permits at their time", async () => {
+  it("a runtime limit overrides the configured one until set back to null", async () => {
+    const out = await inPool((sql) => {
+      setLimits(sql, { concurrency: 1 });
+      const a = acquire(sql, req("h", 3), T0).permits.length;
+      setLimits(sql, { concurrency: null });
+      const b = acquire(sql, req("h2", 3), T0).permits.length;
+      return { a, b };
+    });
+    expect(out).toEqual({ a: 1, b: 2 });
+  });
+});
+
+describe("rate window", () => {
+  const rated = (holder: string, want: number, rateCost = 1) =>
+    req(holder, want, { rateCost, limits: { concurrency: null, ratePerMinute: 30 } });
+
+  it("never admits more than the budget within a window, across a random sequence (injected clock)", async () => {
+    const out = await inPool((sql) => {
+      const rand = seeded(7);
+      const starts: number[] = [];
+      let now = T0;
+      for (let i = 0; i < 400; i++) {
+        now += int(rand, 0, 900);
+        const g = acquire(sql, rated(`h${int(rand, 0, 5)}`, int(rand, 1, 4)), now);
+        for (const id of g.permits) {
+          starts.push(now);
+          if (rand() < 0.5) release(sql, [id], false, now + 1); // ending an attempt never gives budget back
+        }
+      }
+      return starts;
+    });
+    // Fixed windows: each opens at the first start after the previous one closed.
+    let windowStart = -Infinity;
+    let inWindow = 0;
+    for (const t of out) {
+      if (t - windowStart >= WINDOW_MS) {
+        windowStart = t;
+        inWindow = 0;
+      }
+      inWindow++;
+      expect(inWindow).toBeLessThanOrEqual(30);
+    }
+    expect(out.length).toBeGreaterThan(30);
+  });
+
+  it("spends per start (a retry spends again), refunds attempts that never started, and resets after the minute", async () => {
+    const out = await inPool((sql) => {
+      const first = acquire(sql, rated("a", 20), T0);
+      const refunded = release(sql, first.permits.slice(15), true, T0 + 1); // 5 were not claimed
+      const second = acquire(sql, rated("b", 20), T0 + 2).permits.length; // 30 - 15 = 15 left
+      const blocked = acquire(sql, rated("c", 1), T0 + 3);
+      const costly = acquire(sql, rated("d", 1, 31), T0 + WINDOW_MS + 3).permits.length;
+      const next = acquire(sql, rated("c", 1), T0 + WINDOW_MS + 4).permits.length;
+      return { refunded, second, blocked, costly, next };
+    });
+    expect(out.second).toBe(15);
+    expect(out.blocked).toMatchObject({ permits: [], blockedBy: "rate", retryAfterMs: WINDOW_MS - 3 });
+    expect(out.costly).toBe(0);
+    expect(out.next).toBe(1);
+  });
+});
+
+describe("exclusion guard (notWhileRunning)", () => {
+  it("refuses while a permit of an excluded type is live; presence permits of the other side do not exclude", async () => {
+    const out = await inPool((sql) => {
+      const none = { concurrency: null, ratePerMinute: null };
+      const b = acquire(sql, req("s1", 1, { type: "hydrate", limits: none }), T0);
+      const a = acquire(sql, req("s2", 1, { type: "import", limits: none, excludeTypes: ["hydrate"] }), T0);
+      const b2 = acquire(sql, req("s3", 1, { type: "hydrate", limits: none }), T0).permits.length;
+      release(sql, b.permits, false, T0 + 5);
+      const still = acquire(sql, req("s2", 1, { type: "import", limits: none, excludeTypes: ["hydrate"] }), T0 + 6).permits.length;
+      return { a, b2, still };
+    });
+    expect(out.a).toMatchObject({ permits: [], blockedBy: { type: "hydrate" } });
+    expect(out.b2).toBe(1);
+    expect(out.still).toBe(0); // s3's hydrate is still running
+  });
+});
+
+describe("the pool object", () => {
+  it("its alarm takes back lapsed permits at their time", async () => {
     const pool = freshPool();
     const clock = new ManualClock(T0);
     await runInDurableObject(pool, (o: PoolDO) => {
       o.clock = clock;
     });
-    await pool.acquire("scope:Test:nobody", 1, 1, 1_000);
+    await pool.acquire(req("scope:Test:nobody", 1, { ttlMs: 1_000 }));
     expect(await runInDurableObject(pool, (_o: PoolDO, state) => state.storage.getAlarm())).toBe(T0 + 1_000);
     clock.advance(1_000);
     await runDurableObjectAlarm(pool);
-    expect(await pool.active()).toBe(0);
+    expect((await pool.status({ concurrency: 3, ratePerMinute: null })).active).toBe(0);
     expect(await runInDurableObject(pool, (_o: PoolDO, state) => state.storage.getAlarm())).toBeNull();
   });
 });

@@ -12,7 +12,25 @@ declare module "edgequeue" {
     "demo.fatal": Record<string, never>;
     "demo.sleep": { ms: number };
     "demo.flaky": { failTimes: number };
+    // The guards (each sleeps payload.ms): see the queue's wrangler.toml for what holds each back.
+    "demo.serial": { ms: number };
+    "demo.pooled.a": { ms: number };
+    "demo.pooled.b": { ms: number };
+    "demo.single": { ms: number };
+    "demo.import": { ms: number };
+    "demo.hydrate": { ms: number };
+    "demo.ingest": { ms: number };
+    "demo.rollup": { ms: number };
+    "demo.rated": { ms: number };
+    "demo.fair": { ms: number };
   }
+}
+
+/** A guarded demo job: sleeps payload.ms and reports when it ran, so the guards can be seen (and checked) from the results. */
+async function span(payload: { ms: number }, ctx: { signal: AbortSignal }) {
+  const startedAt = Date.now();
+  await sleep(payload.ms, ctx.signal);
+  return { startedAt, finishedAt: Date.now() };
 }
 
 /** sleep that ends early, with the signal's reason, when the queue aborts the job. */
@@ -46,6 +64,16 @@ export const DemoHandlers = defineHandlers({
     ctx.log("flaky job succeeded", { attempt: ctx.attempt });
     return { succeededOnAttempt: ctx.attempt };
   },
+  "demo.serial": span,
+  "demo.pooled.a": span,
+  "demo.pooled.b": span,
+  "demo.single": span,
+  "demo.import": span,
+  "demo.hydrate": span,
+  "demo.ingest": span,
+  "demo.rollup": span,
+  "demo.rated": span,
+  "demo.fair": span,
 });
 
 export default {

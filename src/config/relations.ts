@@ -1,0 +1,100 @@
+/**
+ * Checks that span several parts of the config: push-only options need a
+ * binding, pools name their members consistently, `waitsFor` has no cycle.
+ * Problems are zod issues (they fail startup, naming the field); a one-sided
+ * `notWhileRunning` is only a warning.
+ *
+ * @module
+ */
+import type { z } from "zod";
+
+interface TypeInput {
+  binding?: string;
+  concurrency?: number;
+  batchSize?: number;
+  leaseMs?: number;
+  notWhileRunning?: string[];
+  waitsFor?: string[];
+}
+
+interface ConfigInput {
+  types?: Record<string, TypeInput>;
+  pools?: Record<string, { concurrency?: number; ratePerMinute?: number; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
+}
+
+const PUSH_ONLY = ["concurrency", "batchSize", "leaseMs", "notWhileRunning", "waitsFor"] as const;
+
+export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void {
+  const types = config.types ?? {};
+  const isPush = (t: string) => types[t]?.binding !== undefined;
+  for (const [name, t] of Object.entries(types)) {
+    for (const key of PUSH_ONLY) {
+      if (t[key] !== undefined && t.binding === undefined) {
+        ctx.addIssue({ code: "custom", path: ["types", name, key], message: `${key} applies to pushed jobs: give the type a binding too` });
+      }
+    }
+    // A running job is seen by the guard only if its attempts take the guard's permits: pushed types do, pulled ones cannot.
+    (t.notWhileRunning ?? []).forEach((other, i) => {
+      if (!isPush(other)) ctx.addIssue({ code: "custom", path: ["types", name, "notWhileRunning", i], message: `${other} is not a pushed type: only pushed types can be guarded against` });
+    });
+  }
+  for (const [name, pool] of Object.entries(config.pools ?? {})) {
+    if (pool.concurrency === undefined && pool.ratePerMinute === undefined) {
+      ctx.addIssue({ code: "custom", path: ["pools", name], message: "give the pool a concurrency, a ratePerMinute, or both" });
+    }
+    pool.types.forEach((t, i) => {
+      if (!isPush(t)) ctx.addIssue({ code: "custom", path: ["pools", name, "types", i], message: `${t} is not a pushed type: declare it under types with a binding` });
+    });
+    for (const key of ["costs", "rateCosts"] as const) {
+      for (const t of Object.keys(pool[key] ?? {})) {
+        if (!pool.types.includes(t)) ctx.addIssue({ code: "custom", path: ["pools", name, key, t], message: `${t} is not one of this pool's types` });
+      }
+    }
+  }
+  const cycle = findWaitsForCycle(types);
+  if (cycle) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["types", cycle[0]!, "waitsFor"],
+      message: `waitsFor cycle ${cycle.join(" → ")}: these types would wait for each other forever`,
+    });
+  }
+}
+
+/** findWaitsForCycle: the first cycle in the waitsFor graph, as a path that ends where it starts, or null. */
+export function findWaitsForCycle(types: Record<string, { waitsFor?: string[] }>): string[] | null {
+  const state = new Map<string, "visiting" | "done">();
+  const stack: string[] = [];
+  const visit = (t: string): string[] | null => {
+    if (state.get(t) === "done") return null;
+    if (state.get(t) === "visiting") return [...stack.slice(stack.indexOf(t)), t];
+    state.set(t, "visiting");
+    stack.push(t);
+    for (const next of types[t]?.waitsFor ?? []) {
+      const found = visit(next);
+      if (found) return found;
+    }
+    stack.pop();
+    state.set(t, "done");
+    return null;
+  };
+  for (const t of Object.keys(types).sort()) {
+    const found = visit(t);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** relationWarnings: a notWhileRunning declared on one side only leaves the other side free to start during it. */
+export function relationWarnings(config: ConfigInput): string[] {
+  const types = config.types ?? {};
+  const out: string[] = [];
+  for (const [a, t] of Object.entries(types)) {
+    for (const b of t.notWhileRunning ?? []) {
+      if (!(types[b]?.notWhileRunning ?? []).includes(a)) {
+        out.push(`types["${a}"].notWhileRunning names ${b}, but ${b} does not name ${a}: ${b} may still start while ${a} runs. Declare it on both sides.`);
+      }
+    }
+  }
+  return out;
+}
