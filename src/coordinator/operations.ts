@@ -255,7 +255,7 @@ export class QueueOps {
       window: s.window,
       waiting: s.waiting.map((w) => {
         const home = parseHome(w.holder);
-        return { holder: w.holder, scope: home?.kind === "scope" ? home.scope : null, since: w.since, reservedUntil: w.reservedUntil };
+        return { holder: w.holder, scope: home?.kind === "scope" ? home.scope : null, type: w.type, since: w.since, reservedUntil: w.reservedUntil };
       }),
     };
   }

@@ -129,6 +129,7 @@ export class Dispatcher {
   private reapQueued = false;
   private cursor = 0;
   private readonly blockedTimes = new Map<string, number>();
+  private unblocks = 0;
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -173,6 +174,8 @@ export class Dispatcher {
   /** A pool freed a slot for us: forget the back-off and try again. */
   unblock(): void {
     this.blockedUntil.clear();
+    // A refusal still on its way was decided before the slot freed: it must not back the type off again.
+    this.unblocks++;
   }
 
   /** idle resolves once no handler call of this object is in flight (and their outcomes are settled). */
@@ -264,9 +267,10 @@ export class Dispatcher {
    */
   private async takeBatchOf(type: string): Promise<Batch | null> {
     const settings = this.deps.config.typeSettings(type);
+    const epoch = this.unblocks;
     if (settings.waitsFor.length > 0) {
       const busy = await this.deps.busyType(settings.waitsFor).catch(() => settings.waitsFor[0]!);
-      if (busy) return this.blocked(type, WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`);
+      if (busy) return this.blocked(type, WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`, epoch);
     }
     const plan = permitPlan(this.deps.config, type);
     const limit = isSerial(this.deps.store, type) ? 1 : settings.batchSize;
@@ -282,7 +286,7 @@ export class Dispatcher {
       }
       if (grant.permits.length === 0) {
         for (const h of held) this.release(h.pool, h.ids, true);
-        return this.blocked(type, grant.retryAfterMs, blockerText(step.what, grant.blockedBy));
+        return this.blocked(type, grant.retryAfterMs, blockerText(step.what, grant.blockedBy), epoch);
       }
       if (grant.permits.length < want) {
         want = grant.permits.length;
@@ -303,8 +307,9 @@ export class Dispatcher {
   }
 
   /** blocked: back off this type, and say so once it has been blocked for long (a starving type names what starves it). */
-  private blocked(type: string, retryAfterMs: number, why: string): null {
-    this.blockedUntil.set(type, this.deps.now() + retryAfterMs);
+  private blocked(type: string, retryAfterMs: number, why: string, epoch = this.unblocks): null {
+    // Unblocked while the refusal was on its way: the refill that follows tries again at once.
+    if (epoch === this.unblocks) this.blockedUntil.set(type, this.deps.now() + retryAfterMs);
     const n = (this.blockedTimes.get(type) ?? 0) + 1;
     this.blockedTimes.set(type, n);
     if (n === STARVING_AFTER || (n > STARVING_AFTER && (n - STARVING_AFTER) % STARVING_EVERY === 0)) {

@@ -230,7 +230,7 @@ export const PoolStatusSchema = z.object({
   active: z.number().int().meta({ description: "Summed cost of live permits." }),
   permits: z.number().int(),
   window: z.object({ start: z.number().nullable(), spent: z.number().int() }).meta({ description: "The current rate window." }),
-  waiting: z.array(z.object({ holder: z.string(), scope: ScopeSchema.nullable(), since: z.number(), reservedUntil: z.number().nullable() })),
+  waiting: z.array(z.object({ holder: z.string(), scope: ScopeSchema.nullable(), type: z.string(), since: z.number(), reservedUntil: z.number().nullable() })),
 });
 export type PoolStatusBody = z.infer<typeof PoolStatusSchema>;
 export const PoolListSchema = z.object({ pools: z.array(PoolStatusSchema) });

@@ -62,16 +62,17 @@ const PERMIT_TAKE = "DELETE FROM permit WHERE id IN (SELECT value FROM json_each
 const PERMIT_TAKE_EXPIRED = "DELETE FROM permit WHERE expires_at <= ? RETURNING cost";
 const PERMIT_NEXT_EXPIRY = "SELECT min(expires_at) AS t FROM permit";
 const PERMIT_OF_TYPES = "SELECT type FROM permit WHERE type IN (SELECT value FROM json_each(?)) LIMIT 1";
-const WAITER_UPSERT = "INSERT INTO waiter (holder, since) VALUES (?, ?) ON CONFLICT (holder) DO NOTHING";
-const WAITER_DELETE = "DELETE FROM waiter WHERE holder = ?";
-const WAITER_UNRESERVE = "UPDATE waiter SET reserved_until = NULL, reserved_units = 0 WHERE holder = ?";
+/** A waiter is a holder waiting to run one type: a scope may wait for several types, each keeps its own place. */
+const WAITER_UPSERT = "INSERT INTO waiter (holder, type, since) VALUES (?, ?, ?) ON CONFLICT (holder, type) DO NOTHING";
+const WAITER_DELETE = "DELETE FROM waiter WHERE holder = ? AND type = ?";
+const WAITER_UNRESERVE = "UPDATE waiter SET reserved_until = NULL, reserved_units = 0 WHERE holder = ? AND type = ?";
 /** waiterOldestUnreserved: waiter_since_idx — the next in line for a freed slot. */
-const WAITER_OLDEST_UNRESERVED = "SELECT holder FROM waiter WHERE reserved_until IS NULL ORDER BY since, holder LIMIT 1";
-const WAITER_RESERVE = "UPDATE waiter SET reserved_until = ?, reserved_units = ? WHERE holder = ?";
+const WAITER_OLDEST_UNRESERVED = "SELECT holder, type FROM waiter WHERE reserved_until IS NULL ORDER BY since, holder, type LIMIT 1";
+const WAITER_RESERVE = "UPDATE waiter SET reserved_until = ?, reserved_units = ? WHERE holder = ? AND type = ?";
 const RESERVED_FOR_OTHERS = "SELECT coalesce(sum(reserved_units), 0) AS units FROM waiter WHERE reserved_until IS NOT NULL AND holder != ?";
 const RESERVATIONS_LAPSED = "DELETE FROM waiter WHERE reserved_until IS NOT NULL AND reserved_until <= ? RETURNING reserved_units";
 const RESERVATION_NEXT = "SELECT min(reserved_until) AS t FROM waiter WHERE reserved_until IS NOT NULL";
-const WAITERS = "SELECT holder, since, reserved_until FROM waiter ORDER BY since, holder";
+const WAITERS = "SELECT holder, type, since, reserved_until FROM waiter ORDER BY since, holder, type";
 const STATE_GET = "SELECT value FROM pool_state WHERE key = ?";
 const STATE_SET = "INSERT INTO pool_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
@@ -159,10 +160,10 @@ export function acquire(sql: SqlStorage, req: AcquireRequest, now: number): Gran
     sql.exec(STATE_SET, "window_spent", String(w.spent + grant * spend));
   }
   // Served in full: out of the line (a kept slot is used up). Short: in line, keeping its place.
-  if (grant === req.want) sql.exec(WAITER_DELETE, req.holder);
+  if (grant === req.want) sql.exec(WAITER_DELETE, req.holder, req.type);
   else {
-    if (grant > 0) sql.exec(WAITER_UNRESERVE, req.holder);
-    sql.exec(WAITER_UPSERT, req.holder, now);
+    if (grant > 0) sql.exec(WAITER_UNRESERVE, req.holder, req.type);
+    sql.exec(WAITER_UPSERT, req.holder, req.type, now);
   }
   return { permits, retryAfterMs, blockedBy, wake: wake.filter((h) => h !== req.holder) };
 }
@@ -207,9 +208,9 @@ function offerSlots(sql: SqlStorage, units: number[], now: number): string[] {
   }
   const woken: string[] = [];
   for (const u of units) {
-    const next = sql.exec<{ holder: string }>(WAITER_OLDEST_UNRESERVED).toArray()[0];
+    const next = sql.exec<{ holder: string; type: string }>(WAITER_OLDEST_UNRESERVED).toArray()[0];
     if (!next) break;
-    sql.exec(WAITER_RESERVE, now + RESERVE_MS, u, next.holder);
+    sql.exec(WAITER_RESERVE, now + RESERVE_MS, u, next.holder, next.type);
     woken.push(next.holder);
   }
   return woken;
@@ -242,7 +243,7 @@ export interface PoolStatus {
   active: number;
   permits: number;
   window: { start: number | null; spent: number };
-  waiting: { holder: string; since: number; reservedUntil: number | null }[];
+  waiting: { holder: string; type: string; since: number; reservedUntil: number | null }[];
 }
 
 export function status(sql: SqlStorage, configured: PoolLimits, now: number): PoolStatus {
@@ -253,8 +254,8 @@ export function status(sql: SqlStorage, configured: PoolLimits, now: number): Po
     permits: live.n,
     window: window(sql, now),
     waiting: sql
-      .exec<{ holder: string; since: number; reserved_until: number | null }>(WAITERS)
+      .exec<{ holder: string; type: string; since: number; reserved_until: number | null }>(WAITERS)
       .toArray()
-      .map((w) => ({ holder: w.holder, since: w.since, reservedUntil: w.reserved_until })),
+      .map((w) => ({ holder: w.holder, type: w.type, since: w.since, reservedUntil: w.reserved_until })),
   };
 }

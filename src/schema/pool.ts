@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const permit = sqliteTable(
   "permit",
@@ -29,7 +29,9 @@ export const permit = sqliteTable(
 export const waiter = sqliteTable(
   "waiter",
   {
-    holder: text("holder").primaryKey(),
+    holder: text("holder").notNull(),
+    /** What it waits to run: one holder may wait for several types. */
+    type: text("type").notNull().default(""),
     /** Waiting since: the longest waiter is told first when a slot frees. */
     since: integer("since").notNull(),
     /** Set when a freed slot was kept for this holder: others cannot take it until then. */
@@ -37,7 +39,7 @@ export const waiter = sqliteTable(
     /** The concurrency units kept for it. */
     reservedUnits: integer("reserved_units").notNull().default(0),
   },
-  (t) => [index("waiter_since_idx").on(t.since)],
+  (t) => [primaryKey({ columns: [t.holder, t.type] }), index("waiter_since_idx").on(t.since)],
 );
 
 /** Small named values: `window_start`, `window_spent`, `limits` (JSON, set by PUT /v1/pools/{name}). */
