@@ -65,7 +65,8 @@ const PERMIT_OF_TYPES = "SELECT type FROM permit WHERE type IN (SELECT value FRO
 /** A waiter is a holder waiting to run one type: a scope may wait for several types, each keeps its own place. */
 const WAITER_UPSERT = "INSERT INTO waiter (holder, type, since) VALUES (?, ?, ?) ON CONFLICT (holder, type) DO NOTHING";
 const WAITER_DELETE = "DELETE FROM waiter WHERE holder = ? AND type = ?";
-const WAITER_UNRESERVE = "UPDATE waiter SET reserved_until = NULL, reserved_units = 0 WHERE holder = ? AND type = ?";
+/** A grant uses up every slot kept for the holder, whichever of its types the slot was kept for. */
+const WAITER_UNRESERVE = "UPDATE waiter SET reserved_until = NULL, reserved_units = 0 WHERE holder = ? AND reserved_until IS NOT NULL";
 /** waiterOldestUnreserved: waiter_since_idx — the next in line for a freed slot. */
 const WAITER_OLDEST_UNRESERVED = "SELECT holder, type FROM waiter WHERE reserved_until IS NULL ORDER BY since, holder, type LIMIT 1";
 const WAITER_RESERVE = "UPDATE waiter SET reserved_until = ?, reserved_units = ? WHERE holder = ? AND type = ?";
@@ -160,11 +161,9 @@ export function acquire(sql: SqlStorage, req: AcquireRequest, now: number): Gran
     sql.exec(STATE_SET, "window_spent", String(w.spent + grant * spend));
   }
   // Served in full: out of the line (a kept slot is used up). Short: in line, keeping its place.
+  if (grant > 0) sql.exec(WAITER_UNRESERVE, req.holder);
   if (grant === req.want) sql.exec(WAITER_DELETE, req.holder, req.type);
-  else {
-    if (grant > 0) sql.exec(WAITER_UNRESERVE, req.holder, req.type);
-    sql.exec(WAITER_UPSERT, req.holder, req.type, now);
-  }
+  else sql.exec(WAITER_UPSERT, req.holder, req.type, now);
   return { permits, retryAfterMs, blockedBy, wake: wake.filter((h) => h !== req.holder) };
 }
 

@@ -50,6 +50,22 @@ describe("concurrency", () => {
     expect(out).toEqual({ early: [], woken: ["waits-first"], stolen: 0, kept: 1 });
   });
 
+  it("a slot kept for a holder is used up by whichever of its types takes it", async () => {
+    const one = { concurrency: 1, ratePerMinute: null };
+    const out = await inPool((sql) => {
+      const first = acquire(sql, req("busy", 1, { limits: one }), T0);
+      acquire(sql, req("scope", 1, { type: "a", limits: one }), T0 + 1);
+      acquire(sql, req("scope", 1, { type: "b", limits: one }), T0 + 2);
+      const woken = release(sql, first.permits, false, T0 + 3);
+      const viaB = acquire(sql, req("scope", 1, { type: "b", limits: one }), T0 + 4);
+      release(sql, viaB.permits, false, T0 + 5);
+      // The slot kept for scope's "a" was spent by "b": once b ends, nobody holds a stale reservation.
+      const s = status(sql, one, T0 + 6);
+      return { woken, granted: viaB.permits.length, reserved: s.waiting.filter((w) => w.reservedUntil !== null && w.holder !== "scope") };
+    });
+    expect(out).toEqual({ woken: ["scope"], granted: 1, reserved: [] });
+  });
+
   it("renew keeps permits alive and reports the ones already gone; release wakes one waiter per slot", async () => {
     const out = await inPool((sql) => {
       const { permits } = acquire(sql, req("h", 2, { limits: { concurrency: 2, ratePerMinute: null } }), T0);
