@@ -24,6 +24,12 @@
  *   queue (the handler reports its start time). Target ≤ 10 ms.
  * - delayedLatenessP50Ms / P95: handler start − runAt for jobs delayed by 1 s.
  *   Target ≤ 50 ms.
+ * - poolGuardedVsUnguarded: push throughput of a pool member (demo.pooled.a,
+ *   its pool resized at runtime so it never blocks) ÷ the same handler with no
+ *   guard (demo.ingest): the cost of taking and releasing permits.
+ * - poolPermitsPerSec / poolPermitsPerSecBatched: one PoolDO alone (the
+ *   queue's class, bench/pool/), acquire + release round trips with 1 and 10
+ *   permits each, 16 in flight: the ceiling of one pool.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -70,6 +76,7 @@ async function main() {
     vars: { QUEUE_TOKEN: TOKEN },
   });
   const bare = await startWorker({ config: "bench/bare/wrangler.toml", port: 8798, persistTo: path.join(state, "bare") });
+  const poolAlone = await startWorker({ config: "bench/pool/wrangler.toml", port: 8796, persistTo: path.join(state, "pool") });
   try {
     await handlerConnected(queue.url);
     // ------------------------------------------------ single enqueue vs bare insert
@@ -193,6 +200,36 @@ async function main() {
     }
     log(`  1 s delayed jobs, lateness: p50 ${percentile(lateness, 50)} ms, p95 ${percentile(lateness, 95)} ms`);
 
+    // ------------------------------------------------ pools: guarded vs unguarded, and one pool's ceiling
+    await call(queue.url, "PUT", "/v1/pools/demo-pool", { concurrency: 100_000 });
+    const pushRun = async (type, n) => {
+      const t0 = Date.now();
+      const scopes = 8;
+      await rate(scopes, 4, (s) =>
+        call(queue.url, "POST", "/v1/jobs/batch", {
+          jobs: Array.from({ length: n / scopes }, (_, i) => ({ type, payload: { ms: 0 }, scope: { type: "Bench", id: `${type}-${s}` } })),
+        }),
+      );
+      await until(`${type} drain`, async () => {
+        const s = await call(queue.url, "GET", `/v1/stats?type=${type}`);
+        return s.completed >= n && s.pending + s.running + s.scheduled === 0;
+      });
+      const done = await listAll(queue.url, { type, state: "completed" });
+      return done.length / ((Math.max(...done.map((j) => j.finishedAt)) - t0) / 1000);
+    };
+    const guardN = quick ? 2000 : 4000;
+    const unguardedRate = await pushRun("demo.ingest", guardN);
+    const guardedRate = await pushRun("demo.pooled.a", guardN);
+    log(`  pool-guarded push ${guardedRate.toFixed(0)} jobs/s vs unguarded ${unguardedRate.toFixed(0)} jobs/s (8 scopes)`);
+    const poolRate = async (want) => {
+      const n = quick ? 1500 : 4000;
+      return (await rate(n, CONCURRENCY, () => fetch(`${poolAlone.url}/?want=${want}`).then((r) => r.json()))) * want;
+    };
+    await poolRate(1);
+    const poolPermitsPerSec = await poolRate(1);
+    const poolPermitsPerSecBatched = await poolRate(10);
+    log(`  one PoolDO: ${poolPermitsPerSec.toFixed(0)} permits/s (1 per call), ${poolPermitsPerSecBatched.toFixed(0)} permits/s (10 per call)`);
+
     const result = {
       date: new Date().toISOString(),
       mode: quick ? "quick" : "full",
@@ -207,6 +244,9 @@ async function main() {
       pushPickupP95Ms: percentile(pickups, 95),
       delayedLatenessP50Ms: percentile(lateness, 50),
       delayedLatenessP95Ms: percentile(lateness, 95),
+      poolGuardedVsUnguarded: round(guardedRate / unguardedRate),
+      poolPermitsPerSec: Math.round(poolPermitsPerSec),
+      poolPermitsPerSecBatched: Math.round(poolPermitsPerSecBatched),
       targets: {
         enqueueVsBareInsert: ">= 0.7",
         batchEnqueuePerSec: ">= 20000",
@@ -224,6 +264,8 @@ async function main() {
         pullDrainJobsPerSec: Math.round(drainRate),
         pushPickupMs: { min: Math.min(...pickups), max: Math.max(...pickups) },
         delayedLatenessMs: { min: Math.min(...lateness), max: Math.max(...lateness) },
+        guardedPushJobsPerSec: Math.round(guardedRate),
+        unguardedPushJobsPerSec: Math.round(unguardedRate),
       },
     };
     mkdirSync("bench/results", { recursive: true });
@@ -232,7 +274,7 @@ async function main() {
     log(JSON.stringify(figures));
     log("wrote bench/results/latest.json");
   } finally {
-    await Promise.all([queue.stop(), bare.stop()]);
+    await Promise.all([queue.stop(), bare.stop(), poolAlone.stop()]);
     rmSync(state, { recursive: true, force: true });
   }
 }

@@ -369,8 +369,12 @@ export class Dispatcher {
     this.deps.keepAlive(this.deps.changed(b.rows, b.now));
   }
 
-  /** settleJob: one job's outcome, as soon as the handler reports it; frees its permit. Never throws. */
-  private settleJob(call: Call, id: string, outcome: HandlerOutcome, now: number): void {
+  /**
+   * settleJob: one job's outcome, as soon as the handler reports it; frees its
+   * permits — at once, or into `freed` when the whole call is being settled
+   * (one release per pool, not one per job). Never throws.
+   */
+  private settleJob(call: Call, id: string, outcome: HandlerOutcome, now: number, freed?: Permit[]): void {
     const flight = this.flights.get(id);
     const row = call.rows.get(id);
     // Not this call's flight any more (timed out, cancelled, lost, or settled already): the late outcome is ignored.
@@ -383,9 +387,10 @@ export class Dispatcher {
       // The lease stays in SQL and is not renewed: the reap pass recovers the job.
       console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
     } finally {
-      const permits = call.permits.get(id);
+      const permits = call.permits.get(id) ?? [];
       call.permits.delete(id);
-      for (const p of permits ?? []) this.release(p.pool, [p.id]);
+      if (freed) freed.push(...permits);
+      else for (const p of permits) this.release(p.pool, [p.id]);
     }
   }
 
@@ -393,13 +398,14 @@ export class Dispatcher {
   private async finish(call: Call, answer: unknown, failure: string | null): Promise<void> {
     const now = this.deps.now();
     const outcomes = failure === null ? readOutcomes([...call.rows.keys()], answer) : null;
+    const freed: Permit[] = [];
     try {
       for (const id of call.rows.keys()) {
-        this.settleJob(call, id, outcomes?.get(id) ?? { kind: "retry", error: failure ?? "no outcome" }, now);
+        this.settleJob(call, id, outcomes?.get(id) ?? { kind: "retry", error: failure ?? "no outcome" }, now, freed);
       }
     } finally {
       const byPool = new Map<string, string[]>();
-      for (const p of [...call.permits.values()].flat()) byPool.set(p.pool, [...(byPool.get(p.pool) ?? []), p.id]);
+      for (const p of [...freed, ...[...call.permits.values()].flat()]) byPool.set(p.pool, [...(byPool.get(p.pool) ?? []), p.id]);
       call.permits.clear();
       for (const [pool, ids] of byPool) this.release(pool, ids);
     }
