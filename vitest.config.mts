@@ -43,6 +43,7 @@ export default defineConfig({
               "test.deaf": { binding: "TEST", leaseMs: 1000 },
               "test.deaf.limited": { binding: "TEST", concurrency: 1 },
               "test.single.short": { binding: "TEST", concurrency: 1, leaseMs: 1000 },
+              "test.serial.deaf": { binding: "TEST", serializeByScope: true, timeoutMs: 1000, maxAttempts: 1 },
               "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
             },
           },

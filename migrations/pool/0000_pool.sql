@@ -20,6 +20,7 @@ CREATE TABLE `waiter` (
 	`since` integer NOT NULL,
 	`reserved_until` integer,
 	`reserved_units` integer DEFAULT 0 NOT NULL,
+	`seen_at` integer DEFAULT 0 NOT NULL,
 	PRIMARY KEY(`holder`, `type`)
 );
 --> statement-breakpoint

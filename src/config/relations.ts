@@ -35,7 +35,12 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
     }
     // A running job is seen by the guard only if its attempts take the guard's permits: pushed types do, pulled ones cannot.
     (t.notWhileRunning ?? []).forEach((other, i) => {
-      if (!isPush(other)) ctx.addIssue({ code: "custom", path: ["types", name, "notWhileRunning", i], message: `${other} is not a pushed type: only pushed types can be guarded against` });
+      const path = ["types", name, "notWhileRunning", i];
+      if (other === name) ctx.addIssue({ code: "custom", path, message: "a type cannot exclude itself: use concurrency = 1" });
+      else if (!isPush(other)) ctx.addIssue({ code: "custom", path, message: `${other} is not a pushed type: only pushed types can be guarded against` });
+    });
+    (t.waitsFor ?? []).forEach((other, i) => {
+      if (!(other in types)) ctx.addIssue({ code: "custom", path: ["types", name, "waitsFor", i], message: `${other} is not a declared type (a typo would never hold anything back)` });
     });
   }
   for (const [name, pool] of Object.entries(config.pools ?? {})) {
@@ -45,9 +50,15 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
     pool.types.forEach((t, i) => {
       if (!isPush(t)) ctx.addIssue({ code: "custom", path: ["pools", name, "types", i], message: `${t} is not a pushed type: declare it under types with a binding` });
     });
-    for (const key of ["costs", "rateCosts"] as const) {
-      for (const t of Object.keys(pool[key] ?? {})) {
+    for (const [key, limit, dim] of [
+      ["costs", pool.concurrency, "concurrency"],
+      ["rateCosts", pool.ratePerMinute, "ratePerMinute"],
+    ] as const) {
+      for (const [t, cost] of Object.entries(pool[key] ?? {})) {
         if (!pool.types.includes(t)) ctx.addIssue({ code: "custom", path: ["pools", name, key, t], message: `${t} is not one of this pool's types` });
+        else if (limit !== undefined && cost > limit) {
+          ctx.addIssue({ code: "custom", path: ["pools", name, key, t], message: `a cost of ${cost} can never fit in ${dim} ${limit}: ${t} would never start` });
+        }
       }
     }
   }

@@ -116,6 +116,8 @@ export interface QueueConfig {
   types: Readonly<Record<string, TypeSettings>>;
   /** Types with a handler binding: dispatched, never pulled. */
   pushTypes: readonly string[];
+  /** Types some type's waitsFor names: their new work is reported to the catalog at once. */
+  waitedOn: readonly string[];
   observer: string | null;
   logEvents: boolean;
   pools: Readonly<Record<string, PoolSettings>>;
@@ -181,6 +183,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
   return {
     types,
     pushTypes: Object.keys(types).filter((t) => types[t]!.binding !== null),
+    waitedOn: [...new Set(Object.values(types).flatMap((t) => t.waitsFor))],
     observer: input.observer ?? null,
     logEvents: input.events?.log ?? true,
     pools,

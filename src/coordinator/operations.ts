@@ -235,12 +235,18 @@ export class QueueOps {
   async setPoolLimits(name: string, limits: PoolLimitsRequest): Promise<PoolStatusBody> {
     const target = this.poolTargets().find((t) => t.name === name);
     if (!target) throw new QueueError("not_found", `no pool named ${name}: pools are declared in the config (a type's concurrency is type:<jobType>)`);
+    const refuse = (key: string, message: string) => new QueueError("invalid_request", `${key}: ${message}`, [{ path: key, message }]);
     for (const key of ["concurrency", "ratePerMinute"] as const) {
       if (limits[key] !== undefined && target.configured[key] === null) {
-        const message = `pool ${name} has no ${key} in the config; declare one there first (PUT only changes a limit the config sets)`;
-        throw new QueueError("invalid_request", `${key}: ${message}`, [{ path: key, message }]);
+        throw refuse(key, `pool ${name} has no ${key} in the config; declare one there first (PUT only changes a limit the config sets)`);
       }
     }
+    // A limit below a member's cost would stop that type for good.
+    const pool = this.config.pools[name];
+    const maxCost = Math.max(1, ...Object.values(pool?.costs ?? {}));
+    const maxRateCost = Math.max(1, ...Object.values(pool?.rateCosts ?? {}));
+    if (typeof limits.concurrency === "number" && limits.concurrency < maxCost) throw refuse("concurrency", `must be at least ${maxCost}, the largest member cost`);
+    if (typeof limits.ratePerMinute === "number" && limits.ratePerMinute < maxRateCost) throw refuse("ratePerMinute", `must be at least ${maxRateCost}, the largest member rate cost`);
     return this.poolBody(target, await this.env.POOL.getByName(target.object).setLimits(limits, target.configured));
   }
 

@@ -61,6 +61,12 @@ export const STARVING_AFTER = 20;
 export const STARVING_EVERY = 100;
 /** How long a type waiting for another type's work backs off before it asks the catalog again. */
 export const WAITS_FOR_RETRY_MS = 1_000;
+/**
+ * Permits live twice as long as the job lease they go with: if renewals stall,
+ * the job's lease lapses (and its attempt is recovered) before its slot can be
+ * handed to someone else.
+ */
+export const PERMIT_TTL_FACTOR = 2;
 
 export interface DispatcherDeps {
   store: ScopeStore;
@@ -87,6 +93,7 @@ interface Permit {
 }
 
 interface Call {
+  type: string;
   origin: Origin;
   rows: Map<string, JobRow>;
   /** Per job: one permit in each pool its type needs. */
@@ -113,6 +120,8 @@ interface Batch {
   now: number;
 }
 
+/** jobRunningOfType: job_lease_idx WHERE running, filtered by type. */
+const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM job WHERE state = 'running' AND type = ? LIMIT 1";
 /** jobCountDue: job_due_idx (type, run_at) range, stopped at `limit`. */
 const JOB_COUNT_DUE = "SELECT count(*) AS n FROM (SELECT 1 FROM job WHERE state = 'pending' AND type = ? AND run_at <= ? LIMIT ?)";
 
@@ -239,7 +248,7 @@ export class Dispatcher {
         push.includes(t) &&
         (all || !((this.blockedUntil.get(t) ?? 0) > now)) &&
         this.countDue(t, now, 1) > 0 &&
-        !(isSerial(this.deps.store, t) && serialBusy(this.deps.store.sql, t, now)),
+        !(isSerial(this.deps.store, t) && (serialBusy(this.deps.store.sql, t, now) || this.serialCallRunning(t))),
     );
   }
 
@@ -268,8 +277,10 @@ export class Dispatcher {
   private async takeBatchOf(type: string): Promise<Batch | null> {
     const settings = this.deps.config.typeSettings(type);
     const epoch = this.unblocks;
+    if (this.serialCallRunning(type)) return null; // its call's return fills again
     if (settings.waitsFor.length > 0) {
-      const busy = await this.deps.busyType(settings.waitsFor).catch(() => settings.waitsFor[0]!);
+      // This object's own work first (exact), then everyone's (the catalog, about a second behind at most).
+      const busy = this.localBusy(settings.waitsFor) ?? (await this.deps.busyType(settings.waitsFor).catch(() => settings.waitsFor[0]!));
       if (busy) return this.blocked(type, WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`, epoch);
     }
     const plan = permitPlan(this.deps.config, type);
@@ -279,7 +290,10 @@ export class Dispatcher {
     for (const step of plan) {
       let grant: { permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null };
       try {
-        grant = await withTimeout(this.deps.pool(step.pool).acquire({ ...step.request, holder: this.deps.home(), want, ttlMs: settings.leaseMs }), POOL_CALL_TIMEOUT_MS);
+        grant = await withTimeout(
+          this.deps.pool(step.pool).acquire({ ...step.request, holder: this.deps.home(), want, ttlMs: settings.leaseMs * PERMIT_TTL_FACTOR }),
+          POOL_CALL_TIMEOUT_MS,
+        );
       } catch (e) {
         console.error(JSON.stringify({ event: "pool:acquire_failed", pool: step.pool, error: String(e) }));
         grant = { permits: [], retryAfterMs: 1_000, blockedBy: null };
@@ -306,6 +320,27 @@ export class Dispatcher {
     return { type, settings, rows, permits: rows.map((_, i) => held.map((h) => ({ pool: h.pool, id: h.ids[i]! }))), now };
   }
 
+  /**
+   * serialCallRunning: a serialized type whose call has not returned — its job may still run in the handler
+   * after a timeout or cancel ended its lease, so the scope's next job waits for the call, not the lease.
+   */
+  private serialCallRunning(type: string): boolean {
+    if (!isSerial(this.deps.store, type)) return false;
+    for (const c of this.calls) if (c.type === type) return true;
+    return false;
+  }
+
+  /** localBusy: one of the types has due or running work in this object. */
+  private localBusy(types: readonly string[]): string | null {
+    const now = this.deps.now();
+    const present = pendingTypes(this.deps.store.sql);
+    for (const t of types) {
+      if (present.includes(t) && this.countDue(t, now, 1) > 0) return t;
+      if (this.deps.store.sql.exec(JOB_RUNNING_OF_TYPE, t).toArray().length > 0) return t;
+    }
+    return null;
+  }
+
   /** blocked: back off this type, and say so once it has been blocked for long (a starving type names what starves it). */
   private blocked(type: string, retryAfterMs: number, why: string, epoch = this.unblocks): null {
     // Unblocked while the refusal was on its way: the refill that follows tries again at once.
@@ -320,6 +355,7 @@ export class Dispatcher {
 
   private start(b: Batch, origin: Origin): void {
     const call: Call = {
+      type: b.type,
       origin,
       rows: new Map(b.rows.map((r) => [r.id, r])),
       permits: new Map(b.rows.map((r, i) => [r.id, b.permits[i]!])),
@@ -474,8 +510,17 @@ export class Dispatcher {
     }
     for (const [pool, { ids, ttlMs }] of byPool) {
       try {
-        const lost = await withTimeout(this.deps.pool(pool).renew(ids, ttlMs), POOL_CALL_TIMEOUT_MS);
-        if (lost.length) console.warn(JSON.stringify({ event: "pool:permits_lost", pool, count: lost.length }));
+        const lost = new Set(await withTimeout(this.deps.pool(pool).renew(ids, ttlMs * PERMIT_TTL_FACTOR), POOL_CALL_TIMEOUT_MS));
+        if (lost.size === 0) continue;
+        // The pool took the slot back (renewals stalled): the job may no longer run, or the pool would be over its limit.
+        console.warn(JSON.stringify({ event: "pool:permits_lost", pool, count: lost.size }));
+        for (const call of this.calls) {
+          for (const [id, permits] of call.permits) {
+            if (!permits.some((p) => p.pool === pool && lost.has(p.id))) continue;
+            const flight = this.flights.get(id);
+            if (flight && flight.call === call) this.abort(flight, "lease_lost");
+          }
+        }
       } catch (e) {
         console.error(JSON.stringify({ event: "pool:renew_failed", pool, error: String(e) }));
       }

@@ -210,13 +210,11 @@ export const FailResultSchema = z.object({ job: JobSchema, outcome: z.enum(["ret
 
 // ---------------------------------------------------------------- pools
 
-const limit = z.number().int().min(1).max(10_000_000).nullable();
-
 export const PoolNameParams = z.strictObject({ name: z.string().min(1).max(200) });
 export const PoolLimitsSchema = z
   .strictObject({
-    concurrency: limit.optional().meta({ description: "Most cost units running at once; null returns to the configured value." }),
-    ratePerMinute: limit.optional().meta({ description: "Most rate units spent per one-minute window; null returns to the configured value." }),
+    concurrency: z.number().int().min(1).max(100_000).nullable().optional().meta({ description: "Most cost units running at once; null returns to the configured value." }),
+    ratePerMinute: z.number().int().min(1).max(10_000_000).nullable().optional().meta({ description: "Most rate units spent per one-minute window; null returns to the configured value." }),
   })
   .refine((b) => b.concurrency !== undefined || b.ratePerMinute !== undefined, { message: "give concurrency, ratePerMinute, or both" });
 export type PoolLimitsRequest = z.infer<typeof PoolLimitsSchema>;

@@ -53,6 +53,8 @@ export const WINDOW_MS = 60_000;
 export const RESERVE_MS = 2_000;
 export const RETRY_MIN_MS = 50;
 export const RETRY_MAX_MS = 5_000;
+/** A waiter that has not asked for this long has given up (a refused holder asks again within RETRY_MAX_MS). */
+export const WAITER_TTL_MS = 30_000;
 
 const LIVE_COST = "SELECT coalesce(sum(cost), 0) AS units, count(*) AS n FROM permit";
 const PERMIT_INSERT = "INSERT INTO permit (id, holder, expires_at, type, cost, rate_cost, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)";
@@ -63,15 +65,20 @@ const PERMIT_TAKE_EXPIRED = "DELETE FROM permit WHERE expires_at <= ? RETURNING 
 const PERMIT_NEXT_EXPIRY = "SELECT min(expires_at) AS t FROM permit";
 const PERMIT_OF_TYPES = "SELECT type FROM permit WHERE type IN (SELECT value FROM json_each(?)) LIMIT 1";
 /** A waiter is a holder waiting to run one type: a scope may wait for several types, each keeps its own place. */
-const WAITER_UPSERT = "INSERT INTO waiter (holder, type, since) VALUES (?, ?, ?) ON CONFLICT (holder, type) DO NOTHING";
+const WAITER_UPSERT = "INSERT INTO waiter (holder, type, since, seen_at) VALUES (?1, ?2, ?3, ?3) ON CONFLICT (holder, type) DO UPDATE SET seen_at = ?3";
+/** Served in part: to the back of the line, so a holder with a long backlog cannot keep the head of it. */
+const WAITER_REQUEUE = "INSERT INTO waiter (holder, type, since, seen_at) VALUES (?1, ?2, ?3, ?3) ON CONFLICT (holder, type) DO UPDATE SET since = ?3, seen_at = ?3";
 const WAITER_DELETE = "DELETE FROM waiter WHERE holder = ? AND type = ?";
 /** A grant uses up every slot kept for the holder, whichever of its types the slot was kept for. */
-const WAITER_UNRESERVE = "UPDATE waiter SET reserved_until = NULL, reserved_units = 0 WHERE holder = ? AND reserved_until IS NOT NULL";
+const WAITER_UNRESERVE = "UPDATE waiter SET reserved_until = NULL, reserved_units = 0 WHERE holder = ? AND reserved_until IS NOT NULL RETURNING reserved_units";
 /** waiterOldestUnreserved: waiter_since_idx — the next in line for a freed slot. */
 const WAITER_OLDEST_UNRESERVED = "SELECT holder, type FROM waiter WHERE reserved_until IS NULL ORDER BY since, holder, type LIMIT 1";
 const WAITER_RESERVE = "UPDATE waiter SET reserved_until = ?, reserved_units = ? WHERE holder = ? AND type = ?";
 const RESERVED_FOR_OTHERS = "SELECT coalesce(sum(reserved_units), 0) AS units FROM waiter WHERE reserved_until IS NOT NULL AND holder != ?";
-const RESERVATIONS_LAPSED = "DELETE FROM waiter WHERE reserved_until IS NOT NULL AND reserved_until <= ? RETURNING reserved_units";
+/** A kept slot not taken in time goes back, and its waiter to the back of the line (so the slot goes to someone else). */
+const RESERVATIONS_LAPSED =
+  "UPDATE waiter SET reserved_until = NULL, reserved_units = 0, since = ?1 WHERE reserved_until IS NOT NULL AND reserved_until <= ?1 RETURNING reserved_units";
+const WAITERS_GONE = "DELETE FROM waiter WHERE seen_at < ? AND reserved_until IS NULL";
 const RESERVATION_NEXT = "SELECT min(reserved_until) AS t FROM waiter WHERE reserved_until IS NOT NULL";
 const WAITERS = "SELECT holder, type, since, reserved_until FROM waiter ORDER BY since, holder, type";
 const STATE_GET = "SELECT value FROM pool_state WHERE key = ?";
@@ -81,14 +88,14 @@ function stateGet(sql: SqlStorage, key: string): string | null {
   return sql.exec<{ value: string }>(STATE_GET, key).toArray()[0]?.value ?? null;
 }
 
-/** effectiveLimits: the configured limits, or those set at runtime. */
+/** effectiveLimits: the configured limits, or those set at runtime — only for a dimension the config still has. */
 export function effectiveLimits(sql: SqlStorage, configured: PoolLimits): PoolLimits {
   const set = stateGet(sql, "limits");
   if (!set) return configured;
   const o = JSON.parse(set) as Partial<PoolLimits>;
   return {
-    concurrency: o.concurrency === undefined ? configured.concurrency : o.concurrency,
-    ratePerMinute: o.ratePerMinute === undefined ? configured.ratePerMinute : o.ratePerMinute,
+    concurrency: configured.concurrency === null ? null : (o.concurrency ?? configured.concurrency),
+    ratePerMinute: configured.ratePerMinute === null ? null : (o.ratePerMinute ?? configured.ratePerMinute),
   };
 }
 
@@ -111,7 +118,11 @@ function window(sql: SqlStorage, now: number): { start: number | null; spent: nu
 
 export function acquire(sql: SqlStorage, req: AcquireRequest, now: number): Grant {
   // Remember whether slots are scarce here: without a concurrency limit, a freed permit wakes every waiter at once.
-  if (req.limits.concurrency !== null && stateGet(sql, "slots") === null) sql.exec(STATE_SET, "slots", "1");
+  const slots = req.limits.concurrency !== null;
+  if (slots !== (stateGet(sql, "slots") !== null)) {
+    if (slots) sql.exec(STATE_SET, "slots", "1");
+    else sql.exec("DELETE FROM pool_state WHERE key = 'slots'");
+  }
   const wake = tidy(sql, now);
   const limits = effectiveLimits(sql, req.limits);
   let grant = req.want;
@@ -161,10 +172,16 @@ export function acquire(sql: SqlStorage, req: AcquireRequest, now: number): Gran
     sql.exec(STATE_SET, "window_spent", String(w.spent + grant * spend));
   }
   // Served in full: out of the line (a kept slot is used up). Short: in line, keeping its place.
-  if (grant > 0) sql.exec(WAITER_UNRESERVE, req.holder);
+  if (grant > 0) {
+    // The slots kept for this holder are spent; what the grant did not use goes to the next in line.
+    const kept = sql.exec<{ reserved_units: number }>(WAITER_UNRESERVE, req.holder).toArray().reduce((n, r) => n + r.reserved_units, 0);
+    const left = kept - grant * req.cost;
+    if (left > 0) wake.push(...offerSlots(sql, [left], now));
+  }
   if (grant === req.want) sql.exec(WAITER_DELETE, req.holder, req.type);
-  else sql.exec(WAITER_UPSERT, req.holder, req.type, now);
-  return { permits, retryAfterMs, blockedBy, wake: wake.filter((h) => h !== req.holder) };
+  else sql.exec(grant > 0 ? WAITER_REQUEUE : WAITER_UPSERT, req.holder, req.type, now);
+  // The holder itself is poked too when a slot was kept for another of its types: its fill simply runs again.
+  return { permits, retryAfterMs, blockedBy, wake };
 }
 
 /** renew extends the permits still held; returns the ids that were not (they expired and were taken back). */
@@ -192,6 +209,8 @@ export function release(sql: SqlStorage, ids: readonly string[], refund: boolean
 export function tidy(sql: SqlStorage, now: number): string[] {
   const expired = sql.exec<{ cost: number }>(PERMIT_TAKE_EXPIRED, now).toArray().map((p) => p.cost);
   const lapsed = sql.exec<{ reserved_units: number }>(RESERVATIONS_LAPSED, now).toArray().map((r) => r.reserved_units);
+  // After the lapses, so a holder whose kept slot lapsed and who stopped asking leaves too; before the offers.
+  sql.exec(WAITERS_GONE, now - WAITER_TTL_MS);
   return offerSlots(sql, [...expired, ...lapsed], now);
 }
 

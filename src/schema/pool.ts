@@ -38,6 +38,8 @@ export const waiter = sqliteTable(
     reservedUntil: integer("reserved_until"),
     /** The concurrency units kept for it. */
     reservedUnits: integer("reserved_units").notNull().default(0),
+    /** Last refused: a waiter that stops asking (its jobs were cancelled, its object is gone) leaves the line. */
+    seenAt: integer("seen_at").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.holder, t.type] }), index("waiter_since_idx").on(t.since)],
 );

@@ -43,6 +43,8 @@ export class CatalogReporter {
   private sentVersion = 0;
   private lastSentAt: number | null = null;
   private retryAt: number | null = null;
+  /** A change that should not wait for the coalescing pause arrived while a send was in flight. */
+  private urgent = false;
   private inflight: Promise<void> | null = null;
   private dirtySince: number | null;
 
@@ -76,11 +78,20 @@ export class CatalogReporter {
     return this.lastSentAt;
   }
 
-  /** kick: after a commit, send now unless a summary is in flight, went out very recently, or just failed (then the alarm will). */
-  kick(): void {
-    if (this.inflight || this.sentVersion >= this.version) return;
+  /**
+   * kick: after a commit, send now unless a summary is in flight, went out very
+   * recently, or just failed (then the alarm will). `urgent` (new work of a type
+   * others wait for) skips the coalescing pause: the sooner the catalog knows,
+   * the sooner waiting types hold back.
+   */
+  kick(urgent = false): void {
+    if (this.sentVersion >= this.version) return;
+    if (this.inflight) {
+      this.urgent ||= urgent;
+      return;
+    }
     const now = this.deps.now();
-    if (this.lastSentAt !== null && now - this.lastSentAt < REPORT_MIN_INTERVAL_MS) return;
+    if (!urgent && this.lastSentAt !== null && now - this.lastSentAt < REPORT_MIN_INTERVAL_MS) return;
     if (this.retryAt !== null && now < this.retryAt) return;
     const p = this.send().catch((e) => {
       console.error(JSON.stringify({ event: "catalog:report_failed", error: String(e) }));
@@ -122,5 +133,9 @@ export class CatalogReporter {
     this.inflight = null; // the deadline below must no longer assume a send in flight
     await this.deps.rearm();
     if (failure !== null) throw failure;
+    if (this.urgent) {
+      this.urgent = false;
+      this.kick(true);
+    }
   }
 }

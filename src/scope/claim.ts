@@ -93,11 +93,10 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): Jo
 
 /** jobRunningLiveOfType: job_lease_idx (lease_expires_at) WHERE running, live leases only. */
 const JOB_RUNNING_LIVE_OF_TYPE = "SELECT 1 AS live FROM job WHERE state = 'running' AND lease_expires_at > ?2 AND type = ?1 LIMIT 1";
-const JOB_ANY_SCOPED = "SELECT 1 AS scoped FROM job WHERE scope_type IS NOT NULL LIMIT 1";
 
-/** isSerial: the type is serialized by scope and this is a scope object (its jobs have a scope), not a shard of unscoped jobs. */
+/** isSerial: the type is serialized by scope and this is a scope object, not a shard of unscoped jobs. */
 export function isSerial(store: ScopeStore, type: string): boolean {
-  return store.config.typeSettings(type).serializeByScope && store.sql.exec(JOB_ANY_SCOPED).toArray().length > 0;
+  return store.scoped && store.config.typeSettings(type).serializeByScope;
 }
 
 /** serialBusy: a job of the type holds a live lease here, so no other may start. */

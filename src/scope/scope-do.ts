@@ -58,6 +58,7 @@ export class ScopeDO extends DurableObject<Env> {
       config: loadConfig(env),
       random: () => this.random(),
       touched: (now) => this.reporter.touched(now),
+      scoped: ctx.id.name?.startsWith("scope:") ?? false,
     };
     this.alarmArm = new AlarmArm(ctx.storage);
     const config = this.store.config;
@@ -107,7 +108,7 @@ export class ScopeDO extends DurableObject<Env> {
     const now = this.clock.now();
     const out = enqueueJobs(this.store, jobs, now);
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
-    await this.afterWrite(now, [], this.dispatcher.newOrigin());
+    await this.afterWrite(now, [], this.dispatcher.newOrigin(), out.some((e) => e.created && this.store.config.waitedOn.includes(e.row.type)));
     return out;
   }
 
@@ -274,12 +275,12 @@ export class ScopeDO extends DurableObject<Env> {
    * start dispatching (when `origin` is given and push work is due), tell the
    * catalog, and re-arm the alarm.
    */
-  private async afterWrite(now: number, rows: readonly JobRow[] = [], origin: Origin | null = null): Promise<void> {
+  private async afterWrite(now: number, rows: readonly JobRow[] = [], origin: Origin | null = null, urgentReport = false): Promise<void> {
     this.events.emit(rows, now);
     // Fill before arming: a fill under way changes the wake-up push work needs. Not awaited: it may wait on a pool.
     if (origin) void this.dispatcher.fill(origin);
     // Kick before arming: a report in flight changes the deadline the alarm is armed for.
-    this.reporter.kick();
+    this.reporter.kick(urgentReport);
     await this.arm(now);
   }
 

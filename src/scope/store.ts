@@ -17,6 +17,8 @@ export interface ScopeStore {
   readonly random: () => number;
   /** Marks the catalog summary stale; called inside write transactions. */
   touched(now: number): void;
+  /** This object holds a scope's jobs (not a shard of a type's unscoped jobs). */
+  readonly scoped: boolean;
 }
 
 /** newLeaseToken: 128 random bits, hex. */

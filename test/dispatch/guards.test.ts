@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { homeOfJobId } from "../../src/job/home";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, flushJobs, isTerminal, waitForJob } from "../helpers/api";
-import { maxOverlap, type Span } from "../helpers/probe";
+import { maxOverlap, probe, type Span } from "../helpers/probe";
 import { int, pick, seeded } from "../helpers/random";
 import { env } from "../helpers/scope";
 
@@ -136,6 +136,22 @@ describe("guards hold across objects (randomized, seeded)", () => {
   }, 30_000);
 });
 
+describe("serializeByScope and a handler that does not stop", () => {
+  it("the scope's next job waits for the timed-out call to return, not just for its lease", async () => {
+    const key = crypto.randomUUID();
+    const scope = { type: "Tenant", id: key };
+    const a = (await api("POST", "/v1/jobs", { type: "test.serial.deaf", payload: { ms: 2_000, key }, scope })).body.job;
+    await waitForJob(a.id, (j) => j.state === "running");
+    const b = (await api("POST", "/v1/jobs", { type: "test.serial.deaf", payload: { ms: 1, key }, scope })).body.job;
+    expect(await waitForJob(a.id, isTerminal, 10_000)).toMatchObject({ state: "failed", failureKind: "timeout" });
+    await waitForJob(b.id, isTerminal, 10_000);
+    const ran = await probe.spans(key);
+    const spanA = ran.find((s) => s.id === a.id)!;
+    const spanB = ran.find((s) => s.id === b.id)!;
+    expect(spanB.startedAt).toBeGreaterThanOrEqual(spanA.finishedAt);
+  }, 20_000);
+});
+
 describe("pools at runtime", () => {
   it("GET /v1/pools lists every pool; PUT resizes one, persisted, and null returns to the config", async () => {
     const list = (await api("GET", "/v1/pools")).body.pools.map((p: any) => p.name);
@@ -150,6 +166,7 @@ describe("pools at runtime", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.details[0].path).toBe("ratePerMinute");
     expect((await api("PUT", "/v1/pools/demo-pool", {})).status).toBe(400);
+    expect((await api("PUT", "/v1/pools/demo-pool", { concurrency: 0 })).status).toBe(400);
   });
 });
 

@@ -75,6 +75,9 @@ describe("config", () => {
       parseConfig({ types: { a: push({ waitsFor: ["b"] }), b: push({ waitsFor: ["c"] }), c: push({ waitsFor: ["a"] }) } }),
     ).toThrow(/waitsFor cycle a → b → c → a/);
     expect(() => parseConfig({ types: { a: push({ notWhileRunning: ["b"] }), b: {} } })).toThrow(/notWhileRunning\[0\]: b is not a pushed type/);
+    expect(() => parseConfig({ types: { a: push({ notWhileRunning: ["a"] }) } })).toThrow(/notWhileRunning\[0\]: a type cannot exclude itself/);
+    expect(() => parseConfig({ types: { a: push({ waitsFor: ["typo"] }) } })).toThrow(/waitsFor\[0\]: typo is not a declared type/);
+    expect(() => parseConfig({ types: { a: push() }, pools: { p: { concurrency: 2, types: ["a"], costs: { a: 3 } } } })).toThrow(/pools.p.costs.a: a cost of 3 can never fit in concurrency 2/);
     const c = parseConfig({ types: { a: push({ notWhileRunning: ["b"], serializeByScope: true }), b: push() }, pools: { p: { ratePerMinute: 5, types: ["a", "b"], rateCosts: { a: 2 } } } });
     expect(c.warnings).toEqual([expect.stringContaining('types["a"].notWhileRunning names b, but b does not name a')]);
     expect(c.typeSettings("a")).toMatchObject({ serializeByScope: true, pools: ["p"], notWhileRunning: ["b"] });

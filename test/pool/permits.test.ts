@@ -66,6 +66,34 @@ describe("concurrency", () => {
     expect(out).toEqual({ woken: ["scope"], granted: 1, reserved: [] });
   });
 
+  it("a holder served in part goes to the back of the line, so a long backlog cannot keep the head of it", async () => {
+    const one = { concurrency: 1, ratePerMinute: null };
+    const out = await inPool((sql) => {
+      const x = acquire(sql, req("x", 1, { limits: one }), T0);
+      acquire(sql, req("big", 10, { limits: one }), T0 + 1); // refused: first in line
+      acquire(sql, req("small", 1, { limits: one }), T0 + 2); // refused: second
+      release(sql, x.permits, false, T0 + 3); // the slot is kept for big
+      const big = acquire(sql, req("big", 10, { limits: one }), T0 + 4); // 1 of 10: big goes to the back
+      const woken = release(sql, big.permits, false, T0 + 5);
+      return { granted: big.permits.length, woken };
+    });
+    expect(out).toEqual({ granted: 1, woken: ["small"] });
+  });
+
+  it("a kept slot not taken in time goes to the next waiter; a waiter that stops asking leaves the line", async () => {
+    const one = { concurrency: 1, ratePerMinute: null };
+    const out = await inPool((sql) => {
+      const held = acquire(sql, req("h", 1, { limits: one }), T0);
+      acquire(sql, req("slow", 1, { limits: one }), T0 + 1);
+      acquire(sql, req("next", 1, { limits: one }), T0 + 2);
+      const first = release(sql, held.permits, false, T0 + 3); // kept for "slow", which never comes
+      const second = tidy(sql, T0 + 3 + 2_000); // its turn lapses: the slot goes to "next", "slow" to the back
+      const gone = tidy(sql, T0 + 3 + 60_000); // nobody asked for a minute: the line empties
+      return { first, second, left: status(sql, one, T0 + 60_003).waiting.length, gone };
+    });
+    expect(out).toEqual({ first: ["slow"], second: ["next"], left: 0, gone: [] });
+  });
+
   it("renew keeps permits alive and reports the ones already gone; release wakes one waiter per slot", async () => {
     const out = await inPool((sql) => {
       const { permits } = acquire(sql, req("h", 2, { limits: { concurrency: 2, ratePerMinute: null } }), T0);
