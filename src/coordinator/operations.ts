@@ -10,6 +10,7 @@
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
+import { keyModeOf } from "../job/key-mode";
 import { homeFor, homeOfJobId, jobIdFor, newLocalId, parseHome, scopeHome, typeHome } from "../job/home";
 import type { PoolLimits, PoolStatus } from "../pool/permits";
 import { resourcePoolName, typePoolName } from "../pool/pool-name";
@@ -111,7 +112,12 @@ export class QueueOps {
     const results: EnqueueResult[] = new Array(bodies.length);
     await inParallel([...byHome], ENQUEUE_PARALLEL, async ([home, items]) => {
       const out = await this.scope(home).enqueue(items.map((i) => i.job));
-      out.forEach((r, k) => {
+      if (!out.ok) {
+        const index = items[out.index]!.index;
+        const path = pathPrefix ? `${pathPrefix}[${index}].dedupeKey` : "dedupeKey";
+        throw new QueueError("conflict", `${path}: ${out.message}`, { path, index });
+      }
+      out.results.forEach((r, k) => {
         results[items[k]!.index] = { job: toJob(r.row), created: r.created };
       });
     });
@@ -129,6 +135,9 @@ export class QueueOps {
         payload,
         scope: body.scope ?? null,
         dedupeKey: body.dedupeKey ?? null,
+        keyMode: body.dedupeKey === undefined ? null : keyModeOf(body),
+        debounceMs: body.debounceMs ?? null,
+        throttleMs: body.throttleMs ?? null,
         priority: body.priority ?? 0,
         runAt: body.runAt ?? null,
         delayMs: body.delayMs ?? 0,

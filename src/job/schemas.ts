@@ -78,6 +78,8 @@ export const JobSchema = z
     lastError: z.string().nullable(),
     result: JsonObjectSchema.nullable(),
     cancelReason: z.string().nullable(),
+    dedupeMode: z.string().nullable().meta({ description: "How the dedupe key behaves: active, active+latest, pending, pending+latest, debounce, throttle." }),
+    scheduledFor: z.number().nullable().meta({ description: "The schedule slot this job was fired for; null when not from a schedule." }),
     createdAt: z.number(),
     updatedAt: z.number(),
     startedAt: z.number().nullable().meta({ description: "When the latest attempt was claimed." }),
@@ -106,10 +108,27 @@ export const EnqueueSchema = z
     maxAttempts: z.number().int().min(1).max(1000).optional(),
     timeoutMs: z.number().int().min(1000).max(7 * 24 * 3600 * 1000).optional(),
     tags: z.array(name(128)).max(32).optional(),
+    dedupeMode: z.enum(["active", "pending"]).optional().meta({ description: "active: one pending-or-running job per key (default); pending: one pending follower may wait behind one running job." }),
+    coalesce: z.literal("latest").optional().meta({ description: "A duplicate replaces the pending job's payload (never a running job's)." }),
+    debounceMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Run once after the burst: each duplicate replaces the payload and pushes runAt to now + debounceMs." }),
+    throttleMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Once a job of the key has started, duplicates within this window get it and create nothing." }),
   })
   .superRefine((body, ctx) => {
     if (body.runAt !== undefined && body.delayMs !== undefined) {
       ctx.addIssue({ code: "custom", path: ["delayMs"], message: "runAt and delayMs are exclusive; give one" });
+    }
+    for (const key of ["dedupeMode", "coalesce", "debounceMs", "throttleMs"] as const) {
+      if (body[key] !== undefined && body.dedupeKey === undefined) ctx.addIssue({ code: "custom", path: [key], message: `${key} needs a dedupeKey` });
+    }
+    if (body.debounceMs !== undefined && body.throttleMs !== undefined) ctx.addIssue({ code: "custom", path: ["throttleMs"], message: "debounceMs and throttleMs are exclusive" });
+    for (const key of ["debounceMs", "throttleMs"] as const) {
+      if (body[key] === undefined) continue;
+      if (body.dedupeMode !== undefined || body.coalesce !== undefined) {
+        ctx.addIssue({ code: "custom", path: [key], message: `${key} is a mode of its own: leave out dedupeMode and coalesce` });
+      }
+    }
+    if (body.debounceMs !== undefined && (body.runAt !== undefined || body.delayMs !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["debounceMs"], message: "debounceMs sets the run time: leave out runAt and delayMs" });
     }
   });
 export type EnqueueRequest = z.infer<typeof EnqueueSchema>;

@@ -28,6 +28,10 @@ export const job = sqliteTable(
     maxAttempts: integer("max_attempts").notNull(),
     timeoutMs: integer("timeout_ms"),
     dedupeKey: text("dedupe_key"),
+    /** How the dedupe key behaves over time: active, pending (+latest), debounce, throttle (job/key-mode.ts). */
+    dedupeMode: text("dedupe_mode"),
+    /** The schedule slot this job was fired for (epoch ms); null when not from a schedule. */
+    scheduledFor: integer("scheduled_for"),
     /** JSON array of strings. */
     tags: text("tags").notNull(),
     lastError: text("last_error"),
@@ -45,9 +49,9 @@ export const job = sqliteTable(
   },
   (t) => [
     uniqueIndex("job_id_idx").on(t.id),
-    /** Claim order within a type: priority desc, runAt, enqueue order. Pending rows only. */
+    /** Claim order within a type: priority desc, runAt, enqueue order. Pending rows only; the key rides along so a follower check needs no row read. */
     index("job_claim_idx")
-      .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq)
+      .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
       .where(sql`state = 'pending'`),
     /** Next due time per type (alarm, catalog summary, scheduled counts). */
     index("job_due_idx").on(t.type, t.runAt).where(sql`state = 'pending'`),
@@ -55,10 +59,15 @@ export const job = sqliteTable(
     index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running'`),
     /** Retention sweep and prune: terminal rows by finish time. */
     index("job_finished_idx").on(t.state, t.finishedAt).where(sql`finished_at IS NOT NULL`),
-    /** A dedupe key is held by at most one live job (invariant 1). */
-    uniqueIndex("job_dedupe_idx")
+    /** A dedupe key is held by at most one live job (invariant 1); a pending follower may wait behind a running one, but never two pending. */
+    index("job_dedupe_idx")
       .on(t.dedupeKey)
       .where(sql.raw(`dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`)),
+    uniqueIndex("job_dedupe_pending_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'pending'`),
+    /** The running job of a key: a follower does not start while it runs. */
+    index("job_dedupe_running_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'running'`),
+    /** throttleMs: the latest start of a key, whatever its state now. */
+    index("job_key_started_idx").on(t.dedupeKey, t.startedAt).where(sql`dedupe_key IS NOT NULL`),
     check("job_state_check", sql.raw(`state IN (${sqlList(JOB_STATES)})`)),
     check(
       "job_failure_kind_check",

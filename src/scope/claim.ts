@@ -37,11 +37,17 @@ export const JOB_TOP_PENDING_PRIORITY = "SELECT priority FROM job WHERE state = 
 /** jobNextPendingPriorityBelow: one index seek. */
 export const JOB_NEXT_PENDING_PRIORITY_BELOW =
   "SELECT priority FROM job WHERE state = 'pending' AND type = ? AND priority < ? ORDER BY priority DESC LIMIT 1";
-/** jobClaimCandidates: the due jobs of one (type, priority), oldest first — an index range, no sort. */
+/**
+ * jobClaimCandidates: the due jobs of one (type, priority), oldest first — an
+ * index range, no sort. A follower whose key has a running job waits behind
+ * it (job_dedupe_running_idx; the key is in job_claim_idx, so no row read).
+ */
 export const JOB_CLAIM_CANDIDATES = `
-SELECT seq, priority, run_at FROM job
- WHERE state = 'pending' AND type = ? AND priority = ? AND run_at <= ?
- ORDER BY run_at, seq
+SELECT seq, priority, run_at FROM job AS j
+ WHERE j.state = 'pending' AND j.type = ? AND j.priority = ? AND j.run_at <= ?
+   AND (j.dedupe_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL AND r.state = 'running'))
+ ORDER BY j.run_at, j.seq
  LIMIT ?`;
 
 /**

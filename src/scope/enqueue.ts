@@ -1,12 +1,15 @@
 /**
- * enqueue: insert new jobs, or return the existing job for a duplicate id or a
- * live dedupe key (invariant 1). A batch is one transaction: all or nothing.
+ * enqueue: insert new jobs, or answer with the existing job for a duplicate id
+ * or dedupe key (invariant 1), according to the key's mode (job/key-mode.ts).
+ * A batch is one transaction: all or nothing — a key live under another mode
+ * refuses the whole batch.
  *
  * @module
  */
+import { replacesPayload, type KeyMode } from "../job/key-mode";
 import type { Scope } from "../job/schemas";
 import type { JobRow } from "./job-row";
-import { getJob, liveJobWithDedupeKey } from "./read";
+import { getJob } from "./read";
 import type { ScopeStore } from "./store";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
@@ -17,6 +20,10 @@ export interface NewJob {
   payload: string;
   scope: Scope | null;
   dedupeKey: string | null;
+  /** With a dedupeKey: how the key behaves (default active). */
+  keyMode?: KeyMode | null;
+  debounceMs?: number | null;
+  throttleMs?: number | null;
   priority: number;
   /** Absolute due time; when null, now + delayMs. */
   runAt: number | null;
@@ -26,6 +33,8 @@ export interface NewJob {
   /** null: the type's configured timeoutMs, if any. */
   timeoutMs: number | null;
   tags: string[];
+  /** The schedule slot it fires for. */
+  scheduledFor?: number | null;
 }
 
 export interface Enqueued {
@@ -33,52 +42,112 @@ export interface Enqueued {
   created: boolean;
 }
 
+export type EnqueueOutcome = { ok: true; results: Enqueued[] } | { ok: false; code: "conflict"; index: number; message: string };
+
 /**
- * jobInsertIfNew: the unique indexes on id (job_id_idx) and on a live dedupe
- * key (job_dedupe_idx) decide; a conflict inserts nothing and returns no row,
- * so the common case is one statement per job.
+ * jobInsertIfNew: the unique indexes on id (job_id_idx) and on a key's pending
+ * job (job_dedupe_pending_idx) decide; a conflict inserts nothing and returns no row.
  */
 const JOB_INSERT_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
-                 timeout_ms, dedupe_key, tags, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?)
+                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING
 RETURNING *`;
 
-export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: number): Enqueued[] {
-  return store.atomic(() => {
-    const out: Enqueued[] = [];
-    let created = false;
-    for (const job of jobs) {
-      const settings = store.config.typeSettings(job.type);
-      const row = store.sql
-        .exec<JobRow>(
-          JOB_INSERT_IF_NEW,
-          job.id,
-          job.type,
-          job.payload,
-          job.scope?.type ?? null,
-          job.scope?.id ?? null,
-          job.priority,
-          job.runAt ?? now + job.delayMs,
-          job.maxAttempts ?? settings.maxAttempts,
-          job.timeoutMs ?? settings.timeoutMs,
-          job.dedupeKey,
-          JSON.stringify(job.tags),
-          now,
-          now,
-        )
-        .toArray()[0];
-      if (row) {
-        out.push({ row, created: true });
-        created = true;
-        continue;
-      }
-      const existing = getJob(store.sql, job.id) ?? (job.dedupeKey === null ? null : liveJobWithDedupeKey(store.sql, job.dedupeKey));
-      if (!existing) throw new Error(`enqueue of ${job.id} conflicted with no job`);
+/** jobLiveOfKey: job_dedupe_idx — the pending and the running job of a key (at most one each). */
+const JOB_LIVE_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN ('pending', 'running')";
+/** jobLatestStartOfKey: job_key_started_idx — the key's most recent start, whatever its state now. */
+const JOB_LATEST_START_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND started_at >= ? ORDER BY started_at DESC LIMIT 1";
+/** jobReplacePendingPayload: coalesce / debounce; pending only (a running job's payload never changes). */
+const JOB_REPLACE_PENDING = "UPDATE job SET payload = ?, run_at = coalesce(?, run_at), updated_at = ? WHERE seq = ? AND state = 'pending' RETURNING *";
+
+class KeyModeConflict extends Error {}
+
+export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: number): EnqueueOutcome {
+  try {
+    return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now)) };
+  } catch (e) {
+    if (!(e instanceof KeyModeConflict)) throw e;
+    const [index, message] = JSON.parse(e.message) as [number, string];
+    return { ok: false, code: "conflict", index, message };
+  }
+}
+
+function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): Enqueued[] {
+  const out: Enqueued[] = [];
+  let changed = false;
+  jobs.forEach((job, index) => {
+    const existing = getJob(store.sql, job.id);
+    if (existing) {
       out.push({ row: existing, created: false });
+      return;
     }
-    if (created) store.touched(now);
-    return out;
+    const answer = job.dedupeKey === null ? null : answerFromKey(store, job, index, now);
+    if (answer) {
+      out.push({ row: answer.row, created: false });
+      changed ||= answer.changed;
+      return;
+    }
+    const row = insert(store, job, now) ?? fail(`enqueue of ${job.id} conflicted with no job`);
+    out.push({ row, created: true });
+    changed = true;
   });
+  if (changed) store.touched(now);
+  return out;
+}
+
+/** answerFromKey: the job a duplicate gets (and whether coalescing changed it), or null when a new job must be created. */
+function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: number): { row: JobRow; changed: boolean } | null {
+  const mode = job.keyMode ?? "active";
+  const live = store.sql.exec<JobRow>(JOB_LIVE_OF_KEY, job.dedupeKey).toArray();
+  const other = live.find((r) => (r.dedupe_mode ?? "active") !== mode);
+  if (other) {
+    throw new KeyModeConflict(
+      JSON.stringify([index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${other.dedupe_mode ?? "active"} (job ${other.id}); this enqueue asks for mode ${mode}`]),
+    );
+  }
+  const pending = live.find((r) => r.state === "pending");
+  const running = live.find((r) => r.state === "running");
+  const same = (row: JobRow | undefined) => (row ? { row, changed: false } : null);
+  if (mode === "throttle") {
+    return same(store.sql.exec<JobRow>(JOB_LATEST_START_OF_KEY, job.dedupeKey, now - (job.throttleMs ?? 0)).toArray()[0] ?? pending);
+  }
+  if (pending) {
+    if (!replacesPayload(mode)) return same(pending);
+    const runAt = mode === "debounce" ? now + (job.debounceMs ?? 0) : null;
+    return { row: store.sql.exec<JobRow>(JOB_REPLACE_PENDING, job.payload, runAt, now, pending.seq).one(), changed: true };
+  }
+  // A running job only: active mode answers with it; the other modes queue one follower behind it.
+  if (running && (mode === "active" || mode === "active+latest")) return same(running);
+  return null;
+}
+
+function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined {
+  const settings = store.config.typeSettings(job.type);
+  const runAt = job.keyMode === "debounce" ? now + (job.debounceMs ?? 0) : (job.runAt ?? now + job.delayMs);
+  return store.sql
+    .exec<JobRow>(
+      JOB_INSERT_IF_NEW,
+      job.id,
+      job.type,
+      job.payload,
+      job.scope?.type ?? null,
+      job.scope?.id ?? null,
+      job.priority,
+      runAt,
+      job.maxAttempts ?? settings.maxAttempts,
+      job.timeoutMs ?? settings.timeoutMs,
+      job.dedupeKey,
+      job.dedupeKey === null ? null : (job.keyMode ?? "active"),
+      JSON.stringify(job.tags),
+      job.scheduledFor ?? null,
+      now,
+      now,
+    )
+    .toArray()[0];
+}
+
+function fail(message: string): never {
+  throw new Error(message);
 }

@@ -23,6 +23,8 @@ export type JobRow = {
   max_attempts: number;
   timeout_ms: number | null;
   dedupe_key: string | null;
+  dedupe_mode: string | null;
+  scheduled_for: number | null;
   tags: string;
   last_error: string | null;
   result: string | null;
@@ -55,6 +57,8 @@ export function toJob(row: JobRow): Job {
     lastError: row.last_error,
     result: row.result === null ? null : JSON.parse(row.result),
     cancelReason: row.cancel_reason,
+    dedupeMode: row.dedupe_mode,
+    scheduledFor: row.scheduled_for,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     startedAt: row.started_at,

@@ -22,7 +22,7 @@ import { CatalogReporter } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
 import { cancelAll, cancelJob, retryJob } from "./change";
 import { claimJobs, type ClaimRequest } from "./claim";
-import { enqueueJobs, type Enqueued, type NewJob } from "./enqueue";
+import { enqueueJobs, type EnqueueOutcome, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { getJob, listJobs, type ListFilter } from "./read";
@@ -104,11 +104,13 @@ export class ScopeDO extends DurableObject<Env> {
 
   // ------------------------------------------------------------ writes
 
-  async enqueue(jobs: NewJob[]): Promise<Enqueued[]> {
+  async enqueue(jobs: NewJob[]): Promise<EnqueueOutcome> {
     const now = this.clock.now();
     const out = enqueueJobs(this.store, jobs, now);
+    if (!out.ok) return out;
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
-    await this.afterWrite(now, [], this.dispatcher.newOrigin(), out.some((e) => e.created && this.store.config.waitedOn.includes(e.row.type)));
+    const urgent = out.results.some((e) => e.created && this.store.config.waitedOn.includes(e.row.type));
+    await this.afterWrite(now, [], this.dispatcher.newOrigin(), urgent);
     return out;
   }
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
 import type { JobRow } from "../../src/scope/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { freshScope, newJob, T0, useClock, type ScopeStub } from "../helpers/scope";
+import { freshScope, newJob, T0, useClock, type ScopeStub, put } from "../helpers/scope";
 import { int, pick, seeded } from "../helpers/random";
 
 const SEEDS = [1, 2, 3, 4];
@@ -106,7 +106,7 @@ describe("scope object invariants under random operations", () => {
                 priority: int(rand, 0, 2),
               }),
             );
-            await stub.enqueue(jobs);
+            await put(stub, jobs);
             what = `enqueue ${n}`;
             break;
           }

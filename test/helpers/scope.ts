@@ -74,3 +74,10 @@ export async function alarmAt(stub: ScopeStub, { flush = true } = {}): Promise<n
   if (flush) await stub.flushCatalog();
   return runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.getAlarm());
 }
+
+/** put: enqueue into a scope object directly and return the per-job results (throws on a key-mode conflict). */
+export async function put(stub: ScopeStub, jobs: NewJob[]) {
+  const out = await stub.enqueue(jobs);
+  if (!out.ok) throw new Error(out.message);
+  return out.results;
+}

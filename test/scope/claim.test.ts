@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOB_CLAIM_CANDIDATES, JOB_NEXT_PENDING_PRIORITY_BELOW, JOB_TOP_PENDING_PRIORITY } from "../../src/scope/claim";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { freshScope, newJob, row, T0 } from "../helpers/scope";
+import { freshScope, newJob, row, T0, put } from "../helpers/scope";
 
 const claimReq = (limit = 1, types: string[] | null = null) => ({ worker: "w", types, limit, leaseMs: 30_000 });
 
@@ -16,14 +16,14 @@ describe("claim (scope object)", () => {
       newJob(home, { id: "low-early-2", priority: 0, runAt: T0 - 3000 }),
       newJob(home, { id: "future", priority: 9, runAt: T0 + 1 }),
     ];
-    await stub.enqueue(jobs);
+    await put(stub, jobs);
     const claimed = await stub.claim(claimReq(10));
     expect(claimed.map((r) => r.id.split(".")[1])).toEqual(["high-early", "high-late", "low-early", "low-early-2"]);
   });
 
   it("merges types in one object into the same order, and filters by type", async () => {
     const { home, stub } = await freshScope();
-    await stub.enqueue([
+    await put(stub, [
       newJob(home, { id: "a1", type: "a", priority: 1 }),
       newJob(home, { id: "b1", type: "b", priority: 3 }),
       newJob(home, { id: "a2", type: "a", priority: 2 }),
@@ -34,7 +34,7 @@ describe("claim (scope object)", () => {
 
   it("leases: running, attempts + 1, token, expiry, worker", async () => {
     const { home, stub } = await freshScope();
-    const [e] = await stub.enqueue([newJob(home)]);
+    const [e] = await put(stub, [newJob(home)]);
     const [c] = await stub.claim({ worker: "w7", types: null, limit: 1, leaseMs: 45_000 });
     expect(c).toMatchObject({ id: e!.row.id, state: "running", attempts: 1, lease_owner: "w7", lease_expires_at: T0 + 45_000, started_at: T0 });
     expect(c!.lease_token).toMatch(/^[0-9a-f]{32}$/);
@@ -42,14 +42,14 @@ describe("claim (scope object)", () => {
 
   it("caps the lease at startedAt + timeoutMs", async () => {
     const { home, stub } = await freshScope();
-    await stub.enqueue([newJob(home, { timeoutMs: 5000 })]);
+    await put(stub, [newJob(home, { timeoutMs: 5000 })]);
     const [c] = await stub.claim(claimReq());
     expect(c!.lease_expires_at).toBe(T0 + 5000);
   });
 
   it("50 parallel claims over 20 jobs never return one job twice", async () => {
     const { home, stub } = await freshScope();
-    await stub.enqueue(Array.from({ length: 20 }, () => newJob(home)));
+    await put(stub, Array.from({ length: 20 }, () => newJob(home)));
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => stub.claim(claimReq(1 + (i % 3)))));
     const ids = results.flat().map((r) => r.id);
     expect(ids).toHaveLength(20);
@@ -61,7 +61,7 @@ describe("claim (scope object)", () => {
 
   it("reads job_claim_idx by seeks only, with no sort step", async () => {
     const { home, stub } = await freshScope();
-    await stub.enqueue(Array.from({ length: 50 }, (_, i) => newJob(home, { priority: i % 4 })));
+    await put(stub, Array.from({ length: 50 }, (_, i) => newJob(home, { priority: i % 4 })));
     const plans = await runInDurableObject(stub, (_o: ScopeDO, state) => {
       const plan = (q: string, ...args: unknown[]) =>
         state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${q}`, ...(args as never[])).toArray().map((r) => r.detail).join(" | ");
@@ -79,7 +79,7 @@ describe("claim (scope object)", () => {
 
   it("skips a priority level that holds only future jobs", async () => {
     const { home, stub } = await freshScope();
-    await stub.enqueue([
+    await put(stub, [
       ...Array.from({ length: 30 }, () => newJob(home, { priority: 9, runAt: T0 + 60_000 })),
       newJob(home, { id: "due-low", priority: 1 }),
     ]);

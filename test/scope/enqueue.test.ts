@@ -2,12 +2,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { enqueueJobs, type NewJob } from "../../src/scope/enqueue";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { freshScope, newJob, rows, T0 } from "../helpers/scope";
+import { freshScope, newJob, rows, T0, put } from "../helpers/scope";
 
 describe("enqueue (scope object)", () => {
   it("inserts a pending job due now, with the type's maxAttempts when none is given", async () => {
     const { home, stub } = await freshScope();
-    const [r] = await stub.enqueue([newJob(home, { maxAttempts: null })]);
+    const [r] = await put(stub, [newJob(home, { maxAttempts: null })]);
     expect(r!.created).toBe(true);
     expect(r!.row).toMatchObject({ state: "pending", run_at: T0, attempts: 0, max_attempts: 3 });
   });
@@ -15,9 +15,9 @@ describe("enqueue (scope object)", () => {
   it("returns the existing job for a duplicate id, in any state", async () => {
     const { home, stub } = await freshScope();
     const job = newJob(home, { id: "same" });
-    await stub.enqueue([job]);
+    await put(stub, [job]);
     await stub.cancel(job.id, null);
-    const [again] = await stub.enqueue([{ ...job, payload: '{"other":true}' }]);
+    const [again] = await put(stub, [{ ...job, payload: '{"other":true}' }]);
     expect(again!.created).toBe(false);
     expect(again!.row.state).toBe("cancelled");
     expect(await rows(stub)).toHaveLength(1);
@@ -25,17 +25,17 @@ describe("enqueue (scope object)", () => {
 
   it("returns the live job holding a dedupe key, and frees the key once that job is terminal", async () => {
     const { home, stub } = await freshScope();
-    const [a] = await stub.enqueue([newJob(home, { dedupeKey: "k" })]);
-    const [b] = await stub.enqueue([newJob(home, { dedupeKey: "k" })]);
+    const [a] = await put(stub, [newJob(home, { dedupeKey: "k" })]);
+    const [b] = await put(stub, [newJob(home, { dedupeKey: "k" })]);
     expect(b).toMatchObject({ created: false, row: { id: a!.row.id } });
     await stub.cancel(a!.row.id, null);
-    const [c] = await stub.enqueue([newJob(home, { dedupeKey: "k" })]);
+    const [c] = await put(stub, [newJob(home, { dedupeKey: "k" })]);
     expect(c!.created).toBe(true);
   });
 
   it("a 20-way concurrent enqueue with one dedupe key creates one job", async () => {
     const { home, stub } = await freshScope();
-    const results = await Promise.all(Array.from({ length: 20 }, () => stub.enqueue([newJob(home, { dedupeKey: "burst" })])));
+    const results = await Promise.all(Array.from({ length: 20 }, () => put(stub, [newJob(home, { dedupeKey: "burst" })])));
     const created = results.flat().filter((r) => r.created);
     expect(created).toHaveLength(1);
     expect(new Set(results.flat().map((r) => r.row.id)).size).toBe(1);
@@ -44,7 +44,7 @@ describe("enqueue (scope object)", () => {
 
   it("honours runAt and delayMs", async () => {
     const { home, stub } = await freshScope();
-    const [a, b] = await stub.enqueue([newJob(home, { runAt: T0 + 5000 }), newJob(home, { delayMs: 700 })]);
+    const [a, b] = await put(stub, [newJob(home, { runAt: T0 + 5000 }), newJob(home, { delayMs: 700 })]);
     expect(a!.row.run_at).toBe(T0 + 5000);
     expect(b!.row.run_at).toBe(T0 + 700);
   });

@@ -1,7 +1,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { alarmAt, freshScope, newJob, row, rows, T0, useClock } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put } from "../helpers/scope";
 
 const DAY = 86_400_000;
 const lease = { worker: "w", types: null, limit: 10, leaseMs: 30_000 };
@@ -9,7 +9,7 @@ const lease = { worker: "w", types: null, limit: 10, leaseMs: 30_000 };
 describe("scope object lifecycle", () => {
   it("an evicted object resumes from SQLite alone: leases, tokens and the alarm survive", async () => {
     const { home, stub, clock } = await freshScope();
-    await stub.enqueue([newJob(home), newJob(home, { delayMs: 60_000 })]);
+    await put(stub, [newJob(home), newJob(home, { delayMs: 60_000 })]);
     const [job] = await stub.claim(lease);
     const alarm = await alarmAt(stub);
     expect(alarm).toBe(T0 + 30_000);
@@ -31,7 +31,7 @@ describe("scope object lifecycle", () => {
       // The catalog is unreachable for this instance.
       Object.assign(o, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
     });
-    await stub.enqueue([newJob(home, { delayMs: 3_600_000 })]);
+    await put(stub, [newJob(home, { delayMs: 3_600_000 })]);
     const mark = () =>
       runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.sql.exec("SELECT count(*) AS n FROM meta WHERE key = 'catalog_dirty_since'").one().n);
     expect(await mark()).toBe(1);
@@ -47,7 +47,7 @@ describe("scope object lifecycle", () => {
 
   it("the retention sweep deletes terminal jobs once their retention has passed", async () => {
     const { home, stub, clock } = await freshScope();
-    await stub.enqueue([newJob(home), newJob(home), newJob(home)]);
+    await put(stub, [newJob(home), newJob(home), newJob(home)]);
     const [a, b, c] = await stub.claim(lease);
     await stub.complete(a!.id, a!.lease_token!, null);
     await stub.fail(b!.id, b!.lease_token!, { error: "x", fatal: true });
@@ -65,7 +65,7 @@ describe("scope object lifecycle", () => {
 
   it("prune deletes terminal jobs of the chosen states finished before olderThan", async () => {
     const { home, stub, clock } = await freshScope();
-    await stub.enqueue([newJob(home), newJob(home), newJob(home)]);
+    await put(stub, [newJob(home), newJob(home), newJob(home)]);
     const [a, b] = await stub.claim({ ...lease, limit: 2 });
     await stub.complete(a!.id, a!.lease_token!, null);
     clock!.advance(1000);
@@ -77,7 +77,7 @@ describe("scope object lifecycle", () => {
 
   it("cancelAll cancels pending jobs, and running ones unless pendingOnly", async () => {
     const { home, stub } = await freshScope();
-    await stub.enqueue([newJob(home), newJob(home), newJob(home), newJob(home)]);
+    await put(stub, [newJob(home), newJob(home), newJob(home), newJob(home)]);
     const [running] = await stub.claim({ ...lease, limit: 1 });
     expect(await stub.cancelAll(true, "tenant deleted")).toBe(3);
     expect((await row(stub, running!.id)).state).toBe("running");
@@ -87,7 +87,7 @@ describe("scope object lifecycle", () => {
 
   it("retry sends a failed job back to pending, due now, attempts 0, error cleared", async () => {
     const { home, stub, clock } = await freshScope();
-    await stub.enqueue([newJob(home, { maxAttempts: 1 })]);
+    await put(stub, [newJob(home, { maxAttempts: 1 })]);
     const [job] = await stub.claim(lease);
     await stub.fail(job!.id, job!.lease_token!, { error: "boom" });
     clock!.advance(5000);
@@ -100,15 +100,15 @@ describe("scope object lifecycle", () => {
 
   it("retry refuses while another live job holds the dedupe key", async () => {
     const { home, stub } = await freshScope();
-    const [first] = await stub.enqueue([newJob(home, { dedupeKey: "k" })]);
+    const [first] = await put(stub, [newJob(home, { dedupeKey: "k" })]);
     await stub.cancel(first!.row.id, null);
-    await stub.enqueue([newJob(home, { dedupeKey: "k" })]);
+    await put(stub, [newJob(home, { dedupeKey: "k" })]);
     expect(await stub.retry(first!.row.id)).toMatchObject({ ok: false, code: "conflict" });
   });
 
   it("summaries count by type and state, split pending into due and scheduled", async () => {
     const { home, stub } = await freshScope();
-    await stub.enqueue([
+    await put(stub, [
       newJob(home, { type: "a" }),
       newJob(home, { type: "a", delayMs: 1000 }),
       newJob(home, { type: "a", runAt: T0 - 50 }),

@@ -2,11 +2,11 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOB_FIND_EXPIRED_LEASES } from "../../src/scope/reap-pass";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { alarmAt, freshScope, newJob, row, rows, T0, useClock } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put } from "../helpers/scope";
 
 async function claimed(over = {}, leaseMs = 30_000) {
   const ctx = await freshScope();
-  await ctx.stub.enqueue([newJob(ctx.home, over)]);
+  await put(ctx.stub, [newJob(ctx.home, over)]);
   const [job] = await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs });
   return { ...ctx, job: job! };
 }
@@ -78,7 +78,7 @@ describe("reap pass, fired by the alarm", () => {
     await runInDurableObject(ctx.stub, (o: ScopeDO) => {
       Object.assign(o, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
     });
-    await ctx.stub.enqueue([newJob(ctx.home), newJob(ctx.home)]);
+    await put(ctx.stub, [newJob(ctx.home), newJob(ctx.home)]);
     await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 1_000 });
     await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 60_000 });
     ctx.clock!.advance(1_000);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { alarmAt, freshScope, newJob, row, T0, useClock } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, row, T0, useClock, put } from "../helpers/scope";
 
 async function claimedJob(over = {}) {
   const ctx = await freshScope();
-  await ctx.stub.enqueue([newJob(ctx.home, over)]);
+  await put(ctx.stub, [newJob(ctx.home, over)]);
   const [job] = await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
   return { ...ctx, job: job! };
 }

@@ -1,0 +1,41 @@
+/**
+ * How a dedupe key behaves over time (durabl's dedupe scopes and coalescing,
+ * plus debounce and throttle). One key lives under one mode at a time: a key
+ * live under another mode is refused (409), because two modes on one key
+ * would each assume an exclusion the other does not give.
+ *
+ * - `active` (default): one pending-or-running job per key; a duplicate gets it.
+ * - `pending`: one pending follower may wait behind one running job.
+ * - `+latest` (`coalesce: "latest"`): a duplicate replaces the pending job's
+ *   payload (never a running job's).
+ * - `debounce` (`debounceMs`): a duplicate replaces the payload and pushes the
+ *   pending job's runAt to now + debounceMs: a burst runs once, with the last payload.
+ * - `throttle` (`throttleMs`): once a job of the key has started, duplicates
+ *   within the window get that job and create nothing.
+ *
+ * In every mode a job never runs beside another live job of its key: a
+ * follower waits until the running one ends.
+ *
+ * @module
+ */
+
+export type KeyMode = "active" | "active+latest" | "pending" | "pending+latest" | "debounce" | "throttle";
+
+export interface KeyOptions {
+  dedupeMode?: "active" | "pending";
+  coalesce?: "latest";
+  debounceMs?: number;
+  throttleMs?: number;
+}
+
+export function keyModeOf(o: KeyOptions): KeyMode {
+  if (o.throttleMs !== undefined) return "throttle";
+  if (o.debounceMs !== undefined) return "debounce";
+  const base = o.dedupeMode ?? "active";
+  return o.coalesce === "latest" ? `${base}+latest` : base;
+}
+
+/** replacesPayload: a duplicate's payload wins over the pending job's. */
+export function replacesPayload(mode: KeyMode): boolean {
+  return mode === "active+latest" || mode === "pending+latest" || mode === "debounce";
+}

@@ -1,0 +1,53 @@
+/** Each key mode under concurrent enqueues, through the API. */
+import { describe, expect, it } from "vitest";
+import { api, uniqueType } from "../helpers/api";
+
+async function burst(body: (i: number) => Record<string, unknown>, n = 20) {
+  return Promise.all(Array.from({ length: n }, (_, i) => api("POST", "/v1/jobs", body(i))));
+}
+
+describe("keys over time, 20-way concurrent enqueues", () => {
+  it.each([
+    ["active", {}],
+    ["pending", { dedupeMode: "pending" }],
+    ["pending+latest", { dedupeMode: "pending", coalesce: "latest" }],
+    ["debounce", { debounceMs: 60_000 }],
+    ["throttle", { throttleMs: 60_000 }],
+  ])("%s: one job for the burst", async (mode, options) => {
+    const type = uniqueType();
+    const results = await burst((i) => ({ type, payload: { i }, dedupeKey: "k", ...options }));
+    expect(results.every((r) => r.status < 300)).toBe(true);
+    expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+    const ids = new Set(results.map((r) => r.body.job.id));
+    expect(ids.size).toBe(1);
+    const job = (await api("GET", `/v1/jobs/${[...ids][0]}`)).body.job;
+    expect(job.dedupeMode).toBe(mode);
+    if (mode === "pending+latest" || mode === "debounce") {
+      // The payload is the last one applied, whichever request that was.
+      expect(job.payload.i).toBeGreaterThanOrEqual(0);
+    } else {
+      expect(job.payload).toEqual(results.find((r) => r.status === 201)!.body.job.payload);
+    }
+  });
+
+  it("a key live under another mode answers 409 conflict naming both", async () => {
+    const type = uniqueType();
+    await api("POST", "/v1/jobs", { type, payload: {}, dedupeKey: "k" });
+    const r = await api("POST", "/v1/jobs", { type, payload: {}, dedupeKey: "k", throttleMs: 10 });
+    expect(r.status).toBe(409);
+    expect(r.body.error).toMatchObject({ code: "conflict", details: { path: "dedupeKey" } });
+    expect(r.body.error.message).toMatch(/mode active .* mode throttle/);
+  });
+
+  it.each([
+    [{ dedupeMode: "pending" }, "dedupeMode"],
+    [{ dedupeKey: "k", debounceMs: 5, throttleMs: 5 }, "throttleMs"],
+    [{ dedupeKey: "k", debounceMs: 5, coalesce: "latest" }, "debounceMs"],
+    [{ dedupeKey: "k", debounceMs: 5, delayMs: 5 }, "debounceMs"],
+    [{ dedupeKey: "k", dedupeMode: "sometimes" }, "dedupeMode"],
+  ])("refuses %j naming %s", async (options, field) => {
+    const r = await api("POST", "/v1/jobs", { type: "t", payload: {}, ...options });
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.map((d: any) => d.path)).toContain(field);
+  });
+});

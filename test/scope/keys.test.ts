@@ -1,0 +1,94 @@
+/**
+ * Keys over time: dedupe modes, coalescing, debounce and throttle, in one
+ * scope object with an injected clock.
+ */
+import { describe, expect, it } from "vitest";
+import type { KeyMode } from "../../src/job/key-mode";
+import { freshScope, newJob, put, row, rows, T0 } from "../helpers/scope";
+
+const lease = { worker: "w", types: null, limit: 1, leaseMs: 30_000 };
+const keyed = (home: string, mode: KeyMode, payload: object, extra = {}) =>
+  newJob(home, { dedupeKey: "k", keyMode: mode, payload: JSON.stringify(payload), ...extra });
+
+describe("dedupe modes", () => {
+  it("active: one pending-or-running job per key; a duplicate gets it", async () => {
+    const { home, stub } = await freshScope();
+    const [a] = await put(stub, [keyed(home, "active", { n: 1 })]);
+    await stub.claim(lease);
+    const [b] = await put(stub, [keyed(home, "active", { n: 2 })]);
+    expect(b).toMatchObject({ created: false, row: { id: a!.row.id, state: "running" } });
+  });
+
+  it("pending: one follower waits behind the running job, and starts only after it", async () => {
+    const { home, stub } = await freshScope();
+    const [a] = await put(stub, [keyed(home, "pending", { n: 1 })]);
+    const [running] = await stub.claim(lease);
+    const [f] = await put(stub, [keyed(home, "pending", { n: 2 })]);
+    expect(f!.created).toBe(true);
+    const [g] = await put(stub, [keyed(home, "pending", { n: 3 })]);
+    expect(g).toMatchObject({ created: false, row: { id: f!.row.id, payload: '{"n":2}' } }); // no coalesce: first payload kept
+    expect(await stub.claim(lease)).toEqual([]); // the follower waits
+    await stub.complete(running!.id, running!.lease_token!, null);
+    expect((await stub.claim(lease))[0]!.id).toBe(f!.row.id);
+    expect(a!.row.id).toBe(running!.id);
+  });
+
+  it("coalesce latest: a duplicate replaces the pending payload, never the running one", async () => {
+    const { home, stub } = await freshScope();
+    const [a] = await put(stub, [keyed(home, "pending+latest", { v: 1 })]);
+    await put(stub, [keyed(home, "pending+latest", { v: 2 })]);
+    expect((await row(stub, a!.row.id)).payload).toBe('{"v":2}');
+    await stub.claim(lease);
+    const [f] = await put(stub, [keyed(home, "pending+latest", { v: 3 })]);
+    await put(stub, [keyed(home, "pending+latest", { v: 4 })]);
+    expect((await row(stub, a!.row.id)).payload).toBe('{"v":2}'); // running: untouched
+    expect((await row(stub, f!.row.id)).payload).toBe('{"v":4}');
+  });
+
+  it("debounce: a burst runs once, with the last payload, debounceMs after the last duplicate", async () => {
+    const { home, stub, clock } = await freshScope();
+    const [a] = await put(stub, [keyed(home, "debounce", { v: 1 }, { debounceMs: 1000 })]);
+    expect(a!.row.run_at).toBe(T0 + 1000);
+    clock!.advance(600);
+    await put(stub, [keyed(home, "debounce", { v: 2 }, { debounceMs: 1000 })]);
+    clock!.advance(600);
+    expect(await stub.claim(lease)).toEqual([]); // pushed to T0 + 1600
+    const [b] = await put(stub, [keyed(home, "debounce", { v: 3 }, { debounceMs: 1000 })]);
+    expect(b).toMatchObject({ created: false, row: { id: a!.row.id, run_at: T0 + 2200, payload: '{"v":3}' } });
+    clock!.set(T0 + 2200);
+    expect(await stub.claim(lease)).toHaveLength(1);
+    expect(await rows(stub)).toHaveLength(1);
+  });
+
+  it("throttle: once started, duplicates within the window get that job, even after it finished", async () => {
+    const { home, stub, clock } = await freshScope();
+    const [a] = await put(stub, [keyed(home, "throttle", {}, { throttleMs: 5000 })]);
+    const [running] = await stub.claim(lease);
+    await stub.complete(running!.id, running!.lease_token!, null);
+    clock!.advance(4000);
+    const [b] = await put(stub, [keyed(home, "throttle", {}, { throttleMs: 5000 })]);
+    expect(b).toMatchObject({ created: false, row: { id: a!.row.id, state: "completed" } });
+    clock!.advance(1001);
+    const [c] = await put(stub, [keyed(home, "throttle", {}, { throttleMs: 5000 })]);
+    expect(c!.created).toBe(true);
+  });
+
+  it("a key live under another mode is refused, naming both modes, and the batch writes nothing", async () => {
+    const { home, stub } = await freshScope();
+    await put(stub, [keyed(home, "active", {})]);
+    const out = await stub.enqueue([newJob(home), keyed(home, "debounce", {}, { debounceMs: 10 })]);
+    expect(out).toMatchObject({ ok: false, code: "conflict", index: 1 });
+    expect(!out.ok && out.message).toMatch(/live under mode active .* asks for mode debounce/);
+    expect(await rows(stub)).toHaveLength(1);
+  });
+
+  it("a failing job whose follower is already pending is superseded by it", async () => {
+    const { home, stub } = await freshScope();
+    await put(stub, [keyed(home, "pending", { n: 1 })]);
+    const [running] = await stub.claim(lease);
+    const [f] = await put(stub, [keyed(home, "pending", { n: 2 })]);
+    const out = await stub.fail(running!.id, running!.lease_token!, { error: "boom" });
+    expect(out).toMatchObject({ ok: true, row: { state: "cancelled", cancel_reason: `superseded by ${f!.row.id}`, last_error: "boom" } });
+    expect((await stub.claim(lease))[0]!.id).toBe(f!.row.id);
+  });
+});
