@@ -27,6 +27,10 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   timeoutMs?: number;
   tags?: string[];
+  dedupeMode?: "active" | "pending";
+  coalesce?: "latest";
+  debounceMs?: number;
+  throttleMs?: number;
 }
 
 /** One enqueue: `{ type, payload, ...options }`, typed by the registry per type. */

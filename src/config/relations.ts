@@ -19,6 +19,7 @@ interface TypeInput {
 
 interface ConfigInput {
   types?: Record<string, TypeInput>;
+  topics?: Record<string, { consumers: string[] }>;
   pools?: Record<string, { concurrency?: number; ratePerMinute?: number; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
 }
 
@@ -61,6 +62,11 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
         }
       }
     }
+  }
+  for (const [topic, t] of Object.entries(config.topics ?? {})) {
+    t.consumers.forEach((c, i) => {
+      if (!isPush(c)) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is not a pushed type: a consumer is a job type with a handler binding` });
+    });
   }
   const cycle = findWaitsForCycle(types);
   if (cycle) {

@@ -64,6 +64,8 @@ export const ConfigSchema = z.strictObject({
     })
     .optional(),
   types: z.record(z.string().min(1).max(128), TypeConfigSchema).optional(),
+  /** Event topics: each event becomes one delivery job per consumer (a pushed job type). */
+  topics: z.record(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "topic names are 1-128 characters of A-Z a-z 0-9 . _ : -"), z.strictObject({ consumers: z.array(z.string().min(1)).min(1) })).optional(),
   /** Shared budgets across types: a third-party API's concurrency and/or rate. */
   pools: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "pool names are 1-64 characters of A-Z a-z 0-9 _ . -"), PoolConfigSchema).optional(),
   limits: z
@@ -121,6 +123,8 @@ export interface QueueConfig {
   observer: string | null;
   logEvents: boolean;
   pools: Readonly<Record<string, PoolSettings>>;
+  /** topic → its consumer types. */
+  topics: Readonly<Record<string, string[]>>;
   /** Things that are allowed but probably a mistake (a one-sided notWhileRunning); logged at startup. */
   warnings: string[];
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number };
@@ -187,6 +191,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     observer: input.observer ?? null,
     logEvents: input.events?.log ?? true,
     pools,
+    topics: Object.fromEntries(Object.entries(input.topics ?? {}).map(([t, v]) => [t, v.consumers])),
     warnings: relationWarnings(input),
     limits: {
       payloadMaxBytes: input.limits?.payloadMaxBytes ?? DEFAULTS.payloadMaxBytes,

@@ -47,7 +47,8 @@ export function openApiDocument(routes: readonly Route[]): JsonSchema {
       : [];
     const responses: Record<string, unknown> = {};
     for (const [status, s] of Object.entries(r.responses)) {
-      responses[status] = { description: status === "201" ? "Created" : "OK", content: { "application/json": { schema: schema(s, "output") } } };
+      const description = status === "201" ? "Created" : status === "202" ? "Accepted" : "OK";
+      responses[status] = { description, content: { "application/json": { schema: schema(s, "output") } } };
     }
     for (const code of r.errors) {
       const status = String(ERROR_STATUS[code]);

@@ -34,6 +34,7 @@ import type { NewJob } from "../scope/enqueue";
 import { toJob, toLeasedJob } from "../scope/job-row";
 import type { Refusal } from "../scope/outcome";
 import { decodeCursor, encodeCursor } from "./cursor";
+import { Topics } from "./topics";
 
 /** Homes asked in parallel by one claim wave. */
 const CLAIM_WAVE = 8;
@@ -52,6 +53,11 @@ export class QueueOps {
     private readonly env: Env,
     private readonly config: QueueConfig,
   ) {}
+
+  /** Event topics over the same operations. */
+  get topics(): Topics {
+    return new Topics(this, this.config);
+  }
 
   private scope(home: string) {
     return this.env.SCOPE.getByName(home);

@@ -15,6 +15,11 @@ import {
   ClaimResultSchema,
   ClaimSchema,
   CompleteSchema,
+  DeadListSchema,
+  DeadQuerySchema,
+  DeadRetryParams,
+  EmitResultSchema,
+  EmitSchema,
   EmptyBodySchema,
   EnqueueBatchResultSchema,
   EnqueueBatchSchema,
@@ -38,6 +43,7 @@ import {
   ScopeParams,
   StatsQuerySchema,
   StatsSchema,
+  TopicParams,
 } from "../job/schemas";
 import { VERSION } from "../version";
 import type { QueueOps } from "./operations";
@@ -57,10 +63,10 @@ export interface Route {
   body?: z.ZodType;
   query?: z.ZodObject;
   /** The success statuses and their body schema. */
-  responses: Partial<Record<200 | 201, z.ZodType>>;
+  responses: Partial<Record<200 | 201 | 202, z.ZodType>>;
   errors: readonly ErrorCode[];
   auth: boolean;
-  handle(ops: QueueOps, input: RouteInput<unknown, unknown>): Promise<{ status: 200 | 201; body: unknown }>;
+  handle(ops: QueueOps, input: RouteInput<unknown, unknown>): Promise<{ status: 200 | 201 | 202; body: unknown }>;
 }
 
 /** route keeps each handler's input typed by its own schemas. */
@@ -85,7 +91,7 @@ function route<
       Q extends z.ZodObject ? z.output<Q> : undefined,
       P extends z.ZodObject ? z.output<P> : Record<string, string>
     >,
-  ): Promise<{ status: 200 | 201; body: unknown }>;
+  ): Promise<{ status: 200 | 201 | 202; body: unknown }>;
 }): Route {
   return { auth: true, ...def } as Route;
 }
@@ -220,6 +226,36 @@ export const ROUTES: readonly Route[] = [
     responses: { 200: FailResultSchema },
     errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal"],
     handle: async (ops, { params, body }) => ok(await ops.fail(params.id, body)),
+  }),
+  route({
+    method: "post",
+    path: "/v1/topics/{topic}/events",
+    summary: "Emit an event: one delivery job per consumer of the topic (idempotent by event id)",
+    params: TopicParams,
+    body: EmitSchema,
+    responses: { 202: EmitResultSchema },
+    errors: [...VALIDATION, "not_found", "payload_too_large"],
+    handle: async (ops, { params, body }) => ({ status: 202, body: await ops.topics.emit(params.topic, body) }),
+  }),
+  route({
+    method: "get",
+    path: "/v1/topics/{topic}/dead",
+    summary: "Deliveries quarantined after maxAttempts failures",
+    params: TopicParams,
+    query: DeadQuerySchema,
+    responses: { 200: DeadListSchema },
+    errors: [...VALIDATION, "not_found"],
+    handle: async (ops, { params, query }) => ok(await ops.topics.dead(params.topic, query)),
+  }),
+  route({
+    method: "post",
+    path: "/v1/topics/{topic}/dead/{consumer}/{eventId}/retry",
+    summary: "Hand a quarantined delivery back: due now, attempts 0",
+    params: DeadRetryParams,
+    body: EmptyBodySchema,
+    responses: { 200: JobResultSchema },
+    errors: [...VALIDATION, "not_found", "conflict"],
+    handle: async (ops, { params }) => ok({ job: await ops.topics.retryDead(params.topic, params.consumer, params.eventId) }),
   }),
   route({
     method: "get",

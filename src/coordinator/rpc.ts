@@ -21,6 +21,9 @@ import {
   CancelScopeSchema,
   ClaimSchema,
   CompleteSchema,
+  DeadQuerySchema,
+  DeadRetryParams,
+  EmitSchema,
   EnqueueBatchSchema,
   EnqueueSchema,
   FailSchema,
@@ -32,6 +35,8 @@ import {
   PruneSchema,
   ScopeSchema,
   StatsQuerySchema,
+  TopicParams,
+  type DeadDelivery,
   type EnqueueResult,
   type Job,
   type LeasedJob,
@@ -107,6 +112,21 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
 
   async fail(id: string, body: z.input<typeof FailSchema>): Promise<RpcResult<{ job: Job; outcome: "retry_scheduled" | "failed" }>> {
     return this.run(async (ops) => ops.fail(parseInput(JobId, id, "id"), parseInput(FailSchema, body, "body")));
+  }
+
+  async emit(topic: string, body: z.input<typeof EmitSchema>): Promise<RpcResult<{ eventId: string; deliveries: string[] }>> {
+    return this.run(async (ops) => ops.topics.emit(parseInput(TopicParams.shape.topic, topic, "topic"), parseInput(EmitSchema, body, "body")));
+  }
+
+  async listDead(topic: string, query: z.input<typeof DeadQuerySchema> = {}): Promise<RpcResult<{ items: DeadDelivery[]; nextCursor: string | null }>> {
+    return this.run(async (ops) => ops.topics.dead(parseInput(TopicParams.shape.topic, topic, "topic"), parseInput(DeadQuerySchema, query, "query")));
+  }
+
+  async retryDead(topic: string, consumer: string, eventId: string): Promise<RpcResult<{ job: Job }>> {
+    return this.run(async (ops) => {
+      const p = parseInput(DeadRetryParams, { topic, consumer, eventId }, "params");
+      return { job: await ops.topics.retryDead(p.topic, p.consumer, p.eventId) };
+    });
   }
 
   async listPools(): Promise<RpcResult<{ pools: PoolStatusBody[] }>> {

@@ -19,6 +19,8 @@ export interface DispatchJob {
   maxAttempts: number;
   scope: Scope | null;
   runAt: number;
+  /** The schedule slot the job was fired for (epoch ms), or null. */
+  scheduledFor: number | null;
 }
 
 export interface DispatchBatch {

@@ -539,6 +539,7 @@ function toDispatchJob(row: JobRow): DispatchJob {
     maxAttempts: row.max_attempts,
     scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null,
     runAt: row.run_at,
+    scheduledFor: row.scheduled_for,
   };
 }
 

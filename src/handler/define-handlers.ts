@@ -40,6 +40,8 @@ export interface JobContext<T extends string = string, E = unknown> {
   maxAttempts: number;
   scope: Scope | null;
   runAt: number;
+  /** The schedule slot this job was fired for (epoch ms), kept across retries; null when not from a schedule. */
+  scheduledFor: number | null;
   /** Aborts with a JobAbortedError reason: `cancelled`, `timeout` or `lease_lost`. Pass it to fetch and friends. */
   signal: AbortSignal;
   /** A structured log line tagged with the job. */
@@ -112,6 +114,7 @@ async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, signal: AbortS
     maxAttempts: job.maxAttempts,
     scope: job.scope,
     runAt: job.runAt,
+    scheduledFor: job.scheduledFor ?? null,
     signal,
     env,
     log: (message, fields = {}) => console.log(JSON.stringify({ event: "job:log", id: job.id, type: job.type, attempt: job.attempt, message, ...fields })),

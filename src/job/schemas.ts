@@ -227,6 +227,34 @@ export const FailSchema = z.strictObject({
 export type FailRequest = z.infer<typeof FailSchema>;
 export const FailResultSchema = z.object({ job: JobSchema, outcome: z.enum(["retry_scheduled", "failed"]) });
 
+// ---------------------------------------------------------------- events
+
+const EventId = z.string().regex(/^[A-Za-z0-9._:@-]{1,100}$/, "must be 1-100 characters of A-Z a-z 0-9 . _ : @ -");
+export const TopicParams = z.strictObject({ topic: z.string().min(1).max(128) });
+export const DeadRetryParams = z.strictObject({ topic: z.string().min(1).max(128), consumer: JobTypeName, eventId: EventId });
+export const EmitSchema = z.strictObject({
+  payload: JsonObjectSchema,
+  id: EventId.optional().meta({ description: "Idempotency: the same event id never creates a second set of deliveries." }),
+});
+export type EmitRequest = z.infer<typeof EmitSchema>;
+export const EmitResultSchema = z.object({ eventId: z.string(), deliveries: z.array(z.string()).meta({ description: "One delivery job id per consumer." }) });
+export const DeadQuerySchema = z.strictObject({
+  consumer: JobTypeName.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  cursor: z.string().max(4096).optional(),
+});
+export type DeadQuery = z.infer<typeof DeadQuerySchema>;
+export const DeadDeliverySchema = z.object({
+  eventId: z.string(),
+  consumer: z.string(),
+  attempts: z.number().int(),
+  error: z.string().nullable(),
+  at: z.number().nullable(),
+  jobId: z.string(),
+});
+export type DeadDelivery = z.infer<typeof DeadDeliverySchema>;
+export const DeadListSchema = z.object({ items: z.array(DeadDeliverySchema), nextCursor: z.string().nullable() });
+
 // ---------------------------------------------------------------- pools
 
 export const PoolNameParams = z.strictObject({ name: z.string().min(1).max(200) });

@@ -23,6 +23,11 @@ declare module "edgequeue" {
     "demo.rollup": { ms: number };
     "demo.rated": { ms: number };
     "demo.fair": { ms: number };
+    // Event consumers (topic demo.topic).
+    "demo.consumer.ok": Record<string, unknown>;
+    "demo.consumer.bad": Record<string, unknown>;
+    // Schedules.
+    "demo.tick": Record<string, unknown>;
   }
 }
 
@@ -74,6 +79,12 @@ export const DemoHandlers = defineHandlers({
   "demo.rollup": span,
   "demo.rated": span,
   "demo.fair": span,
+  "demo.consumer.ok": (payload, ctx) => ({ handled: ctx.id, keys: Object.keys(payload) }),
+  "demo.consumer.bad": () => {
+    throw new Error("demo consumer failure");
+  },
+  /** Fired by a schedule: says which slot it was for. */
+  "demo.tick": (_payload, ctx) => ({ scheduledFor: ctx.scheduledFor, ranAt: Date.now() }),
 });
 
 export default {

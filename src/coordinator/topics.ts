@@ -1,0 +1,78 @@
+/**
+ * Event topics (gnldev's events, on the queue's own jobs): an event becomes
+ * one delivery job per consumer declared for its topic. A delivery's id is
+ * derived from the event id, so emitting the same event again creates nothing;
+ * a delivery that fails `maxAttempts` times is a failed job — the topic's
+ * quarantine — listed by `dead` and handed back by `retryDead`.
+ *
+ * @module
+ */
+import type { QueueConfig } from "../config/schema";
+import { QueueError } from "../errors";
+import { jobIdFor, newLocalId, shardOf, typeHome } from "../job/home";
+import type { DeadDelivery, DeadQuery, EmitRequest, Job } from "../job/schemas";
+import type { QueueOps } from "./operations";
+
+const TOPIC_TAG = "topic:";
+const EVENT_TAG = "event:";
+
+export class Topics {
+  constructor(
+    private readonly ops: QueueOps,
+    private readonly config: QueueConfig,
+  ) {}
+
+  private consumers(topic: string): string[] {
+    const consumers = this.config.topics[topic];
+    if (!consumers) throw new QueueError("not_found", `no topic ${topic} is declared in the config`);
+    return consumers;
+  }
+
+  /** emit: one delivery per consumer, all or none validated first; the same event id answers with the same deliveries. */
+  async emit(topic: string, body: EmitRequest): Promise<{ eventId: string; deliveries: string[] }> {
+    const consumers = this.consumers(topic);
+    const eventId = body.id ?? newLocalId(Date.now());
+    const results = await this.ops.enqueueBatch(
+      consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
+      "",
+    );
+    return { eventId, deliveries: results.map((r) => r.job.id) };
+  }
+
+  /** dead: the quarantined deliveries of a topic (failed delivery jobs), for one consumer or all. */
+  async dead(topic: string, q: DeadQuery): Promise<{ items: DeadDelivery[]; nextCursor: string | null }> {
+    const consumers = this.consumers(topic);
+    if (q.consumer !== undefined && !consumers.includes(q.consumer)) {
+      const message = `${q.consumer} is not a consumer of ${topic}`;
+      throw new QueueError("invalid_request", `consumer: ${message}`, [{ path: "consumer", message }]);
+    }
+    const page = await this.ops.list({ type: q.consumer, state: "failed", tag: `${TOPIC_TAG}${topic}`, limit: q.limit, cursor: q.cursor });
+    return { items: page.items.map(toDead), nextCursor: page.nextCursor };
+  }
+
+  /** retryDead hands one quarantined delivery back: due now, attempts 0. */
+  async retryDead(topic: string, consumer: string, eventId: string): Promise<Job> {
+    if (!this.consumers(topic).includes(consumer)) throw new QueueError("not_found", `${consumer} is not a consumer of ${topic}`);
+    const localId = deliveryLocalId(eventId);
+    const id = jobIdFor(typeHome(consumer, shardOf(localId, this.config.typeSettings(consumer).shards)).name, localId);
+    const job = await this.ops.get(id);
+    if (!job.tags.includes(`${TOPIC_TAG}${topic}`)) throw new QueueError("not_found", `no delivery of event ${eventId} to ${consumer} on ${topic}`);
+    return this.ops.retry(id);
+  }
+}
+
+function deliveryLocalId(eventId: string): string {
+  return `event:${eventId}`;
+}
+
+function toDead(job: Job): DeadDelivery {
+  const tag = job.tags.find((t) => t.startsWith(EVENT_TAG));
+  return {
+    eventId: tag ? tag.slice(EVENT_TAG.length) : job.id,
+    consumer: job.type,
+    attempts: job.attempts,
+    error: job.lastError,
+    at: job.finishedAt,
+    jobId: job.id,
+  };
+}

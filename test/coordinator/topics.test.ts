@@ -1,0 +1,47 @@
+/** Event topics: fan-out, idempotent emit, quarantine and retry. */
+import { describe, expect, it } from "vitest";
+import { api, flushJobs, isTerminal, waitForJob } from "../helpers/api";
+
+describe("topics", () => {
+  it("an event becomes one delivery per consumer; the same event id creates nothing more", async () => {
+    const eventId = `e-${crypto.randomUUID()}`;
+    const r = await api("POST", "/v1/topics/demo.topic/events", { payload: { order: 7 }, id: eventId });
+    expect(r.status).toBe(202);
+    expect(r.body.eventId).toBe(eventId);
+    expect(r.body.deliveries).toHaveLength(2);
+    const again = await api("POST", "/v1/topics/demo.topic/events", { payload: { order: 8 }, id: eventId });
+    expect(again.body.deliveries).toEqual(r.body.deliveries);
+    const [ok, bad] = await Promise.all(r.body.deliveries.map((id: string) => waitForJob(id, isTerminal, 10_000)));
+    expect(ok).toMatchObject({ type: "demo.consumer.ok", state: "completed", payload: { order: 7 }, tags: ["topic:demo.topic", `event:${eventId}`] });
+    expect(bad).toMatchObject({ type: "demo.consumer.bad", state: "failed", attempts: 2, failureKind: "retries_exhausted" });
+  });
+
+  it("a failing consumer's delivery is quarantined, listed, and handed back by retry", async () => {
+    const eventId = `q-${crypto.randomUUID()}`;
+    const r = await api("POST", "/v1/topics/demo.topic/events", { payload: {}, id: eventId });
+    const badId = r.body.deliveries[1];
+    await waitForJob(badId, isTerminal, 10_000);
+    await flushJobs(badId);
+    const dead = await api("GET", "/v1/topics/demo.topic/dead?consumer=demo.consumer.bad&limit=500");
+    expect(dead.status).toBe(200);
+    const item = dead.body.items.find((i: any) => i.eventId === eventId);
+    expect(item).toMatchObject({ consumer: "demo.consumer.bad", attempts: 2, error: "demo consumer failure", jobId: badId });
+    const all = await api("GET", "/v1/topics/demo.topic/dead?limit=500");
+    expect(all.body.items.some((i: any) => i.eventId === eventId)).toBe(true);
+
+    const retried = await api("POST", `/v1/topics/demo.topic/dead/demo.consumer.bad/${eventId}/retry`);
+    expect(retried.status).toBe(200);
+    expect(retried.body.job).toMatchObject({ id: badId, state: "pending", attempts: 0 });
+    expect(await waitForJob(badId, (j) => j.state === "failed" && j.attempts === 2, 10_000)).toBeTruthy();
+    expect((await api("POST", `/v1/topics/demo.topic/dead/demo.consumer.ok/${eventId}/retry`)).status).toBe(409); // completed, not failed
+  });
+
+  it("refuses unknown topics and consumers", async () => {
+    expect((await api("POST", "/v1/topics/nope/events", { payload: {} })).status).toBe(404);
+    const bad = await api("GET", "/v1/topics/demo.topic/dead?consumer=demo.noop");
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].path).toBe("consumer");
+    expect((await api("POST", "/v1/topics/demo.topic/dead/demo.noop/x/retry")).status).toBe(404);
+    expect((await api("POST", "/v1/topics/demo.topic/events", { payload: [] })).status).toBe(400);
+  });
+});
