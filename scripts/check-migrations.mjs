@@ -9,7 +9,7 @@ const SCRATCH = ".migrations-check"; // relative: drizzle-kit prefixes "./" to `
 const stale = [];
 rmSync(SCRATCH, { recursive: true, force: true });
 try {
-  for (const db of ["scope", "catalog", "pool"]) {
+  for (const db of ["scope", "catalog", "pool", "schedule"]) {
     const out = `${SCRATCH}/${db}`;
     cpSync(`migrations/${db}`, out, { recursive: true });
     const config = `${SCRATCH}/${db}.config.ts`;

@@ -5,12 +5,14 @@
  */
 import type { CatalogDO } from "./catalog/catalog-do";
 import type { PoolDO } from "./pool/pool-do";
+import type { ScheduleDO } from "./schedule/schedule-do";
 import type { ScopeDO } from "./scope/scope-do";
 
 export interface Env {
   SCOPE: DurableObjectNamespace<ScopeDO>;
   CATALOG: DurableObjectNamespace<CatalogDO>;
   POOL: DurableObjectNamespace<PoolDO>;
+  SCHEDULE: DurableObjectNamespace<ScheduleDO>;
   /** Bearer token for the HTTP API (a secret; `.dev.vars` locally). Unset: every call is refused. */
   QUEUE_TOKEN?: string;
   /** The queue config, an object in wrangler.toml `[vars.EDGEQUEUE_CONFIG]` (or a JSON string). */

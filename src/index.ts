@@ -22,6 +22,7 @@ for (const warning of config.warnings) console.warn(JSON.stringify({ event: "con
 export { CatalogDO } from "./catalog/catalog-do";
 export { EdgeQueue } from "./coordinator/rpc";
 export { PoolDO } from "./pool/pool-do";
+export { ScheduleDO } from "./schedule/schedule-do";
 export { ScopeDO } from "./scope/scope-do";
 
 export default createApp();

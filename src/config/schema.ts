@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { BACKOFF_DEFAULT } from "../job/backoff";
+import { ScheduleNameSchema, ScheduleSpecSchema, type ScheduleSpec } from "../schedule/spec";
 import { checkRelations, relationWarnings } from "./relations";
 
 const ms = (max: number) => z.number().int().min(0).max(max);
@@ -64,6 +65,8 @@ export const ConfigSchema = z.strictObject({
     })
     .optional(),
   types: z.record(z.string().min(1).max(128), TypeConfigSchema).optional(),
+  /** Schedules kept in sync with the schedule object whenever it starts (the API cannot change these). */
+  schedules: z.record(ScheduleNameSchema, ScheduleSpecSchema).optional(),
   /** Event topics: each event becomes one delivery job per consumer (a pushed job type). */
   topics: z.record(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "topic names are 1-128 characters of A-Z a-z 0-9 . _ : -"), z.strictObject({ consumers: z.array(z.string().min(1)).min(1) })).optional(),
   /** Shared budgets across types: a third-party API's concurrency and/or rate. */
@@ -125,6 +128,7 @@ export interface QueueConfig {
   pools: Readonly<Record<string, PoolSettings>>;
   /** topic → its consumer types. */
   topics: Readonly<Record<string, string[]>>;
+  schedules: Readonly<Record<string, ScheduleSpec>>;
   /** Things that are allowed but probably a mistake (a one-sided notWhileRunning); logged at startup. */
   warnings: string[];
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number };
@@ -192,6 +196,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     logEvents: input.events?.log ?? true,
     pools,
     topics: Object.fromEntries(Object.entries(input.topics ?? {}).map(([t, v]) => [t, v.consumers])),
+    schedules: input.schedules ?? {},
     warnings: relationWarnings(input),
     limits: {
       payloadMaxBytes: input.limits?.payloadMaxBytes ?? DEFAULTS.payloadMaxBytes,

@@ -10,6 +10,7 @@ import { Hono } from "hono";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
+import { SCHEDULES_OBJECT } from "../schedule/schedule-do";
 import { readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
@@ -21,12 +22,39 @@ import { parseInput } from "./validate";
 /** Bodies larger than this are refused before parsing; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
 
+let schedulesWoken = false;
+
+/**
+ * wakeSchedules: once per isolate, start the schedule object, which syncs the
+ * config's schedules when it starts — so a deploy that adds one takes effect
+ * on the first request, without waiting for anyone to call the schedule API.
+ */
+export function wakeSchedules(env: Env, keepAlive: (p: Promise<unknown>) => void): void {
+  if (schedulesWoken || Object.keys(loadConfig(env).schedules).length === 0) return;
+  schedulesWoken = true;
+  keepAlive(
+    env.SCHEDULE.getByName(SCHEDULES_OBJECT)
+      .sync()
+      .catch((e: unknown) => {
+        schedulesWoken = false;
+        console.error(JSON.stringify({ event: "schedule:wake_failed", error: String(e) }));
+      }),
+  );
+}
+
 export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
   let openapi: unknown;
 
   app.use("/v1/*", async (c, next) => {
     if (c.req.path !== "/v1/health") await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null);
+    wakeSchedules(c.env, (p) => {
+      try {
+        c.executionCtx.waitUntil(p);
+      } catch {
+        // app.request() in tests has no execution context; the promise still runs.
+      }
+    });
     await next();
   });
 

@@ -10,8 +10,7 @@
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { keyModeOf } from "../job/key-mode";
-import { homeFor, homeOfJobId, jobIdFor, newLocalId, parseHome, scopeHome, typeHome } from "../job/home";
+import { homeOfJobId, parseHome, scopeHome, typeHome } from "../job/home";
 import type { PoolLimits, PoolStatus } from "../pool/permits";
 import { resourcePoolName, typePoolName } from "../pool/pool-name";
 import type {
@@ -31,9 +30,11 @@ import type {
 } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
 import type { NewJob } from "../scope/enqueue";
+import { prepareJob } from "../scope/new-job";
 import { toJob, toLeasedJob } from "../scope/job-row";
 import type { Refusal } from "../scope/outcome";
 import { decodeCursor, encodeCursor } from "./cursor";
+import { Schedules } from "./schedules";
 import { Topics } from "./topics";
 
 /** Homes asked in parallel by one claim wave. */
@@ -53,6 +54,10 @@ export class QueueOps {
     private readonly env: Env,
     private readonly config: QueueConfig,
   ) {}
+
+  get schedules(): Schedules {
+    return new Schedules(this.env);
+  }
 
   /** Event topics over the same operations. */
   get topics(): Topics {
@@ -100,7 +105,7 @@ export class QueueOps {
         });
       }
       total += bytes;
-      return this.prepare(body, payload, now);
+      return prepareJob(this.config, body, payload, now);
     });
     if (total > limits.batchPayloadMaxBytes) {
       throw new QueueError("payload_too_large", `the batch's payloads total ${total} bytes; the limit is ${limits.batchPayloadMaxBytes}`, {
@@ -128,30 +133,6 @@ export class QueueOps {
       });
     });
     return results;
-  }
-
-  private prepare(body: EnqueueRequest, payload: string, now: number): { home: string; job: NewJob } {
-    const localId = body.id ?? newLocalId(now);
-    const home = homeFor({ type: body.type, scope: body.scope, dedupeKey: body.dedupeKey, localId }, this.config.typeSettings(body.type).shards);
-    return {
-      home: home.name,
-      job: {
-        id: jobIdFor(home.name, localId),
-        type: body.type,
-        payload,
-        scope: body.scope ?? null,
-        dedupeKey: body.dedupeKey ?? null,
-        keyMode: body.dedupeKey === undefined ? null : keyModeOf(body),
-        debounceMs: body.debounceMs ?? null,
-        throttleMs: body.throttleMs ?? null,
-        priority: body.priority ?? 0,
-        runAt: body.runAt ?? null,
-        delayMs: body.delayMs ?? 0,
-        maxAttempts: body.maxAttempts ?? null,
-        timeoutMs: body.timeoutMs ?? null,
-        tags: body.tags ?? [],
-      },
-    };
   }
 
   // ------------------------------------------------------------ read

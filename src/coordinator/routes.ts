@@ -45,6 +45,7 @@ import {
   StatsSchema,
   TopicParams,
 } from "../job/schemas";
+import { ScheduleListSchema, ScheduleParams, ScheduleResultSchema, ScheduleSpecSchema } from "../schedule/spec";
 import { VERSION } from "../version";
 import type { QueueOps } from "./operations";
 
@@ -55,7 +56,7 @@ export interface RouteInput<B, Q, P = Record<string, string>> {
 }
 
 export interface Route {
-  method: "get" | "post" | "put";
+  method: "get" | "post" | "put" | "delete";
   /** OpenAPI form: `/v1/jobs/{id}`. */
   path: string;
   summary: string;
@@ -256,6 +257,48 @@ export const ROUTES: readonly Route[] = [
     responses: { 200: JobResultSchema },
     errors: [...VALIDATION, "not_found", "conflict"],
     handle: async (ops, { params }) => ok({ job: await ops.topics.retryDead(params.topic, params.consumer, params.eventId) }),
+  }),
+  route({
+    method: "put",
+    path: "/v1/schedules/{name}",
+    summary: "Create or replace a schedule (cron, everyMs or at)",
+    params: ScheduleParams,
+    body: ScheduleSpecSchema,
+    responses: { 201: ScheduleResultSchema, 200: ScheduleResultSchema },
+    errors: [...VALIDATION, "conflict", "payload_too_large"],
+    handle: async (ops, { params, body }) => {
+      const r = await ops.schedules.put(params.name, body);
+      return { status: r.created ? 201 : 200, body: { schedule: r.schedule } };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/schedules",
+    summary: "Every schedule, with its next run and last fire",
+    responses: { 200: ScheduleListSchema },
+    errors: ["unauthorized"],
+    handle: async (ops) => ok({ items: await ops.schedules.list() }),
+  }),
+  route({
+    method: "get",
+    path: "/v1/schedules/{name}",
+    summary: "One schedule",
+    params: ScheduleParams,
+    responses: { 200: ScheduleResultSchema },
+    errors: ["unauthorized", "not_found"],
+    handle: async (ops, { params }) => ok({ schedule: await ops.schedules.get(params.name) }),
+  }),
+  route({
+    method: "delete",
+    path: "/v1/schedules/{name}",
+    summary: "Delete a schedule (jobs it already fired stay)",
+    params: ScheduleParams,
+    responses: { 200: z.object({ deleted: z.literal(true) }) },
+    errors: ["unauthorized", "not_found", "conflict"],
+    handle: async (ops, { params }) => {
+      await ops.schedules.remove(params.name);
+      return ok({ deleted: true });
+    },
   }),
   route({
     method: "get",

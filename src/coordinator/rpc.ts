@@ -44,7 +44,9 @@ import {
   type PoolStatusBody,
   type Stats,
 } from "../job/schemas";
+import { ScheduleNameSchema, ScheduleSpecSchema, type Schedule } from "../schedule/spec";
 import { VERSION } from "../version";
+import { wakeSchedules } from "./app";
 import { errorBody } from "./error-response";
 import { QueueOps } from "./operations";
 import { parseInput } from "./validate";
@@ -129,6 +131,25 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
     });
   }
 
+  async putSchedule(name: string, spec: z.input<typeof ScheduleSpecSchema>): Promise<RpcResult<{ schedule: Schedule; created: boolean }>> {
+    return this.run(async (ops) => ops.schedules.put(parseInput(ScheduleNameSchema, name, "name"), parseInput(ScheduleSpecSchema, spec, "body")));
+  }
+
+  async listSchedules(): Promise<RpcResult<{ items: Schedule[] }>> {
+    return this.run(async (ops) => ({ items: await ops.schedules.list() }));
+  }
+
+  async getSchedule(name: string): Promise<RpcResult<{ schedule: Schedule }>> {
+    return this.run(async (ops) => ({ schedule: await ops.schedules.get(parseInput(ScheduleNameSchema, name, "name")) }));
+  }
+
+  async deleteSchedule(name: string): Promise<RpcResult<{ deleted: true }>> {
+    return this.run(async (ops) => {
+      await ops.schedules.remove(parseInput(ScheduleNameSchema, name, "name"));
+      return { deleted: true as const };
+    });
+  }
+
   async listPools(): Promise<RpcResult<{ pools: PoolStatusBody[] }>> {
     return this.run(async (ops) => ({ pools: await ops.listPools() }));
   }
@@ -142,6 +163,7 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
   }
 
   private async run<T extends object>(fn: (ops: QueueOps) => Promise<T>): Promise<RpcResult<T>> {
+    wakeSchedules(this.env, (p) => this.ctx.waitUntil(p));
     try {
       const value = await fn(new QueueOps(this.env, loadConfig(this.env)));
       return { ok: true, ...value };

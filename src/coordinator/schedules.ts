@@ -1,0 +1,46 @@
+/**
+ * Schedules over the API: the one ScheduleDO holds them all.
+ *
+ * @module
+ */
+import type { Env } from "../env";
+import { QueueError } from "../errors";
+import { SCHEDULES_OBJECT, type PutOutcome } from "../schedule/schedule-do";
+import type { Schedule, ScheduleSpec } from "../schedule/spec";
+
+/** The schedule object's methods as this module uses them (the generated stub type is too deep for TypeScript here). */
+interface ScheduleApi {
+  put(name: string, spec: ScheduleSpec): Promise<PutOutcome>;
+  list(): Promise<Schedule[]>;
+  get(name: string): Promise<Schedule | null>;
+  remove(name: string): Promise<{ ok: true } | { ok: false; code: "not_found" | "conflict"; message: string }>;
+}
+
+export class Schedules {
+  constructor(private readonly env: Env) {}
+
+  private object(): ScheduleApi {
+    return this.env.SCHEDULE.getByName(SCHEDULES_OBJECT) as unknown as ScheduleApi;
+  }
+
+  async put(name: string, spec: ScheduleSpec): Promise<{ schedule: Schedule; created: boolean }> {
+    const out = await this.object().put(name, spec);
+    if (!out.ok) throw new QueueError("conflict", out.message);
+    return { schedule: out.schedule, created: out.created };
+  }
+
+  async list(): Promise<Schedule[]> {
+    return this.object().list();
+  }
+
+  async get(name: string): Promise<Schedule> {
+    const s = await this.object().get(name);
+    if (!s) throw new QueueError("not_found", `no schedule named ${name}`);
+    return s;
+  }
+
+  async remove(name: string): Promise<void> {
+    const out = await this.object().remove(name);
+    if (!out.ok) throw new QueueError(out.code, out.message);
+  }
+}

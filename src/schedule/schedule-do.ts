@@ -1,0 +1,151 @@
+/**
+ * ScheduleDO: cron, fixed-interval and one-shot triggers (DESIGN.md §1). Its
+ * alarm is the earliest next slot of any schedule; each fire is an enqueue
+ * whose job id names the slot (`schedule:<name>:<slot>`), so a slot fires once
+ * even if the alarm comes twice or the object dies between enqueue and record.
+ * The config's schedules are kept in sync whenever the object starts.
+ *
+ * @module
+ */
+import { DurableObject } from "cloudflare:workers";
+import migrations from "../../migrations/schedule/migrations.js";
+import { AlarmArm } from "../alarm-arm";
+import { systemClock, type Clock } from "../clock";
+import { loadConfig } from "../config/load";
+import type { QueueConfig } from "../config/schema";
+import type { Env } from "../env";
+import { migrateStorage } from "../schema/migrate";
+import type { NewJob } from "../scope/enqueue";
+import { prepareJob } from "../scope/new-job";
+import {
+  deleteSchedule,
+  dueSchedules,
+  getSchedule,
+  listSchedules,
+  maxCatchupOf,
+  nextScheduleWake,
+  putSchedule,
+  recordPass,
+  syncConfigSchedules,
+  toSchedule,
+  type ScheduleRow,
+} from "./schedule-store";
+import { planFires, triggerOf } from "./slots";
+import type { Schedule, ScheduleSpec } from "./spec";
+
+/** The one schedule object; other names (tests) start without the config's schedules. */
+export const SCHEDULES_OBJECT = "schedules";
+const DUE_BATCH = 100;
+const ALARM_AGAIN_MS = 20;
+const ALARM_RETRY_MS = 5_000;
+
+export type PutOutcome = { ok: true; schedule: Schedule; created: boolean } | { ok: false; code: "conflict"; message: string };
+
+export class ScheduleDO extends DurableObject<Env> {
+  clock: Clock = systemClock;
+  private readonly config: QueueConfig;
+  private readonly alarmArm: AlarmArm;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.config = loadConfig(env);
+    this.alarmArm = new AlarmArm(ctx.storage);
+    void ctx.blockConcurrencyWhile(async () => {
+      await migrateStorage(ctx.storage, migrations, "schedule");
+      if (ctx.id.name === SCHEDULES_OBJECT) {
+        ctx.storage.transactionSync(() => syncConfigSchedules(ctx.storage.sql, this.config.schedules, this.clock.now()));
+        await this.arm(this.clock.now());
+      }
+    });
+  }
+
+  private get sql(): SqlStorage {
+    return this.ctx.storage.sql;
+  }
+
+  /** sync: nothing to do beyond starting — the constructor syncs the config (the coordinator calls this once per isolate). */
+  async sync(): Promise<void> {}
+
+  async put(name: string, spec: ScheduleSpec): Promise<PutOutcome> {
+    const now = this.clock.now();
+    const existing = getSchedule(this.sql, name);
+    if (existing?.source === "config") return { ok: false, code: "conflict", message: `schedule ${name} is declared in the config; change it there` };
+    const { row, created } = this.ctx.storage.transactionSync(() => putSchedule(this.sql, name, spec, "api", now));
+    await this.arm(now);
+    return { ok: true, schedule: toSchedule(row), created };
+  }
+
+  async get(name: string): Promise<Schedule | null> {
+    const row = getSchedule(this.sql, name);
+    return row ? toSchedule(row) : null;
+  }
+
+  async list(): Promise<Schedule[]> {
+    return listSchedules(this.sql).map(toSchedule);
+  }
+
+  async remove(name: string): Promise<{ ok: true } | { ok: false; code: "not_found" | "conflict"; message: string }> {
+    const existing = getSchedule(this.sql, name);
+    if (!existing) return { ok: false, code: "not_found", message: `no schedule named ${name}` };
+    if (existing.source === "config") return { ok: false, code: "conflict", message: `schedule ${name} is declared in the config; remove it there` };
+    deleteSchedule(this.sql, name);
+    await this.arm(this.clock.now());
+    return { ok: true };
+  }
+
+  override async alarm(): Promise<void> {
+    const now = this.clock.now();
+    this.alarmArm.consumed();
+    let failed = false;
+    let more = false;
+    try {
+      const due = dueSchedules(this.sql, now, DUE_BATCH);
+      more = due.length === DUE_BATCH;
+      for (const row of due) await this.fire(row, now);
+    } catch (e) {
+      failed = true;
+      console.error(JSON.stringify({ event: "schedule:alarm_failed", error: String(e) }));
+    }
+    let at = nextScheduleWake(this.sql);
+    if (failed) at = Math.min(at ?? Infinity, now + ALARM_RETRY_MS);
+    if (more) at = Math.min(at ?? Infinity, now + ALARM_AGAIN_MS);
+    if (at !== null && at <= now) at = now + (failed ? ALARM_RETRY_MS : ALARM_AGAIN_MS);
+    await this.alarmArm.set(at);
+  }
+
+  /**
+   * fire one schedule's due slots: enqueue first (idempotent by the slot's job
+   * id), then record — so a crash in between fires the same slots again, which
+   * changes nothing.
+   */
+  private async fire(row: ScheduleRow, now: number): Promise<void> {
+    const trigger = triggerOf({ cron: row.cron, everyMs: row.every_ms, at: row.at, anchor: row.anchor });
+    const plan = planFires(trigger, row.next_run_at, now, row.misfire, maxCatchupOf(row));
+    if (plan.skipped > 0) {
+      console.warn(
+        JSON.stringify({ event: "schedule:catchup_skipped", schedule: row.name, skipped: plan.skipped, oldestSkipped: plan.oldestSkipped, kept: plan.fire.length }),
+      );
+    }
+    const byHome = new Map<string, NewJob[]>();
+    for (const slot of plan.fire) {
+      const body = {
+        type: row.type,
+        payload: JSON.parse(row.payload),
+        scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : undefined,
+        id: `schedule:${row.name}:${slot}`,
+      };
+      const { home, job } = prepareJob(this.config, body, row.payload, now, slot);
+      byHome.set(home, [...(byHome.get(home) ?? []), job]);
+    }
+    for (const [home, jobs] of byHome) {
+      const out = await this.env.SCOPE.getByName(home).enqueue(jobs);
+      if (!out.ok) console.error(JSON.stringify({ event: "schedule:enqueue_refused", schedule: row.name, message: out.message }));
+    }
+    recordPass(this.sql, row.name, plan.nextRunAt, plan.fire.at(-1) ?? null, now);
+  }
+
+  private async arm(now: number): Promise<void> {
+    const at = nextScheduleWake(this.sql);
+    await this.alarmArm.set(at === null ? null : Math.max(at, now));
+  }
+}

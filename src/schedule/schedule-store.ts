@@ -1,0 +1,148 @@
+/**
+ * The schedule rows: create or replace, read, delete, and the due ones. Plain
+ * functions over SqlStorage (synchronous: each call is one transaction).
+ *
+ * @module
+ */
+import { firstSlotAfter, triggerOf } from "./slots";
+import { MAX_CATCHUP_DEFAULT, type Misfire, type Schedule, type ScheduleSpec } from "./spec";
+
+type Row = {
+  name: string;
+  type: string;
+  payload: string;
+  scope_type: string | null;
+  scope_id: string | null;
+  cron: string | null;
+  every_ms: number | null;
+  at: number | null;
+  anchor: number;
+  misfire: Misfire;
+  max_catchup: number | null;
+  paused: number;
+  source: "api" | "config";
+  next_run_at: number | null;
+  last_fired_at: number | null;
+  created_at: number;
+  updated_at: number;
+};
+export type ScheduleRow = Row;
+
+const GET = "SELECT * FROM schedule WHERE name = ?";
+const LIST = "SELECT * FROM schedule ORDER BY name";
+const DELETE = "DELETE FROM schedule WHERE name = ? RETURNING name";
+const UPSERT = `
+INSERT INTO schedule (name, type, payload, scope_type, scope_id, cron, every_ms, at, anchor, misfire, max_catchup, paused, source,
+                      next_run_at, last_fired_at, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, NULL, ?15, ?15)
+ON CONFLICT (name) DO UPDATE SET type = ?2, payload = ?3, scope_type = ?4, scope_id = ?5, cron = ?6, every_ms = ?7, at = ?8, anchor = ?9,
+  misfire = ?10, max_catchup = ?11, paused = ?12, source = ?13, next_run_at = ?14, last_fired_at = NULL, updated_at = ?15`;
+const SET_PAUSED = "UPDATE schedule SET paused = ?, source = ?, updated_at = ? WHERE name = ?";
+/** scheduleDue: schedule_next_idx. */
+const DUE = "SELECT * FROM schedule WHERE next_run_at IS NOT NULL AND next_run_at <= ? AND paused = 0 ORDER BY next_run_at LIMIT ?";
+const RECORD = "UPDATE schedule SET next_run_at = ?, last_fired_at = coalesce(?, last_fired_at), updated_at = ? WHERE name = ?";
+const NEXT_WAKE = "SELECT min(next_run_at) AS t FROM schedule WHERE paused = 0";
+const CONFIG_NAMES = "SELECT name FROM schedule WHERE source = 'config'";
+
+export function toSchedule(r: Row): Schedule {
+  return {
+    name: r.name,
+    type: r.type,
+    payload: JSON.parse(r.payload),
+    scope: r.scope_type !== null && r.scope_id !== null ? { type: r.scope_type, id: r.scope_id } : null,
+    cron: r.cron,
+    everyMs: r.every_ms,
+    at: r.at,
+    misfire: r.misfire,
+    maxCatchup: r.max_catchup,
+    paused: r.paused === 1,
+    source: r.source,
+    nextRunAt: r.next_run_at,
+    lastFiredAt: r.last_fired_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function getSchedule(sql: SqlStorage, name: string): Row | null {
+  return sql.exec<Row>(GET, name).toArray()[0] ?? null;
+}
+
+export function listSchedules(sql: SqlStorage): Row[] {
+  return sql.exec<Row>(LIST).toArray();
+}
+
+export function deleteSchedule(sql: SqlStorage, name: string): boolean {
+  return sql.exec(DELETE, name).toArray().length > 0;
+}
+
+/**
+ * putSchedule creates or replaces. A schedule given again unchanged (a config
+ * re-synced on start) keeps where it stands; a changed one starts afresh from
+ * now: an `everyMs` grid from now, a cron from its next slot, an `at` at its time.
+ */
+export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, source: "api" | "config", now: number): { row: Row; created: boolean } {
+  const existing = getSchedule(sql, name);
+  const payload = JSON.stringify(spec.payload ?? {});
+  const same =
+    existing !== null &&
+    existing.type === spec.type &&
+    existing.payload === payload &&
+    existing.scope_type === (spec.scope?.type ?? null) &&
+    existing.scope_id === (spec.scope?.id ?? null) &&
+    existing.cron === (spec.cron ?? null) &&
+    existing.every_ms === (spec.everyMs ?? null) &&
+    existing.at === (spec.at ?? null) &&
+    existing.misfire === (spec.misfire ?? "latest") &&
+    existing.max_catchup === (spec.maxCatchup ?? null);
+  if (existing && same) {
+    sql.exec(SET_PAUSED, spec.paused ? 1 : 0, source, now, name);
+    return { row: getSchedule(sql, name)!, created: false };
+  }
+  const anchor = spec.everyMs !== undefined ? now + spec.everyMs : now;
+  const trigger = triggerOf({ cron: spec.cron ?? null, everyMs: spec.everyMs ?? null, at: spec.at ?? null, anchor });
+  const next = trigger.kind === "at" ? trigger.at : firstSlotAfter(trigger, now);
+  sql.exec(
+    UPSERT,
+    name,
+    spec.type,
+    payload,
+    spec.scope?.type ?? null,
+    spec.scope?.id ?? null,
+    spec.cron ?? null,
+    spec.everyMs ?? null,
+    spec.at ?? null,
+    anchor,
+    spec.misfire ?? "latest",
+    spec.maxCatchup ?? null,
+    spec.paused ? 1 : 0,
+    source,
+    next,
+    now,
+  );
+  return { row: getSchedule(sql, name)!, created: existing === null };
+}
+
+/** syncConfigSchedules: the config's schedules exist as declared; config ones it no longer declares are gone. */
+export function syncConfigSchedules(sql: SqlStorage, declared: Record<string, ScheduleSpec>, now: number): void {
+  for (const [name, spec] of Object.entries(declared)) putSchedule(sql, name, spec, "config", now);
+  for (const { name } of sql.exec<{ name: string }>(CONFIG_NAMES).toArray()) {
+    if (!(name in declared)) deleteSchedule(sql, name);
+  }
+}
+
+export function dueSchedules(sql: SqlStorage, now: number, limit: number): Row[] {
+  return sql.exec<Row>(DUE, now, limit).toArray();
+}
+
+export function recordPass(sql: SqlStorage, name: string, nextRunAt: number | null, lastFiredAt: number | null, now: number): void {
+  sql.exec(RECORD, nextRunAt, lastFiredAt, now, name);
+}
+
+export function nextScheduleWake(sql: SqlStorage): number | null {
+  return sql.exec<{ t: number | null }>(NEXT_WAKE).one().t;
+}
+
+export function maxCatchupOf(r: Row): number {
+  return r.max_catchup ?? MAX_CATCHUP_DEFAULT;
+}
