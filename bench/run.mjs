@@ -30,6 +30,10 @@
  * - poolPermitsPerSec / poolPermitsPerSecBatched: one PoolDO alone (the
  *   queue's class, bench/pool/), acquire + release round trips with 1 and 10
  *   permits each, 16 in flight: the ceiling of one pool.
+ * - scheduleLatenessP50Ms / P95: a schedule firing every second: each fired
+ *   job's createdAt − the slot it was fired for.
+ * - eventFanoutPerSec: events/s emitted to a topic with 3 consumers (each
+ *   event becomes 3 delivery jobs), 16 in flight.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -230,6 +234,20 @@ async function main() {
     const poolPermitsPerSecBatched = await poolRate(10);
     log(`  one PoolDO: ${poolPermitsPerSec.toFixed(0)} permits/s (1 per call), ${poolPermitsPerSecBatched.toFixed(0)} permits/s (10 per call)`);
 
+    // ------------------------------------------------ schedules and events
+    const scheduleName = `bench-${Date.now()}`;
+    await call(queue.url, "PUT", `/v1/schedules/${scheduleName}`, { type: "demo.tick", everyMs: 1000 });
+    const fires = quick ? 6 : 15;
+    await new Promise((r) => setTimeout(r, (fires + 1.5) * 1000));
+    await call(queue.url, "DELETE", `/v1/schedules/${scheduleName}`);
+    const ticks = (await listAll(queue.url, { type: "demo.tick" })).filter((j) => j.id.includes(`schedule:${scheduleName}:`));
+    const scheduleLateness = ticks.map((j) => j.createdAt - j.scheduledFor);
+    log(`  schedule (every 1 s, ${ticks.length} fires): lateness p50 ${percentile(scheduleLateness, 50)} ms, p95 ${percentile(scheduleLateness, 95)} ms`);
+
+    const events = quick ? 1000 : 3000;
+    const eventFanoutPerSec = await rate(events, CONCURRENCY, (i) => call(queue.url, "POST", "/v1/topics/demo.fanout/events", { payload: { i } }));
+    log(`  event fan-out (3 consumers): ${eventFanoutPerSec.toFixed(0)} events/s`);
+
     const result = {
       date: new Date().toISOString(),
       mode: quick ? "quick" : "full",
@@ -247,6 +265,9 @@ async function main() {
       poolGuardedVsUnguarded: round(guardedRate / unguardedRate),
       poolPermitsPerSec: Math.round(poolPermitsPerSec),
       poolPermitsPerSecBatched: Math.round(poolPermitsPerSecBatched),
+      scheduleLatenessP50Ms: percentile(scheduleLateness, 50),
+      scheduleLatenessP95Ms: percentile(scheduleLateness, 95),
+      eventFanoutPerSec: Math.round(eventFanoutPerSec),
       targets: {
         enqueueVsBareInsert: ">= 0.7",
         batchEnqueuePerSec: ">= 20000",
@@ -266,6 +287,7 @@ async function main() {
         delayedLatenessMs: { min: Math.min(...lateness), max: Math.max(...lateness) },
         guardedPushJobsPerSec: Math.round(guardedRate),
         unguardedPushJobsPerSec: Math.round(unguardedRate),
+        scheduleFires: ticks.length,
       },
     };
     mkdirSync("bench/results", { recursive: true });
