@@ -12,6 +12,7 @@ CREATE TABLE `schedule` (
 	`max_catchup` integer,
 	`paused` integer NOT NULL,
 	`source` text NOT NULL,
+	`generation` integer NOT NULL,
 	`next_run_at` integer,
 	`last_fired_at` integer,
 	`created_at` integer NOT NULL,

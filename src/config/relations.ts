@@ -65,7 +65,8 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
   }
   for (const [topic, t] of Object.entries(config.topics ?? {})) {
     t.consumers.forEach((c, i) => {
-      if (!isPush(c)) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is not a pushed type: a consumer is a job type with a handler binding` });
+      if (t.consumers.indexOf(c) !== i) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is listed twice` });
+      else if (!isPush(c)) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is not a pushed type: a consumer is a job type with a handler binding` });
     });
   }
   const cycle = findWaitsForCycle(types);

@@ -33,7 +33,7 @@ export class Topics {
     const consumers = this.consumers(topic);
     const eventId = body.id ?? newLocalId(Date.now());
     const results = await this.ops.enqueueBatch(
-      consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
+      consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(topic, eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
       "",
     );
     return { eventId, deliveries: results.map((r) => r.job.id) };
@@ -53,16 +53,18 @@ export class Topics {
   /** retryDead hands one quarantined delivery back: due now, attempts 0. */
   async retryDead(topic: string, consumer: string, eventId: string): Promise<Job> {
     if (!this.consumers(topic).includes(consumer)) throw new QueueError("not_found", `${consumer} is not a consumer of ${topic}`);
-    const localId = deliveryLocalId(eventId);
+    const localId = deliveryLocalId(topic, eventId);
     const id = jobIdFor(typeHome(consumer, shardOf(localId, this.config.typeSettings(consumer).shards)).name, localId);
     const job = await this.ops.get(id);
     if (!job.tags.includes(`${TOPIC_TAG}${topic}`)) throw new QueueError("not_found", `no delivery of event ${eventId} to ${consumer} on ${topic}`);
+    if (job.state !== "failed") throw new QueueError("conflict", `the delivery of event ${eventId} to ${consumer} is ${job.state}, not quarantined`, { state: job.state });
     return this.ops.retry(id);
   }
 }
 
-function deliveryLocalId(eventId: string): string {
-  return `event:${eventId}`;
+/** The same event id on two topics is two events: the topic is part of the delivery's id. */
+function deliveryLocalId(topic: string, eventId: string): string {
+  return `event:${topic}:${eventId}`;
 }
 
 function toDead(job: Job): DeadDelivery {

@@ -122,8 +122,18 @@ interface Batch {
 
 /** jobRunningOfType: job_lease_idx WHERE running, filtered by type. */
 const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM job WHERE state = 'running' AND type = ? LIMIT 1";
-/** jobCountDue: job_due_idx (type, run_at) range, stopped at `limit`. */
-const JOB_COUNT_DUE = "SELECT count(*) AS n FROM (SELECT 1 FROM job WHERE state = 'pending' AND type = ? AND run_at <= ? LIMIT ?)";
+/**
+ * jobCountDue: job_due_idx (type, run_at) range, stopped at `limit`. A follower
+ * waiting behind its key's running job is not due yet (that job's end fills
+ * again) — counting it would keep asking the alarm for "now".
+ */
+const JOB_COUNT_DUE = `
+SELECT count(*) AS n FROM (
+  SELECT 1 FROM job AS j
+   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ?
+     AND (j.dedupe_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL AND r.state = 'running'))
+   LIMIT ?)`;
 
 export class Dispatcher {
   private readonly flights = new Map<string, Flight>();

@@ -1,7 +1,7 @@
 /**
  * ScheduleDO: cron, fixed-interval and one-shot triggers (DESIGN.md §1). Its
  * alarm is the earliest next slot of any schedule; each fire is an enqueue
- * whose job id names the slot (`schedule:<name>:<slot>`), so a slot fires once
+ * whose job id names the slot (`schedule:<name>:<generation>:<slot>`), so a slot fires once
  * even if the alarm comes twice or the object dies between enqueue and record.
  * The config's schedules are kept in sync whenever the object starts.
  *
@@ -36,6 +36,7 @@ import type { Schedule, ScheduleSpec } from "./spec";
 /** The one schedule object; other names (tests) start without the config's schedules. */
 export const SCHEDULES_OBJECT = "schedules";
 const DUE_BATCH = 100;
+const FIRE_CHUNK = 100;
 const ALARM_AGAIN_MS = 20;
 const ALARM_RETRY_MS = 5_000;
 
@@ -101,7 +102,15 @@ export class ScheduleDO extends DurableObject<Env> {
     try {
       const due = dueSchedules(this.sql, now, DUE_BATCH);
       more = due.length === DUE_BATCH;
-      for (const row of due) await this.fire(row, now);
+      for (const row of due) {
+        // One schedule that cannot fire (its type's home refuses, a payload too large) must not hold the others back.
+        try {
+          await this.fire(row, now);
+        } catch (e) {
+          failed = true;
+          console.error(JSON.stringify({ event: "schedule:fire_failed", schedule: row.name, error: String(e) }));
+        }
+      }
     } catch (e) {
       failed = true;
       console.error(JSON.stringify({ event: "schedule:alarm_failed", error: String(e) }));
@@ -132,16 +141,19 @@ export class ScheduleDO extends DurableObject<Env> {
         type: row.type,
         payload: JSON.parse(row.payload),
         scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : undefined,
-        id: `schedule:${row.name}:${slot}`,
+        id: `schedule:${row.name}:${row.generation}:${slot}`,
       };
       const { home, job } = prepareJob(this.config, body, row.payload, now, slot);
       byHome.set(home, [...(byHome.get(home) ?? []), job]);
     }
     for (const [home, jobs] of byHome) {
-      const out = await this.env.SCOPE.getByName(home).enqueue(jobs);
-      if (!out.ok) console.error(JSON.stringify({ event: "schedule:enqueue_refused", schedule: row.name, message: out.message }));
+      // A catch-up can be many slots: bounded calls, well under the RPC size limit.
+      for (let i = 0; i < jobs.length; i += FIRE_CHUNK) {
+        const out = await this.env.SCOPE.getByName(home).enqueue(jobs.slice(i, i + FIRE_CHUNK));
+        if (!out.ok) console.error(JSON.stringify({ event: "schedule:enqueue_refused", schedule: row.name, message: out.message }));
+      }
     }
-    recordPass(this.sql, row.name, plan.nextRunAt, plan.fire.at(-1) ?? null, now);
+    recordPass(this.sql, row.name, row.generation, plan.nextRunAt, plan.fire.at(-1) ?? null, now);
   }
 
   private async arm(now: number): Promise<void> {

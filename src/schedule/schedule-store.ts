@@ -21,6 +21,7 @@ type Row = {
   max_catchup: number | null;
   paused: number;
   source: "api" | "config";
+  generation: number;
   next_run_at: number | null;
   last_fired_at: number | null;
   created_at: number;
@@ -33,14 +34,15 @@ const LIST = "SELECT * FROM schedule ORDER BY name";
 const DELETE = "DELETE FROM schedule WHERE name = ? RETURNING name";
 const UPSERT = `
 INSERT INTO schedule (name, type, payload, scope_type, scope_id, cron, every_ms, at, anchor, misfire, max_catchup, paused, source,
-                      next_run_at, last_fired_at, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, NULL, ?15, ?15)
+                      generation, next_run_at, last_fired_at, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 1, ?14, NULL, ?15, ?15)
 ON CONFLICT (name) DO UPDATE SET type = ?2, payload = ?3, scope_type = ?4, scope_id = ?5, cron = ?6, every_ms = ?7, at = ?8, anchor = ?9,
-  misfire = ?10, max_catchup = ?11, paused = ?12, source = ?13, next_run_at = ?14, last_fired_at = NULL, updated_at = ?15`;
-const SET_PAUSED = "UPDATE schedule SET paused = ?, source = ?, updated_at = ? WHERE name = ?";
+  misfire = ?10, max_catchup = ?11, paused = ?12, source = ?13, generation = generation + 1, next_run_at = ?14, last_fired_at = NULL, updated_at = ?15`;
+const SET_PAUSED = "UPDATE schedule SET paused = ?, source = ?, next_run_at = ?, updated_at = ? WHERE name = ?";
 /** scheduleDue: schedule_next_idx. */
 const DUE = "SELECT * FROM schedule WHERE next_run_at IS NOT NULL AND next_run_at <= ? AND paused = 0 ORDER BY next_run_at LIMIT ?";
-const RECORD = "UPDATE schedule SET next_run_at = ?, last_fired_at = coalesce(?, last_fired_at), updated_at = ? WHERE name = ?";
+/** Only for the generation the pass planned with: a schedule replaced meanwhile keeps its own plan. */
+const RECORD = "UPDATE schedule SET next_run_at = ?, last_fired_at = coalesce(?, last_fired_at), updated_at = ? WHERE name = ? AND generation = ?";
 const NEXT_WAKE = "SELECT min(next_run_at) AS t FROM schedule WHERE paused = 0";
 const CONFIG_NAMES = "SELECT name FROM schedule WHERE source = 'config'";
 
@@ -96,7 +98,11 @@ export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, s
     existing.misfire === (spec.misfire ?? "latest") &&
     existing.max_catchup === (spec.maxCatchup ?? null);
   if (existing && same) {
-    sql.exec(SET_PAUSED, spec.paused ? 1 : 0, source, now, name);
+    // Resuming starts from the next slot: a pause is not downtime, its slots are not missed ones.
+    const resumed = existing.paused === 1 && !spec.paused;
+    const trigger = triggerOf({ cron: existing.cron, everyMs: existing.every_ms, at: existing.at, anchor: existing.anchor });
+    const next = resumed && existing.next_run_at !== null ? firstSlotAfter(trigger, now) : existing.next_run_at;
+    sql.exec(SET_PAUSED, spec.paused ? 1 : 0, source, next, now, name);
     return { row: getSchedule(sql, name)!, created: false };
   }
   const anchor = spec.everyMs !== undefined ? now + spec.everyMs : now;
@@ -135,8 +141,8 @@ export function dueSchedules(sql: SqlStorage, now: number, limit: number): Row[]
   return sql.exec<Row>(DUE, now, limit).toArray();
 }
 
-export function recordPass(sql: SqlStorage, name: string, nextRunAt: number | null, lastFiredAt: number | null, now: number): void {
-  sql.exec(RECORD, nextRunAt, lastFiredAt, now, name);
+export function recordPass(sql: SqlStorage, name: string, generation: number, nextRunAt: number | null, lastFiredAt: number | null, now: number): void {
+  sql.exec(RECORD, nextRunAt, lastFiredAt, now, name, generation);
 }
 
 export function nextScheduleWake(sql: SqlStorage): number | null {

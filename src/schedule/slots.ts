@@ -75,14 +75,12 @@ export function planFires(t: Trigger, next: number | null, now: number, misfire:
       // Only a slot that is on time runs; every missed one is dropped.
       return plan(now - last <= ON_TIME_MS ? [last] : []);
     case "catchup": {
+      // The latest maxCatchup slots, walking back from the last; then count what is skipped before them.
       const kept: number[] = [];
-      let count = 0;
-      for (let s: number | null = next; s !== null && s <= last && count < COUNT_LIMIT; s = firstSlotAfter(t, s)) {
-        count++;
-        kept.push(s);
-        if (kept.length > maxCatchup) kept.shift();
-      }
-      return plan(kept, count - kept.length, count > kept.length ? next : null);
+      for (let s: number | null = last; s !== null && s >= next && kept.length < maxCatchup; s = lastSlotAtOrBefore(t, s - 1)) kept.unshift(s);
+      let skipped = 0;
+      for (let s: number | null = next; s !== null && s < kept[0]! && skipped < COUNT_LIMIT; s = firstSlotAfter(t, s)) skipped++;
+      return plan(kept, skipped, skipped > 0 ? next : null);
     }
   }
 }

@@ -25,6 +25,8 @@ export const schedule = sqliteTable(
     paused: integer("paused", { mode: "boolean" }).notNull(),
     /** api or config. */
     source: text("source").notNull(),
+    /** Bumped whenever the schedule is replaced: its fires' job ids carry it, and a pass records only for its own generation. */
+    generation: integer("generation").notNull(),
     /** The first slot not yet fired or skipped; null when done (a past `at`). */
     nextRunAt: integer("next_run_at"),
     lastFiredAt: integer("last_fired_at"),

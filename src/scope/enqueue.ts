@@ -115,6 +115,12 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
   }
   if (pending) {
     if (!replacesPayload(mode)) return same(pending);
+    // A key spans the types of a scope (API.md), but a payload is only ever replaced by one of its own type.
+    if (pending.type !== job.type) {
+      throw new KeyModeConflict(
+        JSON.stringify([index, `dedupe key ${JSON.stringify(job.dedupeKey)} is held by pending job ${pending.id} of type ${pending.type}; mode ${mode} would replace its payload with one for ${job.type}`]),
+      );
+    }
     const runAt = mode === "debounce" ? now + (job.debounceMs ?? 0) : null;
     return { row: store.sql.exec<JobRow>(JOB_REPLACE_PENDING, job.payload, runAt, now, pending.seq).one(), changed: true };
   }

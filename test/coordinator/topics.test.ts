@@ -36,6 +36,14 @@ describe("topics", () => {
     expect((await api("POST", `/v1/topics/demo.topic/dead/demo.consumer.ok/${eventId}/retry`)).status).toBe(409); // completed, not failed
   });
 
+  it("the same event id on two topics is two events", async () => {
+    const eventId = `twice-${crypto.randomUUID()}`;
+    const a = await api("POST", "/v1/topics/demo.topic/events", { payload: { t: "a" }, id: eventId });
+    const b = await api("POST", "/v1/topics/demo.fanout/events", { payload: { t: "b" }, id: eventId });
+    expect(b.body.deliveries[0]).not.toBe(a.body.deliveries[0]); // demo.consumer.ok consumes both topics
+    expect((await api("GET", `/v1/jobs/${b.body.deliveries[0]}`)).body.job.payload).toEqual({ t: "b" });
+  });
+
   it("refuses unknown topics and consumers", async () => {
     expect((await api("POST", "/v1/topics/nope/events", { payload: {} })).status).toBe(404);
     const bad = await api("GET", "/v1/topics/demo.topic/dead?consumer=demo.noop");

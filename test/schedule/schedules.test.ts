@@ -24,7 +24,7 @@ async function freshSchedules() {
   return { stub, clock };
 }
 
-const slotJobId = (type: string, name: string, slot: number) => jobIdFor(typeHome(type, 0).name, `schedule:${name}:${slot}`);
+const slotJobId = (type: string, name: string, slot: number, generation = 1) => jobIdFor(typeHome(type, 0).name, `schedule:${name}:${generation}:${slot}`);
 
 async function fired(type: string, name: string, slots: number[]): Promise<number[]> {
   const out: number[] = [];
@@ -88,16 +88,42 @@ describe("schedule triggers", () => {
     expect(await jobCount(type)).toBe(1);
   });
 
-  it("a paused schedule does not fire; on resume its missed slots follow the misfire policy", async () => {
+  it("a paused schedule does not fire; resuming starts from its next slot (a pause is not downtime)", async () => {
     const { stub, clock } = await freshSchedules();
     const type = uniqueType("sched");
-    await put(stub, "p", { type, everyMs: MIN, paused: true });
-    clock.set(T0 + 3 * MIN);
+    await put(stub, "p", { type, everyMs: MIN, paused: true, misfire: "catchup" });
+    clock.set(T0 + 3 * MIN + 10_000);
     await runInDurableObject(stub, (o: ScheduleDO) => o.alarm());
     expect(await jobCount(type)).toBe(0);
-    await put(stub, "p", { type, everyMs: MIN, paused: false });
+    expect((await put(stub, "p", { type, everyMs: MIN, paused: false, misfire: "catchup" })).nextRunAt).toBe(T0 + 4 * MIN);
     await runInDurableObject(stub, (o: ScheduleDO) => o.alarm());
-    expect(await fired(type, "p", [T0 + MIN, T0 + 2 * MIN, T0 + 3 * MIN])).toEqual([T0 + 3 * MIN]); // latest
+    expect(await jobCount(type)).toBe(0);
+  });
+
+  it("a replaced schedule fires again, even for a slot its old self fired (a new generation)", async () => {
+    const { stub, clock } = await freshSchedules();
+    const type = uniqueType("sched");
+    await put(stub, "once", { type, at: T0 + MIN, payload: { v: 1 } });
+    clock.set(T0 + MIN);
+    await runDurableObjectAlarm(stub);
+    await put(stub, "once", { type, at: T0 + MIN, payload: { v: 2 } });
+    await runInDurableObject(stub, (o: ScheduleDO) => o.alarm());
+    expect(await jobCount(type)).toBe(2);
+    const second = await api("GET", `/v1/jobs/${slotJobId(type, "once", T0 + MIN, 2)}`);
+    expect(second.body.job.payload).toEqual({ v: 2 });
+  });
+
+  it("one schedule that cannot fire does not hold the others back", async () => {
+    const { stub, clock } = await freshSchedules();
+    const good = uniqueType("sched");
+    await put(stub, "a-bad", { type: "quick.retry", everyMs: MIN, dedupeKey: undefined } as never).catch(() => undefined);
+    await put(stub, "b-good", { type: good, everyMs: MIN });
+    // Break the first schedule's stored payload so its fire throws.
+    await runInDurableObject(stub, (_o: ScheduleDO, state) => state.storage.sql.exec("UPDATE schedule SET payload = '{not json' WHERE name = 'a-bad'"));
+    clock.set(T0 + MIN);
+    await runDurableObjectAlarm(stub);
+    expect(await fired(good, "b-good", [T0 + MIN])).toEqual([T0 + MIN]);
+    expect(await runInDurableObject(stub, (_o: ScheduleDO, state) => state.storage.getAlarm())).toBe(T0 + MIN + 5_000);
   });
 });
 
@@ -191,7 +217,7 @@ describe("schedules over the API", () => {
     const name = `tick-${crypto.randomUUID().slice(0, 8)}`;
     const at = Date.now() + 200;
     await api("PUT", `/v1/schedules/${name}`, { type: "demo.tick", at });
-    const id = jobIdFor(typeHome("demo.tick", 0).name, `schedule:${name}:${at}`);
+    const id = jobIdFor(typeHome("demo.tick", 0).name, `schedule:${name}:1:${at}`);
     const { vi: v } = await import("vitest");
     const job = await v.waitFor(
       async () => {

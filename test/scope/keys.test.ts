@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { KeyMode } from "../../src/job/key-mode";
-import { freshScope, newJob, put, row, rows, T0 } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, put, row, rows, T0 } from "../helpers/scope";
 
 const lease = { worker: "w", types: null, limit: 1, leaseMs: 30_000 };
 const keyed = (home: string, mode: KeyMode, payload: object, extra = {}) =>
@@ -80,6 +80,27 @@ describe("dedupe modes", () => {
     expect(out).toMatchObject({ ok: false, code: "conflict", index: 1 });
     expect(!out.ok && out.message).toMatch(/live under mode active .* asks for mode debounce/);
     expect(await rows(stub)).toHaveLength(1);
+  });
+
+  it("a key spans the types of a scope, but a payload is never replaced by another type's", async () => {
+    const { home, stub } = await freshScope();
+    await put(stub, [newJob(home, { type: "email", dedupeKey: "k", keyMode: "active+latest", payload: '{"to":"a"}' })]);
+    const same = await put(stub, [newJob(home, { type: "email", dedupeKey: "k", keyMode: "active+latest", payload: '{"to":"b"}' })]);
+    expect(same[0]!.row.payload).toBe('{"to":"b"}');
+    const other = await stub.enqueue([newJob(home, { type: "sms", dedupeKey: "k", keyMode: "active+latest", payload: '{"to":"c"}' })]);
+    expect(other).toMatchObject({ ok: false, code: "conflict" });
+    expect((await rows(stub))[0]!.payload).toBe('{"to":"b"}');
+  });
+
+  it("a follower waiting behind a running push job does not keep the alarm at now", async () => {
+    const { home, stub } = await freshScope();
+    // A pushed type whose handler runs for a minute: the dispatcher claims the leader at once.
+    const [leader] = await put(stub, [keyed(home, "pending", { ms: 60_000 }, { type: "test.span" })]);
+    const { vi } = await import("vitest");
+    await vi.waitFor(async () => expect((await row(stub, leader!.row.id)).state).toBe("running"));
+    await put(stub, [keyed(home, "pending", { ms: 1 }, { type: "test.span" })]);
+    expect(await alarmAt(stub)).toBe(T0 + 30_000); // the leader's lease, not "now"
+    await stub.cancel(leader!.row.id, "done with the test");
   });
 
   it("a failing job whose follower is already pending is superseded by it", async () => {
