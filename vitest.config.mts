@@ -44,6 +44,8 @@ export default defineConfig({
               "test.deaf.limited": { binding: "TEST", concurrency: 1 },
               "test.single.short": { binding: "TEST", concurrency: 1, leaseMs: 1000 },
               "test.serial.deaf": { binding: "TEST", serializeByScope: true, timeoutMs: 1000, maxAttempts: 1 },
+              "chaos.job": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 100 } },
+              "chaos.limited": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, concurrency: 2, backoff: { baseMs: 10, maxMs: 100 } },
               "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
             },
           },

@@ -148,6 +148,8 @@ export class Dispatcher {
   private reapQueued = false;
   private cursor = 0;
   private readonly blockedTimes = new Map<string, number>();
+  private earlyRows: JobRow[] = [];
+  private earlyTimer: ReturnType<typeof setTimeout> | null = null;
   private unblocks = 0;
 
   constructor(private readonly deps: DispatcherDeps) {}
@@ -428,7 +430,8 @@ export class Dispatcher {
     this.drop(flight);
     try {
       const out = applyOutcome(this.deps.store, this.deps.config, id, flight.token, outcome, now);
-      if (out.ok) call.settled.push(out.row);
+      if (out.ok && freed) call.settled.push(out.row);
+      else if (out.ok) this.settledEarly(out.row);
     } catch (e) {
       // The lease stays in SQL and is not renewed: the reap pass recovers the job.
       console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
@@ -438,6 +441,22 @@ export class Dispatcher {
       if (freed) freed.push(...permits);
       else for (const p of permits) this.release(p.pool, [p.id]);
     }
+  }
+
+  /**
+   * settledEarly: a job the handler reported before its batch ended. Its
+   * events and the re-arm go out now (coalesced per tick), not when the slowest
+   * job of the batch returns — by then the object may be gone and they with it.
+   */
+  private settledEarly(row: JobRow): void {
+    this.earlyRows.push(row);
+    if (this.earlyTimer) return;
+    this.earlyTimer = setTimeout(() => {
+      const rows = this.earlyRows;
+      this.earlyRows = [];
+      this.earlyTimer = null;
+      this.deps.keepAlive(this.deps.changed(rows, this.deps.now()));
+    }, 0);
   }
 
   /** finish: the call returned — settle what it did not report early, give back every permit it still holds, emit. */

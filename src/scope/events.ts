@@ -83,8 +83,11 @@ export class EventSink {
     }
   }
 
-  /** Service-binding invocations one handler call costs an event: the call, plus started and settled events to the observer. */
+  /**
+   * Service-binding invocations one handler call may cost an event: the call,
+   * plus observer batches for its starts, its early settles and its end.
+   */
   get invocationsPerCall(): number {
-    return this.observer ? 3 : 1;
+    return this.observer ? 4 : 1;
   }
 }
