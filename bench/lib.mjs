@@ -12,9 +12,11 @@ export async function startWorker({ config, port, persistTo, vars = {} }) {
   const args = ["dev", ...configs, "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistTo, "--log-level", "error"];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn("node_modules/.bin/wrangler", args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  // Keep the tail only: a long run logs a line per lifecycle event.
   let log = "";
-  child.stdout.on("data", (d) => (log += d));
-  child.stderr.on("data", (d) => (log += d));
+  const keep = (d) => (log = (log + d).slice(-20_000));
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 240; i++) {
     if (child.exitCode !== null) throw new Error(`wrangler dev (${config}) exited:\n${log}`);
@@ -66,6 +68,38 @@ export const median = (xs) => {
 };
 
 export const round = (x, digits = 3) => Number(x.toFixed(digits));
+
+/**
+ * handlerConnected: wrangler dev reloads the coordinator once the example handler
+ * registers (its service binding goes from "not connected" to "connected"), which
+ * fails requests in flight. Wait until a pushed job completes before measuring.
+ */
+export async function handlerConnected(url) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      const { job } = await call(url, "POST", "/v1/jobs", { type: "demo.echo", payload: {}, scope: { type: "Bench", id: "warmup" } });
+      for (let k = 0; k < 20; k++) {
+        if ((await call(url, "GET", `/v1/jobs/${job.id}`)).job.state === "completed") return;
+        await sleep(100);
+      }
+    } catch {
+      // restarted mid-request: try again
+    }
+    await sleep(200);
+  }
+  throw new Error("the example handler never answered");
+}
+
+/** until polls `test` every 50 ms until it returns something truthy. */
+export async function until(what, test, timeoutMs = 120_000) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await test();
+    if (v) return v;
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
 
 /** percentile (nearest rank) of a list of numbers. */
 export function percentile(xs, p) {

@@ -38,7 +38,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { call, listAll, machine, median, percentile, rate, round, startWorker, TOKEN } from "./lib.mjs";
+import { call, handlerConnected, listAll, machine, median, percentile, rate, round, startWorker, TOKEN, until } from "./lib.mjs";
 
 const quick = process.argv.includes("--quick");
 const P = quick
@@ -49,27 +49,6 @@ const CONCURRENCY = 16;
 const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-bench-"));
 const log = (...a) => console.log(...a);
 
-/**
- * handlerConnected: wrangler dev reloads the coordinator once the example handler
- * registers (its service binding goes from "not connected" to "connected"), which
- * fails requests in flight. Wait until a pushed job completes before measuring.
- */
-async function handlerConnected(url) {
-  for (let i = 0; i < 100; i++) {
-    try {
-      const { job } = await call(url, "POST", "/v1/jobs", { type: "demo.echo", payload: {}, scope: { type: "Bench", id: "warmup" } });
-      for (let k = 0; k < 20; k++) {
-        const j = (await call(url, "GET", `/v1/jobs/${job.id}`)).job;
-        if (j.state === "completed") return;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } catch {
-      // restarted mid-request: try again
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error("the example handler never answered");
-}
 
 async function main() {
   log(`edgequeue bench (${quick ? "quick" : "full"}) — state in ${state}`);
@@ -149,15 +128,6 @@ async function main() {
     log(`  pull: ${pullJobsPerSec.toFixed(0)} jobs/s (${pulled} of ${pullJobs} claims returned a job)`);
 
     // ------------------------------------------------ push: throughput, pickup, delayed lateness
-    const until = async (what, test, timeoutMs = 120_000) => {
-      const t0 = Date.now();
-      for (;;) {
-        const v = await test();
-        if (v) return v;
-        if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    };
     const pushStart = Date.now();
     await rate(P.pushJobs / 1000, 1, batch("demo.noop", 1000));
     await until("push drain", async () => {
