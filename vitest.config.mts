@@ -27,6 +27,11 @@ export default defineConfig({
         },
         bindings: {
           QUEUE_TOKEN: "test-token",
+          // Longer randomized runs on demand (docs/reliability.md): CHAOS_SEEDS=200 adds 200
+          // seeds to each chaos suite, CHAOS_SEEDS=7,42 replays those; FUZZ_RUNS / FUZZ_SEED likewise.
+          CHAOS_SEEDS: process.env.CHAOS_SEEDS ?? "",
+          FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
+          FUZZ_SEED: process.env.FUZZ_SEED ?? "",
           EDGEQUEUE_CONFIG: {
             ...shipped,
             observer: "OBSERVER",

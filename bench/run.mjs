@@ -34,10 +34,15 @@
  *   job's createdAt − the slot it was fired for.
  * - eventFanoutPerSec: events/s emitted to a topic with 3 consumers (each
  *   event becomes 3 delivery jobs), 16 in flight.
+ * - throughputByDepth / throughputByScopes, drawn in bench/results/throughput.svg:
+ *   16 pull workers on one object at growing depths; pushed no-op jobs spread
+ *   over a growing number of scopes.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { chartSvg } from "./chart.mjs";
+import { depthSweep, scopeSweep } from "./sweeps.mjs";
 import { call, handlerConnected, listAll, machine, median, percentile, rate, round, startWorker, TOKEN, until } from "./lib.mjs";
 
 const quick = process.argv.includes("--quick");
@@ -218,6 +223,12 @@ async function main() {
     const eventFanoutPerSec = await rate(events, CONCURRENCY, (i) => call(queue.url, "POST", "/v1/topics/demo.fanout/events", { payload: { i } }));
     log(`  event fan-out (3 consumers): ${eventFanoutPerSec.toFixed(0)} events/s`);
 
+    // ------------------------------------------------ sweeps for the chart
+    const byDepth = await depthSweep(queue.url, quick ? [1000, 10_000, 30_000] : [1000, 10_000, 50_000, 100_000, 200_000], quick ? 320 : 800);
+    log(`  pull throughput by depth: ${byDepth.map((p) => `${p.x}: ${p.y}/s`).join(", ")}`);
+    const byScopes = await scopeSweep(queue.url, quick ? [1, 8, 64] : [1, 4, 16, 64, 256], quick ? 1024 : 4096);
+    log(`  push throughput by scopes: ${byScopes.map((p) => `${p.x}: ${p.y}/s`).join(", ")}`);
+
     const result = {
       date: new Date().toISOString(),
       mode: quick ? "quick" : "full",
@@ -238,6 +249,8 @@ async function main() {
       scheduleLatenessP50Ms: percentile(scheduleLateness, 50),
       scheduleLatenessP95Ms: percentile(scheduleLateness, 95),
       eventFanoutPerSec: Math.round(eventFanoutPerSec),
+      throughputByDepth: byDepth,
+      throughputByScopes: byScopes,
       targets: {
         enqueueVsBareInsert: ">= 0.7",
         batchEnqueuePerSec: ">= 20000",
@@ -262,6 +275,17 @@ async function main() {
     };
     mkdirSync("bench/results", { recursive: true });
     writeFileSync("bench/results/latest.json", `${JSON.stringify(result, null, 2)}\n`);
+    const m = result.machine;
+    writeFileSync(
+      "bench/results/throughput.svg",
+      chartSvg(
+        [
+          { title: "Pull throughput vs queue depth", xLabel: "jobs waiting in the object (log scale)", yLabel: "jobs/s (16 pull workers)", points: byDepth },
+          { title: "Push throughput vs scopes", xLabel: "scopes the jobs are spread over (log scale)", yLabel: "jobs/s (pushed, no-op handler)", points: byScopes },
+        ],
+        `edgequeue ${result.mode} bench, ${result.date.slice(0, 10)} — ${m.cpu}, ${m.cores} cores, Node ${m.node}, wrangler ${m.wrangler}, local workerd`,
+      ),
+    );
     const { details: _details, targets: _targets, machine: _machine, ...figures } = result;
     log(JSON.stringify(figures));
     log("wrote bench/results/latest.json");

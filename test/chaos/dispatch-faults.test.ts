@@ -12,9 +12,9 @@ import { homeOfJobId } from "../../src/job/home";
 import { api, isTerminal, waitForJob } from "../helpers/api";
 import { env } from "../helpers/scope";
 import { probe } from "../helpers/probe";
-import { int, pick, seeded } from "../helpers/random";
+import { chaosSeeds, int, pick, seeded } from "../helpers/random";
 
-const SEEDS = [101, 202];
+const SEEDS = chaosSeeds([101, 202], 1000);
 const JOBS = 24;
 const PLANS = [["complete"], ["throw", "complete"], ["throw", "throw", "throw"], ["fatal"], ["hang", "complete"], ["deaf"], ["throw", "hang", "complete"]];
 

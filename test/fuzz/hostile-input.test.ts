@@ -12,10 +12,10 @@ import { ROUTES } from "../../src/coordinator/routes";
 import { ERROR_STATUS } from "../../src/errors";
 import { typeHome } from "../../src/job/home";
 import { api } from "../helpers/api";
+import { fuzzSettings } from "../helpers/random";
 import { env } from "../helpers/scope";
 
-const SEED = 20261129;
-const RUNS = 60;
+const { seed: SEED, runs: RUNS } = fuzzSettings(60, 20261129);
 
 const nasty = fc.oneof(
   fc.string(),
