@@ -124,6 +124,19 @@ describe("a handler that answers badly", () => {
   });
 });
 
+describe("a handler that answers twice", () => {
+  it("the first outcome for a job counts; a second one and one for a job it was not sent change nothing", async () => {
+    const job = await enqueue("test.raw", { mode: "twice-and-stranger" });
+    const done = await waitForJob(job.id, isTerminal);
+    expect(done).toMatchObject({ state: "completed", attempts: 1, result: { first: true } });
+    await env.SCOPE.getByName(homeOfJobId(job.id)!.name).drain();
+    const events = await probe.events(job.id);
+    expect(events.filter((e) => e.event === "job:completed")).toHaveLength(1);
+    expect(events.filter((e) => e.event === "job:failed")).toHaveLength(0);
+    expect((await api("GET", `/v1/jobs/${job.id}x`)).status).toBe(404);
+  });
+});
+
 describe("time limits, cancellation and leases", () => {
   it("timeoutMs aborts the handler's signal and ends the attempt: retried, then failed as timeout", async () => {
     const key = crypto.randomUUID();
