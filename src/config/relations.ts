@@ -7,6 +7,7 @@
  * @module
  */
 import type { z } from "zod";
+import { PAYLOAD_MAX_BYTES_DEFAULT, utf8Length } from "../job/json-size";
 
 interface TypeInput {
   binding?: string;
@@ -21,6 +22,8 @@ interface ConfigInput {
   types?: Record<string, TypeInput>;
   topics?: Record<string, { consumers: string[] }>;
   pools?: Record<string, { concurrency?: number; ratePerMinute?: number; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
+  schedules?: Record<string, { payload?: object }>;
+  limits?: { payloadMaxBytes?: number };
 }
 
 const PUSH_ONLY = ["concurrency", "batchSize", "leaseMs", "notWhileRunning", "waitsFor"] as const;
@@ -68,6 +71,12 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
       if (t.consumers.indexOf(c) !== i) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is listed twice` });
       else if (!isPush(c)) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is not a pushed type: a consumer is a job type with a handler binding` });
     });
+  }
+  // Each fire stores the schedule's payload: the enqueue limit holds for it as well.
+  const limit = config.limits?.payloadMaxBytes ?? PAYLOAD_MAX_BYTES_DEFAULT;
+  for (const [name, sched] of Object.entries(config.schedules ?? {})) {
+    const bytes = utf8Length(JSON.stringify(sched.payload ?? {}), limit);
+    if (bytes > limit) ctx.addIssue({ code: "custom", path: ["schedules", name, "payload"], message: `${bytes} bytes of JSON; limits.payloadMaxBytes is ${limit}` });
   }
   const cycle = findWaitsForCycle(types);
   if (cycle) {

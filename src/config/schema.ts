@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { BACKOFF_DEFAULT } from "../job/backoff";
+import { PAYLOAD_MAX_BYTES_DEFAULT } from "../job/json-size";
 import { ScheduleNameSchema, ScheduleSpecSchema, type ScheduleSpec } from "../schedule/spec";
 import { checkRelations, relationWarnings } from "./relations";
 
@@ -141,7 +142,7 @@ export const DEFAULTS = {
   maxAttempts: 3,
   batchSize: 10,
   leaseMs: 30_000,
-  payloadMaxBytes: 128 * 1024,
+  payloadMaxBytes: PAYLOAD_MAX_BYTES_DEFAULT,
   batchPayloadMaxBytes: 8 * 1024 * 1024,
   retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS },
 } as const;

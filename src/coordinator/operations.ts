@@ -10,6 +10,7 @@
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
+import { checkJsonSize } from "../job/json-size";
 import { homeOfJobId, parseHome, scopeHome, typeHome } from "../job/home";
 import type { PoolLimits, PoolStatus } from "../pool/permits";
 import { resourcePoolName, typePoolName } from "../pool/pool-name";
@@ -56,7 +57,7 @@ export class QueueOps {
   ) {}
 
   get schedules(): Schedules {
-    return new Schedules(this.env);
+    return new Schedules(this.env, this.config);
   }
 
   /** Event topics over the same operations. */
@@ -95,16 +96,7 @@ export class QueueOps {
     let total = 0;
     const prepared = bodies.map((body, i) => {
       const payload = JSON.stringify(body.payload);
-      const bytes = utf8Length(payload, limits.payloadMaxBytes);
-      const path = pathPrefix ? `${pathPrefix}[${i}].payload` : "payload";
-      if (bytes > limits.payloadMaxBytes) {
-        throw new QueueError("payload_too_large", `${path} is ${bytes} bytes of JSON; the limit is ${limits.payloadMaxBytes}`, {
-          path,
-          bytes,
-          limitBytes: limits.payloadMaxBytes,
-        });
-      }
-      total += bytes;
+      total += checkJsonSize(payload, limits.payloadMaxBytes, pathPrefix ? `${pathPrefix}[${i}].payload` : "payload");
       return prepareJob(this.config, body, payload, now);
     });
     if (total > limits.batchPayloadMaxBytes) {
@@ -316,18 +308,8 @@ export class QueueOps {
   }
 
   async complete(id: string, leaseToken: string, result: object | undefined): Promise<Job> {
-    let resultJson: string | null = null;
-    if (result !== undefined) {
-      resultJson = JSON.stringify(result);
-      const bytes = utf8Length(resultJson, this.config.limits.payloadMaxBytes);
-      if (bytes > this.config.limits.payloadMaxBytes) {
-        throw new QueueError("payload_too_large", `result is ${bytes} bytes of JSON; the limit is ${this.config.limits.payloadMaxBytes}`, {
-          path: "result",
-          bytes,
-          limitBytes: this.config.limits.payloadMaxBytes,
-        });
-      }
-    }
+    const resultJson = result === undefined ? null : JSON.stringify(result);
+    if (resultJson !== null) checkJsonSize(resultJson, this.config.limits.payloadMaxBytes, "result");
     const out = await this.scope(this.homeOf(id)).complete(id, leaseToken, resultJson);
     if (!out.ok) throw refusalError(id, out, "complete");
     return toJob(out.row);
@@ -358,12 +340,6 @@ async function inParallel<T>(items: readonly T[], width: number, fn: (item: T) =
 /** share: split `total` over `n` homes as evenly as integers allow (the first get the remainder). */
 function share(total: number, n: number, k: number): number {
   return Math.floor(total / n) + (k < total % n ? 1 : 0);
-}
-
-/** utf8Length without encoding when the string is clearly under the limit (3 bytes per UTF-16 unit at most). */
-function utf8Length(text: string, limit: number): number {
-  if (text.length * 3 <= limit) return text.length;
-  return new TextEncoder().encode(text).byteLength;
 }
 
 function notFound(id: string): QueueError {

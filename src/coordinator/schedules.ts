@@ -3,8 +3,10 @@
  *
  * @module
  */
+import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
+import { checkJsonSize } from "../job/json-size";
 import { SCHEDULES_OBJECT, type PutOutcome } from "../schedule/schedule-do";
 import type { Schedule, ScheduleSpec } from "../schedule/spec";
 
@@ -17,13 +19,18 @@ interface ScheduleApi {
 }
 
 export class Schedules {
-  constructor(private readonly env: Env) {}
+  constructor(
+    private readonly env: Env,
+    private readonly config: QueueConfig,
+  ) {}
 
   private object(): ScheduleApi {
     return this.env.SCHEDULE.getByName(SCHEDULES_OBJECT) as unknown as ScheduleApi;
   }
 
   async put(name: string, spec: ScheduleSpec): Promise<{ schedule: Schedule; created: boolean }> {
+    // Every fire stores this payload: it is held to the enqueue limit here, once.
+    checkJsonSize(JSON.stringify(spec.payload ?? {}), this.config.limits.payloadMaxBytes, "payload");
     const out = await this.object().put(name, spec);
     if (!out.ok) throw new QueueError("conflict", out.message);
     return { schedule: out.schedule, created: out.created };

@@ -6,6 +6,7 @@
  * @module
  */
 import type { QueueConfig } from "../config/schema";
+import { utf8Length } from "../job/json-size";
 import type { JobRow } from "../scope/job-row";
 import type { Outcome } from "../scope/outcome";
 import { complete, fail, snooze } from "../scope/settle";
@@ -17,7 +18,7 @@ export function applyOutcome(store: ScopeStore, config: QueueConfig, id: string,
     case "completed": {
       const result = o.result ? JSON.stringify(o.result) : null;
       const limit = config.limits.payloadMaxBytes;
-      if (result !== null && new TextEncoder().encode(result).byteLength > limit) {
+      if (result !== null && utf8Length(result, limit) > limit) {
         return fail(store, id, token, { error: `handler result is larger than ${limit} bytes of JSON`, fatal: true }, now);
       }
       return complete(store, id, token, result, now);

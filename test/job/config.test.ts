@@ -44,6 +44,12 @@ describe("config", () => {
     expect(() => parseConfig("{oops")).toThrow(/EDGEQUEUE_CONFIG is not valid JSON/);
   });
 
+  it("refuses a config schedule whose payload is over limits.payloadMaxBytes", () => {
+    const schedules = { big: { type: "t", everyMs: 60_000, payload: { blob: "x".repeat(2_000) } } };
+    expect(() => parseConfig({ limits: { payloadMaxBytes: 1024 }, schedules })).toThrow(/schedules.big.payload: 2\d{3} bytes of JSON; limits.payloadMaxBytes is 1024/);
+    expect(() => parseConfig({ schedules })).not.toThrow();
+  });
+
   it("push settings: a binding makes a type pushed; push-only options without one are refused", () => {
     const c = parseConfig({ types: { "email.send": { binding: "EMAIL", concurrency: 5, timeoutMs: 60_000, batchSize: 20, leaseMs: 10_000 } } });
     expect(c.pushTypes).toEqual(["email.send"]);

@@ -206,6 +206,14 @@ describe("schedules over the API", () => {
     expect(r.body.error.details.map((d: any) => d.path)).toContain(field);
   });
 
+  it("refuses a payload over the enqueue limit (every fire would store it) and writes nothing", async () => {
+    const name = `big-${crypto.randomUUID().slice(0, 8)}`;
+    const r = await api("PUT", `/v1/schedules/${name}`, { type: "t", everyMs: 60_000, payload: { blob: "x".repeat(140_000) } });
+    expect(r.status).toBe(413);
+    expect(r.body.error).toMatchObject({ code: "payload_too_large", details: { path: "payload" } });
+    expect((await api("GET", `/v1/schedules/${name}`)).status).toBe(404);
+  });
+
   it("config schedules are synced on start and cannot be changed over the API", async () => {
     const list = (await api("GET", "/v1/schedules")).body.items;
     expect(list.find((s: any) => s.name === "demo-every-5-minutes")).toMatchObject({ source: "config", type: "demo.tick", cron: "*/5 * * * *" });
