@@ -45,9 +45,13 @@ export function wakeSchedules(env: Env, keepAlive: (p: Promise<unknown>) => void
 export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
   let openapi: unknown;
+  // The route table decides which paths are open (auth: false); everything else under /v1, unknown paths included, needs the token.
+  const open = routes.filter((r) => !r.auth).map((r) => ({ method: r.method.toUpperCase(), path: new RegExp(`^${r.path.replace(/\{\w+\}/g, "[^/]+")}$`) }));
 
   app.use("/v1/*", async (c, next) => {
-    if (c.req.path !== "/v1/health") await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null);
+    if (!open.some((o) => o.method === c.req.method && o.path.test(c.req.path))) {
+      await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null);
+    }
     wakeSchedules(c.env, (p) => {
       try {
         c.executionCtx.waitUntil(p);

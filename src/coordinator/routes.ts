@@ -107,7 +107,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Enqueue a job (idempotent by id, deduplicated by dedupeKey)",
     body: EnqueueSchema,
     responses: { 201: EnqueueResultSchema, 200: EnqueueResultSchema },
-    errors: [...VALIDATION, "payload_too_large"],
+    errors: [...VALIDATION, "conflict", "payload_too_large"],
     handle: async (ops, { body }) => {
       const r = await ops.enqueue(body);
       return { status: r.created ? 201 : 200, body: r };
@@ -119,7 +119,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Enqueue 1 to 1,000 jobs; one invalid item refuses the whole call",
     body: EnqueueBatchSchema,
     responses: { 200: EnqueueBatchResultSchema },
-    errors: [...VALIDATION, "payload_too_large"],
+    errors: [...VALIDATION, "conflict", "payload_too_large"],
     handle: async (ops, { body }) => ok({ results: await ops.enqueueBatch(body.jobs) }),
   }),
   route({
