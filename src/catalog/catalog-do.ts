@@ -31,8 +31,8 @@ export class CatalogDO extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => applyReport(this.sql, summary));
   }
 
-  async pickHomes(types: string[] | null, limit: number, spare: number): Promise<string[]> {
-    return this.ctx.storage.transactionSync(() => pickHomesForClaim(this.sql, types, limit, spare, this.clock.now()));
+  async pickHomes(types: string[] | null, exclude: string[], limit: number, spare: number): Promise<string[]> {
+    return this.ctx.storage.transactionSync(() => pickHomesForClaim(this.sql, types, exclude, limit, spare, this.clock.now()));
   }
 
   async busyType(types: string[]): Promise<string | null> {

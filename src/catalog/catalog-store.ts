@@ -65,6 +65,7 @@ function hasAny(t: TypeSummary): boolean {
 const HOME_PICK_FOR_CLAIM = `
 SELECT t.home AS home FROM home_type t JOIN home h ON h.name = t.home
  WHERE t.next_run_at <= ?1 AND (?2 IS NULL OR t.type IN (SELECT value FROM json_each(?2)))
+   AND t.type NOT IN (SELECT value FROM json_each(?4))
  GROUP BY t.home
  ORDER BY max(min(t.next_run_at), h.last_served_at), t.home
  LIMIT ?3`;
@@ -74,11 +75,19 @@ const HOME_MARK_SERVED = "UPDATE home SET last_served_at = ?1 WHERE name IN (SEL
  * pickHomesForClaim returns up to `limit + spare` homes, best first, and marks
  * the first `limit` as served now. The spares are fallbacks for a home whose
  * summary is a moment stale (it was emptied by a claim whose report is still
- * on its way); they keep their place in line.
+ * on its way); they keep their place in line. `exclude` (pushed types) keeps
+ * an untyped claim from ranking homes whose due work it cannot take.
  */
-export function pickHomesForClaim(sql: SqlStorage, types: readonly string[] | null, limit: number, spare: number, now: number): string[] {
+export function pickHomesForClaim(
+  sql: SqlStorage,
+  types: readonly string[] | null,
+  exclude: readonly string[],
+  limit: number,
+  spare: number,
+  now: number,
+): string[] {
   const homes = sql
-    .exec<{ home: string }>(HOME_PICK_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), limit + spare)
+    .exec<{ home: string }>(HOME_PICK_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), limit + spare, JSON.stringify(exclude))
     .toArray()
     .map((r) => r.home);
   if (homes.length > 0) sql.exec(HOME_MARK_SERVED, now, JSON.stringify(homes.slice(0, limit)));

@@ -271,8 +271,10 @@ export class QueueOps {
         throw new QueueError("invalid_request", `types[${i}]: ${message}`, [{ path: `types[${i}]`, message }]);
       }
     });
-    const picked = await this.catalog().pickHomes(types, req.limit, CLAIM_SPARE_HOMES);
-    const direct = (types ?? Object.keys(this.config.types)).flatMap((t) =>
+    // Without types, pushed types' objects are never asked: their jobs belong to the handler.
+    const pushTypes = this.config.pushTypes;
+    const picked = await this.catalog().pickHomes(types, types ? [] : [...pushTypes], req.limit, CLAIM_SPARE_HOMES);
+    const direct = (types ?? Object.keys(this.config.types).filter((t) => !pushTypes.includes(t))).flatMap((t) =>
       Array.from({ length: this.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name),
     );
     const candidates = [...new Set([...picked, ...direct])];
