@@ -420,11 +420,10 @@ export class Dispatcher {
   }
 
   /**
-   * settleJob: one job's outcome, as soon as the handler reports it; frees its
-   * permits — at once, or into `freed` when the whole call is being settled
-   * (one release per pool, not one per job). Never throws.
+   * settleJob: one job's outcome, as soon as the handler reports it (or as the
+   * call returns: `atEnd`); gives its permits back. Never throws.
    */
-  private settleJob(call: Call, id: string, outcome: HandlerOutcome, now: number, freed?: Permit[]): void {
+  private settleJob(call: Call, id: string, outcome: HandlerOutcome, now: number, atEnd = false): void {
     const flight = this.flights.get(id);
     const row = call.rows.get(id);
     // Not this call's flight any more (timed out, cancelled, lost, or settled already): the late outcome is ignored.
@@ -432,16 +431,14 @@ export class Dispatcher {
     this.drop(flight);
     try {
       const out = applyOutcome(this.deps.store, this.deps.config, id, flight.token, outcome, now);
-      if (out.ok && freed) call.settled.push(out.row);
+      if (out.ok && atEnd) call.settled.push(out.row);
       else if (out.ok) this.settledEarly(out.row);
     } catch (e) {
       // The lease stays in SQL and is not renewed: the reap pass recovers the job.
       console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
     } finally {
-      const permits = call.permits.get(id) ?? [];
+      for (const p of call.permits.get(id) ?? []) this.release(p.pool, [p.id]);
       call.permits.delete(id);
-      if (freed) freed.push(...permits);
-      else for (const p of permits) this.release(p.pool, [p.id]);
     }
   }
 
@@ -465,16 +462,14 @@ export class Dispatcher {
   private async finish(call: Call, answer: unknown, failure: string | null): Promise<void> {
     const now = this.deps.now();
     const outcomes = failure === null ? readOutcomes([...call.rows.keys()], answer) : null;
-    const freed: Permit[] = [];
     try {
       for (const id of call.rows.keys()) {
-        this.settleJob(call, id, outcomes?.get(id) ?? { kind: "retry", error: failure ?? "no outcome" }, now, freed);
+        this.settleJob(call, id, outcomes?.get(id) ?? { kind: "retry", error: failure ?? "no outcome" }, now, true);
       }
     } finally {
-      const byPool = new Map<string, string[]>();
-      for (const p of [...freed, ...[...call.permits.values()].flat()]) byPool.set(p.pool, [...(byPool.get(p.pool) ?? []), p.id]);
+      // Permits of jobs that ended earlier (timed out, cancelled, lost) were kept by the call until now.
+      for (const p of [...call.permits.values()].flat()) this.release(p.pool, [p.id]);
       call.permits.clear();
-      for (const [pool, ids] of byPool) this.release(pool, ids);
     }
     await this.deps.changed(call.settled, now);
   }
@@ -502,9 +497,9 @@ export class Dispatcher {
     if (this.flights.get(flight.id) === flight) this.flights.delete(flight.id);
   }
 
-  /** release permits; `refund` when the attempts never started (their rate spend is given back). */
   /**
-   * release gives permits back, coalesced per pool within a tick: jobs of one
+   * release gives permits back (`refund` when the attempts never started: their
+   * rate spend is returned), coalesced per pool within a tick: jobs of one
    * batch settle early one by one, and a PoolDO round trip per job made the
    * pool the bottleneck of a guarded type (one object grants ~1,000 calls/s).
    * A release lost with the object lapses with its permit's TTL.
