@@ -51,6 +51,8 @@ export async function call(url, method, path, body, token = TOKEN) {
 
 /** rate runs `fn(i)` for i in [0, n) with `concurrency` in flight; returns operations per second. */
 export async function rate(n, concurrency, fn) {
+  // A fractional n would run ceil(n) calls and credit n.
+  if (!Number.isInteger(n)) throw new Error(`rate: n must be a whole number of calls, got ${n}`);
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -88,6 +90,54 @@ export async function handlerConnected(url) {
     await sleep(200);
   }
   throw new Error("the example handler never answered");
+}
+
+/**
+ * fill enqueues n jobs, `make(i)` each, in POST /v1/jobs/batch calls of at most
+ * 1,000 (the API's limit), `inFlight` calls at a time; returns jobs/s.
+ */
+export async function fill(url, n, make, inFlight = 1) {
+  const t0 = performance.now();
+  await rate(Math.ceil(n / 1000), inFlight, (c) =>
+    call(url, "POST", "/v1/jobs/batch", { jobs: Array.from({ length: Math.min(1000, n - c * 1000) }, (_, k) => make(c * 1000 + k)) }),
+  );
+  return n / ((performance.now() - t0) / 1000);
+}
+
+/** pullStep: one pull worker step — claim one job of `type` and complete it; returns how many it completed (0 or 1). */
+export async function pullStep(url, type) {
+  const { jobs } = await call(url, "POST", "/v1/claim", { worker: "bench", types: [type] });
+  for (const j of jobs) await call(url, "POST", `/v1/jobs/${j.id}/complete`, { leaseToken: j.leaseToken });
+  return jobs.length;
+}
+
+/**
+ * pushDrain enqueues n jobs of a pushed type (spread over `scopes` scopes of
+ * `scopeType`, or unscoped when scopes is 0), waits until the queue has
+ * finished them, and returns jobs/s from the first enqueue to the last
+ * `finishedAt`. The jobs carry a tag of their own, so the timing reads only them.
+ */
+export async function pushDrain(url, { type, n, scopes = 0, scopeType = "Bench", payload = {} }) {
+  const tag = `drain-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const before = (await call(url, "GET", `/v1/stats?type=${type}`)).completed;
+  const t0 = Date.now();
+  await fill(url, n, (i) => ({ type, payload, tags: [tag], ...(scopes ? { scope: { type: scopeType, id: `s${i % scopes}` } } : {}) }));
+  // Stats come from the catalog (up to a second behind): wait for the completions, not only for an idle type.
+  await until(`${type} drain`, async () => {
+    const s = await call(url, "GET", `/v1/stats?type=${type}`);
+    return s.completed >= before + n && s.pending + s.running + s.scheduled === 0;
+  });
+  const done = await listAll(url, { type, tag, state: "completed" });
+  if (done.length !== n) throw new Error(`${type} drain: ${done.length} of ${n} jobs completed`);
+  return n / ((Math.max(...done.map((j) => j.finishedAt)) - t0) / 1000);
+}
+
+/** completedJob polls a job until it is completed. */
+export function completedJob(url, id) {
+  return until(`job ${id}`, async () => {
+    const j = (await call(url, "GET", `/v1/jobs/${id}`)).job;
+    return j.state === "completed" ? j : null;
+  });
 }
 
 /** until polls `test` every 50 ms until it returns something truthy. */

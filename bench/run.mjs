@@ -16,6 +16,9 @@
  * - pullJobsPerSec (extra): 16 pull workers claiming 1 job at a time and
  *   completing it, jobs spread over 64 scopes — every claim passes through
  *   the catalog, so this is the catalog-bound ceiling of pull claiming.
+ * - logLinesOffVsOn: a 16-worker pull drain on a second coordinator with the
+ *   same config but `events.log = false` ÷ the same drain with the shipped
+ *   config (runs alternated): what the lifecycle log lines cost locally.
  * - pushJobsPerSec: 5,000 jobs pushed to the example handler's no-op type
  *   (from one object), enqueue of the first to completion of the last; and
  *   pushVsPullDrain: that rate ÷ 16 pull workers draining 5,000 jobs of one
@@ -38,17 +41,20 @@
  *   16 pull workers on one object at growing depths; pushed no-op jobs spread
  *   over a growing number of scopes.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chartSvg } from "./chart.mjs";
 import { depthSweep, scopeSweep } from "./sweeps.mjs";
-import { call, handlerConnected, listAll, machine, median, percentile, rate, round, startWorker, TOKEN, until } from "./lib.mjs";
+import { parse } from "smol-toml";
+import { call, completedJob, fill, handlerConnected, listAll, machine, median, percentile, pullStep, pushDrain, rate, round, startWorker, TOKEN } from "./lib.mjs";
 
 const quick = process.argv.includes("--quick");
 const P = quick
-  ? { runs: 3, singles: 1500, batches: 12, cycleRounds: 2, cycles: 100, pushJobs: 5000, pickups: 100, delayed: 100 }
-  : { runs: 5, singles: 4000, batches: 40, cycleRounds: 4, cycles: 150, pushJobs: 5000, pickups: 300, delayed: 300 };
+  ? { runs: 3, singles: 1500, batchesPerRound: 4, cycleRounds: 2, cycles: 100, pushJobs: 5000, pickups: 100, delayed: 100, logDrain: 1000 }
+  : { runs: 5, singles: 4000, batchesPerRound: 14, cycleRounds: 4, cycles: 150, pushJobs: 5000, pickups: 300, delayed: 300, logDrain: 2000 };
+// A quick run (CI) writes beside the published full run instead of over it.
+const OUT = quick ? { json: "bench/results/quick.json", svg: "bench/results/quick-throughput.svg" } : { json: "bench/results/latest.json", svg: "bench/results/throughput.svg" };
 const CONCURRENCY = 16;
 
 const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-bench-"));
@@ -65,6 +71,14 @@ async function main() {
   });
   const bare = await startWorker({ config: "bench/bare/wrangler.toml", port: 8798, persistTo: path.join(state, "bare") });
   const poolAlone = await startWorker({ config: "bench/pool/wrangler.toml", port: 8796, persistTo: path.join(state, "pool") });
+  // The same coordinator and config with lifecycle log lines off, to price them.
+  const shipped = parse(readFileSync("wrangler.toml", "utf8")).vars.EDGEQUEUE_CONFIG;
+  const quiet = await startWorker({
+    config: "wrangler.toml",
+    port: 8799,
+    persistTo: path.join(state, "quiet"),
+    vars: { QUEUE_TOKEN: TOKEN, EDGEQUEUE_CONFIG: JSON.stringify({ ...shipped, events: { log: false } }) },
+  });
   try {
     await handlerConnected(queue.url);
     // ------------------------------------------------ single enqueue vs bare insert
@@ -82,11 +96,10 @@ async function main() {
     const enqueueVsBareInsert = median(enq) / median(ins);
 
     // ------------------------------------------------ batch enqueue
-    const batch = (type, size) => (b) =>
-      call(queue.url, "POST", "/v1/jobs/batch", { jobs: Array.from({ length: size }, (_, i) => ({ type, payload: { b, i, to: "someone@example.com" } })) });
-    await rate(2, 2, batch("bench.batch.warmup", 1000));
+    const batchJob = (type) => (i) => ({ type, payload: { i, to: "someone@example.com" } });
+    await fill(queue.url, 2000, batchJob("bench.batch.warmup"), 2);
     const batchRates = [];
-    for (let r = 0; r < 3; r++) batchRates.push((await rate(P.batches / 3, 2, batch("bench.batch", 1000))) * 1000);
+    for (let r = 0; r < 3; r++) batchRates.push(await fill(queue.url, P.batchesPerRound * 1000, batchJob("bench.batch"), 2));
     const batchEnqueuePerSec = median(batchRates);
     log(`  batch enqueue: ${batchRates.map((x) => x.toFixed(0)).join(", ")} jobs/s`);
 
@@ -94,11 +107,9 @@ async function main() {
     const drained = P.cycleRounds * P.cycles;
     const shallow = { type: "bench.depth.1k", depth: 1000 + drained };
     const deep = { type: "bench.depth.100k", depth: 100_000 + drained };
-    for (const q of [shallow, deep]) await rate(q.depth / 1000, 2, batch(q.type, 1000));
+    for (const q of [shallow, deep]) await fill(queue.url, q.depth, batchJob(q.type), 2);
     const cycle = (type) => async () => {
-      const { jobs } = await call(queue.url, "POST", "/v1/claim", { worker: "bench", types: [type] });
-      if (jobs.length !== 1) throw new Error(`claim on ${type} returned ${jobs.length} jobs`);
-      await call(queue.url, "POST", `/v1/jobs/${jobs[0].id}/complete`, { leaseToken: jobs[0].leaseToken });
+      if ((await pullStep(queue.url, type)) !== 1) throw new Error(`claim on ${type} returned no job`);
     };
     await rate(20, 1, cycle(shallow.type));
     await rate(20, 1, cycle(deep.type));
@@ -115,50 +126,40 @@ async function main() {
     const pullType = "bench.pull";
     const pullJobs = quick ? 1500 : 4000;
     const scopes = 64;
-    await rate(scopes, 4, (s) =>
-      call(queue.url, "POST", "/v1/jobs/batch", {
-        jobs: Array.from({ length: Math.ceil(pullJobs / scopes) }, (_, i) => ({ type: pullType, scope: { type: "Tenant", id: `t${s}` }, payload: { i } })),
-      }),
-    );
+    await fill(queue.url, pullJobs, (i) => ({ type: pullType, scope: { type: "Tenant", id: `t${i % scopes}` }, payload: { i } }), 2);
     await new Promise((r) => setTimeout(r, 1500)); // let the scopes' first summaries reach the catalog
     let pulled = 0;
     const pullRate = await rate(pullJobs, CONCURRENCY, async () => {
-      const { jobs } = await call(queue.url, "POST", "/v1/claim", { worker: "bench", types: [pullType] });
-      for (const j of jobs) {
-        await call(queue.url, "POST", `/v1/jobs/${j.id}/complete`, { leaseToken: j.leaseToken });
-        pulled++;
-      }
+      const n = await pullStep(queue.url, pullType); // not `pulled += await …`: that reads pulled before the await
+      pulled += n;
     });
     const pullJobsPerSec = (pullRate * pulled) / pullJobs;
     log(`  pull: ${pullJobsPerSec.toFixed(0)} jobs/s (${pulled} of ${pullJobs} claims returned a job)`);
 
     // ------------------------------------------------ push: throughput, pickup, delayed lateness
-    const pushStart = Date.now();
-    await rate(P.pushJobs / 1000, 1, batch("demo.noop", 1000));
-    await until("push drain", async () => {
-      const s = await call(queue.url, "GET", "/v1/stats?type=demo.noop");
-      return s.completed >= P.pushJobs && s.pending + s.running + s.scheduled === 0;
-    });
-    const pushed = await listAll(queue.url, { type: "demo.noop", state: "completed" });
-    const lastFinish = Math.max(...pushed.map((j) => j.finishedAt));
-    const pushJobsPerSec = pushed.length / ((lastFinish - pushStart) / 1000);
-    log(`  push: ${pushJobsPerSec.toFixed(0)} jobs/s (${pushed.length} jobs)`);
+    const pushJobsPerSec = await pushDrain(queue.url, { type: "demo.noop", n: P.pushJobs });
+    log(`  push: ${pushJobsPerSec.toFixed(0)} jobs/s (${P.pushJobs} jobs)`);
 
-    const drainType = "bench.drain";
-    await rate(P.pushJobs / 1000, 1, batch(drainType, 1000));
-    const drainRate = await rate(P.pushJobs, CONCURRENCY, async () => {
-      const { jobs } = await call(queue.url, "POST", "/v1/claim", { worker: "bench", types: [drainType] });
-      for (const j of jobs) await call(queue.url, "POST", `/v1/jobs/${j.id}/complete`, { leaseToken: j.leaseToken });
-    });
+    const pullDrain = async (url, type, n) => {
+      await fill(url, n, batchJob(type));
+      return rate(n, CONCURRENCY, () => pullStep(url, type));
+    };
+    const drainRate = await pullDrain(queue.url, "bench.drain", P.pushJobs);
     log(`  pull drain (16 workers, one object): ${drainRate.toFixed(0)} jobs/s`);
+
+    // Lifecycle log lines: the same pull drain, alternated between the shipped config and log = false.
+    const logOn = [];
+    const logOff = [];
+    for (let r = 0; r < 2; r++) {
+      logOn.push(await pullDrain(queue.url, `bench.logs.${r}`, P.logDrain));
+      logOff.push(await pullDrain(quiet.url, `bench.logs.${r}`, P.logDrain));
+    }
+    log(`  pull drain with log lines ${logOn.map(Math.round).join(", ")} jobs/s, without ${logOff.map(Math.round).join(", ")} jobs/s`);
 
     const pickups = [];
     for (let i = 0; i < P.pickups; i++) {
       const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "demo.noop", payload: { i }, scope: { type: "Bench", id: `pickup-${i % 8}` } });
-      const done = await until("pickup", async () => {
-        const j = (await call(queue.url, "GET", `/v1/jobs/${job.id}`)).job;
-        return j.state === "completed" ? j : null;
-      });
+      const done = await completedJob(queue.url, job.id);
       pickups.push(done.result.startedAt - done.createdAt);
     }
     log(`  push pickup: p50 ${percentile(pickups, 50)} ms, p95 ${percentile(pickups, 95)} ms`);
@@ -167,40 +168,18 @@ async function main() {
     for (let i = 0; i < P.delayed; i++) {
       const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "demo.noop", payload: { i }, delayMs: 1000, scope: { type: "Bench", id: `delay-${i % 8}` } });
       delayedIds.push(job.id);
-      await new Promise((r) => setTimeout(r, 7)); // spread the due times over the second
+      await new Promise((r) => setTimeout(r, 7)); // spread the due times out (each call adds its own time too)
     }
     const lateness = [];
     for (const id of delayedIds) {
-      const done = await until("delayed job", async () => {
-        const j = (await call(queue.url, "GET", `/v1/jobs/${id}`)).job;
-        return j.state === "completed" ? j : null;
-      });
+      const done = await completedJob(queue.url, id);
       lateness.push(done.result.startedAt - done.runAt);
     }
     log(`  1 s delayed jobs, lateness: p50 ${percentile(lateness, 50)} ms, p95 ${percentile(lateness, 95)} ms`);
 
     // ------------------------------------------------ pools: guarded vs unguarded, and one pool's ceiling
     await call(queue.url, "PUT", "/v1/pools/demo-pool", { concurrency: 100_000 });
-    let pushRound = 0;
-    const pushRun = async (type, n) => {
-      const t0 = Date.now();
-      const scopes = 8;
-      const scopeType = `Guard${pushRound++}`;
-      await rate(scopes, 4, (s) =>
-        call(queue.url, "POST", "/v1/jobs/batch", {
-          jobs: Array.from({ length: n / scopes }, () => ({ type, payload: { ms: 0 }, scope: { type: scopeType, id: `s${s}` } })),
-        }),
-      );
-      await until(`${type} drain`, async () => {
-        const s = await call(queue.url, "GET", `/v1/stats?type=${type}`);
-        return s.pending + s.running + s.scheduled === 0;
-      });
-      let last = 0;
-      await rate(scopes, 8, async (s) => {
-        for (const j of await listAll(queue.url, { type, scopeType, scopeId: `s${s}` })) last = Math.max(last, j.finishedAt ?? 0);
-      });
-      return n / ((last - t0) / 1000);
-    };
+    const pushRun = (type, n) => pushDrain(queue.url, { type, n, scopes: 8, scopeType: "Guard", payload: { ms: 0 } });
     // Alternated rounds, medians: one round each moves by ±20% on this machine.
     const guardN = quick ? 2000 : 4000;
     const unguardedRates = [];
@@ -251,6 +230,7 @@ async function main() {
       pullJobsPerSec: Math.round(pullJobsPerSec),
       pushJobsPerSec: Math.round(pushJobsPerSec),
       pushVsPullDrain: round(pushJobsPerSec / drainRate),
+      logLinesOffVsOn: round(median(logOff) / median(logOn)),
       pushPickupP50Ms: percentile(pickups, 50),
       pushPickupP95Ms: percentile(pickups, 95),
       delayedLatenessP50Ms: percentile(lateness, 50),
@@ -278,6 +258,8 @@ async function main() {
         claimCompleteMsAtDepth1k: msShallow.map((x) => round(x)),
         claimCompleteMsAtDepth100k: msDeep.map((x) => round(x)),
         pullDrainJobsPerSec: Math.round(drainRate),
+        pullDrainWithLogLines: logOn.map(Math.round),
+        pullDrainWithoutLogLines: logOff.map(Math.round),
         pushPickupMs: { min: Math.min(...pickups), max: Math.max(...pickups) },
         delayedLatenessMs: { min: Math.min(...lateness), max: Math.max(...lateness) },
         guardedPushJobsPerSec: guardedRates.map(Math.round),
@@ -286,10 +268,10 @@ async function main() {
       },
     };
     mkdirSync("bench/results", { recursive: true });
-    writeFileSync("bench/results/latest.json", `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(OUT.json, `${JSON.stringify(result, null, 2)}\n`);
     const m = result.machine;
     writeFileSync(
-      "bench/results/throughput.svg",
+      OUT.svg,
       chartSvg(
         [
           { title: "Pull throughput vs queue depth", xLabel: "jobs waiting in the object (log scale)", yLabel: "jobs/s (16 pull workers)", points: byDepth },
@@ -300,9 +282,9 @@ async function main() {
     );
     const { details: _details, targets: _targets, machine: _machine, ...figures } = result;
     log(JSON.stringify(figures));
-    log("wrote bench/results/latest.json");
+    log(`wrote ${OUT.json} and ${OUT.svg}`);
   } finally {
-    await Promise.all([queue.stop(), bare.stop(), poolAlone.stop()]);
+    await Promise.all([queue.stop(), bare.stop(), poolAlone.stop(), quiet.stop()]);
     rmSync(state, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run soak [-- --jobs N --scopes N --producers N --fail-rate F]`: the
+ * `npm run soak [-- --jobs N --scopes N --producers N --fail-rate F --minutes M]`: the
  * queue as `npm start` runs it (the shipped wrangler.toml, the example
  * handler, workerd, state on disk) under concurrent producers, then an audit.
  *
@@ -27,7 +27,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "smol-toml";
-import { call, handlerConnected, machine, percentile, round, startWorker, TOKEN } from "./lib.mjs";
+import { call, handlerConnected, listAll, machine, percentile, round, startWorker, TOKEN } from "./lib.mjs";
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -114,15 +114,7 @@ async function outstanding(url) {
 /** Every job of every soak scope, read from the scope objects themselves. */
 async function listScopes(url) {
   const jobs = new Map();
-  for (let s = 0; s < SCOPES; s++) {
-    let cursor = null;
-    do {
-      const q = new URLSearchParams({ scopeType: "Tenant", scopeId: `t${s}`, limit: "500", ...(cursor ? { cursor } : {}) });
-      const page = await call(url, "GET", `/v1/jobs?${q}`);
-      for (const j of page.items) jobs.set(j.id, j);
-      cursor = page.nextCursor;
-    } while (cursor);
-  }
+  for (let s = 0; s < SCOPES; s++) for (const j of await listAll(url, { scopeType: "Tenant", scopeId: `t${s}` })) jobs.set(j.id, j);
   return jobs;
 }
 
@@ -169,7 +161,6 @@ async function main() {
   let failed = false;
   try {
     await handlerConnected(queue.url);
-    await fetch(`${queue.url}/reset`, { method: "POST" });
     const chunks = plan();
     const t0 = Date.now();
     const accepted = await produce(queue.url, chunks);

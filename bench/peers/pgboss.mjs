@@ -29,8 +29,7 @@ export async function openPgBoss(connection) {
       [`work() ×16, batchSize 1, polling ${POLL_SECONDS} s`]: async (n, concurrency) => {
         await prefill("drain-work", n);
         const t0 = performance.now();
-        const ids = [];
-        for (let w = 0; w < concurrency; w++) ids.push(await boss.work("drain-work", { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async () => ({ startedAt: Date.now() })));
+        for (let w = 0; w < concurrency; w++) await boss.work("drain-work", { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async () => ({ startedAt: Date.now() }));
         // work() completes each job after its handler returns, without waiting: count rows.
         while ((await completed("drain-work")) < n) await new Promise((r) => setTimeout(r, 50));
         const perSec = n / ((performance.now() - t0) / 1000);

@@ -37,10 +37,6 @@ export class Ledger extends DurableObject {
   async counts(): Promise<[string, string, number][]> {
     return this.ctx.storage.sql.exec<{ id: string; event: string; n: number }>("SELECT id, event, n FROM seen").toArray().map((r) => [r.id, r.event, r.n]);
   }
-
-  async reset(): Promise<void> {
-    this.ctx.storage.sql.exec("DELETE FROM seen");
-  }
 }
 
 /** The entrypoint the queue's `observer` binding names. */
@@ -55,7 +51,6 @@ export default {
     const ledger = env.LEDGER.getByName("ledger");
     const { pathname } = new URL(req.url);
     if (pathname === "/counts") return Response.json(await ledger.counts());
-    if (pathname === "/reset" && req.method === "POST") return Response.json(await ledger.reset());
     return env.QUEUE.fetch(req);
   },
 } satisfies ExportedHandler<Env>;
