@@ -1,65 +1,88 @@
 import { readFileSync } from "node:fs";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { parse } from "smol-toml";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 const compatibilityDate = "2026-04-20";
 
 /** The config the queue ships (wrangler.toml), so the tests exercise the demo config a person runs with npm start. */
 const shipped = (parse(readFileSync("./wrangler.toml", "utf8")) as { vars: { EDGEQUEUE_CONFIG: Record<string, any> } }).vars.EDGEQUEUE_CONFIG;
 
-export default defineConfig({
-  plugins: [
-    cloudflareTest({
-      // The real coordinator: same wrangler.toml, real Durable Objects and SQLite.
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        // Real handler Workers over real service bindings (built by test/global-setup.mjs).
-        workers: [
-          { name: "edgequeue-example-handler", modules: true, scriptPath: "./.test-build/example-handler/index.js", compatibilityDate },
-          { name: "edgequeue-test-handler", modules: true, scriptPath: "./.test-build/test-handler/index.js", compatibilityDate },
-        ],
-        serviceBindings: {
-          TEST: { name: "edgequeue-test-handler", entrypoint: "TestHandlers" },
-          TEST_RAW: { name: "edgequeue-test-handler", entrypoint: "RawHandlers" },
-          OBSERVER: { name: "edgequeue-test-handler", entrypoint: "Observer" },
-          PROBE: { name: "edgequeue-test-handler", entrypoint: "Probe" },
-        },
-        bindings: {
-          QUEUE_TOKEN: "test-token",
-          // Longer randomized runs on demand (docs/reliability.md): CHAOS_SEEDS=200 adds 200
-          // seeds to each chaos suite, CHAOS_SEEDS=7,42 replays those; FUZZ_RUNS / FUZZ_SEED likewise.
-          CHAOS_SEEDS: process.env.CHAOS_SEEDS ?? "",
-          FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
-          FUZZ_SEED: process.env.FUZZ_SEED ?? "",
-          EDGEQUEUE_CONFIG: {
-            ...shipped,
-            observer: "OBSERVER",
-            events: { log: false },
-            types: {
-              ...shipped.types,
-              "sharded.job": { shards: 4 },
-              "quick.retry": { maxAttempts: 2, backoff: { baseMs: 100, maxMs: 1000 } },
-              "test.span": { binding: "TEST", batchSize: 5 },
-              "test.limited": { binding: "TEST", concurrency: 3, batchSize: 2 },
-              "test.long": { binding: "TEST", leaseMs: 1000 },
-              "test.timeout": { binding: "TEST", timeoutMs: 1000, maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } },
-              "test.outcome": { binding: "TEST", maxAttempts: 3, backoff: { baseMs: 10, maxMs: 50 } },
-              "test.deaf": { binding: "TEST", leaseMs: 1000 },
-              "test.deaf.limited": { binding: "TEST", concurrency: 1 },
-              "test.single.short": { binding: "TEST", concurrency: 1, leaseMs: 1000 },
-              "test.serial.deaf": { binding: "TEST", serializeByScope: true, timeoutMs: 1000, maxAttempts: 1 },
-              "chaos.job": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 100 } },
-              "chaos.limited": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, concurrency: 2, backoff: { baseMs: 10, maxMs: 100 } },
-              "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
-            },
-          },
+/** The Workers pool: the suites run inside workerd (the Workers runtime) beside the real coordinator. */
+const workersPool = cloudflareTest({
+  // The real coordinator: same wrangler.toml, real Durable Objects and SQLite.
+  wrangler: { configPath: "./wrangler.toml" },
+  miniflare: {
+    // Real handler Workers over real service bindings (built by test/global-setup.mjs).
+    workers: [
+      { name: "edgequeue-example-handler", modules: true, scriptPath: "./.test-build/example-handler/index.js", compatibilityDate },
+      { name: "edgequeue-test-handler", modules: true, scriptPath: "./.test-build/test-handler/index.js", compatibilityDate },
+    ],
+    serviceBindings: {
+      TEST: { name: "edgequeue-test-handler", entrypoint: "TestHandlers" },
+      TEST_RAW: { name: "edgequeue-test-handler", entrypoint: "RawHandlers" },
+      OBSERVER: { name: "edgequeue-test-handler", entrypoint: "Observer" },
+      PROBE: { name: "edgequeue-test-handler", entrypoint: "Probe" },
+    },
+    // Every transition writes an Analytics Engine point (locally the dataset drops them; the layout is tested in test/metrics).
+    analyticsEngineDatasets: { ANALYTICS: { dataset: "edgequeue_test" } },
+    bindings: {
+      QUEUE_TOKEN: "test-token",
+      // Longer randomized runs on demand (docs/reliability.md): CHAOS_SEEDS=200 adds 200
+      // seeds to each chaos suite, CHAOS_SEEDS=7,42 replays those; FUZZ_RUNS / FUZZ_SEED likewise.
+      CHAOS_SEEDS: process.env.CHAOS_SEEDS ?? "",
+      FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
+      FUZZ_SEED: process.env.FUZZ_SEED ?? "",
+      EDGEQUEUE_CONFIG: {
+        ...shipped,
+        observer: "OBSERVER",
+        analytics: "ANALYTICS",
+        events: { log: false },
+        types: {
+          ...shipped.types,
+          "sharded.job": { shards: 4 },
+          "quick.retry": { maxAttempts: 2, backoff: { baseMs: 100, maxMs: 1000 } },
+          "test.span": { binding: "TEST", batchSize: 5 },
+          "test.limited": { binding: "TEST", concurrency: 3, batchSize: 2 },
+          "test.long": { binding: "TEST", leaseMs: 1000 },
+          "test.timeout": { binding: "TEST", timeoutMs: 1000, maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } },
+          "test.outcome": { binding: "TEST", maxAttempts: 3, backoff: { baseMs: 10, maxMs: 50 } },
+          "test.deaf": { binding: "TEST", leaseMs: 1000 },
+          "test.deaf.limited": { binding: "TEST", concurrency: 1 },
+          "test.single.short": { binding: "TEST", concurrency: 1, leaseMs: 1000 },
+          "test.serial.deaf": { binding: "TEST", serializeByScope: true, timeoutMs: 1000, maxAttempts: 1 },
+          "chaos.job": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 100 } },
+          "chaos.limited": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, concurrency: 2, backoff: { baseMs: 10, maxMs: 100 } },
+          "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
         },
       },
-    }),
-  ],
+    },
+  },
+});
+
+export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["./test/global-setup.mjs"],
+    projects: [
+      {
+        plugins: [workersPool],
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/browser/**"],
+          globalSetup: ["./test/global-setup.mjs"],
+        },
+      },
+      {
+        // Real-browser tests (test/browser/harness.ts): plain Node; they start `wrangler dev` the way
+        // `npm start` does and drive the system Chromium with playwright-core. Slow by nature.
+        test: {
+          name: "browser",
+          environment: "node",
+          include: ["test/browser/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
   },
 });

@@ -1,10 +1,14 @@
 import journal from './meta/_journal.json';
 import m0000 from './0000_catalog.sql';
+import m0001 from './0001_metrics.sql';
+import m0002 from './0002_metric_total_triggers.sql';
 
   export default {
     journal,
     migrations: {
-      m0000
+      m0000,
+m0001,
+m0002
     }
   }
   

@@ -2,13 +2,17 @@ import journal from './meta/_journal.json';
 import m0000 from './0000_job.sql';
 import m0001 from './0001_job_count_triggers.sql';
 import m0002 from './0002_keys_over_time.sql';
+import m0003 from './0003_job_history_tables.sql';
+import m0004 from './0004_job_history_triggers.sql';
 
   export default {
     journal,
     migrations: {
       m0000,
 m0001,
-m0002
+m0002,
+m0003,
+m0004
     }
   }
   

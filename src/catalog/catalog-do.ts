@@ -13,7 +13,10 @@ import type { Env } from "../env";
 import type { JobState, TerminalState } from "../job/states";
 import { migrateStorage } from "../schema/migrate";
 import type { HomeSummary } from "../scope/summary";
-import { applyReport, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, stats, type CatalogStats } from "./catalog-store";
+import type { Stats } from "../job/schemas";
+import type { Counters, MinuteCounters } from "../metrics/counters";
+import { applyReport, busiestHomes, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, stats, statsByType } from "./catalog-store";
+import { metricSeries, metricTotals } from "./metrics-store";
 
 export class CatalogDO extends DurableObject<Env> {
   clock: Clock = systemClock;
@@ -39,8 +42,18 @@ export class CatalogDO extends DurableObject<Env> {
     return busyType(this.sql, types, this.clock.now());
   }
 
-  async stats(type: string | null): Promise<CatalogStats> {
+  async stats(type: string | null): Promise<Stats> {
     return stats(this.sql, type, this.clock.now());
+  }
+
+  /** overview: per type, counts and lag from the summaries, totals since the catalog began, and the per-minute series from `from`. */
+  async overview(from: number, type: string | null): Promise<{ at: number; types: (Stats & { type: string })[]; totals: (Counters & { type: string })[]; minutes: MinuteCounters[] }> {
+    const now = this.clock.now();
+    return { at: now, types: statsByType(this.sql, now), totals: metricTotals(this.sql), minutes: metricSeries(this.sql, from, type) };
+  }
+
+  async busiestHomes(limit: number): Promise<(Stats & { home: string })[]> {
+    return busiestHomes(this.sql, limit, this.clock.now());
   }
 
   async listHomes(filter: { type?: string; state?: JobState }, after: string, inclusive: boolean, limit: number): Promise<string[]> {

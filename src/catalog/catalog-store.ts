@@ -5,8 +5,10 @@
  *
  * @module
  */
+import type { Stats } from "../job/schemas";
 import type { JobState, TerminalState } from "../job/states";
 import type { HomeSummary, TypeSummary } from "../scope/summary";
+import { applyMetrics } from "./metrics-store";
 
 const HOME_REPORTED_AT = "SELECT reported_at FROM home WHERE name = ?";
 const HOME_UPSERT = `
@@ -23,6 +25,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
   const held = sql.exec<{ reported_at: number }>(HOME_REPORTED_AT, summary.home).toArray()[0];
   if (held && held.reported_at > summary.at) return false;
+  applyMetrics(sql, summary.home, summary.metrics, summary.at);
   sql.exec(HOME_TYPE_DELETE, summary.home);
   const kept = summary.types.filter(hasAny);
   if (kept.length === 0) {
@@ -94,40 +97,36 @@ export function pickHomesForClaim(
   return homes;
 }
 
-const STATS = `
-SELECT coalesce(sum(pending), 0) AS pending, coalesce(sum(scheduled), 0) AS scheduled, coalesce(sum(running), 0) AS running,
-       coalesce(sum(completed), 0) AS completed, coalesce(sum(failed_retries_exhausted), 0) AS retries_exhausted,
-       coalesce(sum(failed_fatal), 0) AS fatal, coalesce(sum(failed_stalled), 0) AS stalled,
-       coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS cancelled,
-       min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due
-  FROM home_type WHERE ?1 IS NULL OR type = ?1`;
+/** The stats columns, summed over the rows of home_type a query groups. */
+const STATS_COLUMNS = `
+coalesce(sum(pending), 0) AS pending, coalesce(sum(scheduled), 0) AS scheduled, coalesce(sum(running), 0) AS running,
+coalesce(sum(completed), 0) AS completed, coalesce(sum(failed_retries_exhausted), 0) AS retries_exhausted,
+coalesce(sum(failed_fatal), 0) AS fatal, coalesce(sum(failed_stalled), 0) AS stalled,
+coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS cancelled,
+min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due`;
 
-export interface CatalogStats {
+const STATS = `SELECT ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL OR type = ?1`;
+/** statsByType: every type any home holds (a full scan of home_type: O(homes × types), for the dashboard and metrics). */
+const STATS_BY_TYPE = `SELECT type, ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL GROUP BY type ORDER BY type`;
+/** homeBusiest: homes by live jobs, most first (a full scan plus sort, like statsByType). */
+const HOME_BUSIEST = `
+SELECT home, ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL
+ GROUP BY home ORDER BY sum(pending) + sum(scheduled) + sum(running) DESC, home LIMIT ?3`;
+
+type StatsRow = {
   pending: number;
   scheduled: number;
   running: number;
   completed: number;
-  failed: number;
+  retries_exhausted: number;
+  fatal: number;
+  stalled: number;
+  timeout: number;
   cancelled: number;
-  oldestPendingLagMs: number;
-  failedByKind: { retries_exhausted: number; fatal: number; stalled: number; timeout: number };
-}
+  oldest_due: number | null;
+};
 
-export function stats(sql: SqlStorage, type: string | null, now: number): CatalogStats {
-  const r = sql
-    .exec<{
-      pending: number;
-      scheduled: number;
-      running: number;
-      completed: number;
-      retries_exhausted: number;
-      fatal: number;
-      stalled: number;
-      timeout: number;
-      cancelled: number;
-      oldest_due: number | null;
-    }>(STATS, type, now)
-    .one();
+function toStats(r: StatsRow, now: number): Stats {
   return {
     pending: r.pending,
     scheduled: r.scheduled,
@@ -138,6 +137,24 @@ export function stats(sql: SqlStorage, type: string | null, now: number): Catalo
     oldestPendingLagMs: r.oldest_due === null ? 0 : Math.max(0, now - r.oldest_due),
     failedByKind: { retries_exhausted: r.retries_exhausted, fatal: r.fatal, stalled: r.stalled, timeout: r.timeout },
   };
+}
+
+export function stats(sql: SqlStorage, type: string | null, now: number): Stats {
+  return toStats(sql.exec<StatsRow>(STATS, type, now).one(), now);
+}
+
+export function statsByType(sql: SqlStorage, now: number): (Stats & { type: string })[] {
+  return sql
+    .exec<StatsRow & { type: string }>(STATS_BY_TYPE, null, now)
+    .toArray()
+    .map((r) => ({ type: r.type, ...toStats(r, now) }));
+}
+
+export function busiestHomes(sql: SqlStorage, limit: number, now: number): (Stats & { home: string })[] {
+  return sql
+    .exec<StatsRow & { home: string }>(HOME_BUSIEST, null, now, limit)
+    .toArray()
+    .map((r) => ({ home: r.home, ...toStats(r, now) }));
 }
 
 /** typeBusy: a type of the list with due or running work in any home (waitsFor), per the summaries held. */

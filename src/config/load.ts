@@ -42,6 +42,9 @@ export function checkBindings(config: QueueConfig, env: object): void {
   if (config.observer && !has(config.observer)) {
     problems.push(`  - ${CONFIG_VAR}.observer: no binding named ${config.observer}; add a [[services]] entry with binding = "${config.observer}" to wrangler.toml`);
   }
+  if (config.analytics && !has(config.analytics)) {
+    problems.push(`  - ${CONFIG_VAR}.analytics: no binding named ${config.analytics}; add an [[analytics_engine_datasets]] entry with binding = "${config.analytics}" to wrangler.toml`);
+  }
   if (problems.length) throw new ConfigError(`Invalid ${CONFIG_VAR} in wrangler.toml:\n${problems.join("\n")}`);
 }
 

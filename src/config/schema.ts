@@ -57,6 +57,14 @@ const PoolConfigSchema = z.strictObject({
 export const ConfigSchema = z.strictObject({
   /** A service binding whose `observe(events)` receives every lifecycle event. */
   observer: bindingName.optional(),
+  /** A Workers Analytics Engine dataset binding: every transition also writes a data point (metrics/analytics.ts). */
+  analytics: bindingName.optional(),
+  dashboard: z
+    .strictObject({
+      /** The overview highlights a type whose oldest due job has waited longer than this (ms). */
+      lagAlertMs: z.number().int().min(1000).max(7 * 86_400_000).optional(),
+    })
+    .optional(),
   /** `log: false` stops the JSON log line per lifecycle event. */
   events: z.strictObject({ log: z.boolean().optional() }).optional(),
   defaults: z
@@ -125,7 +133,9 @@ export interface QueueConfig {
   /** Types some type's waitsFor names: their new work is reported to the catalog at once. */
   waitedOn: readonly string[];
   observer: string | null;
+  analytics: string | null;
   logEvents: boolean;
+  dashboard: { lagAlertMs: number };
   pools: Readonly<Record<string, PoolSettings>>;
   /** topic → its consumer types. */
   topics: Readonly<Record<string, string[]>>;
@@ -145,6 +155,7 @@ export const DEFAULTS = {
   payloadMaxBytes: PAYLOAD_MAX_BYTES_DEFAULT,
   batchPayloadMaxBytes: 8 * 1024 * 1024,
   retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS },
+  lagAlertMs: 60_000,
 } as const;
 
 export function resolveConfig(input: ConfigInput): QueueConfig {
@@ -194,6 +205,8 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     pushTypes: Object.keys(types).filter((t) => types[t]!.binding !== null),
     waitedOn: [...new Set(Object.values(types).flatMap((t) => t.waitsFor))],
     observer: input.observer ?? null,
+    analytics: input.analytics ?? null,
+    dashboard: { lagAlertMs: input.dashboard?.lagAlertMs ?? DEFAULTS.lagAlertMs },
     logEvents: input.events?.log ?? true,
     pools,
     topics: Object.fromEntries(Object.entries(input.topics ?? {}).map(([t, v]) => [t, v.consumers])),

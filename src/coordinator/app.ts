@@ -11,6 +11,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
 import { SCHEDULES_OBJECT } from "../schedule/schedule-do";
+import { createDashboard } from "../dashboard/app";
 import { readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
@@ -62,6 +63,10 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
     await next();
   });
 
+  // The dashboard has its own sign-in (a session cookie, not the bearer token).
+  app.route("/dashboard", createDashboard());
+  app.get("/", (c) => c.redirect("/dashboard", 302));
+
   app.get("/v1/openapi.json", (c) => c.json((openapi ??= openApiDocument(routes))));
 
   for (const r of routes) {
@@ -73,7 +78,8 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
         ? parseInput(r.body, await readJsonBody(c.req.raw, config.limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES), "body")
         : undefined;
       const query = r.query ? parseInput(r.query, c.req.query(), "query") : undefined;
-      const out = await r.handle(new QueueOps(c.env, config), { params, body, query });
+      const out = await r.handle(new QueueOps(c.env, config), { params, body, query, accept: c.req.header("accept") });
+      if (out.text) return c.body(out.text.body, out.status, { "content-type": out.text.contentType });
       return c.json(out.body, out.status);
     });
   }

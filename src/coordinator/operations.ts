@@ -26,9 +26,15 @@ import type {
   PoolLimitsRequest,
   PoolStatusBody,
   PruneRequest,
+  RetryFailedRequest,
   Scope,
   Stats,
+  Timeline,
+  ScopeStats,
 } from "../job/schemas";
+import { MINUTE_MS, minuteOf, zeroCounters } from "../metrics/counters";
+import type { Metrics, MetricsQuery } from "../metrics/schemas";
+import { zeroKinds } from "../scope/summary";
 import { TERMINAL_STATES } from "../job/states";
 import type { NewJob } from "../scope/enqueue";
 import { prepareJob } from "../scope/new-job";
@@ -166,6 +172,40 @@ export class QueueOps {
     return this.catalog().stats(type ?? null);
   }
 
+  /**
+   * metrics: per type (every configured type, and any other the catalog
+   * knows), counts, lag and totals; and the per-minute series of the last
+   * `minutes` minutes. As fresh as the catalog's summaries (about a second).
+   */
+  async metrics(q: MetricsQuery): Promise<Metrics> {
+    const from = minuteOf(Date.now()) - (q.minutes - 1) * MINUTE_MS;
+    const o = await this.catalog().overview(from, q.type ?? null);
+    const names = [...new Set([...Object.keys(this.config.types), ...o.types.map((t) => t.type), ...o.totals.map((t) => t.type)])]
+      .filter((t) => q.type === undefined || t === q.type)
+      .sort();
+    const types = names.map((type) => {
+      const { type: _t, ...stats } = o.types.find((s) => s.type === type) ?? { type, ...emptyStats() };
+      const { type: _u, ...totals } = o.totals.find((s) => s.type === type) ?? { type, ...zeroCounters() };
+      return { type, ...stats, totals };
+    });
+    return { at: o.at, types, minutes: o.minutes };
+  }
+
+  /** busiestScopes: homes by live jobs, most first (scope objects and type shards alike). */
+  async busiestScopes(limit: number): Promise<ScopeStats[]> {
+    const homes = await this.catalog().busiestHomes(limit);
+    return homes.map(({ home, ...stats }) => {
+      const parsed = parseHome(home);
+      return { home, scope: parsed?.kind === "scope" ? parsed.scope : null, ...stats };
+    });
+  }
+
+  async timeline(id: string): Promise<Timeline> {
+    const steps = await this.scope(this.homeOf(id)).timeline(id);
+    if (!steps) throw notFound(id);
+    return { steps: steps as Timeline["steps"] };
+  }
+
   // ------------------------------------------------------------ change
 
   async cancel(id: string, reason: string | undefined): Promise<Job> {
@@ -178,6 +218,26 @@ export class QueueOps {
     const out = await this.scope(this.homeOf(id)).retry(id);
     if (!out.ok) throw refusalError(id, out, "retry");
     return toJob(out.row);
+  }
+
+  /** retryFailed: every failed job of a scope, or of every home holding failed jobs (of `type`), back to pending. */
+  async retryFailed(req: RetryFailedRequest): Promise<{ retried: number; skipped: number }> {
+    const total = { retried: 0, skipped: 0 };
+    const add = (r: { retried: number; skipped: number }) => {
+      total.retried += r.retried;
+      total.skipped += r.skipped;
+    };
+    const type = req.type ?? null;
+    if (req.scopeType !== undefined && req.scopeId !== undefined) {
+      add(await this.scope(scopeHome({ type: req.scopeType, id: req.scopeId }).name).retryFailed(type));
+      return total;
+    }
+    for (let after = ""; ; ) {
+      const homes = await this.catalog().listHomes({ type: req.type, state: "failed" }, after, false, PRUNE_PAGE);
+      await inParallel(homes, PRUNE_PARALLEL, async (home) => add(await this.scope(home).retryFailed(type)));
+      if (homes.length < PRUNE_PAGE) return total;
+      after = homes[homes.length - 1]!;
+    }
   }
 
   async cancelScope(scope: Scope, pendingOnly: boolean, reason: string | undefined): Promise<number> {
@@ -342,6 +402,10 @@ async function inParallel<T>(items: readonly T[], width: number, fn: (item: T) =
 /** share: split `total` over `n` homes as evenly as integers allow (the first get the remainder). */
 function share(total: number, n: number, k: number): number {
   return Math.floor(total / n) + (k < total % n ? 1 : 0);
+}
+
+function emptyStats(): Stats {
+  return { pending: 0, scheduled: 0, running: 0, completed: 0, failed: 0, cancelled: 0, oldestPendingLagMs: 0, failedByKind: zeroKinds() };
 }
 
 function notFound(id: string): QueueError {

@@ -40,11 +40,18 @@ import {
   PoolNameParams,
   PoolStatusSchema,
   PruneSchema,
+  RetryFailedResultSchema,
+  RetryFailedSchema,
   ScopeParams,
+  ScopesQuerySchema,
+  ScopesResultSchema,
+  TimelineSchema,
   StatsQuerySchema,
   StatsSchema,
   TopicParams,
 } from "../job/schemas";
+import { MetricsQuerySchema, MetricsSchema } from "../metrics/schemas";
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, wantsPrometheus } from "../metrics/prometheus";
 import { ScheduleListSchema, ScheduleParams, ScheduleResultSchema, ScheduleSpecSchema } from "../schedule/spec";
 import { VERSION } from "../version";
 import type { QueueOps } from "./operations";
@@ -53,6 +60,15 @@ export interface RouteInput<B, Q, P = Record<string, string>> {
   params: P;
   body: B;
   query: Q;
+  /** The request's Accept header, for the one route that speaks more than JSON (metrics). */
+  accept?: string;
+}
+
+/** What an operation answers: a JSON body, or (when `text` is set) that text instead. */
+export interface RouteOutput {
+  status: 200 | 201 | 202;
+  body: unknown;
+  text?: { contentType: string; body: string };
 }
 
 export interface Route {
@@ -67,7 +83,7 @@ export interface Route {
   responses: Partial<Record<200 | 201 | 202, z.ZodType>>;
   errors: readonly ErrorCode[];
   auth: boolean;
-  handle(ops: QueueOps, input: RouteInput<unknown, unknown>): Promise<{ status: 200 | 201 | 202; body: unknown }>;
+  handle(ops: QueueOps, input: RouteInput<unknown, unknown>): Promise<RouteOutput>;
 }
 
 /** route keeps each handler's input typed by its own schemas. */
@@ -92,7 +108,7 @@ function route<
       Q extends z.ZodObject ? z.output<Q> : undefined,
       P extends z.ZodObject ? z.output<P> : Record<string, string>
     >,
-  ): Promise<{ status: 200 | 201 | 202; body: unknown }>;
+  ): Promise<RouteOutput>;
 }): Route {
   return { auth: true, ...def } as Route;
 }
@@ -142,6 +158,36 @@ export const ROUTES: readonly Route[] = [
   }),
   route({
     method: "get",
+    path: "/v1/jobs/{id}/timeline",
+    summary: "A job's transitions, oldest first (state, attempt, time, error or reason)",
+    params: JobIdParams,
+    responses: { 200: TimelineSchema },
+    errors: ["unauthorized", "not_found"],
+    handle: async (ops, { params }) => ok(await ops.timeline(params.id)),
+  }),
+  route({
+    method: "get",
+    path: "/v1/metrics",
+    summary: "Per-type counts, lag, totals and per-minute counters; Prometheus text with `Accept: text/plain`",
+    query: MetricsQuerySchema,
+    responses: { 200: MetricsSchema },
+    errors: VALIDATION,
+    handle: async (ops, { query, accept }) => {
+      const m = await ops.metrics(query);
+      return wantsPrometheus(accept) ? { status: 200, body: m, text: { contentType: PROMETHEUS_CONTENT_TYPE, body: renderPrometheus(m) } } : ok(m);
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/scopes",
+    summary: "The busiest objects (scopes and unscoped type shards) by live jobs, most first",
+    query: ScopesQuerySchema,
+    responses: { 200: ScopesResultSchema },
+    errors: VALIDATION,
+    handle: async (ops, { query }) => ok({ items: await ops.busiestScopes(query.limit) }),
+  }),
+  route({
+    method: "get",
     path: "/v1/stats",
     summary: "Counts by state and the oldest pending lag, across all objects",
     query: StatsQuerySchema,
@@ -168,6 +214,15 @@ export const ROUTES: readonly Route[] = [
     responses: { 200: JobResultSchema },
     errors: [...VALIDATION, "not_found", "conflict"],
     handle: async (ops, { params }) => ok({ job: await ops.retry(params.id) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/retry",
+    summary: "Send every failed job (of a type, a scope, or both) back to pending, due now, attempts 0",
+    body: RetryFailedSchema,
+    responses: { 200: RetryFailedResultSchema },
+    errors: VALIDATION,
+    handle: async (ops, { body }) => ok(await ops.retryFailed(body)),
   }),
   route({
     method: "post",

@@ -43,7 +43,10 @@ import {
   type ListResult,
   type PoolStatusBody,
   type Stats,
+  RetryFailedSchema,
+  type Timeline,
 } from "../job/schemas";
+import { MetricsQuerySchema, type Metrics } from "../metrics/schemas";
 import { ScheduleNameSchema, ScheduleSpecSchema, type Schedule } from "../schedule/spec";
 import { VERSION } from "../version";
 import { wakeSchedules } from "./app";
@@ -72,6 +75,18 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
 
   async stats(query: z.input<typeof StatsQuerySchema> = {}): Promise<RpcResult<Stats>> {
     return this.run(async (ops) => ops.stats(parseInput(StatsQuerySchema, query, "query").type));
+  }
+
+  async metrics(query: z.input<typeof MetricsQuerySchema> = {}): Promise<RpcResult<Metrics>> {
+    return this.run(async (ops) => ops.metrics(parseInput(MetricsQuerySchema, query, "query")));
+  }
+
+  async jobTimeline(id: string): Promise<RpcResult<Timeline>> {
+    return this.run(async (ops) => ops.timeline(parseInput(JobId, id, "id")));
+  }
+
+  async retryFailed(body: z.input<typeof RetryFailedSchema> = {}): Promise<RpcResult<{ retried: number; skipped: number }>> {
+    return this.run(async (ops) => ops.retryFailed(parseInput(RetryFailedSchema, body, "body")));
   }
 
   async cancelJob(id: string, body: z.input<typeof CancelSchema> = {}): Promise<RpcResult<{ job: Job }>> {

@@ -46,6 +46,22 @@ export class Schedules {
     return s;
   }
 
+  /** setPaused: pause or resume an API schedule (the same spec, put again); a config schedule is refused as conflict. */
+  async setPaused(name: string, paused: boolean): Promise<Schedule> {
+    const s = await this.get(name);
+    const when = s.cron !== null ? { cron: s.cron } : s.everyMs !== null ? { everyMs: s.everyMs } : { at: s.at ?? 0 };
+    const spec: ScheduleSpec = {
+      type: s.type,
+      payload: s.payload,
+      ...(s.scope ? { scope: s.scope } : {}),
+      ...when,
+      misfire: s.misfire,
+      ...(s.misfire === "catchup" && s.maxCatchup !== null ? { maxCatchup: s.maxCatchup } : {}),
+      paused,
+    };
+    return (await this.put(name, spec)).schedule;
+  }
+
   async remove(name: string): Promise<void> {
     const out = await this.object().remove(name);
     if (!out.ok) throw new QueueError(out.code, out.message);

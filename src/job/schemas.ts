@@ -195,6 +195,44 @@ export const PruneSchema = z.strictObject({
 export type PruneRequest = z.infer<typeof PruneSchema>;
 export const PruneResultSchema = z.object({ deleted: z.number().int() });
 
+export const RetryFailedSchema = z
+  .strictObject({
+    type: JobTypeName.optional(),
+    scopeType: name(128).optional(),
+    scopeId: name(256).optional(),
+  })
+  .superRefine((q, ctx) => {
+    if ((q.scopeType === undefined) !== (q.scopeId === undefined)) {
+      ctx.addIssue({ code: "custom", path: [q.scopeType === undefined ? "scopeType" : "scopeId"], message: "scopeType and scopeId go together" });
+    }
+  });
+export type RetryFailedRequest = z.infer<typeof RetryFailedSchema>;
+export const RetryFailedResultSchema = z.object({
+  retried: z.number().int(),
+  skipped: z.number().int().meta({ description: "Failed jobs left failed because a live job holds their dedupe key." }),
+});
+
+export const TimelineSchema = z.object({
+  steps: z.array(
+    z.object({
+      at: z.number(),
+      state: JobStateSchema,
+      attempt: z.number().int(),
+      note: z.string().nullable().meta({ description: "failed: kind and error; cancelled: reason; pending after an attempt: its error; or `manual retry`." }),
+    }),
+  ),
+});
+
+export type Timeline = z.infer<typeof TimelineSchema>;
+
+export const ScopesQuerySchema = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+export const ScopeStatsSchema = StatsSchema.extend({
+  home: z.string().meta({ description: "The object's name: `scope:<type>:<id>`, or `type:<jobType>:<shard>` for unscoped jobs." }),
+  scope: ScopeSchema.nullable(),
+});
+export type ScopeStats = z.infer<typeof ScopeStatsSchema>;
+export const ScopesResultSchema = z.object({ items: z.array(ScopeStatsSchema) });
+
 // ---------------------------------------------------------------- pull workers
 
 export const LEASE_MS_MIN = 1000;

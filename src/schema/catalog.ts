@@ -37,3 +37,30 @@ export const homeType = sqliteTable(
     index("home_type_next_idx").on(t.nextRunAt),
   ],
 );
+
+const counters = () => ({
+  enqueued: integer("enqueued").notNull(),
+  started: integer("started").notNull(),
+  completed: integer("completed").notNull(),
+  failed: integer("failed").notNull(),
+  retried: integer("retried").notNull(),
+  cancelled: integer("cancelled").notNull(),
+});
+
+/**
+ * Each home's per-minute counters as it last reported them (absolute values,
+ * so a summary sent twice changes nothing). Kept METRIC_RETENTION_MS; the
+ * queue-wide series is their sum per minute.
+ */
+export const metric = sqliteTable(
+  "metric",
+  { home: text("home").notNull(), type: text("type").notNull(), minute: integer("minute").notNull(), ...counters() },
+  (t) => [primaryKey({ columns: [t.home, t.type, t.minute] }), index("metric_minute_idx").on(t.minute)],
+);
+
+/**
+ * Counters since the catalog began, per type: each change to `metric` adds
+ * its difference here (trigger, migration `metric_total_triggers`), so they
+ * only grow and outlive the per-minute rows — Prometheus counters.
+ */
+export const metricTotal = sqliteTable("metric_total", { type: text("type").primaryKey(), ...counters() });

@@ -97,6 +97,48 @@ export const jobCount = sqliteTable(
   (t) => [primaryKey({ columns: [t.type, t.state, t.failureKind] })],
 );
 
+/**
+ * Each job's transitions, written by triggers on `job` (migration
+ * `job_history_triggers`) in the statement that changes the job, so the
+ * timeline cannot miss a step; deleted with the job.
+ */
+export const jobTransition = sqliteTable(
+  "job_transition",
+  {
+    id: integer("id").primaryKey(),
+    jobSeq: integer("job_seq").notNull(),
+    at: integer("at").notNull(),
+    state: text("state").notNull(),
+    /** The job's attempt count after the step. */
+    attempt: integer("attempt").notNull(),
+    /** failed: kind and error; cancelled: the reason; pending after an attempt: its error; "manual retry". */
+    note: text("note"),
+  },
+  (t) => [index("job_transition_job_idx").on(t.jobSeq, t.id)],
+);
+
+/**
+ * Per-minute counters per job type, kept by the same triggers. Sent to the
+ * catalog with each summary (the minutes since the last one) and kept here two
+ * hours (METRIC_KEEP_MS); the catalog holds the queue-wide series.
+ */
+export const metricMinute = sqliteTable(
+  "metric_minute",
+  {
+    /** Epoch ms of the minute's start. */
+    minute: integer("minute").notNull(),
+    type: text("type").notNull(),
+    enqueued: integer("enqueued").notNull().default(0),
+    started: integer("started").notNull().default(0),
+    completed: integer("completed").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    /** Back to pending after an attempt or a manual retry. */
+    retried: integer("retried").notNull().default(0),
+    cancelled: integer("cancelled").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.type] })],
+);
+
 /** Small facts about this object: its home name, whether the catalog is behind, the last alarm error. */
 export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),

@@ -30,7 +30,8 @@ const META_CLEAR = "DELETE FROM meta WHERE key = 'catalog_dirty_since'";
 export interface ReporterDeps {
   sql: SqlStorage;
   now(): number;
-  build(): HomeSummary;
+  /** `dirtySince`: the first change the catalog may not have (its counters' minutes go with the summary). */
+  build(dirtySince: number | null): HomeSummary;
   send(summary: HomeSummary): Promise<void>;
   /** Keeps the object alive for a report that outlives the request (ctx.waitUntil). */
   keepAlive(p: Promise<unknown>): void;
@@ -118,7 +119,7 @@ export class CatalogReporter {
     const v = this.version;
     let failure: unknown = null;
     try {
-      await this.deps.send(this.deps.build());
+      await this.deps.send(this.deps.build(this.dirtySince));
       this.lastSentAt = this.deps.now();
       this.retryAt = null;
       this.sentVersion = Math.max(this.sentVersion, v);

@@ -67,3 +67,26 @@ export function retryJob(store: ScopeStore, id: string, now: number): Outcome<{ 
     return { ok: true, row };
   });
 }
+
+/** jobFailedAfter: failed jobs in seq order (job_finished_idx narrows to the state). */
+const JOB_FAILED_AFTER = "SELECT id, seq FROM job WHERE state = 'failed' AND (?1 IS NULL OR type = ?1) AND seq > ?2 ORDER BY seq LIMIT ?3";
+const RETRY_PAGE = 500;
+
+/**
+ * retryFailed: every failed job (of `type`, or all) back to pending, one
+ * guarded retry each; a job whose dedupe key a live job holds stays failed
+ * and is counted as skipped.
+ */
+export function retryFailed(store: ScopeStore, type: string | null, now: number): { retried: number; skipped: number } {
+  let retried = 0;
+  let skipped = 0;
+  for (let after = 0; ; ) {
+    const page = store.sql.exec<{ id: string; seq: number }>(JOB_FAILED_AFTER, type, after, RETRY_PAGE).toArray();
+    for (const { id } of page) {
+      if (retryJob(store, id, now).ok) retried++;
+      else skipped++;
+    }
+    if (page.length < RETRY_PAGE) return { retried, skipped };
+    after = page[page.length - 1]!.seq;
+  }
+}

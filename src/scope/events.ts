@@ -10,6 +10,7 @@
 import type { QueueConfig } from "../config/schema";
 import type { Scope } from "../job/schemas";
 import type { FailureKind } from "../job/states";
+import { analyticsPoint, eventPoint, writePoints } from "../metrics/analytics";
 import type { JobRow } from "./job-row";
 
 export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:failed" | "job:cancelled";
@@ -37,7 +38,7 @@ export function eventFor(row: JobRow, now: number): LifecycleEvent | null {
     at: now,
     id: row.id,
     type: row.type,
-    scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null,
+    scope: scopeOf(row),
     attempt: row.attempts,
     maxAttempts: row.max_attempts,
   };
@@ -56,17 +57,31 @@ export function eventFor(row: JobRow, now: number): LifecycleEvent | null {
   }
 }
 
+function scopeOf(row: JobRow): Scope | null {
+  return row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null;
+}
+
 export interface Observer {
   observe(events: LifecycleEvent[]): Promise<unknown>;
 }
 
-/** EventSink writes the log lines and forwards to the observer, never failing the transition that caused them. */
+/** EventSink writes the log lines, forwards to the observer and writes analytics points, never failing the transition that caused them. */
 export class EventSink {
   constructor(
     private readonly config: QueueConfig,
     private readonly observer: Observer | null,
     private readonly keepAlive: (p: Promise<unknown>) => void,
+    private readonly analytics: AnalyticsEngineDataset | null = null,
   ) {}
+
+  /** enqueued: created jobs are not lifecycle events (no log line, no observer call) but are an analytics transition. */
+  enqueued(rows: readonly JobRow[]): void {
+    if (!this.analytics || rows.length === 0) return;
+    writePoints(
+      this.analytics,
+      rows.map((r) => analyticsPoint({ type: r.type, outcome: "enqueued", scope: scopeOf(r), attempt: r.attempts })),
+    );
+  }
 
   emit(rows: readonly JobRow[], now: number): void {
     const events: LifecycleEvent[] = [];
@@ -75,6 +90,7 @@ export class EventSink {
       if (e) events.push(e);
     }
     if (events.length === 0) return;
+    if (this.analytics) writePoints(this.analytics, events.map(eventPoint));
     if (this.config.logEvents) for (const e of events) console.log(JSON.stringify(e));
     if (this.observer) {
       this.keepAlive(

@@ -20,11 +20,12 @@ import { Dispatcher, type Origin } from "../dispatch/dispatcher";
 import type { HandlerEntrypointApi } from "../dispatch/contract";
 import { CatalogReporter } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
-import { cancelAll, cancelJob, retryJob } from "./change";
+import { cancelAll, cancelJob, retryFailed, retryJob } from "./change";
 import { claimJobs, type ClaimRequest } from "./claim";
 import { enqueueJobs, type EnqueueOutcome, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
+import { jobTimeline, type TransitionRow } from "./history";
 import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { complete, fail, heartbeat, type FailInput } from "./settle";
@@ -63,7 +64,12 @@ export class ScopeDO extends DurableObject<Env> {
     this.alarmArm = new AlarmArm(ctx.storage);
     const config = this.store.config;
     const binding = (name: string) => (env as unknown as Record<string, unknown>)[name];
-    this.events = new EventSink(config, config.observer ? (binding(config.observer) as Observer) : null, (p) => ctx.waitUntil(p));
+    this.events = new EventSink(
+      config,
+      config.observer ? (binding(config.observer) as Observer) : null,
+      (p) => ctx.waitUntil(p),
+      config.analytics ? (binding(config.analytics) as AnalyticsEngineDataset) : null,
+    );
     this.dispatcher = new Dispatcher({
       store: this.store,
       config,
@@ -87,7 +93,7 @@ export class ScopeDO extends DurableObject<Env> {
       this.reporter = new CatalogReporter({
         sql,
         now: () => this.clock.now(),
-        build: () => buildSummary(sql, this.home, this.clock.now()),
+        build: (dirtySince) => buildSummary(sql, this.home, this.clock.now(), dirtySince),
         send: (summary) => this.sendSummary(summary),
         keepAlive: (p) => ctx.waitUntil(p),
         rearm: () => this.arm(this.clock.now()),
@@ -108,6 +114,7 @@ export class ScopeDO extends DurableObject<Env> {
     const now = this.clock.now();
     const out = enqueueJobs(this.store, jobs, now);
     if (!out.ok) return out;
+    this.events.enqueued(out.results.filter((r) => r.created).map((r) => r.row));
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
     const urgent = out.results.some((e) => e.created && this.store.config.waitedOn.includes(e.row.type));
     await this.afterWrite(now, [], this.dispatcher.newOrigin(), urgent);
@@ -162,6 +169,14 @@ export class ScopeDO extends DurableObject<Env> {
     return out;
   }
 
+  /** retryFailed: every failed job here (of one type, or all) back to pending, due now. */
+  async retryFailed(type: string | null): Promise<{ retried: number; skipped: number }> {
+    const now = this.clock.now();
+    const out = retryFailed(this.store, type, now);
+    if (out.retried > 0) await this.afterWrite(now, [], this.dispatcher.newOrigin());
+    return out;
+  }
+
   async cancelAll(pendingOnly: boolean, reason: string | null): Promise<number> {
     const now = this.clock.now();
     const rows = cancelAll(this.store, pendingOnly, reason, now);
@@ -181,6 +196,12 @@ export class ScopeDO extends DurableObject<Env> {
 
   async get(id: string): Promise<JobRow | null> {
     return getJob(this.store.sql, id);
+  }
+
+  /** timeline: the job's transitions, oldest first; null when there is no such job. */
+  async timeline(id: string): Promise<TransitionRow[] | null> {
+    const steps = jobTimeline(this.store.sql, id);
+    return steps.length > 0 || getJob(this.store.sql, id) ? steps : null;
   }
 
   async list(filter: ListFilter, afterSeq: number, limit: number): Promise<JobRow[]> {

@@ -7,7 +7,9 @@
  * @module
  */
 import { FAILURE_KINDS, type FailureKind } from "../job/states";
+import type { MinuteCounters } from "../metrics/counters";
 import { allCounts } from "./counts";
+import { metricsForReport } from "./history";
 
 export interface TypeSummary {
   type: string;
@@ -25,6 +27,8 @@ export interface HomeSummary {
   /** Built at, by the home's clock: the catalog keeps the newest. */
   at: number;
   types: TypeSummary[];
+  /** Per-minute counters of the minutes that may have changed since the last summary (absolute values). */
+  metrics: MinuteCounters[];
 }
 
 /** jobNextRunAt: job_due_idx (type, run_at) WHERE pending — one seek. */
@@ -32,7 +36,7 @@ const JOB_NEXT_RUN_AT = "SELECT min(run_at) AS t FROM job WHERE state = 'pending
 /** jobCountScheduled: job_due_idx range scan over the future part only. */
 const JOB_COUNT_SCHEDULED = "SELECT count(*) AS n FROM job WHERE state = 'pending' AND type = ? AND run_at > ?";
 
-export function buildSummary(sql: SqlStorage, home: string, now: number): HomeSummary {
+export function buildSummary(sql: SqlStorage, home: string, now: number, dirtySince: number | null = null): HomeSummary {
   const byType = new Map<string, TypeSummary>();
   const entry = (type: string): TypeSummary => {
     let s = byType.get(type);
@@ -54,7 +58,7 @@ export function buildSummary(sql: SqlStorage, home: string, now: number): HomeSu
     s.scheduled = sql.exec<{ n: number }>(JOB_COUNT_SCHEDULED, s.type, now).one().n;
     s.pending -= s.scheduled;
   }
-  return { home, at: now, types: [...byType.values()] };
+  return { home, at: now, types: [...byType.values()], metrics: metricsForReport(sql, dirtySince, now) };
 }
 
 export function zeroKinds(): Record<FailureKind, number> {

@@ -43,6 +43,7 @@ describe("fair pull claims", () => {
       home,
       at: 1,
       types: [{ type: t, pending: 1, scheduled: 0, running: 0, completed: 0, failed: kinds, cancelled: 0, nextRunAt }],
+      metrics: [],
     });
     await runInDurableObject(catalog, (o: CatalogDO) => {
       o.clock = clock;
@@ -70,6 +71,7 @@ describe("fair pull claims", () => {
       home: "h",
       at,
       types: [{ type: "x", pending, scheduled: 0, running: 0, completed: 0, failed: kinds, cancelled: 0, nextRunAt: pending ? 1 : null }],
+      metrics: [],
     });
     await catalog.report(mk(20, 5));
     await catalog.report(mk(10, 1));

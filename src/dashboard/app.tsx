@@ -1,0 +1,241 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * The dashboard at `/dashboard`: server-rendered pages over the same
+ * QueueOps the API uses, so a page shows exactly what the API would answer.
+ *
+ * - Every page but sign-in needs a session (dashboard/session.ts); a page
+ *   asked for without one redirects to sign-in, an action is refused (401).
+ * - Every POST needs the session's CSRF token and, when the browser sends an
+ *   Origin, a same-origin one; otherwise 403 and nothing changes.
+ * - Responses carry a strict Content-Security-Policy (scripts and styles from
+ *   'self' only), no framing, no caching. JSX escapes every value, so stored
+ *   payloads and errors render as text.
+ *
+ * @module
+ */
+import { Hono, type Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { loadConfig } from "../config/load";
+import { QueueOps } from "../coordinator/operations";
+import { parseInput } from "../coordinator/validate";
+import type { Env } from "../env";
+import { QueueError } from "../errors";
+import { JobId, ListQuerySchema, RetryFailedSchema, DeadRetryParams } from "../job/schemas";
+import { TERMINAL_STATES } from "../job/states";
+import { ScheduleNameSchema } from "../schedule/spec";
+import { APP_CSS, APP_JS } from "./assets";
+import { Layout, type PageFrame } from "./layout";
+import { JobPage } from "./pages/job";
+import { jobHref, JobsPage } from "./pages/jobs";
+import { LoginPage } from "./pages/login";
+import { OverviewPage } from "./pages/overview";
+import { PoolsPage } from "./pages/pools";
+import { SchedulesPage } from "./pages/schedules";
+import { ScopesPage } from "./pages/scopes";
+import { TopicsPage, type TopicView } from "./pages/topics";
+import { CSRF_FIELD, csrfMatches, csrfToken, newSession, readSession, SESSION_COOKIE, SESSION_TTL_MS, tokenMatches, type Session } from "./session";
+
+type Vars = { session: Session; csrf: string; form: Record<string, string> };
+type DashContext = Context<{ Bindings: Env; Variables: Vars }>;
+
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const DEAD_PER_TOPIC = 20;
+
+/** Notices an action redirects with: fixed texts (with counts), never text from the query. */
+const NOTICES: Record<string, (n: number, m: number) => string> = {
+  retried: () => "Sent back to pending: due now, attempts 0.",
+  cancelled: () => "Cancelled.",
+  "bulk-retried": (n, m) => `${n} failed job${n === 1 ? "" : "s"} sent back to pending${m ? `; ${m} left failed (a live job holds their dedupe key)` : ""}.`,
+  pruned: (n) => `${n} terminal job${n === 1 ? "" : "s"} deleted.`,
+  paused: () => "Schedule paused.",
+  resumed: () => "Schedule resumed.",
+  "dead-retried": () => "Delivery handed back: due now, attempts 0.",
+};
+
+export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
+  const d = new Hono<{ Bindings: Env; Variables: Vars }>();
+
+  d.use("*", async (c, next) => {
+    await next();
+    c.res.headers.set("content-security-policy", CSP);
+    c.res.headers.set("x-content-type-options", "nosniff");
+    c.res.headers.set("referrer-policy", "same-origin");
+    if (!c.req.path.startsWith("/dashboard/assets/")) c.res.headers.set("cache-control", "no-store");
+  });
+
+  d.get("/assets/app.css", (c) => c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=300" }));
+  d.get("/assets/app.js", (c) => c.body(APP_JS, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300" }));
+
+  d.get("/login", (c) => c.html(<LoginPage next={safeNext(c.req.query("next"))} />));
+  d.post("/login", async (c) => {
+    const form = await c.req.parseBody();
+    const next = safeNext(typeof form.next === "string" ? form.next : undefined);
+    if (!crossOriginOk(c)) return c.html(<LoginPage next={next} error="Refused: the form came from another site." />, 403);
+    if (!c.env.QUEUE_TOKEN) return c.html(<LoginPage next={next} error="The queue has no QUEUE_TOKEN configured, so sign-in is closed. Set it with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)." />, 401);
+    if (typeof form.token !== "string" || !(await tokenMatches(c.env.QUEUE_TOKEN, form.token))) {
+      return c.html(<LoginPage next={next} error="That is not the queue's API token." />, 401);
+    }
+    setCookie(c, SESSION_COOKIE, await newSession(c.env.QUEUE_TOKEN, Date.now()), {
+      httpOnly: true,
+      secure: true,
+      sameSite: "Strict",
+      path: "/dashboard",
+      maxAge: SESSION_TTL_MS / 1000,
+    });
+    return c.redirect(next, 303);
+  });
+
+  // Everything below needs a session; POSTs also the CSRF token.
+  d.use("*", async (c, next) => {
+    const session = await readSession(c.env.QUEUE_TOKEN, getCookie(c, SESSION_COOKIE), Date.now());
+    if (!session) {
+      if (c.req.method === "GET") return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
+      return c.text("Sign in first: this action needs a dashboard session.", 401);
+    }
+    c.set("session", session);
+    c.set("csrf", await csrfToken(c.env.QUEUE_TOKEN!, session));
+    if (c.req.method === "POST") {
+      const form = await c.req.parseBody();
+      if (!crossOriginOk(c) || !(await csrfMatches(c.env.QUEUE_TOKEN!, session, form[CSRF_FIELD]))) {
+        return c.text("Refused: the form's CSRF token is missing or wrong (reload the page and try again).", 403);
+      }
+      c.set("form", Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === "string")));
+    }
+    await next();
+  });
+
+  d.post("/logout", (c) => {
+    deleteCookie(c, SESSION_COOKIE, { path: "/dashboard", secure: true });
+    return c.redirect("/dashboard/login", 303);
+  });
+
+  d.get("/", async (c) => {
+    const ops = opsOf(c);
+    const metrics = await ops.metrics({ minutes: 60 });
+    return c.html(<OverviewPage frame={frame(c, "Overview", "")} metrics={metrics} lagAlertMs={loadConfig(c.env).dashboard.lagAlertMs} />);
+  });
+
+  d.get("/jobs", async (c) => {
+    // Empty fields of the filter form mean "any".
+    const raw = Object.fromEntries(Object.entries(c.req.query()).filter(([, v]) => v !== ""));
+    const query = parseInput(ListQuerySchema, { limit: "50", ...raw }, "query");
+    const page = await opsOf(c).list(query);
+    const types = Object.keys(loadConfig(c.env).types);
+    return c.html(<JobsPage frame={frame(c, "Jobs", "jobs")} query={query} types={types} items={page.items} nextCursor={page.nextCursor} />);
+  });
+
+  d.get("/jobs/:id", async (c) => {
+    const id = parseInput(JobId, c.req.param("id"), "id");
+    const ops = opsOf(c);
+    const [job, timeline] = await Promise.all([ops.get(id), ops.timeline(id)]);
+    return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} />);
+  });
+
+  d.post("/jobs/:id/retry", async (c) => {
+    const id = parseInput(JobId, c.req.param("id"), "id");
+    await opsOf(c).retry(id);
+    return c.redirect(`${jobHref(id)}?done=retried`, 303);
+  });
+
+  d.post("/jobs/:id/cancel", async (c) => {
+    const id = parseInput(JobId, c.req.param("id"), "id");
+    await opsOf(c).cancel(id, "cancelled from the dashboard");
+    return c.redirect(`${jobHref(id)}?done=cancelled`, 303);
+  });
+
+  d.post("/bulk/retry", async (c) => {
+    const f = c.get("form");
+    const req = parseInput(RetryFailedSchema, Object.fromEntries(["type", "scopeType", "scopeId"].filter((k) => f[k]).map((k) => [k, f[k]])), "form");
+    const r = await opsOf(c).retryFailed(req);
+    const back = new URLSearchParams({ state: "failed", ...(req.type ? { type: req.type } : {}), ...(req.scopeType && req.scopeId ? { scopeType: req.scopeType, scopeId: req.scopeId } : {}) });
+    return c.redirect(`/dashboard/jobs?${back}&done=bulk-retried&n=${r.retried}&m=${r.skipped}`, 303);
+  });
+
+  d.post("/bulk/prune", async (c) => {
+    const hours = Number(c.get("form").olderThanHours);
+    if (!Number.isFinite(hours) || hours < 0) throw new QueueError("invalid_request", "olderThanHours: must be a number of hours, 0 or more", [{ path: "olderThanHours", message: "must be a number of hours, 0 or more" }]);
+    const deleted = await opsOf(c).prune({ olderThan: Math.floor(Date.now() - hours * 3600_000), states: [...TERMINAL_STATES] });
+    return c.redirect(`/dashboard/jobs?done=pruned&n=${deleted}`, 303);
+  });
+
+  d.get("/scopes", async (c) => c.html(<ScopesPage frame={frame(c, "Scopes", "scopes")} items={await opsOf(c).busiestScopes(100)} />));
+
+  d.get("/pools", async (c) => c.html(<PoolsPage frame={frame(c, "Pools", "pools")} pools={await opsOf(c).listPools()} />));
+
+  d.get("/schedules", async (c) => c.html(<SchedulesPage frame={frame(c, "Schedules", "schedules")} items={await opsOf(c).schedules.list()} />));
+
+  for (const action of ["pause", "resume"] as const) {
+    d.post(`/schedules/:name/${action}`, async (c) => {
+      const name = parseInput(ScheduleNameSchema, c.req.param("name"), "name");
+      await opsOf(c).schedules.setPaused(name, action === "pause");
+      return c.redirect(`/dashboard/schedules?done=${action === "pause" ? "paused" : "resumed"}`, 303);
+    });
+  }
+
+  d.get("/topics", async (c) => {
+    const ops = opsOf(c);
+    const topics: TopicView[] = await Promise.all(
+      Object.entries(loadConfig(c.env).topics).map(async ([topic, consumers]) => {
+        const page = await ops.topics.dead(topic, { limit: DEAD_PER_TOPIC });
+        return { topic, consumers, dead: page.items, more: page.nextCursor !== null };
+      }),
+    );
+    return c.html(<TopicsPage frame={frame(c, "Topics", "topics")} topics={topics} />);
+  });
+
+  d.post("/topics/:topic/dead/:consumer/:eventId/retry", async (c) => {
+    const p = parseInput(DeadRetryParams, c.req.param(), "params");
+    await opsOf(c).topics.retryDead(p.topic, p.consumer, p.eventId);
+    return c.redirect("/dashboard/topics?done=dead-retried", 303);
+  });
+
+  d.notFound((c) => c.text("No such dashboard page.", 404));
+
+  // A refused action or a bad filter is shown on a page, with the API's status and message; anything else is a 500 page.
+  d.onError((err, c) => {
+    const e = err instanceof QueueError ? err : null;
+    if (!e) console.error(JSON.stringify({ event: "dashboard:error", path: c.req.path, error: String(err) }));
+    const message = e ? e.message : "Something went wrong on the server; the log has the details.";
+    const session = c.get("session");
+    if (!session) return c.text(message, e?.status ?? 500);
+    return c.html(
+      <ErrorPage frame={{ ...frame(c as DashContext, "Could not do that", ""), error: message }} />,
+      (e?.status ?? 500) as 400,
+    );
+  });
+
+  return d;
+}
+
+function ErrorPage(props: { frame: PageFrame }) {
+  return (
+    <Layout {...props.frame}>
+      <p>
+        <a href="/dashboard">overview</a> · <a href="/dashboard/jobs">jobs</a>
+      </p>
+    </Layout>
+  );
+}
+
+function opsOf(c: DashContext): QueueOps {
+  return new QueueOps(c.env, loadConfig(c.env));
+}
+
+function frame(c: DashContext, title: string, section: PageFrame["section"]): PageFrame {
+  const done = c.req.query("done");
+  const n = Number(c.req.query("n") ?? 0);
+  const m = Number(c.req.query("m") ?? 0);
+  const notice = done && Object.hasOwn(NOTICES, done) ? NOTICES[done]!(Number.isFinite(n) ? n : 0, Number.isFinite(m) ? m : 0) : null;
+  return { title, section, csrf: c.get("csrf"), now: Date.now(), notice };
+}
+
+/** safeNext: where to go after sign-in — a dashboard path only, never another site. */
+function safeNext(next: string | undefined): string {
+  return next && next.startsWith("/dashboard") && !next.startsWith("//") && !/[\\\r\n]/.test(next) ? next : "/dashboard";
+}
+
+/** crossOriginOk: a browser that names the form's origin must name ours (CSRF defence in depth, beside the token). */
+function crossOriginOk(c: Context): boolean {
+  const origin = c.req.header("origin");
+  return origin === undefined || origin === new URL(c.req.url).origin;
+}

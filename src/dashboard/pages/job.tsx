@@ -1,0 +1,131 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * One job: its facts, payload and result (pretty-printed and escaped: the
+ * page never renders stored JSON as markup), last error, the timeline of its
+ * transitions, and the actions its state allows.
+ *
+ * @module
+ */
+import type { Job, Timeline } from "../../job/schemas";
+import { duration, pretty, utc, utcMs } from "../format";
+import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
+import { jobHref } from "./jobs";
+
+export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline }) {
+  const { job: j, frame } = props;
+  const canRetry = j.state === "failed" || j.state === "cancelled";
+  const canCancel = j.state === "pending" || j.state === "running";
+  const steps = props.timeline.steps;
+  return (
+    <Layout {...frame}>
+      <div id="job" data-live>
+        <div class="card">
+          <dl class="facts">
+            <dt>Id</dt>
+            <dd>
+              <code>{j.id}</code>
+            </dd>
+            <dt>Type</dt>
+            <dd>
+              <a href={`/dashboard/jobs?type=${encodeURIComponent(j.type)}`}>{j.type}</a>
+            </dd>
+            <dt>State</dt>
+            <dd>
+              <StateChip state={j.state} /> {j.failureKind ? <span class="muted">({j.failureKind})</span> : null}
+              {j.cancelReason ? <span class="muted"> — {j.cancelReason}</span> : null}
+            </dd>
+            <dt>Scope</dt>
+            <dd>{j.scope ? <a href={`/dashboard/jobs?scopeType=${encodeURIComponent(j.scope.type)}&scopeId=${encodeURIComponent(j.scope.id)}`}>{`${j.scope.type}:${j.scope.id}`}</a> : "—"}</dd>
+            <dt>Attempts</dt>
+            <dd>
+              {j.attempts} of {j.maxAttempts}
+            </dd>
+            <dt>Priority</dt>
+            <dd>{j.priority}</dd>
+            <dt>Run at</dt>
+            <dd>{utc(j.runAt)}</dd>
+            <dt>Created</dt>
+            <dd>{utc(j.createdAt)}</dd>
+            <dt>Started</dt>
+            <dd>{utc(j.startedAt)}</dd>
+            <dt>Finished</dt>
+            <dd>{utc(j.finishedAt)}</dd>
+            {j.dedupeKey ? (
+              <>
+                <dt>Dedupe key</dt>
+                <dd>
+                  <code>{j.dedupeKey}</code> ({j.dedupeMode})
+                </dd>
+              </>
+            ) : null}
+            {j.tags.length > 0 ? (
+              <>
+                <dt>Tags</dt>
+                <dd>{j.tags.join(", ")}</dd>
+              </>
+            ) : null}
+          </dl>
+          <p>
+            {canRetry ? (
+              <form method="post" action={`${jobHref(j.id)}/retry`} class="inline">
+                <Csrf token={frame.csrf} />
+                <button type="submit">Retry</button>
+              </form>
+            ) : null}{" "}
+            {canCancel ? (
+              <form method="post" action={`${jobHref(j.id)}/cancel`} class="inline">
+                <Csrf token={frame.csrf} />
+                <button type="submit" class="danger">
+                  Cancel
+                </button>
+              </form>
+            ) : null}
+          </p>
+        </div>
+        <div class="row">
+          <div class="card">
+            <h2>Payload</h2>
+            <pre id="payload">{pretty(j.payload)}</pre>
+          </div>
+          <div class="card">
+            <h2>Result</h2>
+            {j.result === null ? <p class="muted">none</p> : <pre id="result">{pretty(j.result)}</pre>}
+            {j.lastError ? (
+              <>
+                <h2>Last error</h2>
+                <pre id="last-error">{j.lastError}</pre>
+              </>
+            ) : null}
+          </div>
+        </div>
+        <div class="card">
+          <h2>Timeline</h2>
+          <table>
+            <thead>
+              <tr>
+                <th>At</th>
+                <th>Since previous</th>
+                <th>State</th>
+                <th class="num">Attempt</th>
+                <th>Note</th>
+              </tr>
+            </thead>
+            <tbody>
+              {steps.map((s, i) => (
+                <tr>
+                  <td>{utcMs(s.at)}</td>
+                  <td class="muted">{i === 0 ? "" : `+${duration(s.at - steps[i - 1]!.at)}`}</td>
+                  <td>
+                    <StateChip state={s.state} />
+                  </td>
+                  <td class="num">{s.attempt}</td>
+                  <td class="wrap small">{s.note ?? ""}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </div>
+    </Layout>
+  );
+}

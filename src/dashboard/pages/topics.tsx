@@ -1,0 +1,82 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Topics: each topic's consumers and its quarantine — deliveries that failed
+ * maxAttempts times — with a retry per delivery.
+ *
+ * @module
+ */
+import type { DeadDelivery } from "../../job/schemas";
+import { ago } from "../format";
+import { Csrf, Layout, type PageFrame } from "../layout";
+import { jobHref } from "./jobs";
+
+export interface TopicView {
+  topic: string;
+  consumers: string[];
+  dead: DeadDelivery[];
+  more: boolean;
+}
+
+export function TopicsPage(props: { frame: PageFrame; topics: TopicView[] }) {
+  const { frame } = props;
+  return (
+    <Layout {...frame}>
+      <div id="topics" data-live>
+        {props.topics.length === 0 ? <div class="card muted">No topics are declared in the config.</div> : null}
+        {props.topics.map((t) => (
+          <div class="card" data-topic={t.topic}>
+            <h2>
+              {t.topic} <span class="muted small">→ {t.consumers.join(", ")}</span>
+            </h2>
+            {t.dead.length === 0 ? (
+              <p class="muted">No dead deliveries.</p>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th>Event</th>
+                    <th>Consumer</th>
+                    <th class="num">Attempts</th>
+                    <th>Failed</th>
+                    <th>Error</th>
+                    <th></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {t.dead.map((d) => (
+                    <tr>
+                      <td>
+                        <a href={jobHref(d.jobId)}>{d.eventId}</a>
+                      </td>
+                      <td>{d.consumer}</td>
+                      <td class="num">{d.attempts}</td>
+                      <td>{ago(d.at, frame.now)}</td>
+                      <td class="wrap small">{d.error ?? ""}</td>
+                      <td>
+                        <form
+                          method="post"
+                          action={`/dashboard/topics/${encodeURIComponent(t.topic)}/dead/${encodeURIComponent(d.consumer)}/${encodeURIComponent(d.eventId)}/retry`}
+                          class="inline"
+                        >
+                          <Csrf token={frame.csrf} />
+                          <button type="submit" class="secondary">
+                            Retry
+                          </button>
+                        </form>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {t.more ? (
+              <p class="small">
+                <a href={`/dashboard/jobs?state=failed&tag=${encodeURIComponent(`topic:${t.topic}`)}`}>all dead deliveries of {t.topic} »</a>
+              </p>
+            ) : null}
+          </div>
+        ))}
+      </div>
+    </Layout>
+  );
+}

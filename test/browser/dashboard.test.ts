@@ -1,0 +1,168 @@
+// The dashboard in a real browser (headless Chromium) against the queue as `npm start` runs it:
+// sign in, find a job you enqueued, retry a failed one and cancel a pending one from their pages,
+// watch counts change without a reload, and the refusals a browser can provoke. Screenshots of
+// every page land in test-artifacts/screenshots/.
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { launchBrowser, type Queue, screenshot, startQueue } from "./harness";
+
+let queue: Queue;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+/** Any alert() a payload manages to run fails the suite. */
+const dialogs: string[] = [];
+
+async function api(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(queue.url + path, {
+    method,
+    headers: { authorization: `Bearer ${queue.token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** A pull-only job type of this run: its jobs stay where the test puts them. */
+const PULLED = `browser.pulled.${Date.now().toString(36)}`;
+
+async function failedJob(): Promise<string> {
+  // A type of its own: the claim below must lease this job, not another pending one.
+  const type = `${PULLED}.failing`;
+  const { job } = await api("POST", "/v1/jobs", { type, payload: { will: "fail" } });
+  const { jobs } = await api("POST", "/v1/claim", { worker: "browser-test", types: [type], limit: 1 });
+  expect(jobs[0].id).toBe(job.id);
+  await api("POST", `/v1/jobs/${job.id}/fail`, { leaseToken: jobs[0].leaseToken, error: "upstream said 503", fatal: true });
+  return job.id;
+}
+
+async function signIn(p: Page): Promise<void> {
+  await p.goto(`${queue.url}/dashboard`);
+  await expect.poll(() => p.url()).toContain("/dashboard/login");
+  await p.fill('input[name="token"]', queue.token);
+  await p.click('button[type="submit"]');
+  await p.waitForURL(`${queue.url}/dashboard`);
+}
+
+beforeAll(async () => {
+  queue = await startQueue();
+  browser = await launchBrowser();
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  page = await context.newPage();
+  page.on("dialog", (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  // Some history for the chart and tables: completions, failures, a retry in flight, a schedule.
+  await api("POST", "/v1/jobs/batch", {
+    jobs: [
+      ...Array.from({ length: 12 }, (_, i) => ({ type: "demo.echo", payload: { i }, scope: { type: "Account", id: `acme-${i % 3}` } })),
+      ...Array.from({ length: 3 }, () => ({ type: "demo.fatal", payload: {} })),
+      { type: "demo.flaky", payload: { failTimes: 1 } },
+    ],
+  });
+  await api("PUT", "/v1/schedules/nightly-report", { type: "demo.noop", cron: "0 3 * * *" });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await queue?.stop();
+});
+
+describe("dashboard in Chromium", () => {
+  test("sign-in is required, and the token gets you in", async () => {
+    const fresh = await browser.newPage();
+    await fresh.goto(`${queue.url}/dashboard/jobs`);
+    expect(fresh.url()).toBe(`${queue.url}/dashboard/login?next=%2Fdashboard%2Fjobs`);
+    await fresh.fill('input[name="token"]', "wrong-token");
+    await fresh.click('button[type="submit"]');
+    await expect.poll(() => fresh.locator('[role="alert"]').innerText()).toContain("not the queue's API token");
+    await screenshot(fresh, "login");
+    await fresh.close();
+
+    await signIn(page);
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === "edgequeue_session")).toMatchObject({ httpOnly: true, secure: true, sameSite: "Strict" });
+    // The session cookie is not readable from page scripts.
+    expect(await page.evaluate(() => document.cookie)).not.toContain("edgequeue_session");
+  });
+
+  test("a job you enqueued is listed, and its payload renders as text", async () => {
+    const { job } = await api("POST", "/v1/jobs", { type: PULLED, payload: { note: "<script>alert('xss')</script><img src=x onerror=alert(2)>" }, tags: ["browser"] });
+    await page.goto(`${queue.url}/dashboard/jobs?type=${encodeURIComponent(PULLED)}`);
+    const row = page.locator(`tr[data-job-id="${job.id}"]`);
+    await expect.poll(() => row.count()).toBe(1);
+    expect(await row.innerText()).toContain("pending");
+    await screenshot(page, "jobs");
+    await row.locator("a").first().click();
+    await page.waitForURL(`**/dashboard/jobs/${encodeURIComponent(job.id)}`);
+    expect(await page.locator("#payload").innerText()).toContain("<script>alert('xss')</script><img src=x onerror=alert(2)>");
+    expect(await page.locator("#payload script, #payload img").count()).toBe(0);
+    expect(dialogs).toEqual([]);
+  });
+
+  test("cancel a pending job from its page", async () => {
+    const { job } = await api("POST", "/v1/jobs", { type: PULLED, payload: { cancel: "me" } });
+    await page.goto(`${queue.url}/dashboard/jobs/${encodeURIComponent(job.id)}`);
+    await page.click('form[action$="/cancel"] button');
+    await expect.poll(() => page.locator('[role="status"]').innerText()).toContain("Cancelled");
+    expect(await page.locator(".facts .chip").first().innerText()).toBe("cancelled");
+    expect((await api("GET", `/v1/jobs/${job.id}`)).job).toMatchObject({ state: "cancelled", cancelReason: "cancelled from the dashboard" });
+  });
+
+  test("retry a failed job from its page; its timeline shows why", async () => {
+    const id = await failedJob();
+    await page.goto(`${queue.url}/dashboard/jobs/${encodeURIComponent(id)}`);
+    expect(await page.locator(".facts .chip").first().innerText()).toBe("failed");
+    expect(await page.locator("table").last().innerText()).toContain("fatal: upstream said 503");
+    await page.click('form[action$="/retry"] button');
+    await expect.poll(() => page.locator('[role="status"]').innerText()).toContain("Sent back to pending");
+    expect(await page.locator("table").last().innerText()).toContain("manual retry");
+    expect((await api("GET", `/v1/jobs/${id}`)).job).toMatchObject({ state: "pending", attempts: 0 });
+    await screenshot(page, "job");
+  });
+
+  test("counts update without a reload", async () => {
+    const type = `${PULLED}.counted`;
+    await api("POST", "/v1/jobs", { type, payload: {} });
+    await page.goto(`${queue.url}/dashboard`);
+    const cell = page.locator(`td[data-type="${type}"][data-col="pending"]`);
+    // The catalog hears of new work within about a second; the page catches up by itself.
+    await expect.poll(async () => ((await cell.count()) ? cell.innerText() : ""), { timeout: 15_000, interval: 250 }).toBe("1");
+    const before = 1;
+    // A mark on this document: a reload would lose it.
+    await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+    await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 5 }, () => ({ type, payload: {} })) });
+    await expect.poll(async () => Number((await cell.innerText()).replace(/,/g, "")), { timeout: 20_000, interval: 250 }).toBe(before + 5);
+    expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    await screenshot(page, "overview");
+  });
+
+  test("every other page renders", async () => {
+    for (const [path, name, text] of [
+      ["/dashboard/scopes", "scopes", "Account:acme-0"],
+      ["/dashboard/pools", "pools", "demo-pool"],
+      ["/dashboard/schedules", "schedules", "nightly-report"],
+      ["/dashboard/topics", "topics", "demo.topic"],
+    ] as const) {
+      const res = await page.goto(`${queue.url}${path}`);
+      expect(res?.status(), path).toBe(200);
+      await expect.poll(() => page.locator("main").innerText(), { timeout: 15_000 }).toContain(text);
+      await screenshot(page, name);
+    }
+  });
+
+  test("an action without the page's CSRF token is refused, and changes nothing", async () => {
+    const { job } = await api("POST", "/v1/jobs", { type: PULLED, payload: {} });
+    // Same browser, same session cookie: only the form's token is missing.
+    const res = await page.request.post(`${queue.url}/dashboard/jobs/${encodeURIComponent(job.id)}/cancel`, { form: { nothing: "here" }, maxRedirects: 0 });
+    expect(res.status()).toBe(403);
+    expect((await api("GET", `/v1/jobs/${job.id}`)).job.state).toBe("pending");
+    // Signed out, the same page sends you to sign-in.
+    await page.click('header form button[type="submit"]');
+    await page.waitForURL("**/dashboard/login");
+    await page.goto(`${queue.url}/dashboard/jobs/${encodeURIComponent(job.id)}`);
+    expect(page.url()).toContain("/dashboard/login?next=");
+  });
+});

@@ -1,0 +1,209 @@
+/** The dashboard over HTTP: sessions, CSRF, escaping, every page, and its actions changing what the API reports. */
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { api, flushJobs, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
+
+const ORIGIN = "http://queue.test";
+
+interface Opts {
+  cookie?: string;
+  form?: Record<string, string>;
+  origin?: string;
+}
+
+async function page(method: string, path: string, o: Opts = {}): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (o.cookie) headers.cookie = o.cookie;
+  if (o.origin) headers.origin = o.origin;
+  if (o.form) headers["content-type"] = "application/x-www-form-urlencoded";
+  return (exports as any).default.fetch(`${ORIGIN}${path}`, { method, headers, body: o.form ? new URLSearchParams(o.form).toString() : undefined, redirect: "manual" });
+}
+
+async function signIn(): Promise<{ cookie: string; csrf: string }> {
+  const res = await page("POST", "/dashboard/login", { form: { token: TOKEN, next: "/dashboard" } });
+  expect(res.status).toBe(303);
+  const cookie = /^(edgequeue_session=[^;]+)/.exec(res.headers.get("set-cookie") ?? "")![1]!;
+  const html = await (await page("GET", "/dashboard", { cookie })).text();
+  return { cookie, csrf: csrfOf(html) };
+}
+
+function csrfOf(html: string): string {
+  return /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
+}
+
+async function enqueue(body: Record<string, unknown>): Promise<string> {
+  const r = await api("POST", "/v1/jobs", { payload: {}, ...body });
+  expect(r.status).toBe(201);
+  return r.body.job.id;
+}
+
+const stateOf = async (id: string) => (await api("GET", `/v1/jobs/${id}`)).body.job.state;
+
+describe("dashboard sessions", () => {
+  it("pages redirect to sign-in and actions refuse without a session", async () => {
+    for (const p of ["/dashboard", "/dashboard/jobs?state=failed", "/dashboard/scopes", "/dashboard/pools", "/dashboard/schedules", "/dashboard/topics", "/dashboard/jobs/x.y"]) {
+      const res = await page("GET", p);
+      expect(res.status, p).toBe(303);
+      expect(res.headers.get("location")).toBe(`/dashboard/login?next=${encodeURIComponent(p)}`);
+    }
+    const id = await enqueue({ type: uniqueType() });
+    for (const p of [`/dashboard/jobs/${id}/cancel`, "/dashboard/bulk/prune", "/dashboard/bulk/retry"]) {
+      expect((await page("POST", p, { form: { olderThanHours: "0" } })).status, p).toBe(401);
+    }
+    expect(await stateOf(id)).toBe("pending");
+  });
+
+  it("signs in with the API token only, with a locked-down cookie", async () => {
+    const wrong = await page("POST", "/dashboard/login", { form: { token: "not-it" } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get("set-cookie")).toBeNull();
+    expect(await wrong.text()).toContain("not the queue&#39;s API token");
+
+    const ok = await page("POST", "/dashboard/login", { form: { token: TOKEN, next: "/dashboard/pools" } });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get("location")).toBe("/dashboard/pools");
+    const cookie = ok.headers.get("set-cookie")!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/Secure/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).toMatch(/Path=\/dashboard/);
+    // Never a redirect to another site after sign-in.
+    for (const next of ["//evil.example/x", "https://evil.example", "/\\evil.example", "/v1/stats"]) {
+      expect((await page("POST", "/dashboard/login", { form: { token: TOKEN, next } })).headers.get("location"), next).toBe("/dashboard");
+    }
+  });
+
+  it("refuses a tampered or foreign session cookie", async () => {
+    const { cookie } = await signIn();
+    const value = cookie.split("=")[1]!;
+    const [expires, nonce, sig] = value.split(".");
+    const tampered = [
+      `${Number(expires) + 1000}.${nonce}.${sig}`, // extended expiry
+      `${expires}.${nonce}x.${sig}`,
+      `${expires}.${nonce}.${sig!.slice(0, -1)}${sig!.endsWith("A") ? "B" : "A"}`,
+      `${Date.now() - 1}.${nonce}.${sig}`,
+      "garbage",
+    ];
+    for (const v of tampered) expect((await page("GET", "/dashboard", { cookie: `edgequeue_session=${v}` })).status, v).toBe(303);
+    expect((await page("GET", "/dashboard", { cookie })).status).toBe(200);
+  });
+
+  it("signs out", async () => {
+    const { cookie, csrf } = await signIn();
+    const res = await page("POST", "/dashboard/logout", { cookie, form: { _csrf: csrf } });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("set-cookie")).toMatch(/edgequeue_session=;.*Max-Age=0/);
+  });
+});
+
+describe("dashboard CSRF", () => {
+  it("a post without the session's CSRF token, or from another origin, changes nothing", async () => {
+    const { cookie, csrf } = await signIn();
+    const other = await signIn();
+    const id = await enqueue({ type: uniqueType() });
+    const attempts: Opts[] = [
+      { cookie, form: {} },
+      { cookie, form: { _csrf: "forged" } },
+      { cookie, form: { _csrf: other.csrf } }, // another session's token
+      { cookie, form: { _csrf: csrf }, origin: "https://evil.example" },
+    ];
+    for (const a of attempts) expect((await page("POST", `/dashboard/jobs/${id}/cancel`, a)).status).toBe(403);
+    expect(await stateOf(id)).toBe("pending");
+    const done = await page("POST", `/dashboard/jobs/${id}/cancel`, { cookie, form: { _csrf: csrf }, origin: ORIGIN });
+    expect(done.status).toBe(303);
+    expect(await stateOf(id)).toBe("cancelled");
+  });
+});
+
+describe("dashboard pages", () => {
+  it("every page renders for a session, with a strict content security policy", async () => {
+    const { cookie } = await signIn();
+    for (const p of ["/dashboard", "/dashboard/jobs", "/dashboard/jobs?type=demo.echo&state=completed", "/dashboard/scopes", "/dashboard/pools", "/dashboard/schedules", "/dashboard/topics"]) {
+      const res = await page("GET", p, { cookie });
+      expect(res.status, p).toBe(200);
+      expect(res.headers.get("content-security-policy")).toMatch(/script-src 'self'/);
+      expect(res.headers.get("content-security-policy")).toMatch(/frame-ancestors 'none'/);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      expect(await res.text()).toContain('name="_csrf"');
+    }
+    const bad = await page("GET", "/dashboard/jobs?state=sleeping", { cookie });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("state:");
+    expect((await page("GET", "/dashboard/jobs/nope.nope", { cookie })).status).toBe(404);
+  });
+
+  it("renders payloads, results and errors as text, never markup", async () => {
+    const { cookie } = await signIn();
+    const t = uniqueType("xss");
+    const id = await enqueue({ type: t, payload: { html: "<script>alert(1)</script>", q: "\"'&" } });
+    const j = (await api("POST", "/v1/claim", { worker: "w", types: [t], limit: 1 })).body.jobs[0];
+    await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: j.leaseToken, error: "<img src=x onerror=alert(2)>", fatal: true });
+    for (const p of [`/dashboard/jobs/${id}`, `/dashboard/jobs?type=${t}`]) {
+      const html = await (await page("GET", p, { cookie })).text();
+      expect(html).not.toContain("<script>alert(1)");
+      expect(html).not.toContain("<img src=x");
+      expect(html).toContain("&lt;img src=x onerror=alert(2)&gt;");
+      if (p.includes(id)) expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    }
+  });
+
+  it("a job page shows its timeline and the actions its state allows", async () => {
+    const { cookie, csrf } = await signIn();
+    const t = uniqueType("jp");
+    const id = await enqueue({ type: t });
+    const j = (await api("POST", "/v1/claim", { worker: "w", types: [t], limit: 1 })).body.jobs[0];
+    await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: j.leaseToken, error: "boom", fatal: true });
+    const html = await (await page("GET", `/dashboard/jobs/${id}`, { cookie })).text();
+    expect(html).toContain("fatal: boom");
+    expect(html).toContain(`/dashboard/jobs/${encodeURIComponent(id)}/retry`);
+    expect(html).not.toContain(`/dashboard/jobs/${encodeURIComponent(id)}/cancel`);
+    const res = await page("POST", `/dashboard/jobs/${encodeURIComponent(id)}/retry`, { cookie, form: { _csrf: csrf } });
+    expect(res.headers.get("location")).toBe(`/dashboard/jobs/${encodeURIComponent(id)}?done=retried`);
+    expect(await stateOf(id)).toBe("pending");
+    const after = await (await page("GET", res.headers.get("location")!, { cookie })).text();
+    expect(after).toContain("Sent back to pending");
+    expect(after).toContain("manual retry");
+    // Retrying a pending job is refused on a page, with the API's status and reason.
+    const again = await page("POST", `/dashboard/jobs/${encodeURIComponent(id)}/retry`, { cookie, form: { _csrf: csrf } });
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain("only failed or cancelled jobs can be retried");
+  });
+
+  it("bulk retry and prune act on what the API reports", async () => {
+    const { cookie, csrf } = await signIn();
+    const t = uniqueType("bulk");
+    const scope = uniqueScope();
+    const id = await enqueue({ type: t, scope });
+    await flushJobs(id);
+    const j = (await api("POST", "/v1/claim", { worker: "w", types: [t], limit: 1 })).body.jobs[0];
+    await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: j.leaseToken, error: "x", fatal: true });
+    const res = await page("POST", "/dashboard/bulk/retry", { cookie, form: { _csrf: csrf, type: t, scopeType: scope.type, scopeId: scope.id } });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toContain("done=bulk-retried&n=1&m=0");
+    expect(await stateOf(id)).toBe("pending");
+    expect(await (await page("GET", res.headers.get("location")!, { cookie })).text()).toContain("1 failed job sent back to pending");
+
+    await api("POST", `/v1/jobs/${id}/cancel`, {});
+    await flushJobs(id);
+    const pruned = await page("POST", "/dashboard/bulk/prune", { cookie, form: { _csrf: csrf, olderThanHours: "0" } });
+    expect(pruned.status).toBe(303);
+    expect((await api("GET", `/v1/jobs/${id}`)).status).toBe(404);
+    const bad = await page("POST", "/dashboard/bulk/prune", { cookie, form: { _csrf: csrf, olderThanHours: "soon" } });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("olderThanHours");
+  });
+
+  it("pauses and resumes an API schedule; a config schedule is refused", async () => {
+    const { cookie, csrf } = await signIn();
+    const name = `dash-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await api("PUT", `/v1/schedules/${name}`, { type: "demo.noop", cron: "0 3 * * *" })).status).toBe(201);
+    const paused = await page("POST", `/dashboard/schedules/${name}/pause`, { cookie, form: { _csrf: csrf } });
+    expect(paused.status).toBe(303);
+    expect((await api("GET", `/v1/schedules/${name}`)).body.schedule).toMatchObject({ paused: true, cron: "0 3 * * *", type: "demo.noop" });
+    await page("POST", `/dashboard/schedules/${name}/resume`, { cookie, form: { _csrf: csrf } });
+    expect((await api("GET", `/v1/schedules/${name}`)).body.schedule.paused).toBe(false);
+    const configured = (await api("GET", "/v1/schedules")).body.items.find((s: any) => s.source === "config");
+    expect(configured).toBeDefined();
+    expect((await page("POST", `/dashboard/schedules/${configured.name}/pause`, { cookie, form: { _csrf: csrf } })).status).toBe(409);
+  });
+});
