@@ -2,9 +2,10 @@
 -- Every state change of a job writes its timeline step and counts in its
 -- minute, inside the statement that changed it: no transition can be missed
 -- or counted twice, whatever crashes afterwards. Minutes are the job's own
--- created_at / updated_at, truncated to the minute (epoch ms).
+-- created_at / updated_at, truncated to the minute (epoch ms). Creation writes
+-- no timeline row: the job row itself says when it was created (history.ts),
+-- and enqueue is the hot path.
 CREATE TRIGGER job_history_insert AFTER INSERT ON job BEGIN
-  INSERT INTO job_transition (job_seq, at, state, attempt, note) VALUES (new.seq, new.created_at, new.state, new.attempts, NULL);
   INSERT INTO metric_minute (minute, type, enqueued) VALUES (new.created_at / 60000 * 60000, new.type, 1)
   ON CONFLICT (minute, type) DO UPDATE SET enqueued = enqueued + 1;
 END;

@@ -25,7 +25,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
   const held = sql.exec<{ reported_at: number }>(HOME_REPORTED_AT, summary.home).toArray()[0];
   if (held && held.reported_at > summary.at) return false;
-  applyMetrics(sql, summary.home, summary.metrics, summary.at);
+  applyMetrics(sql, summary.home, summary.metrics ?? [], summary.at);
   sql.exec(HOME_TYPE_DELETE, summary.home);
   const kept = summary.types.filter(hasAny);
   if (kept.length === 0) {

@@ -1,35 +1,40 @@
 /**
  * The catalog's roll-up of the scope objects' per-minute counters: each home's
- * minutes as last reported, their sum per minute (the queue-wide series), and
- * totals since the catalog began (kept by trigger, migration
- * `metric_total_triggers`).
+ * minutes as last reported; and, kept by trigger from their growth (migration
+ * `metric_series_triggers`), the queue-wide series per (type, minute) and the
+ * totals since the catalog began.
  *
  * @module
  */
 import { COUNTERS, MINUTE_MS, type Counters, type MinuteCounters } from "../metrics/counters";
 
-/** Per-minute rows older than this are dropped; totals keep counting. */
+/**
+ * Per-minute rows older than this are dropped; totals keep counting. Longer
+ * than a scope object ever re-reports a minute (history.ts METRIC_REPORT_MAX_MS),
+ * so a dropped row is never taken again and counted twice.
+ */
 export const METRIC_RETENTION_MS = 24 * 60 * MINUTE_MS;
 
 const cols = COUNTERS.join(", ");
 
 /**
- * metricUpsert: a home's counters only grow, so the newer of the held and the
+ * metricUpsert: a home's counters only grow, so the larger of the held and the
  * reported value wins — a summary replayed or overtaken changes nothing, and
- * the totals trigger adds exactly the growth.
+ * the triggers add exactly the growth. A report that raises nothing updates
+ * nothing (the WHERE), so it fires no trigger either.
  */
 const METRIC_UPSERT = `
 INSERT INTO metric (home, type, minute, ${cols}) VALUES (?, ?, ?, ${COUNTERS.map(() => "?").join(", ")})
-ON CONFLICT (home, type, minute) DO UPDATE SET ${COUNTERS.map((c) => `${c} = max(${c}, excluded.${c})`).join(", ")}`;
+ON CONFLICT (home, type, minute) DO UPDATE SET ${COUNTERS.map((c) => `${c} = max(${c}, excluded.${c})`).join(", ")}
+ WHERE ${COUNTERS.map((c) => `excluded.${c} > ${c}`).join(" OR ")}`;
 
-/** metricDeleteBefore: metric_minute_idx. */
+/** metricDeleteBefore / metricSeriesDeleteBefore: metric_minute_idx, and metric_series' primary key (minute first). */
 const METRIC_DELETE_BEFORE = "DELETE FROM metric WHERE minute < ?";
+const METRIC_SERIES_DELETE_BEFORE = "DELETE FROM metric_series WHERE minute < ?";
 
-/** metricSeries: metric_minute_idx range, summed over homes. */
+/** metricSeries: primary key range (minute, type): types × minutes rows, whatever the number of homes. */
 const METRIC_SERIES = `
-SELECT minute, type, ${COUNTERS.map((c) => `sum(${c}) AS ${c}`).join(", ")}
-  FROM metric WHERE minute >= ?1 AND (?2 IS NULL OR type = ?2)
- GROUP BY minute, type ORDER BY minute, type`;
+SELECT minute, type, ${cols} FROM metric_series WHERE minute >= ?1 AND (?2 IS NULL OR type = ?2) ORDER BY minute, type`;
 
 const METRIC_TOTALS = `SELECT type, ${cols} FROM metric_total ORDER BY type`;
 
@@ -38,6 +43,7 @@ export function applyMetrics(sql: SqlStorage, home: string, rows: readonly Minut
   // A row older than the retention was (or will be) dropped here: taking it again would count it twice in the totals.
   for (const r of rows) if (r.minute >= cutoff) sql.exec(METRIC_UPSERT, home, r.type, r.minute, ...COUNTERS.map((c) => r[c]));
   sql.exec(METRIC_DELETE_BEFORE, cutoff);
+  sql.exec(METRIC_SERIES_DELETE_BEFORE, cutoff);
 }
 
 export function metricSeries(sql: SqlStorage, from: number, type: string | null): MinuteCounters[] {

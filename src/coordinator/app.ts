@@ -64,6 +64,7 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
   });
 
   // The dashboard has its own sign-in (a session cookie, not the bearer token).
+  app.get("/dashboard/", (c) => c.redirect("/dashboard", 301));
   app.route("/dashboard", createDashboard());
   app.get("/", (c) => c.redirect("/dashboard", 302));
 

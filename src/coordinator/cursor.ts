@@ -12,13 +12,22 @@ export interface Cursor {
   s: number;
 }
 
+/** packJson / unpackJson: any cursor's opaque form, base64url JSON (unpack throws on anything else). */
+export function packJson(value: unknown): string {
+  return btoa(JSON.stringify(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function unpackJson(text: string): unknown {
+  return JSON.parse(atob(text.replace(/-/g, "+").replace(/_/g, "/")));
+}
+
 export function encodeCursor(c: Cursor): string {
-  return btoa(JSON.stringify(c)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return packJson(c);
 }
 
 export function decodeCursor(text: string): Cursor {
   try {
-    const value: unknown = JSON.parse(atob(text.replace(/-/g, "+").replace(/_/g, "/")));
+    const value = unpackJson(text);
     if (typeof value === "object" && value !== null) {
       const { h, s } = value as Record<string, unknown>;
       if (typeof h === "string" && typeof s === "number" && Number.isSafeInteger(s) && s >= -1) return { h, s };

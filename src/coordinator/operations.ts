@@ -36,6 +36,7 @@ import { MINUTE_MS, minuteOf, zeroCounters } from "../metrics/counters";
 import type { Metrics, MetricsQuery } from "../metrics/schemas";
 import { zeroKinds } from "../scope/summary";
 import { TERMINAL_STATES } from "../job/states";
+import type { FailedCursor } from "../scope/change";
 import type { NewJob } from "../scope/enqueue";
 import { prepareJob } from "../scope/new-job";
 import { toJob, toLeasedJob } from "../scope/job-row";
@@ -200,10 +201,10 @@ export class QueueOps {
     });
   }
 
-  async timeline(id: string): Promise<Timeline> {
-    const steps = await this.scope(this.homeOf(id)).timeline(id);
-    if (!steps) throw notFound(id);
-    return { steps: steps as Timeline["steps"] };
+  async timeline(id: string, limit: number): Promise<Timeline> {
+    const t = await this.scope(this.homeOf(id)).timeline(id, limit);
+    if (!t) throw notFound(id);
+    return t as Timeline;
   }
 
   // ------------------------------------------------------------ change
@@ -228,13 +229,22 @@ export class QueueOps {
       total.skipped += r.skipped;
     };
     const type = req.type ?? null;
+    // Page by page within a home: each call is bounded, and the object serves others in between.
+    const drain = async (home: string) => {
+      for (let after: FailedCursor | null = null; ; ) {
+        const page: { retried: number; skipped: number; next: FailedCursor | null } = await this.scope(home).retryFailed(type, after);
+        add(page);
+        if (!page.next) return;
+        after = page.next;
+      }
+    };
     if (req.scopeType !== undefined && req.scopeId !== undefined) {
-      add(await this.scope(scopeHome({ type: req.scopeType, id: req.scopeId }).name).retryFailed(type));
+      await drain(scopeHome({ type: req.scopeType, id: req.scopeId }).name);
       return total;
     }
     for (let after = ""; ; ) {
       const homes = await this.catalog().listHomes({ type: req.type, state: "failed" }, after, false, PRUNE_PAGE);
-      await inParallel(homes, PRUNE_PARALLEL, async (home) => add(await this.scope(home).retryFailed(type)));
+      await inParallel(homes, PRUNE_PARALLEL, drain);
       if (homes.length < PRUNE_PAGE) return total;
       after = homes[homes.length - 1]!;
     }

@@ -45,6 +45,7 @@ import {
   ScopeParams,
   ScopesQuerySchema,
   ScopesResultSchema,
+  TimelineQuerySchema,
   TimelineSchema,
   StatsQuerySchema,
   StatsSchema,
@@ -159,11 +160,12 @@ export const ROUTES: readonly Route[] = [
   route({
     method: "get",
     path: "/v1/jobs/{id}/timeline",
-    summary: "A job's transitions, oldest first (state, attempt, time, error or reason)",
+    summary: "A job's newest transitions, oldest first (state, attempt, time, error or reason)",
     params: JobIdParams,
+    query: TimelineQuerySchema,
     responses: { 200: TimelineSchema },
-    errors: ["unauthorized", "not_found"],
-    handle: async (ops, { params }) => ok(await ops.timeline(params.id)),
+    errors: [...VALIDATION, "not_found"],
+    handle: async (ops, { params, query }) => ok(await ops.timeline(params.id, query.limit)),
   }),
   route({
     method: "get",

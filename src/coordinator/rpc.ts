@@ -44,6 +44,7 @@ import {
   type PoolStatusBody,
   type Stats,
   RetryFailedSchema,
+  TimelineQuerySchema,
   type Timeline,
 } from "../job/schemas";
 import { MetricsQuerySchema, type Metrics } from "../metrics/schemas";
@@ -81,8 +82,8 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
     return this.run(async (ops) => ops.metrics(parseInput(MetricsQuerySchema, query, "query")));
   }
 
-  async jobTimeline(id: string): Promise<RpcResult<Timeline>> {
-    return this.run(async (ops) => ops.timeline(parseInput(JobId, id, "id")));
+  async jobTimeline(id: string, query: z.input<typeof TimelineQuerySchema> = {}): Promise<RpcResult<Timeline>> {
+    return this.run(async (ops) => ops.timeline(parseInput(JobId, id, "id"), parseInput(TimelineQuerySchema, query, "query").limit));
   }
 
   async retryFailed(body: z.input<typeof RetryFailedSchema> = {}): Promise<RpcResult<{ retried: number; skipped: number }>> {

@@ -11,6 +11,7 @@ import type { QueueConfig } from "../config/schema";
 import { QueueError } from "../errors";
 import { jobIdFor, newLocalId, shardOf, typeHome } from "../job/home";
 import type { DeadDelivery, DeadQuery, EmitRequest, Job } from "../job/schemas";
+import { packJson, unpackJson } from "./cursor";
 import type { QueueOps } from "./operations";
 
 const TOPIC_TAG = "topic:";
@@ -46,8 +47,20 @@ export class Topics {
       const message = `${q.consumer} is not a consumer of ${topic}`;
       throw new QueueError("invalid_request", `consumer: ${message}`, [{ path: "consumer", message }]);
     }
-    const page = await this.ops.list({ type: q.consumer, state: "failed", tag: `${TOPIC_TAG}${topic}`, limit: q.limit, cursor: q.cursor });
-    return { items: page.items.map(toDead), nextCursor: page.nextCursor };
+    // One consumer at a time, each by its type: a listing by tag alone would page through every
+    // object holding failed jobs, tenant scopes first, before reaching the consumers' own objects.
+    const tag = `${TOPIC_TAG}${topic}`;
+    const list = q.consumer !== undefined ? [q.consumer] : consumers;
+    // The cursor says which consumer to go on with, and where inside its listing (null: from its start).
+    let { at, inner } = q.cursor === undefined ? { at: 0, inner: undefined as string | undefined } : decodeDeadCursor(q.cursor, list);
+    const items: DeadDelivery[] = [];
+    for (; at < list.length; at++, inner = undefined) {
+      const page = await this.ops.list({ type: list[at], state: "failed", tag, limit: q.limit - items.length, cursor: inner });
+      items.push(...page.items.map(toDead));
+      if (page.nextCursor !== null) return { items, nextCursor: encodeDeadCursor(list[at]!, page.nextCursor) };
+      if (items.length === q.limit) return { items, nextCursor: at + 1 < list.length ? encodeDeadCursor(list[at + 1]!, null) : null };
+    }
+    return { items, nextCursor: null };
   }
 
   /** retryDead hands one quarantined delivery back: due now, attempts 0. */
@@ -60,6 +73,22 @@ export class Topics {
     if (job.state !== "failed") throw new QueueError("conflict", `the delivery of event ${eventId} to ${consumer} is ${job.state}, not quarantined`, { state: job.state });
     return this.ops.retry(id);
   }
+}
+
+/** The dead-delivery cursor: the consumer being listed, and the job listing's cursor inside it (null: its start). */
+function encodeDeadCursor(consumer: string, inner: string | null): string {
+  return packJson({ c: consumer, k: inner });
+}
+
+function decodeDeadCursor(text: string, consumers: readonly string[]): { at: number; inner: string | undefined } {
+  try {
+    const v = unpackJson(text) as { c?: unknown; k?: unknown };
+    const at = typeof v.c === "string" ? consumers.indexOf(v.c) : -1;
+    if (at >= 0 && (v.k === null || typeof v.k === "string")) return { at, inner: (v.k as string | null) ?? undefined };
+  } catch {
+    // fall through to the error below
+  }
+  throw new QueueError("invalid_request", "cursor: not a cursor returned by this listing", [{ path: "cursor", message: "not a cursor returned by this listing" }]);
 }
 
 /** The same event id on two topics is two events: the topic is part of the delivery's id. */

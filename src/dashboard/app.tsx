@@ -39,7 +39,12 @@ type Vars = { session: Session; csrf: string; form: Record<string, string> };
 type DashContext = Context<{ Bindings: Env; Variables: Vars }>;
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-const DEAD_PER_TOPIC = 20;
+const DEAD_PER_CONSUMER = 20;
+const TIMELINE_STEPS = 100;
+/** Forms are a few fields; anything bigger is refused before it is parsed (sign-in is open to anyone). */
+const FORM_MAX_BYTES = 16 * 1024;
+/** The job list's own query keys; others (a notice's `done`, `n`, `m`) are not filters. */
+const LIST_KEYS = ["type", "state", "scopeType", "scopeId", "tag", "cursor"];
 
 /** Notices an action redirects with: fixed texts (with counts), never text from the query. */
 const NOTICES: Record<string, (n: number, m: number) => string> = {
@@ -68,6 +73,8 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
 
   d.get("/login", (c) => c.html(<LoginPage next={safeNext(c.req.query("next"))} />));
   d.post("/login", async (c) => {
+    const tooBig = refuseBigForm(c);
+    if (tooBig) return tooBig;
     const form = await c.req.parseBody();
     const next = safeNext(typeof form.next === "string" ? form.next : undefined);
     if (!crossOriginOk(c)) return c.html(<LoginPage next={next} error="Refused: the form came from another site." />, 403);
@@ -95,6 +102,8 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     c.set("session", session);
     c.set("csrf", await csrfToken(c.env.QUEUE_TOKEN!, session));
     if (c.req.method === "POST") {
+      const tooBig = refuseBigForm(c);
+      if (tooBig) return tooBig;
       const form = await c.req.parseBody();
       if (!crossOriginOk(c) || !(await csrfMatches(c.env.QUEUE_TOKEN!, session, form[CSRF_FIELD]))) {
         return c.text("Refused: the form's CSRF token is missing or wrong (reload the page and try again).", 403);
@@ -117,7 +126,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
 
   d.get("/jobs", async (c) => {
     // Empty fields of the filter form mean "any".
-    const raw = Object.fromEntries(Object.entries(c.req.query()).filter(([, v]) => v !== ""));
+    const raw = Object.fromEntries(Object.entries(c.req.query()).filter(([k, v]) => v !== "" && LIST_KEYS.includes(k)));
     const query = parseInput(ListQuerySchema, { limit: "50", ...raw }, "query");
     const page = await opsOf(c).list(query);
     const types = Object.keys(loadConfig(c.env).types);
@@ -127,7 +136,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   d.get("/jobs/:id", async (c) => {
     const id = parseInput(JobId, c.req.param("id"), "id");
     const ops = opsOf(c);
-    const [job, timeline] = await Promise.all([ops.get(id), ops.timeline(id)]);
+    const [job, timeline] = await Promise.all([ops.get(id), ops.timeline(id, TIMELINE_STEPS)]);
     return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} />);
   });
 
@@ -152,8 +161,9 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   });
 
   d.post("/bulk/prune", async (c) => {
-    const hours = Number(c.get("form").olderThanHours);
-    if (!Number.isFinite(hours) || hours < 0) throw new QueueError("invalid_request", "olderThanHours: must be a number of hours, 0 or more", [{ path: "olderThanHours", message: "must be a number of hours, 0 or more" }]);
+    const given = (c.get("form").olderThanHours ?? "").trim();
+    const hours = Number(given);
+    if (given === "" || !Number.isFinite(hours) || hours < 0) throw new QueueError("invalid_request", "olderThanHours: must be a number of hours, 0 or more", [{ path: "olderThanHours", message: "must be a number of hours, 0 or more" }]);
     const deleted = await opsOf(c).prune({ olderThan: Math.floor(Date.now() - hours * 3600_000), states: [...TERMINAL_STATES] });
     return c.redirect(`/dashboard/jobs?done=pruned&n=${deleted}`, 303);
   });
@@ -165,8 +175,8 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   d.get("/schedules", async (c) => c.html(<SchedulesPage frame={frame(c, "Schedules", "schedules")} items={await opsOf(c).schedules.list()} />));
 
   for (const action of ["pause", "resume"] as const) {
-    d.post(`/schedules/:name/${action}`, async (c) => {
-      const name = parseInput(ScheduleNameSchema, c.req.param("name"), "name");
+    d.post(`/schedules/${action}`, async (c) => {
+      const name = parseInput(ScheduleNameSchema, c.get("form").name, "name");
       await opsOf(c).schedules.setPaused(name, action === "pause");
       return c.redirect(`/dashboard/schedules?done=${action === "pause" ? "paused" : "resumed"}`, 303);
     });
@@ -174,22 +184,25 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
 
   d.get("/topics", async (c) => {
     const ops = opsOf(c);
+    // Per consumer: its deliveries live in its own type's objects, so the listing never wades through tenant scopes.
     const topics: TopicView[] = await Promise.all(
       Object.entries(loadConfig(c.env).topics).map(async ([topic, consumers]) => {
-        const page = await ops.topics.dead(topic, { limit: DEAD_PER_TOPIC });
-        return { topic, consumers, dead: page.items, more: page.nextCursor !== null };
+        const pages = await Promise.all(consumers.map((consumer) => ops.topics.dead(topic, { consumer, limit: DEAD_PER_CONSUMER })));
+        return { topic, consumers, dead: pages.flatMap((p) => p.items), more: pages.some((p) => p.nextCursor !== null) };
       }),
     );
     return c.html(<TopicsPage frame={frame(c, "Topics", "topics")} topics={topics} />);
   });
 
-  d.post("/topics/:topic/dead/:consumer/:eventId/retry", async (c) => {
-    const p = parseInput(DeadRetryParams, c.req.param(), "params");
+  d.post("/topics/retry-dead", async (c) => {
+    const f = c.get("form");
+    const p = parseInput(DeadRetryParams, { topic: f.topic, consumer: f.consumer, eventId: f.eventId }, "form");
     await opsOf(c).topics.retryDead(p.topic, p.consumer, p.eventId);
     return c.redirect("/dashboard/topics?done=dead-retried", 303);
   });
 
-  d.notFound((c) => c.text("No such dashboard page.", 404));
+  // A sub-app's notFound is not used once mounted: a catch-all does the job.
+  d.all("*", (c) => c.text("No such dashboard page.", 404));
 
   // A refused action or a bad filter is shown on a page, with the API's status and message; anything else is a 500 page.
   d.onError((err, c) => {
@@ -223,15 +236,21 @@ function opsOf(c: DashContext): QueueOps {
 
 function frame(c: DashContext, title: string, section: PageFrame["section"]): PageFrame {
   const done = c.req.query("done");
-  const n = Number(c.req.query("n") ?? 0);
-  const m = Number(c.req.query("m") ?? 0);
-  const notice = done && Object.hasOwn(NOTICES, done) ? NOTICES[done]!(Number.isFinite(n) ? n : 0, Number.isFinite(m) ? m : 0) : null;
+  const count = (k: string) => Math.max(0, Math.floor(Number(c.req.query(k) ?? 0)) || 0);
+  const notice = done && Object.hasOwn(NOTICES, done) ? NOTICES[done]!(count("n"), count("m")) : null;
   return { title, section, csrf: c.get("csrf"), now: Date.now(), notice };
 }
 
 /** safeNext: where to go after sign-in — a dashboard path only, never another site. */
 function safeNext(next: string | undefined): string {
   return next && next.startsWith("/dashboard") && !next.startsWith("//") && !/[\\\r\n]/.test(next) ? next : "/dashboard";
+}
+
+/** refuseBigForm: a 413 for a body that is not a small form, before anything reads it. */
+function refuseBigForm(c: Context): Response | null {
+  const length = Number(c.req.header("content-length") ?? NaN);
+  if (Number.isFinite(length) && length <= FORM_MAX_BYTES) return null;
+  return c.text(`Refused: a dashboard form is at most ${FORM_MAX_BYTES} bytes, with a Content-Length.`, 413);
 }
 
 /** crossOriginOk: a browser that names the form's origin must name ours (CSRF defence in depth, beside the token). */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import { REFRESH_MS } from "./assets";
 import { CSRF_FIELD } from "./session";
@@ -29,8 +30,13 @@ export interface PageFrame {
   error?: string | null;
 }
 
+/** DOCTYPE: JSX cannot write it, and without it browsers render in quirks mode. */
+export const DOCTYPE = raw("<!DOCTYPE html>");
+
 export function Layout(props: PageFrame & { children?: Child }) {
   return (
+    <>
+    {DOCTYPE}
     <html lang="en">
       <head>
         <meta charset="utf-8" />
@@ -66,6 +72,7 @@ export function Layout(props: PageFrame & { children?: Child }) {
         </footer>
       </body>
     </html>
+    </>
   );
 }
 

@@ -221,9 +221,13 @@ export const TimelineSchema = z.object({
       note: z.string().nullable().meta({ description: "failed: kind and error; cancelled: reason; pending after an attempt: its error; or `manual retry`." }),
     }),
   ),
+  earlier: z.number().int().meta({ description: "Older steps not returned (past `limit`)." }),
 });
 
 export type Timeline = z.infer<typeof TimelineSchema>;
+export const TimelineQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100).meta({ description: "The newest steps to return (a job snoozed for days has thousands)." }),
+});
 
 export const ScopesQuerySchema = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(50) });
 export const ScopeStatsSchema = StatsSchema.extend({

@@ -49,8 +49,8 @@ const counters = () => ({
 
 /**
  * Each home's per-minute counters as it last reported them (absolute values,
- * so a summary sent twice changes nothing). Kept METRIC_RETENTION_MS; the
- * queue-wide series is their sum per minute.
+ * so a summary sent twice changes nothing). Kept METRIC_RETENTION_MS, longer
+ * than any home re-reports a minute; only ever read by primary key.
  */
 export const metric = sqliteTable(
   "metric",
@@ -64,3 +64,14 @@ export const metric = sqliteTable(
  * only grow and outlive the per-minute rows — Prometheus counters.
  */
 export const metricTotal = sqliteTable("metric_total", { type: text("type").primaryKey(), ...counters() });
+
+/**
+ * The queue-wide per-minute series, per type: each change to `metric` adds its
+ * growth here too (migration `metric_series_triggers`), so a dashboard refresh
+ * reads types × minutes rows, not homes × types × minutes.
+ */
+export const metricSeries = sqliteTable(
+  "metric_series",
+  { minute: integer("minute").notNull(), type: text("type").notNull(), ...counters() },
+  (t) => [primaryKey({ columns: [t.minute, t.type] })],
+);

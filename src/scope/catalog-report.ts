@@ -74,6 +74,11 @@ export class CatalogReporter {
     return at;
   }
 
+  /** pendingSince: the first change the catalog may not have, or null when it has them all. */
+  pendingSince(): number | null {
+    return this.dirtySince;
+  }
+
   /** lastSent: when the last summary went out from this instance, or null. */
   lastSent(): number | null {
     return this.lastSentAt;

@@ -68,25 +68,43 @@ export function retryJob(store: ScopeStore, id: string, now: number): Outcome<{ 
   });
 }
 
-/** jobFailedAfter: failed jobs in seq order (job_finished_idx narrows to the state). */
-const JOB_FAILED_AFTER = "SELECT id, seq FROM job WHERE state = 'failed' AND (?1 IS NULL OR type = ?1) AND seq > ?2 ORDER BY seq LIMIT ?3";
-const RETRY_PAGE = 500;
+/**
+ * jobFailedAfter: failed jobs in job_finished_idx order (state, finished_at,
+ * seq), after a cursor — a page costs its own rows, however many are failed.
+ */
+const JOB_FAILED_AFTER = `
+SELECT id, seq, finished_at FROM job
+ WHERE state = 'failed' AND finished_at IS NOT NULL AND (finished_at, seq) > (?2, ?3) AND (?1 IS NULL OR type = ?1)
+ ORDER BY finished_at, seq LIMIT ?4`;
+export const RETRY_PAGE = 200;
+
+export interface FailedCursor {
+  finishedAt: number;
+  seq: number;
+}
 
 /**
- * retryFailed: every failed job (of `type`, or all) back to pending, one
- * guarded retry each; a job whose dedupe key a live job holds stays failed
- * and is counted as skipped.
+ * retryFailed: one page of failed jobs (of `type`, or all) back to pending,
+ * one guarded retry each; a job whose dedupe key a live job holds stays failed
+ * and is counted as skipped. `next` resumes after this page (null: done), so
+ * a home with many failed jobs is worked through in bounded calls.
  */
-export function retryFailed(store: ScopeStore, type: string | null, now: number): { retried: number; skipped: number } {
+export function retryFailed(
+  store: ScopeStore,
+  type: string | null,
+  after: FailedCursor | null,
+  now: number,
+  limit = RETRY_PAGE,
+): { retried: number; skipped: number; next: FailedCursor | null } {
   let retried = 0;
   let skipped = 0;
-  for (let after = 0; ; ) {
-    const page = store.sql.exec<{ id: string; seq: number }>(JOB_FAILED_AFTER, type, after, RETRY_PAGE).toArray();
-    for (const { id } of page) {
-      if (retryJob(store, id, now).ok) retried++;
-      else skipped++;
-    }
-    if (page.length < RETRY_PAGE) return { retried, skipped };
-    after = page[page.length - 1]!.seq;
+  const page = store.sql
+    .exec<{ id: string; seq: number; finished_at: number }>(JOB_FAILED_AFTER, type, after?.finishedAt ?? -1, after?.seq ?? -1, limit)
+    .toArray();
+  for (const { id } of page) {
+    if (retryJob(store, id, now).ok) retried++;
+    else skipped++;
   }
+  const last = page[page.length - 1];
+  return { retried, skipped, next: page.length === limit && last ? { finishedAt: last.finished_at, seq: last.seq } : null };
 }

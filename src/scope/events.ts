@@ -10,7 +10,7 @@
 import type { QueueConfig } from "../config/schema";
 import type { Scope } from "../job/schemas";
 import type { FailureKind } from "../job/states";
-import { analyticsPoint, eventPoint, writePoints } from "../metrics/analytics";
+import { analyticsPoints, eventSource, writePoints } from "../metrics/analytics";
 import type { JobRow } from "./job-row";
 
 export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:failed" | "job:cancelled";
@@ -77,10 +77,7 @@ export class EventSink {
   /** enqueued: created jobs are not lifecycle events (no log line, no observer call) but are an analytics transition. */
   enqueued(rows: readonly JobRow[]): void {
     if (!this.analytics || rows.length === 0) return;
-    writePoints(
-      this.analytics,
-      rows.map((r) => analyticsPoint({ type: r.type, outcome: "enqueued", scope: scopeOf(r), attempt: r.attempts })),
-    );
+    writePoints(this.analytics, analyticsPoints(rows.map((r) => ({ type: r.type, outcome: "enqueued", scope: scopeOf(r), attempt: r.attempts }))));
   }
 
   emit(rows: readonly JobRow[], now: number): void {
@@ -90,7 +87,7 @@ export class EventSink {
       if (e) events.push(e);
     }
     if (events.length === 0) return;
-    if (this.analytics) writePoints(this.analytics, events.map(eventPoint));
+    if (this.analytics) writePoints(this.analytics, analyticsPoints(events.map(eventSource)));
     if (this.config.logEvents) for (const e of events) console.log(JSON.stringify(e));
     if (this.observer) {
       this.keepAlive(

@@ -20,12 +20,12 @@ import { Dispatcher, type Origin } from "../dispatch/dispatcher";
 import type { HandlerEntrypointApi } from "../dispatch/contract";
 import { CatalogReporter } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
-import { cancelAll, cancelJob, retryFailed, retryJob } from "./change";
+import { cancelAll, cancelJob, retryFailed, retryJob, type FailedCursor } from "./change";
 import { claimJobs, type ClaimRequest } from "./claim";
 import { enqueueJobs, type EnqueueOutcome, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
-import { jobTimeline, type TransitionRow } from "./history";
+import { jobTimeline, pruneMetrics, type TransitionRow } from "./history";
 import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { complete, fail, heartbeat, type FailInput } from "./settle";
@@ -169,10 +169,10 @@ export class ScopeDO extends DurableObject<Env> {
     return out;
   }
 
-  /** retryFailed: every failed job here (of one type, or all) back to pending, due now. */
-  async retryFailed(type: string | null): Promise<{ retried: number; skipped: number }> {
+  /** retryFailed: a page of failed jobs here (of one type, or all) back to pending, due now; `next` resumes. */
+  async retryFailed(type: string | null, after: FailedCursor | null): Promise<{ retried: number; skipped: number; next: FailedCursor | null }> {
     const now = this.clock.now();
-    const out = retryFailed(this.store, type, now);
+    const out = retryFailed(this.store, type, after, now);
     if (out.retried > 0) await this.afterWrite(now, [], this.dispatcher.newOrigin());
     return out;
   }
@@ -198,10 +198,9 @@ export class ScopeDO extends DurableObject<Env> {
     return getJob(this.store.sql, id);
   }
 
-  /** timeline: the job's transitions, oldest first; null when there is no such job. */
-  async timeline(id: string): Promise<TransitionRow[] | null> {
-    const steps = jobTimeline(this.store.sql, id);
-    return steps.length > 0 || getJob(this.store.sql, id) ? steps : null;
+  /** timeline: the job's newest `limit` transitions, oldest first; null when there is no such job. */
+  async timeline(id: string, limit: number): Promise<{ steps: TransitionRow[]; earlier: number } | null> {
+    return jobTimeline(this.store.sql, id, limit);
   }
 
   async list(filter: ListFilter, afterSeq: number, limit: number): Promise<JobRow[]> {
@@ -236,6 +235,7 @@ export class ScopeDO extends DurableObject<Env> {
       const reaped = reapOnce(this.store, now);
       this.dispatcher.reaped(reaped.rows, now);
       const swept = sweepOnce(this.store, now);
+      pruneMetrics(this.store.sql, now, this.reporter.pendingSince());
       again = reaped.more || swept.more;
       this.events.emit(reaped.rows, now);
       // The alarm is the safety net and the timer for delayed and retried push jobs.

@@ -27,8 +27,8 @@ export interface HomeSummary {
   /** Built at, by the home's clock: the catalog keeps the newest. */
   at: number;
   types: TypeSummary[];
-  /** Per-minute counters of the minutes that may have changed since the last summary (absolute values). */
-  metrics: MinuteCounters[];
+  /** Per-minute counters of the minutes that may have changed since the last summary (absolute values); absent from objects still running older code. */
+  metrics?: MinuteCounters[];
 }
 
 /** jobNextRunAt: job_due_idx (type, run_at) WHERE pending — one seek. */

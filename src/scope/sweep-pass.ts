@@ -5,7 +5,6 @@
  * @module
  */
 import { TERMINAL_STATES, type TerminalState } from "../job/states";
-import { pruneMetrics } from "./history";
 import type { ScopeStore } from "./store";
 
 /** jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at). */
@@ -34,7 +33,6 @@ export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): 
     more ||= n === limit;
   }
   if (deleted > 0) store.touched(now);
-  pruneMetrics(store.sql, now);
   return { deleted, more };
 }
 

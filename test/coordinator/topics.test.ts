@@ -44,6 +44,24 @@ describe("topics", () => {
     expect((await api("GET", `/v1/jobs/${b.body.deliveries[0]}`)).body.job.payload).toEqual({ t: "b" });
   });
 
+  it("pages through a topic's dead deliveries consumer by consumer, whatever else has failed", async () => {
+    const ids = [`p1-${crypto.randomUUID()}`, `p2-${crypto.randomUUID()}`];
+    const bad = await Promise.all(ids.map(async (id) => (await api("POST", "/v1/topics/demo.topic/events", { payload: {}, id })).body.deliveries[1]));
+    await Promise.all(bad.map((id: string) => waitForJob(id, isTerminal, 10_000)));
+    await flushJobs(...bad);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = (await api("GET", `/v1/topics/demo.topic/dead?limit=2${cursor ? `&cursor=${cursor}` : ""}`)).body;
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((i: any) => i.jobId));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const id of bad) expect(seen).toContain(id);
+    expect((await api("GET", "/v1/topics/demo.topic/dead?cursor=bm9wZQ")).status).toBe(400);
+  });
+
   it("refuses unknown topics and consumers", async () => {
     expect((await api("POST", "/v1/topics/nope/events", { payload: {} })).status).toBe(404);
     const bad = await api("GET", "/v1/topics/demo.topic/dead?consumer=demo.noop");

@@ -11,6 +11,13 @@ import { duration, pretty, utc, utcMs } from "../format";
 import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
 import { jobHref } from "./jobs";
 
+/** Past this many characters a payload or result is cut on the page (the API has it whole). */
+const SHOWN_MAX_CHARS = 64 * 1024;
+
+function clip(text: string): string {
+  return text.length <= SHOWN_MAX_CHARS ? text : `${text.slice(0, SHOWN_MAX_CHARS)}\n… ${text.length - SHOWN_MAX_CHARS} more characters (GET /v1/jobs/{id} has it all)`;
+}
+
 export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline }) {
   const { job: j, frame } = props;
   const canRetry = j.state === "failed" || j.state === "cancelled";
@@ -82,14 +89,14 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline 
             ) : null}
           </p>
         </div>
-        <div class="row">
+        {j.result !== null || j.lastError ? (
           <div class="card">
-            <h2>Payload</h2>
-            <pre id="payload">{pretty(j.payload)}</pre>
-          </div>
-          <div class="card">
-            <h2>Result</h2>
-            {j.result === null ? <p class="muted">none</p> : <pre id="result">{pretty(j.result)}</pre>}
+            {j.result !== null ? (
+              <>
+                <h2>Result</h2>
+                <pre id="result">{clip(pretty(j.result))}</pre>
+              </>
+            ) : null}
             {j.lastError ? (
               <>
                 <h2>Last error</h2>
@@ -97,9 +104,10 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline 
               </>
             ) : null}
           </div>
-        </div>
+        ) : null}
         <div class="card">
           <h2>Timeline</h2>
+          {props.timeline.earlier > 0 ? <p class="muted small">{props.timeline.earlier} earlier steps not shown (GET /v1/jobs/…/timeline?limit=1000).</p> : null}
           <table>
             <thead>
               <tr>
@@ -125,6 +133,11 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline 
             </tbody>
           </table>
         </div>
+      </div>
+      {/* Outside the live region: a payload does not change, and is not worth re-sending every few seconds. */}
+      <div class="card">
+        <h2>Payload</h2>
+        <pre id="payload">{clip(pretty(j.payload))}</pre>
       </div>
     </Layout>
   );

@@ -6,8 +6,12 @@
  * @module
  */
 
+import { DOCTYPE } from "../layout";
+
 export function LoginPage(props: { error?: string | null; next: string }) {
   return (
+    <>
+    {DOCTYPE}
     <html lang="en">
       <head>
         <meta charset="utf-8" />
@@ -31,5 +35,6 @@ export function LoginPage(props: { error?: string | null; next: string }) {
         </div>
       </body>
     </html>
+    </>
   );
 }

@@ -49,8 +49,9 @@ export function SchedulesPage(props: { frame: PageFrame; items: Schedule[] }) {
                   <td>{s.source}</td>
                   <td>
                     {s.source === "api" ? (
-                      <form method="post" action={`/dashboard/schedules/${encodeURIComponent(s.name)}/${s.paused ? "resume" : "pause"}`} class="inline">
+                      <form method="post" action={`/dashboard/schedules/${s.paused ? "resume" : "pause"}`} class="inline">
                         <Csrf token={frame.csrf} />
+                        <input type="hidden" name="name" value={s.name} />
                         <button type="submit" class="secondary">
                           {s.paused ? "Resume" : "Pause"}
                         </button>

@@ -53,12 +53,12 @@ export function TopicsPage(props: { frame: PageFrame; topics: TopicView[] }) {
                       <td>{ago(d.at, frame.now)}</td>
                       <td class="wrap small">{d.error ?? ""}</td>
                       <td>
-                        <form
-                          method="post"
-                          action={`/dashboard/topics/${encodeURIComponent(t.topic)}/dead/${encodeURIComponent(d.consumer)}/${encodeURIComponent(d.eventId)}/retry`}
-                          class="inline"
-                        >
+                        {/* Names travel as fields, not path segments: an event id of "." or ".." would not survive URL parsing. */}
+                        <form method="post" action="/dashboard/topics/retry-dead" class="inline">
                           <Csrf token={frame.csrf} />
+                          <input type="hidden" name="topic" value={t.topic} />
+                          <input type="hidden" name="consumer" value={d.consumer} />
+                          <input type="hidden" name="eventId" value={d.eventId} />
                           <button type="submit" class="secondary">
                             Retry
                           </button>
