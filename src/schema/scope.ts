@@ -98,9 +98,12 @@ export const jobCount = sqliteTable(
 );
 
 /**
- * Each job's transitions, written by triggers on `job` (migration
- * `job_history_triggers`) in the statement that changes the job, so the
- * timeline cannot miss a step; deleted with the job.
+ * The steps of a job's history its row can no longer tell, written by
+ * triggers on `job` (migration `job_history_lean`) in the statement that
+ * changes the job: an attempt that ended back in pending, and, when a finished
+ * job is retried by hand, the end it undoes. Creation, the current attempt's
+ * start and the final state are read from the job row itself (history.ts), so
+ * a job that succeeds first time writes none. Deleted with the job.
  */
 export const jobTransition = sqliteTable(
   "job_transition",
@@ -113,6 +116,8 @@ export const jobTransition = sqliteTable(
     attempt: integer("attempt").notNull(),
     /** failed: kind and error; cancelled: the reason; pending after an attempt: its error; "manual retry". */
     note: text("note"),
+    /** When the attempt that this step ended had started (null when it ended no attempt). */
+    startedAt: integer("started_at"),
   },
   (t) => [index("job_transition_job_idx").on(t.jobSeq, t.id)],
 );

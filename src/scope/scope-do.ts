@@ -25,7 +25,8 @@ import { claimJobs, type ClaimRequest } from "./claim";
 import { enqueueJobs, type EnqueueOutcome, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
-import { jobTimeline, pruneMetrics, type TransitionRow } from "./history";
+import { pruneMetrics } from "./minute-counters";
+import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { complete, fail, heartbeat, type FailInput } from "./settle";
@@ -199,7 +200,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   /** timeline: the job's newest `limit` transitions, oldest first; null when there is no such job. */
-  async timeline(id: string, limit: number): Promise<{ steps: TransitionRow[]; earlier: number } | null> {
+  async timeline(id: string, limit: number): Promise<{ steps: TimelineStep[]; earlier: number } | null> {
     return jobTimeline(this.store.sql, id, limit);
   }
 

@@ -9,7 +9,7 @@
 import { FAILURE_KINDS, type FailureKind } from "../job/states";
 import type { MinuteCounters } from "../metrics/counters";
 import { allCounts } from "./counts";
-import { metricsForReport } from "./history";
+import { metricsForReport } from "./minute-counters";
 
 export interface TypeSummary {
   type: string;

@@ -6,7 +6,7 @@ import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { homeOfJobId } from "../../src/job/home";
 import { COUNTERS } from "../../src/metrics/counters";
 import { retryFailed, type FailedCursor } from "../../src/scope/change";
-import { pruneMetrics } from "../../src/scope/history";
+import { pruneMetrics } from "../../src/scope/minute-counters";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, flushJobs, uniqueScope, uniqueType } from "../helpers/api";
 import { env } from "../helpers/scope";
@@ -131,6 +131,26 @@ describe("metrics", () => {
 });
 
 describe("timeline", () => {
+  it("a job that succeeds first time is told by its row alone", async () => {
+    const t = uniqueType("ok");
+    const id = await enqueue({ type: t });
+    const j = await claimOne(t);
+    await api("POST", `/v1/jobs/${id}/complete`, { leaseToken: j.leaseToken });
+    const job = (await api("GET", `/v1/jobs/${id}`)).body.job;
+    const r = (await api("GET", `/v1/jobs/${id}/timeline`)).body;
+    expect(r).toEqual({
+      steps: [
+        { at: job.createdAt, state: "pending", attempt: 0, note: null },
+        { at: job.startedAt, state: "running", attempt: 1, note: null },
+        { at: job.finishedAt, state: "completed", attempt: 1, note: null },
+      ],
+      earlier: 0,
+    });
+    const stub = env.SCOPE.getByName(homeOfJobId(id)!.name);
+    const rows = await runInDurableObject(stub, (o: ScopeDO) => o.store.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job_transition t JOIN job j ON j.seq = t.job_seq WHERE j.id = ?", id).one().n);
+    expect(rows).toBe(0);
+  });
+
   it("records each transition with its attempt and why", async () => {
     const t = uniqueType("tl");
     const id = await enqueue({ type: t });
@@ -166,10 +186,14 @@ describe("timeline", () => {
     const scope = uniqueScope();
     const t = uniqueType();
     const id = await enqueue({ type: t, scope });
+    await flushJobs(id);
+    const j = await claimOne(t);
+    await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: j.leaseToken, error: "again", retryAfterMs: 60_000 });
     await api("POST", `/v1/jobs/${id}/cancel`, {});
     const stub = env.SCOPE.getByName(homeOfJobId(id)!.name);
     const steps = () => runInDurableObject(stub, (o: ScopeDO) => o.store.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job_transition").one().n);
-    expect(await steps()).toBe(1); // the cancel; creation is the job row's own
+    expect(await steps()).toBe(1); // the attempt that ended back in pending; creation, start and cancel are the job row's own
+    expect((await api("GET", `/v1/jobs/${id}/timeline`)).body.steps.map((s: any) => s.state)).toEqual(["pending", "running", "pending", "cancelled"]);
     await flushJobs(id);
     expect((await api("POST", "/v1/prune", { olderThan: Date.now() + 1000 })).status).toBe(200);
     expect((await api("GET", `/v1/jobs/${id}`)).status).toBe(404);

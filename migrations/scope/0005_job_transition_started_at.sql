@@ -1,0 +1,1 @@
+ALTER TABLE `job_transition` ADD `started_at` integer;

@@ -1,0 +1,27 @@
+-- Custom SQL migration file, put your code below! --
+-- The timeline keeps only what the job row will no longer tell (history.ts
+-- reads creation, the current attempt's start and the final state from the
+-- row): an attempt that ended back in pending, with when it started; and, when
+-- a finished job is retried by hand, the end that retry undoes. A job that
+-- succeeds first time writes no timeline row: the push path's hot statements
+-- are the job's own. The per-minute counters are unchanged.
+DROP TRIGGER job_history_update;
+--> statement-breakpoint
+CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state BEGIN
+  INSERT INTO job_transition (job_seq, at, state, attempt, note, started_at)
+  SELECT new.seq, old.finished_at, old.state, old.attempts,
+         CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
+         old.started_at
+   WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled');
+  INSERT INTO job_transition (job_seq, at, state, attempt, note, started_at)
+  SELECT new.seq, new.updated_at, 'pending', new.attempts,
+         CASE WHEN old.state IN ('failed', 'cancelled') THEN 'manual retry' ELSE substr(new.last_error, 1, 500) END,
+         CASE WHEN old.state = 'running' THEN old.started_at END
+   WHERE new.state = 'pending';
+  INSERT INTO metric_minute (minute, type, started, completed, failed, retried, cancelled)
+  VALUES (new.updated_at / 60000 * 60000, new.type, new.state = 'running', new.state = 'completed', new.state = 'failed',
+          new.state = 'pending', new.state = 'cancelled')
+  ON CONFLICT (minute, type) DO UPDATE SET
+    started = started + excluded.started, completed = completed + excluded.completed, failed = failed + excluded.failed,
+    retried = retried + excluded.retried, cancelled = cancelled + excluded.cancelled;
+END;
