@@ -32,7 +32,7 @@ describe("topics", () => {
     const retried = await api("POST", `/v1/topics/demo.topic/dead/demo.consumer.bad/${eventId}/retry`);
     expect(retried.status).toBe(200);
     expect(retried.body.job).toMatchObject({ id: badId, state: "pending", attempts: 0 });
-    expect(await waitForJob(badId, (j) => j.state === "failed" && j.attempts === 2, 10_000)).toBeTruthy();
+    expect(await waitForJob(badId, (j) => j.state === "failed" && j.attempts === 2, 10_000)).toMatchObject({ id: badId, failureKind: "retries_exhausted" });
     expect((await api("POST", `/v1/topics/demo.topic/dead/demo.consumer.ok/${eventId}/retry`)).status).toBe(409); // completed, not failed
   });
 
