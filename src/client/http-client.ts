@@ -55,5 +55,7 @@ export function createHttpClient(baseUrl: string, token: string, options: HttpCl
     cancel: async (id, reason) => (await call<{ job: never }>("POST", `${job(id)}/cancel`, reason === undefined ? {} : { reason })).job,
     list: (query = {}) => call("GET", `/v1/jobs${q({ ...query })}`),
     stats: (type) => call("GET", `/v1/stats${q({ type })}`),
+    metrics: (query = {}) => call("GET", `/v1/metrics${q({ ...query })}`),
+    retryFailed: (filter = {}) => call("POST", "/v1/retry", filter),
   };
 }

@@ -11,6 +11,7 @@
  * @module
  */
 import type { Job, ListResult, Scope, Stats } from "../job/schemas";
+import type { Metrics } from "../metrics/schemas";
 import type { JobTypeName, PayloadOf } from "../sdk";
 import { QueueClientError } from "./errors";
 
@@ -54,6 +55,10 @@ export interface QueueClient {
   cancel(id: string, reason?: string): Promise<TypedJob>;
   list(query?: ListQuery): Promise<ListResult>;
   stats(type?: JobTypeName): Promise<Stats>;
+  /** metrics: per type counts, lag and totals, and per-minute counters of the last `minutes` (default 60). */
+  metrics(query?: { type?: JobTypeName; minutes?: number }): Promise<Metrics>;
+  /** retryFailed: every failed job of a type and/or scope back to pending (BullMQ's `retryJobs`). */
+  retryFailed(filter?: { type?: JobTypeName; scopeType?: string; scopeId?: string }): Promise<{ retried: number; skipped: number }>;
 }
 
 /** What the client needs of the binding: the EdgeQueue entrypoint's methods (typed loosely so any stub type fits). */
@@ -64,6 +69,8 @@ export interface QueueBinding {
   cancelJob(id: string, body?: unknown): Promise<unknown>;
   listJobs(query?: unknown): Promise<unknown>;
   stats(query?: unknown): Promise<unknown>;
+  metrics(query?: unknown): Promise<unknown>;
+  retryFailed(body?: unknown): Promise<unknown>;
 }
 
 type RpcAnswer = { ok: true } & Record<string, unknown>;
@@ -97,6 +104,12 @@ export function createClient(binding: QueueBinding): QueueClient {
     },
     async stats(type) {
       return unwrap(await binding.stats(type === undefined ? {} : { type }));
+    },
+    async metrics(query = {}) {
+      return unwrap(await binding.metrics(query));
+    },
+    async retryFailed(filter = {}) {
+      return unwrap(await binding.retryFailed(filter));
     },
   };
 }

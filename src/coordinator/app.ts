@@ -10,7 +10,6 @@ import { Hono } from "hono";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { SCHEDULES_OBJECT } from "../schedule/schedule-do";
 import { createDashboard } from "../dashboard/app";
 import { readJsonBody } from "./body";
 import { requireToken } from "./auth";
@@ -18,30 +17,11 @@ import { errorResponse } from "./error-response";
 import { openApiDocument } from "./openapi";
 import { QueueOps } from "./operations";
 import { ROUTES, type Route } from "./routes";
+import { wakeSchedules } from "./schedules";
 import { parseInput } from "./validate";
 
 /** Bodies larger than this are refused before parsing; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
-
-let schedulesWoken = false;
-
-/**
- * wakeSchedules: once per isolate, start the schedule object, which syncs the
- * config's schedules when it starts — so a deploy that adds one takes effect
- * on the first request, without waiting for anyone to call the schedule API.
- */
-export function wakeSchedules(env: Env, keepAlive: (p: Promise<unknown>) => void): void {
-  if (schedulesWoken || Object.keys(loadConfig(env).schedules).length === 0) return;
-  schedulesWoken = true;
-  keepAlive(
-    env.SCHEDULE.getByName(SCHEDULES_OBJECT)
-      .sync()
-      .catch((e: unknown) => {
-        schedulesWoken = false;
-        console.error(JSON.stringify({ event: "schedule:wake_failed", error: String(e) }));
-      }),
-  );
-}
 
 export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();

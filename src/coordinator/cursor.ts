@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { decodeText, encodeText } from "../base64url";
 import { QueueError } from "../errors";
 
 export interface Cursor {
@@ -14,11 +15,13 @@ export interface Cursor {
 
 /** packJson / unpackJson: any cursor's opaque form, base64url JSON (unpack throws on anything else). */
 export function packJson(value: unknown): string {
-  return btoa(JSON.stringify(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return encodeText(JSON.stringify(value));
 }
 
 export function unpackJson(text: string): unknown {
-  return JSON.parse(atob(text.replace(/-/g, "+").replace(/_/g, "/")));
+  const json = decodeText(text);
+  if (json === null) throw new SyntaxError("not base64url UTF-8");
+  return JSON.parse(json);
 }
 
 export function encodeCursor(c: Cursor): string {

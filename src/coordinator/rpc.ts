@@ -50,7 +50,7 @@ import {
 import { MetricsQuerySchema, type Metrics } from "../metrics/schemas";
 import { ScheduleNameSchema, ScheduleSpecSchema, type Schedule } from "../schedule/spec";
 import { VERSION } from "../version";
-import { wakeSchedules } from "./app";
+import { wakeSchedules } from "./schedules";
 import { errorBody } from "./error-response";
 import { QueueOps } from "./operations";
 import { parseInput } from "./validate";

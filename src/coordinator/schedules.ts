@@ -1,10 +1,12 @@
 /**
- * Schedules over the API: the one ScheduleDO holds them all.
+ * Schedules over the API: the one ScheduleDO holds them all. And the wake-up
+ * that makes a deploy's config schedules take effect without an API call.
  *
  * @module
  */
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
+import { loadConfig } from "../config/load";
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
 import { SCHEDULES_OBJECT, type PutOutcome } from "../schedule/schedule-do";
@@ -66,4 +68,24 @@ export class Schedules {
     const out = await this.object().remove(name);
     if (!out.ok) throw new QueueError(out.code, out.message);
   }
+}
+
+let schedulesWoken = false;
+
+/**
+ * wakeSchedules: once per isolate, start the schedule object, which syncs the
+ * config's schedules when it starts — so a deploy that adds one takes effect
+ * on the first request, without waiting for anyone to call the schedule API.
+ */
+export function wakeSchedules(env: Env, keepAlive: (p: Promise<unknown>) => void): void {
+  if (schedulesWoken || Object.keys(loadConfig(env).schedules).length === 0) return;
+  schedulesWoken = true;
+  keepAlive(
+    env.SCHEDULE.getByName(SCHEDULES_OBJECT)
+      .sync()
+      .catch((e: unknown) => {
+        schedulesWoken = false;
+        console.error(JSON.stringify({ event: "schedule:wake_failed", error: String(e) }));
+      }),
+  );
 }

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { encodeBytes } from "../base64url";
 
 export const SESSION_COOKIE = "edgequeue_session";
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
@@ -28,7 +29,7 @@ async function key(queueToken: string): Promise<CryptoKey> {
 
 async function sign(queueToken: string, purpose: string, text: string): Promise<string> {
   const sig = await crypto.subtle.sign("HMAC", await key(queueToken), encoder.encode(`${purpose}\n${text}`));
-  return base64url(new Uint8Array(sig));
+  return encodeBytes(new Uint8Array(sig));
 }
 
 /** equal: constant-time for equal lengths (digests first, so lengths never leak either). */
@@ -44,7 +45,7 @@ export async function tokenMatches(queueToken: string | undefined, given: string
 
 /** newSession: the cookie value for a fresh session. */
 export async function newSession(queueToken: string, now: number): Promise<string> {
-  const nonce = base64url(crypto.getRandomValues(new Uint8Array(18)));
+  const nonce = encodeBytes(crypto.getRandomValues(new Uint8Array(18)));
   const expiresAt = now + SESSION_TTL_MS;
   const body = `${expiresAt}.${nonce}`;
   return `${body}.${await sign(queueToken, "session", body)}`;
@@ -68,10 +69,4 @@ export function csrfToken(queueToken: string, session: Session): Promise<string>
 
 export async function csrfMatches(queueToken: string, session: Session, given: unknown): Promise<boolean> {
   return typeof given === "string" && given.length > 0 && (await equal(given, await csrfToken(queueToken, session)));
-}
-
-function base64url(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { jsonProblem, isJsonObject, type JsonObject } from "../job/json-safe";
+import { ERROR_MAX_CHARS } from "../job/schemas";
 import type { HandlerOutcome } from "./contract";
 
 /** A snooze shorter than this would only spin the job (a snooze spends no attempt). */
@@ -27,7 +28,6 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("snooze"), delayMs: ms.transform((d) => Math.max(d, SNOOZE_MIN_MS)) }),
 ]);
 
-const MAX_ERROR_CHARS = 16_384;
 
 /** readOutcome: one outcome as the handler reported it, checked; null when it is not one. */
 export function readOutcome(item: unknown): { id: string; outcome: HandlerOutcome } | null {
@@ -61,5 +61,5 @@ function checkResult(result: unknown): HandlerOutcome {
 }
 
 function trimError<T extends HandlerOutcome>(o: T): T {
-  return "error" in o && o.error.length > MAX_ERROR_CHARS ? { ...o, error: o.error.slice(0, MAX_ERROR_CHARS) } : o;
+  return "error" in o && o.error.length > ERROR_MAX_CHARS ? { ...o, error: o.error.slice(0, ERROR_MAX_CHARS) } : o;
 }

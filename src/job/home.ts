@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { decodeText, encodeText } from "../base64url";
 import type { Scope } from "./schemas";
 
 export type Home = { kind: "scope"; name: string; scope: Scope } | { kind: "type"; name: string; type: string; shard: number };
@@ -61,14 +62,14 @@ export function shardOf(key: string, shards: number): number {
 }
 
 export function jobIdFor(home: string, localId: string): string {
-  return `${base64url(home)}.${localId}`;
+  return `${encodeText(home)}.${localId}`;
 }
 
 /** homeOfJobId returns the home a job id names, or null when the id is not one of ours. */
 export function homeOfJobId(id: string): Home | null {
   const dot = id.indexOf(".");
   if (dot <= 0 || dot === id.length - 1) return null;
-  const name = unbase64url(id.slice(0, dot));
+  const name = decodeText(id.slice(0, dot));
   return name === null ? null : parseHome(name);
 }
 
@@ -80,19 +81,4 @@ export function newLocalId(now: number): string {
   return `${now.toString(36).padStart(9, "0")}${hex}`;
 }
 
-function base64url(text: string): string {
-  let bin = "";
-  for (const b of new TextEncoder().encode(text)) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
 
-function unbase64url(text: string): string | null {
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) return null;
-  try {
-    const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    return null;
-  }
-}

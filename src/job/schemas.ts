@@ -162,7 +162,6 @@ export const ListResultSchema = z.object({ items: z.array(JobSchema), nextCursor
 export type ListResult = z.infer<typeof ListResultSchema>;
 
 export const StatsQuerySchema = z.strictObject({ type: JobTypeName.optional() });
-export type StatsQuery = z.infer<typeof StatsQuerySchema>;
 
 export const FailedByKindSchema = z.object(
   Object.fromEntries(FAILURE_KINDS.map((k) => [k, z.number().int()])) as Record<(typeof FAILURE_KINDS)[number], z.ZodNumber>,

@@ -23,4 +23,3 @@ export const TRANSITIONS = {
   retry: { from: ["failed", "cancelled"], to: "pending", by: "manual retry" },
 } as const satisfies Record<string, Transition>;
 
-export type TransitionName = keyof typeof TRANSITIONS;

@@ -5,7 +5,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createClient, createHttpClient, QueueClientError, type QueueBinding } from "../../src/sdk";
-import { TOKEN, uniqueScope, uniqueType, waitForJob, isTerminal } from "../helpers/api";
+import { TOKEN, flushJobs, uniqueScope, uniqueType, waitForJob, isTerminal } from "../helpers/api";
 
 const rpc = createClient((exports as unknown as { EdgeQueue: QueueBinding }).EdgeQueue);
 const http = createHttpClient("http://queue.test/", TOKEN, {
@@ -32,6 +32,12 @@ describe.each([
     expect(page.items).toHaveLength(3);
     expect((await queue.cancel(job.id, "no longer needed")).state).toBe("cancelled");
     expect(typeof (await queue.stats(type)).pending).toBe("number");
+    await flushJobs(job.id);
+    const m = await queue.metrics({ type, minutes: 5 });
+    expect(m.types).toEqual([expect.objectContaining({ type, cancelled: 1, totals: expect.objectContaining({ enqueued: 3, cancelled: 1 }) })]);
+    expect(await queue.retryFailed({ type, scopeType: scope.type, scopeId: scope.id })).toEqual({ retried: 0, skipped: 0 });
+    const refused = await queue.retryFailed({ scopeType: "Tenant" } as never).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "invalid_request", details: [{ path: "scopeId" }] });
   });
 
   it("a refusal is a QueueClientError with the API's code", async () => {
