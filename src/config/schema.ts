@@ -61,6 +61,8 @@ export const ConfigSchema = z.strictObject({
   analytics: bindingName.optional(),
   dashboard: z
     .strictObject({
+      /** false: no dashboard at all (/dashboard answers 404); the API and metrics stay. */
+      enabled: z.boolean().optional(),
       /** The overview highlights a type whose oldest due job has waited longer than this (ms). */
       lagAlertMs: z.number().int().min(1000).max(7 * 86_400_000).optional(),
     })
@@ -135,7 +137,7 @@ export interface QueueConfig {
   observer: string | null;
   analytics: string | null;
   logEvents: boolean;
-  dashboard: { lagAlertMs: number };
+  dashboard: { enabled: boolean; lagAlertMs: number };
   pools: Readonly<Record<string, PoolSettings>>;
   /** topic → its consumer types. */
   topics: Readonly<Record<string, string[]>>;
@@ -206,7 +208,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     waitedOn: [...new Set(Object.values(types).flatMap((t) => t.waitsFor))],
     observer: input.observer ?? null,
     analytics: input.analytics ?? null,
-    dashboard: { lagAlertMs: input.dashboard?.lagAlertMs ?? DEFAULTS.lagAlertMs },
+    dashboard: { enabled: input.dashboard?.enabled ?? true, lagAlertMs: input.dashboard?.lagAlertMs ?? DEFAULTS.lagAlertMs },
     logEvents: input.events?.log ?? true,
     pools,
     topics: Object.fromEntries(Object.entries(input.topics ?? {}).map(([t, v]) => [t, v.consumers])),

@@ -60,6 +60,12 @@ const NOTICES: Record<string, (n: number, m: number) => string> = {
 export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   const d = new Hono<{ Bindings: Env; Variables: Vars }>();
 
+  // `dashboard.enabled = false`: as if there were none.
+  d.use("*", async (c, next) => {
+    if (!loadConfig(c.env).dashboard.enabled) return c.text("No such page: the dashboard is turned off (dashboard.enabled = false).", 404);
+    await next();
+  });
+
   d.use("*", async (c, next) => {
     await next();
     c.res.headers.set("content-security-policy", CSP);

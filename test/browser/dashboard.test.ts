@@ -24,6 +24,8 @@ async function api(method: string, path: string, body?: unknown): Promise<any> {
   return JSON.parse(text);
 }
 
+const DEAD_EVENT = "order-42-paid";
+
 /** A pull-only job type of this run: its jobs stay where the test puts them. */
 const PULLED = `browser.pulled.${Date.now().toString(36)}`;
 
@@ -63,6 +65,8 @@ beforeAll(async () => {
     ],
   });
   await api("PUT", "/v1/schedules/nightly-report", { type: "demo.noop", cron: "0 3 * * *" });
+  // demo.consumer.bad fails every delivery: this event's lands in the topic's quarantine.
+  await api("POST", "/v1/topics/demo.topic/events", { id: DEAD_EVENT, payload: { order: 42 } });
 });
 
 afterAll(async () => {
@@ -144,13 +148,26 @@ describe("dashboard in Chromium", () => {
       ["/dashboard/scopes", "scopes", "Account:acme-0"],
       ["/dashboard/pools", "pools", "demo-pool"],
       ["/dashboard/schedules", "schedules", "nightly-report"],
-      ["/dashboard/topics", "topics", "demo.topic"],
+      ["/dashboard/topics", "topics", DEAD_EVENT],
     ] as const) {
       const res = await page.goto(`${queue.url}${path}`);
       expect(res?.status(), path).toBe(200);
+      // The live refresh brings in what the catalog learns after the first render.
       await expect.poll(() => page.locator("main").innerText(), { timeout: 15_000 }).toContain(text);
       await screenshot(page, name);
     }
+  });
+
+  test("a dead delivery goes back from the topics page", async () => {
+    await page.goto(`${queue.url}/dashboard/topics`);
+    const row = page.locator('[data-topic="demo.topic"] tr', { hasText: DEAD_EVENT });
+    await expect.poll(() => row.count(), { timeout: 15_000 }).toBe(1);
+    await row.locator("button").click();
+    await expect.poll(() => page.locator('[role="status"]').innerText()).toContain("Delivery handed back");
+    const { items } = await api("GET", "/v1/jobs?type=demo.consumer.bad&tag=event:" + DEAD_EVENT);
+    // Handed back: pending again, or already running / failed anew (the demo consumer always fails) — with a manual retry in its history.
+    const { steps } = await api("GET", `/v1/jobs/${items[0].id}/timeline`);
+    expect(steps.map((s: { note: string | null }) => s.note)).toContain("manual retry");
   });
 
   test("an action without the page's CSRF token is refused, and changes nothing", async () => {

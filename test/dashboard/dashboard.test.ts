@@ -109,6 +109,16 @@ describe("dashboard edges", () => {
     expect(await missing.text()).toBe("No such dashboard page.");
   });
 
+  it("is not there at all with dashboard.enabled = false", async () => {
+    const { createApp } = await import("../../src/coordinator/app");
+    const { env } = await import("cloudflare:workers");
+    const off = { ...(env as object), EDGEQUEUE_CONFIG: { dashboard: { enabled: false } } };
+    for (const [method, path] of [["GET", "/dashboard"], ["GET", "/dashboard/login"], ["POST", "/dashboard/login"], ["GET", "/dashboard/assets/app.js"]] as const) {
+      expect((await createApp().request(path, { method }, off)).status, path).toBe(404);
+    }
+    expect((await createApp().request("/v1/health", {}, off)).status).toBe(200);
+  });
+
   it("refuses an oversized sign-in before reading it", async () => {
     const res = await page("POST", "/dashboard/login", { form: { token: "x".repeat(20_000) } });
     expect(res.status).toBe(413);

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { parseHome } from "../../job/home";
 import type { ScopeStats } from "../../job/schemas";
 import { duration } from "../format";
 import { Layout, Num, type PageFrame } from "../layout";
@@ -35,11 +36,18 @@ export function ScopesPage(props: { frame: PageFrame; items: ScopeStats[] }) {
               </tr>
             ) : (
               props.items.map((s) => {
-                const jobs = s.scope ? `/dashboard/jobs?scopeType=${encodeURIComponent(s.scope.type)}&scopeId=${encodeURIComponent(s.scope.id)}` : null;
+                // A type shard holds that type's unscoped jobs: its link lists the type.
+                const home = parseHome(s.home);
+                const jobs = s.scope
+                  ? `/dashboard/jobs?scopeType=${encodeURIComponent(s.scope.type)}&scopeId=${encodeURIComponent(s.scope.id)}`
+                  : home?.kind === "type"
+                    ? `/dashboard/jobs?type=${encodeURIComponent(home.type)}`
+                    : null;
                 const q = (state: string) => (jobs ? `${jobs}&state=${state}` : undefined);
+                const label = s.scope ? `${s.scope.type}:${s.scope.id}` : home?.kind === "type" ? `${home.type} (unscoped, shard ${home.shard})` : s.home;
                 return (
                   <tr>
-                    <td>{jobs && s.scope ? <a href={jobs}>{`${s.scope.type}:${s.scope.id}`}</a> : <span class="muted">{s.home} (unscoped)</span>}</td>
+                    <td>{jobs ? <a href={jobs}>{label}</a> : label}</td>
                     <Num n={s.pending} href={q("pending")} />
                     <Num n={s.scheduled} />
                     <Num n={s.running} href={q("running")} />
