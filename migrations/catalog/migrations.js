@@ -1,18 +1,14 @@
 import journal from './meta/_journal.json';
 import m0000 from './0000_catalog.sql';
 import m0001 from './0001_metrics.sql';
-import m0002 from './0002_metric_total_triggers.sql';
-import m0003 from './0003_metric_series.sql';
-import m0004 from './0004_metric_series_triggers.sql';
+import m0002 from './0002_metric_growth_triggers.sql';
 
   export default {
     journal,
     migrations: {
       m0000,
 m0001,
-m0002,
-m0003,
-m0004
+m0002
     }
   }
   

@@ -1,23 +1,30 @@
 -- Custom SQL migration file, put your code below! --
--- Every state change of a job writes its timeline step and counts in its
--- minute, inside the statement that changed it: no transition can be missed
--- or counted twice, whatever crashes afterwards. Minutes are the job's own
--- created_at / updated_at, truncated to the minute (epoch ms). Creation writes
--- no timeline row: the job row itself says when it was created (history.ts),
--- and enqueue is the hot path.
+-- Every state change of a job counts in its minute (metric_minute), inside the
+-- statement that changed it: no transition can be missed or counted twice,
+-- whatever crashes afterwards. Minutes are the job's own created_at /
+-- updated_at, truncated to the minute (epoch ms).
+--
+-- The timeline (job_transition) keeps only what the job row will no longer
+-- tell (src/scope/timeline.ts reads creation, the current attempt's start and
+-- the final state from the row): an attempt that ended back in pending, with
+-- when it started; and, when a finished job is retried by hand, the end that
+-- retry undoes. A job that succeeds first time writes no timeline row.
 CREATE TRIGGER job_history_insert AFTER INSERT ON job BEGIN
   INSERT INTO metric_minute (minute, type, enqueued) VALUES (new.created_at / 60000 * 60000, new.type, 1)
   ON CONFLICT (minute, type) DO UPDATE SET enqueued = enqueued + 1;
 END;
 --> statement-breakpoint
 CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state BEGIN
-  INSERT INTO job_transition (job_seq, at, state, attempt, note) VALUES (new.seq, new.updated_at, new.state, new.attempts,
-    CASE
-      WHEN new.state = 'failed' THEN new.failure_kind || coalesce(': ' || substr(new.last_error, 1, 500), '')
-      WHEN new.state = 'cancelled' THEN new.cancel_reason
-      WHEN new.state = 'pending' AND old.state IN ('failed', 'cancelled') THEN 'manual retry'
-      WHEN new.state = 'pending' THEN substr(new.last_error, 1, 500)
-    END);
+  INSERT INTO job_transition (job_seq, at, state, attempt, note, started_at)
+  SELECT new.seq, old.finished_at, old.state, old.attempts,
+         CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
+         old.started_at
+   WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled');
+  INSERT INTO job_transition (job_seq, at, state, attempt, note, started_at)
+  SELECT new.seq, new.updated_at, 'pending', new.attempts,
+         CASE WHEN old.state IN ('failed', 'cancelled') THEN 'manual retry' ELSE substr(new.last_error, 1, 500) END,
+         CASE WHEN old.state = 'running' THEN old.started_at END
+   WHERE new.state = 'pending';
   INSERT INTO metric_minute (minute, type, started, completed, failed, retried, cancelled)
   VALUES (new.updated_at / 60000 * 60000, new.type, new.state = 'running', new.state = 'completed', new.state = 'failed',
           new.state = 'pending', new.state = 'cancelled')

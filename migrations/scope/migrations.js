@@ -2,10 +2,8 @@ import journal from './meta/_journal.json';
 import m0000 from './0000_job.sql';
 import m0001 from './0001_job_count_triggers.sql';
 import m0002 from './0002_keys_over_time.sql';
-import m0003 from './0003_job_history_tables.sql';
+import m0003 from './0003_job_history.sql';
 import m0004 from './0004_job_history_triggers.sql';
-import m0005 from './0005_job_transition_started_at.sql';
-import m0006 from './0006_job_history_lean.sql';
 
   export default {
     journal,
@@ -14,9 +12,7 @@ import m0006 from './0006_job_history_lean.sql';
 m0001,
 m0002,
 m0003,
-m0004,
-m0005,
-m0006
+m0004
     }
   }
   

@@ -1,7 +1,7 @@
 /**
  * The catalog's roll-up of the scope objects' per-minute counters: each home's
  * minutes as last reported; and, kept by trigger from their growth (migration
- * `metric_series_triggers`), the queue-wide series per (type, minute) and the
+ * `metric_growth_triggers`), the queue-wide series per (type, minute) and the
  * totals since the catalog began.
  *
  * @module

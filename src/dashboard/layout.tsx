@@ -33,19 +33,26 @@ export interface PageFrame {
 /** DOCTYPE: JSX cannot write it, and without it browsers render in quirks mode. */
 export const DOCTYPE = raw("<!DOCTYPE html>");
 
+/** Head: every page's; `live` adds the refresh script (not on sign-in: nothing there changes). */
+export function Head(props: { title: string; live?: boolean }) {
+  return (
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <title>{props.title} · edgequeue</title>
+      <link rel="icon" href="data:," />
+      <link rel="stylesheet" href="/dashboard/assets/app.css" />
+      {props.live ? <script src="/dashboard/assets/app.js" defer></script> : null}
+    </head>
+  );
+}
+
 export function Layout(props: PageFrame & { children?: Child }) {
   return (
     <>
     {DOCTYPE}
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{props.title} · edgequeue</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/dashboard/assets/app.css" />
-        <script src="/dashboard/assets/app.js" defer></script>
-      </head>
+      <Head title={props.title} live />
       <body>
         <header>
           <a class="brand" href="/dashboard">edgequeue</a>

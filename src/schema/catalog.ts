@@ -60,14 +60,14 @@ export const metric = sqliteTable(
 
 /**
  * Counters since the catalog began, per type: each change to `metric` adds
- * its difference here (trigger, migration `metric_total_triggers`), so they
+ * its difference here (trigger, migration `metric_growth_triggers`), so they
  * only grow and outlive the per-minute rows — Prometheus counters.
  */
 export const metricTotal = sqliteTable("metric_total", { type: text("type").primaryKey(), ...counters() });
 
 /**
  * The queue-wide per-minute series, per type: each change to `metric` adds its
- * growth here too (migration `metric_series_triggers`), so a dashboard refresh
+ * growth here too (migration `metric_growth_triggers`), so a dashboard refresh
  * reads types × minutes rows, not homes × types × minutes.
  */
 export const metricSeries = sqliteTable(

@@ -99,7 +99,7 @@ export const jobCount = sqliteTable(
 
 /**
  * The steps of a job's history its row can no longer tell, written by
- * triggers on `job` (migration `job_history_lean`) in the statement that
+ * triggers on `job` (migration `job_history_triggers`) in the statement that
  * changes the job: an attempt that ended back in pending, and, when a finished
  * job is retried by hand, the end it undoes. Creation, the current attempt's
  * start and the final state are read from the job row itself (history.ts), so

@@ -1,7 +1,7 @@
 /**
  * A job's timeline: creation, each attempt's start and end, manual retries
  * and the final state. Most of it is the job row itself; `job_transition`
- * holds only what the row can no longer tell (migration `job_history_lean`):
+ * holds only what the row can no longer tell (migration `job_history_triggers`):
  * attempts that ended back in pending, with when they started, and ends a
  * manual retry undid. A job that succeeds first time has no rows there.
  *

@@ -5,21 +5,14 @@
  *
  * @module
  */
-
-import { DOCTYPE } from "../layout";
+import { DOCTYPE, Head } from "../layout";
 
 export function LoginPage(props: { error?: string | null; next: string }) {
   return (
     <>
     {DOCTYPE}
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>Sign in · edgequeue</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/dashboard/assets/app.css" />
-      </head>
+      <Head title="Sign in" />
       <body>
         <div class="card login">
           <h1>edgequeue</h1>

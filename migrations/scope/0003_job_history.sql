@@ -4,7 +4,8 @@ CREATE TABLE `job_transition` (
 	`at` integer NOT NULL,
 	`state` text NOT NULL,
 	`attempt` integer NOT NULL,
-	`note` text
+	`note` text,
+	`started_at` integer
 );
 --> statement-breakpoint
 CREATE INDEX `job_transition_job_idx` ON `job_transition` (`job_seq`,`id`);--> statement-breakpoint

@@ -1,11 +1,9 @@
 -- Custom SQL migration file, put your code below! --
--- The growth of each metric row now also lands in metric_series (type, minute),
--- and a report that raises nothing writes nothing (applyMetrics' upsert only
--- updates when a value grew), so these fire only on real change.
-DROP TRIGGER metric_total_insert;
---> statement-breakpoint
-DROP TRIGGER metric_total_update;
---> statement-breakpoint
+-- A home's per-minute counters (metric) only grow: applyMetrics keeps the
+-- larger of held and reported values, and a report that raises nothing
+-- updates nothing. These add exactly each row's growth, in the same
+-- statement, to the queue-wide series per (minute, type) and to the totals
+-- since the catalog began (which never go down: Prometheus counters).
 CREATE TRIGGER metric_growth_insert AFTER INSERT ON metric BEGIN
   INSERT INTO metric_total (type, enqueued, started, completed, failed, retried, cancelled)
   VALUES (new.type, new.enqueued, new.started, new.completed, new.failed, new.retried, new.cancelled)

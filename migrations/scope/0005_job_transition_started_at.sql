@@ -1,1 +1,0 @@
-ALTER TABLE `job_transition` ADD `started_at` integer;
