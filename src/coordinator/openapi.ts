@@ -48,7 +48,9 @@ export function openApiDocument(routes: readonly Route[]): JsonSchema {
     const responses: Record<string, unknown> = {};
     for (const [status, s] of Object.entries(r.responses)) {
       const description = status === "201" ? "Created" : status === "202" ? "Accepted" : "OK";
-      responses[status] = { description, content: { "application/json": { schema: schema(s, "output") } } };
+      const content: Record<string, unknown> = { "application/json": { schema: schema(s, "output") } };
+      if (status === "200" && r.alsoAs) content[r.alsoAs.contentType] = { schema: { type: "string", description: r.alsoAs.description } };
+      responses[status] = { description, content };
     }
     for (const code of r.errors) {
       const status = String(ERROR_STATUS[code]);

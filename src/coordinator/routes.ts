@@ -83,6 +83,8 @@ export interface Route {
   /** The success statuses and their body schema. */
   responses: Partial<Record<200 | 201 | 202, z.ZodType>>;
   errors: readonly ErrorCode[];
+  /** Another media type the 200 answer comes in, when the request's Accept asks for it (metrics: Prometheus text). */
+  alsoAs?: { contentType: string; description: string };
   auth: boolean;
   handle(ops: QueueOps, input: RouteInput<unknown, unknown>): Promise<RouteOutput>;
 }
@@ -101,6 +103,7 @@ function route<
   query?: Q;
   responses: Route["responses"];
   errors: readonly ErrorCode[];
+  alsoAs?: Route["alsoAs"];
   auth?: boolean;
   handle(
     ops: QueueOps,
@@ -173,6 +176,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Per-type counts, lag, totals and per-minute counters; Prometheus text with `Accept: text/plain`",
     query: MetricsQuerySchema,
     responses: { 200: MetricsSchema },
+    alsoAs: { contentType: PROMETHEUS_CONTENT_TYPE, description: "Prometheus text exposition format 0.0.4: counters (`edgequeue_jobs_<counter>_total`), per-state gauges, failed by kind, oldest pending lag." },
     errors: VALIDATION,
     handle: async (ops, { query, accept }) => {
       const m = await ops.metrics(query);

@@ -80,8 +80,10 @@ describe("metrics", () => {
     for (const line of text.trimEnd().split("\n")) {
       expect(line).toMatch(/^(# (HELP|TYPE) edgequeue_[a-z_]+ .+|edgequeue_[a-z_]+\{(?:[a-z_]+="(?:[^"\\]|\\.)*",?)+\} -?\d+(\.\d+)?)$/);
     }
-    // JSON stays the default.
+    // JSON stays the default; the OpenAPI document names both.
     expect((await api("GET", "/v1/metrics")).headers.get("content-type")).toMatch(/application\/json/);
+    const doc = (await api("GET", "/v1/openapi.json")).body;
+    expect(Object.keys(doc.paths["/v1/metrics"].get.responses["200"].content)).toEqual(["application/json", "text/plain; version=0.0.4; charset=utf-8"]);
   });
 
   it("refuses a bad query, naming the field", async () => {
