@@ -131,7 +131,7 @@ describe("dashboard in Chromium", () => {
     const type = `${PULLED}.counted`;
     await api("POST", "/v1/jobs", { type, payload: {} });
     await page.goto(`${queue.url}/dashboard`);
-    const cell = page.locator(`td[data-type="${type}"][data-col="pending"]`);
+    const cell = page.locator(`td[data-row="${type}"][data-col="pending"]`);
     // The catalog hears of new work within about a second; the page catches up by itself.
     await expect.poll(async () => ((await cell.count()) ? cell.innerText() : ""), { timeout: 15_000, interval: 250 }).toBe("1");
     const before = 1;

@@ -6,13 +6,13 @@
  *
  * @module
  */
-import { FAILURE_KINDS } from "../../job/states";
 import type { Metrics } from "../../metrics/schemas";
 import { perMinute, ThroughputChart } from "../chart";
 import { duration } from "../format";
-import { Layout, Num, type PageFrame } from "../layout";
+import { Layout, type PageFrame } from "../layout";
+import { StatsTable } from "../stats-table";
 
-const jobsOf = (type: string, state?: string) => `/dashboard/jobs?type=${encodeURIComponent(type)}${state ? `&state=${state}` : ""}`;
+const jobsOf = (type: string) => `/dashboard/jobs?type=${encodeURIComponent(type)}`;
 
 export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAlertMs: number }) {
   const { metrics, lagAlertMs } = props;
@@ -30,48 +30,11 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
         <ThroughputChart points={perMinute(metrics.minutes, metrics.at, 60)} />
       </div>
       <div class="card" id="types" data-live>
-        <table>
-          <thead>
-            <tr>
-              <th>Type</th>
-              <th class="num">Pending</th>
-              <th class="num">Scheduled</th>
-              <th class="num">Running</th>
-              <th class="num">Completed</th>
-              <th class="num">Failed</th>
-              <th>By kind</th>
-              <th class="num">Cancelled</th>
-              <th class="num">Oldest pending lag</th>
-            </tr>
-          </thead>
-          <tbody>
-            {metrics.types.map((t) => {
-              const alert = t.oldestPendingLagMs > lagAlertMs;
-              const cell = (col: string) => ({ "data-type": t.type, "data-col": col });
-              return (
-                <tr class={alert ? "lag-alert" : ""}>
-                  <td>
-                    <a href={jobsOf(t.type)}>{t.type}</a>
-                  </td>
-                  <Num n={t.pending} href={jobsOf(t.type, "pending")} attrs={cell("pending")} />
-                  <Num n={t.scheduled} attrs={cell("scheduled")} />
-                  <Num n={t.running} href={jobsOf(t.type, "running")} attrs={cell("running")} />
-                  <Num n={t.completed} href={jobsOf(t.type, "completed")} attrs={cell("completed")} />
-                  <Num n={t.failed} href={jobsOf(t.type, "failed")} attrs={cell("failed")} />
-                  <td class="kinds" {...cell("kinds")}>
-                    {FAILURE_KINDS.filter((k) => t.failedByKind[k] > 0)
-                      .map((k) => `${k.replace("_", " ")} ${t.failedByKind[k]}`)
-                      .join(" · ")}
-                  </td>
-                  <Num n={t.cancelled} href={jobsOf(t.type, "cancelled")} attrs={cell("cancelled")} />
-                  <td class={`num${alert ? " alert" : t.oldestPendingLagMs === 0 ? " zero" : ""}`} {...cell("lag")}>
-                    {t.oldestPendingLagMs === 0 ? "—" : duration(t.oldestPendingLagMs)}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <StatsTable
+          first="Type"
+          empty="No job types yet."
+          rows={metrics.types.map((t) => ({ label: t.type, stats: t, jobs: jobsOf(t.type), key: t.type, alert: t.oldestPendingLagMs > lagAlertMs }))}
+        />
         <p class="muted small">
           Counts come from each object's latest summary (about a second behind). Lag is highlighted past {duration(lagAlertMs)} (config{" "}
           <code>dashboard.lagAlertMs</code>). Prometheus: <code>GET /v1/metrics</code> with <code>Accept: text/plain</code>.
