@@ -31,13 +31,14 @@ import type {
   Stats,
   Timeline,
   ScopeStats,
+  FailOutcome,
 } from "../job/schemas";
 import { MINUTE_MS, minuteOf, zeroCounters } from "../metrics/counters";
 import type { Metrics, MetricsQuery } from "../metrics/schemas";
 import { zeroKinds } from "../scope/summary";
 import { TERMINAL_STATES } from "../job/states";
 import type { FailedCursor } from "../scope/change";
-import type { NewJob } from "../scope/enqueue";
+import type { EnqueueRefusal, NewJob } from "../scope/enqueue";
 import { prepareJob } from "../scope/new-job";
 import { toJob, toLeasedJob } from "../scope/job-row";
 import type { Refusal } from "../scope/outcome";
@@ -119,14 +120,27 @@ export class QueueOps {
       list.push({ index, job: p.job });
       byHome.set(p.home, list);
     });
+    const conflict = (items: { index: number }[], out: EnqueueRefusal) => {
+      const index = items[out.index]!.index;
+      const path = pathPrefix ? `${pathPrefix}[${index}].dedupeKey` : "dedupeKey";
+      return { index, error: new QueueError("conflict", `${path}: ${out.message}`, { path, index }) };
+    };
+    // One object's enqueue is all or none by itself. Over several, a key conflict (decided inside each
+    // object) is asked of every object holding keyed jobs before any writes, so a refused batch writes nothing.
+    const keyed = [...byHome].filter(([, items]) => items.some((i) => i.job.dedupeKey !== null));
+    if (byHome.size > 1 && keyed.length > 0) {
+      const refusals: { index: number; error: QueueError }[] = [];
+      await inParallel(keyed, ENQUEUE_PARALLEL, async ([home, items]) => {
+        const out = await this.scope(home).checkEnqueue(items.map((i) => i.job));
+        if (out) refusals.push(conflict(items, out));
+      });
+      // The first item in call order, whichever object answered first.
+      if (refusals.length > 0) throw refusals.sort((a, b) => a.index - b.index)[0]!.error;
+    }
     const results: EnqueueResult[] = new Array(bodies.length);
     await inParallel([...byHome], ENQUEUE_PARALLEL, async ([home, items]) => {
       const out = await this.scope(home).enqueue(items.map((i) => i.job));
-      if (!out.ok) {
-        const index = items[out.index]!.index;
-        const path = pathPrefix ? `${pathPrefix}[${index}].dedupeKey` : "dedupeKey";
-        throw new QueueError("conflict", `${path}: ${out.message}`, { path, index });
-      }
+      if (!out.ok) throw conflict(items, out).error;
       out.results.forEach((r, k) => {
         results[items[k]!.index] = { job: toJob(r.row), created: r.created };
       });
@@ -387,7 +401,7 @@ export class QueueOps {
     return toJob(out.row);
   }
 
-  async fail(id: string, req: FailRequest): Promise<{ job: Job; outcome: "retry_scheduled" | "failed" }> {
+  async fail(id: string, req: FailRequest): Promise<{ job: Job; outcome: FailOutcome }> {
     const out = await this.scope(this.homeOf(id)).fail(id, req.leaseToken, {
       error: req.error,
       retryAfterMs: req.retryAfterMs,
@@ -399,12 +413,20 @@ export class QueueOps {
   }
 }
 
-/** inParallel runs `fn` over `items` with at most `width` calls in flight. */
+/** inParallel runs `fn` over `items` with at most `width` calls in flight; after a failure it starts no more. */
 async function inParallel<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
+  let failed = false;
   await Promise.all(
     Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
+      while (next < items.length && !failed) {
+        try {
+          await fn(items[next++]!);
+        } catch (e) {
+          failed = true;
+          throw e;
+        }
+      }
     }),
   );
 }

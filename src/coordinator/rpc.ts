@@ -46,6 +46,7 @@ import {
   RetryFailedSchema,
   TimelineQuerySchema,
   type Timeline,
+  type FailOutcome,
 } from "../job/schemas";
 import { MetricsQuerySchema, type Metrics } from "../metrics/schemas";
 import { ScheduleNameSchema, ScheduleSpecSchema, type Schedule } from "../schedule/spec";
@@ -128,7 +129,7 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
     });
   }
 
-  async fail(id: string, body: z.input<typeof FailSchema>): Promise<RpcResult<{ job: Job; outcome: "retry_scheduled" | "failed" }>> {
+  async fail(id: string, body: z.input<typeof FailSchema>): Promise<RpcResult<{ job: Job; outcome: FailOutcome }>> {
     return this.run(async (ops) => ops.fail(parseInput(JobId, id, "id"), parseInput(FailSchema, body, "body")));
   }
 

@@ -24,7 +24,7 @@
  */
 import type { QueueConfig, TypeSettings } from "../config/schema";
 import type { AcquireRequest, BlockedBy } from "../pool/permits";
-import { claimJobs, isSerial, serialBusy } from "../scope/claim";
+import { claimJobs, isSerial, NOT_BEHIND_RUNNING_KEY, serialBusy } from "../scope/claim";
 import { pendingTypes } from "../scope/counts";
 import type { JobRow } from "../scope/job-row";
 import { heartbeat } from "../scope/settle";
@@ -80,7 +80,7 @@ export interface DispatcherDeps {
   invocationsPerCall: number;
   /** Rows changed (started, settled): emit their events, tell the catalog, re-arm. */
   changed(rows: JobRow[], now: number): Promise<void>;
-  /** Run the reap pass now (an attempt reached its timeout); returns the rows it settled. */
+  /** Run the reap pass now (an attempt reached its timeout). */
   reapNow(): Promise<void>;
   /** The first of these types with due or running work anywhere (the catalog's view), or null. */
   busyType(types: string[]): Promise<string | null>;
@@ -130,9 +130,7 @@ const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM job WHERE state = 'running
 const JOB_COUNT_DUE = `
 SELECT count(*) AS n FROM (
   SELECT 1 FROM job AS j
-   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ?
-     AND (j.dedupe_key IS NULL OR NOT EXISTS (
-          SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL AND r.state = 'running'))
+   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_RUNNING_KEY}
    LIMIT ?)`;
 
 export class Dispatcher {
@@ -550,8 +548,10 @@ export class Dispatcher {
     const byPool = new Map<string, { ids: string[]; ttlMs: number }>();
     for (const call of this.calls) {
       for (const p of [...call.permits.values()].flat()) {
-        const entry = byPool.get(p.pool) ?? { ids: [], ttlMs: call.leaseMs };
+        // A pool shared by types of different leaseMs: every permit must outlive its own job's lease.
+        const entry = byPool.get(p.pool) ?? { ids: [], ttlMs: 0 };
         entry.ids.push(p.id);
+        entry.ttlMs = Math.max(entry.ttlMs, call.leaseMs);
         byPool.set(p.pool, entry);
       }
     }

@@ -266,7 +266,14 @@ export const FailSchema = z.strictObject({
   consumesAttempt: z.boolean().optional(),
 });
 export type FailRequest = z.infer<typeof FailSchema>;
-export const FailResultSchema = z.object({ job: JobSchema, outcome: z.enum(["retry_scheduled", "failed"]) });
+export const FAIL_OUTCOMES = ["retry_scheduled", "failed", "superseded"] as const;
+export type FailOutcome = (typeof FAIL_OUTCOMES)[number];
+export const FailResultSchema = z.object({
+  job: JobSchema,
+  outcome: z.enum(FAIL_OUTCOMES).meta({
+    description: "superseded: attempts were left, but a newer job of the same dedupe key was already pending, so this one was cancelled in its favour.",
+  }),
+});
 
 // ---------------------------------------------------------------- events
 

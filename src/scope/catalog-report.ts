@@ -30,8 +30,8 @@ const META_CLEAR = "DELETE FROM meta WHERE key = 'catalog_dirty_since'";
 export interface ReporterDeps {
   sql: SqlStorage;
   now(): number;
-  /** `dirtySince`: the first change the catalog may not have (its counters' minutes go with the summary). */
-  build(dirtySince: number | null): HomeSummary;
+  /** `unreportedSince`: the first change the catalog may not have (its counters' minutes go with the summary). */
+  build(unreportedSince: number | null): HomeSummary;
   send(summary: HomeSummary): Promise<void>;
   /** Keeps the object alive for a report that outlives the request (ctx.waitUntil). */
   keepAlive(p: Promise<unknown>): void;
@@ -48,6 +48,12 @@ export class CatalogReporter {
   private urgent = false;
   private inflight: Promise<void> | null = null;
   private dirtySince: number | null;
+  /**
+   * When the last summary the catalog took was built: it held every change up
+   * to then. Under steady load `dirtySince` is never cleared (a write always
+   * lands during a send), so this, not it, bounds what the next one must carry.
+   */
+  private coveredUntil: number | null = null;
 
   constructor(private readonly deps: ReporterDeps) {
     const row = deps.sql.exec<{ value: string }>(META_GET).toArray()[0];
@@ -74,9 +80,10 @@ export class CatalogReporter {
     return at;
   }
 
-  /** pendingSince: the first change the catalog may not have, or null when it has them all. */
-  pendingSince(): number | null {
-    return this.dirtySince;
+  /** unreportedSince: the first change the catalog may not have, or null when it has them all. */
+  unreportedSince(): number | null {
+    if (this.dirtySince === null) return null;
+    return this.coveredUntil === null ? this.dirtySince : Math.max(this.dirtySince, this.coveredUntil);
   }
 
   /** lastSent: when the last summary went out from this instance, or null. */
@@ -124,7 +131,9 @@ export class CatalogReporter {
     const v = this.version;
     let failure: unknown = null;
     try {
-      await this.deps.send(this.deps.build(this.dirtySince));
+      const summary = this.deps.build(this.unreportedSince());
+      await this.deps.send(summary);
+      this.coveredUntil = summary.at;
       this.lastSentAt = this.deps.now();
       this.retryAt = null;
       this.sentVersion = Math.max(this.sentVersion, v);

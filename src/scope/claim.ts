@@ -38,15 +38,22 @@ export const JOB_TOP_PENDING_PRIORITY = "SELECT priority FROM job WHERE state = 
 export const JOB_NEXT_PENDING_PRIORITY_BELOW =
   "SELECT priority FROM job WHERE state = 'pending' AND type = ? AND priority < ? ORDER BY priority DESC LIMIT 1";
 /**
+ * NOT_BEHIND_RUNNING_KEY: the pending job `j` is not a follower waiting behind
+ * its key's running job (job_dedupe_running_idx). Part of what "due" means, for
+ * every query that asks — the claim, and the dispatcher's due counts.
+ */
+export const NOT_BEHIND_RUNNING_KEY = `(j.dedupe_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL AND r.state = 'running'))`;
+
+/**
  * jobClaimCandidates: the due jobs of one (type, priority), oldest first — an
- * index range, no sort. A follower whose key has a running job waits behind
- * it (job_dedupe_running_idx; the key is in job_claim_idx, so no row read).
+ * index range, no sort (the key is in job_claim_idx, so the follower check
+ * reads no row).
  */
 export const JOB_CLAIM_CANDIDATES = `
 SELECT seq, priority, run_at FROM job AS j
  WHERE j.state = 'pending' AND j.type = ? AND j.priority = ? AND j.run_at <= ?
-   AND (j.dedupe_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL AND r.state = 'running'))
+   AND ${NOT_BEHIND_RUNNING_KEY}
  ORDER BY j.run_at, j.seq
  LIMIT ?`;
 

@@ -42,7 +42,8 @@ export interface Enqueued {
   created: boolean;
 }
 
-export type EnqueueOutcome = { ok: true; results: Enqueued[] } | { ok: false; code: "conflict"; index: number; message: string };
+export type EnqueueRefusal = { ok: false; code: "conflict"; index: number; message: string };
+export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 
 /**
  * jobInsertIfNew: the unique indexes on id (job_id_idx) and on a key's pending
@@ -62,16 +63,51 @@ const JOB_LATEST_START_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedu
 /** jobReplacePendingPayload: coalesce / debounce; pending only (a running job's payload never changes). */
 const JOB_REPLACE_PENDING = "UPDATE job SET payload = ?, run_at = coalesce(?, run_at), updated_at = ? WHERE seq = ? AND state = 'pending' RETURNING *";
 
-class KeyModeConflict extends Error {}
+/** KeyModeConflict: thrown out of the transaction (rolling it back) when item `index` cannot be enqueued. */
+class KeyModeConflict extends Error {
+  constructor(
+    readonly index: number,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  refusal(): EnqueueRefusal {
+    return { ok: false, code: "conflict", index: this.index, message: this.message };
+  }
+}
 
 export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: number): EnqueueOutcome {
   try {
     return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now)) };
   } catch (e) {
     if (!(e instanceof KeyModeConflict)) throw e;
-    const [index, message] = JSON.parse(e.message) as [number, string];
-    return { ok: false, code: "conflict", index, message };
+    return e.refusal();
   }
+}
+
+const DRY_RUN = Symbol("dry run");
+
+/**
+ * checkEnqueue: would `enqueueJobs` refuse these jobs? The same code runs in a
+ * transaction that is then rolled back (and tells no one), so the answer can
+ * never disagree with the real enqueue — as of now. A batch spread over
+ * several objects asks each first, so a conflict in one writes nothing in the
+ * others (short of a race with another enqueue in between).
+ */
+export function checkEnqueue(store: ScopeStore, jobs: readonly NewJob[], now: number): EnqueueRefusal | null {
+  const quiet: ScopeStore = { ...store, touched: () => {} };
+  try {
+    store.atomic(() => {
+      enqueueAll(quiet, jobs, now);
+      throw DRY_RUN;
+    });
+  } catch (e) {
+    if (e === DRY_RUN) return null;
+    if (!(e instanceof KeyModeConflict)) throw e;
+    return e.refusal();
+  }
+  return null;
 }
 
 function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): Enqueued[] {
@@ -103,9 +139,7 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
   const live = store.sql.exec<JobRow>(JOB_LIVE_OF_KEY, job.dedupeKey).toArray();
   const other = live.find((r) => (r.dedupe_mode ?? "active") !== mode);
   if (other) {
-    throw new KeyModeConflict(
-      JSON.stringify([index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${other.dedupe_mode ?? "active"} (job ${other.id}); this enqueue asks for mode ${mode}`]),
-    );
+    throw new KeyModeConflict(index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${other.dedupe_mode ?? "active"} (job ${other.id}); this enqueue asks for mode ${mode}`);
   }
   const pending = live.find((r) => r.state === "pending");
   const running = live.find((r) => r.state === "running");
@@ -117,9 +151,7 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
     if (!replacesPayload(mode)) return same(pending);
     // A key spans the types of a scope (API.md), but a payload is only ever replaced by one of its own type.
     if (pending.type !== job.type) {
-      throw new KeyModeConflict(
-        JSON.stringify([index, `dedupe key ${JSON.stringify(job.dedupeKey)} is held by pending job ${pending.id} of type ${pending.type}; mode ${mode} would replace its payload with one for ${job.type}`]),
-      );
+      throw new KeyModeConflict(index, `dedupe key ${JSON.stringify(job.dedupeKey)} is held by pending job ${pending.id} of type ${pending.type}; mode ${mode} would replace its payload with one for ${job.type}`);
     }
     const runAt = mode === "debounce" ? now + (job.debounceMs ?? 0) : null;
     return { row: store.sql.exec<JobRow>(JOB_REPLACE_PENDING, job.payload, runAt, now, pending.seq).one(), changed: true };

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { MINUTE_MS, minuteOf, type MinuteCounters } from "../metrics/counters";
+import { COUNTERS, MINUTE_MS, minuteOf, type MinuteCounters } from "../metrics/counters";
 
 /** Counters stay this long in a scope object; the catalog has them within seconds. */
 export const METRIC_KEEP_MS = 2 * 60 * MINUTE_MS;
@@ -17,25 +17,24 @@ export const METRIC_KEEP_MS = 2 * 60 * MINUTE_MS;
 export const METRIC_REPORT_MAX_MS = 23 * 60 * MINUTE_MS;
 
 /** metricMinutesSince: primary key (minute, type) range. */
-const METRIC_MINUTES_SINCE = `
-SELECT minute, type, enqueued, started, completed, failed, retried, cancelled FROM metric_minute WHERE minute >= ? ORDER BY minute, type`;
+const METRIC_MINUTES_SINCE = `SELECT minute, type, ${COUNTERS.join(", ")} FROM metric_minute WHERE minute >= ? ORDER BY minute, type`;
 const METRIC_DELETE_BEFORE = "DELETE FROM metric_minute WHERE minute < ?";
 
 /**
  * metricsForReport: the minutes a summary must carry — every minute that can
- * have changed since the catalog was last up to date (`dirtySince`), plus the
+ * have changed since the catalog was last up to date (`unreportedSince`: the first change it may lack), plus the
  * one before it for clock skew between the trigger's time and the reporter's.
  * Unknown (null): the last two minutes.
  */
-export function metricsForReport(sql: SqlStorage, dirtySince: number | null, now: number): MinuteCounters[] {
-  return sql.exec<MinuteCounters>(METRIC_MINUTES_SINCE, unreportedFrom(dirtySince, now)).toArray();
+export function metricsForReport(sql: SqlStorage, unreportedSince: number | null, now: number): MinuteCounters[] {
+  return sql.exec<MinuteCounters>(METRIC_MINUTES_SINCE, unreportedFrom(unreportedSince, now)).toArray();
 }
 
 /** pruneMetrics: drop minutes past METRIC_KEEP_MS, but never one the catalog may not have yet (within METRIC_REPORT_MAX_MS). */
-export function pruneMetrics(sql: SqlStorage, now: number, dirtySince: number | null): void {
-  sql.exec(METRIC_DELETE_BEFORE, Math.min(now - METRIC_KEEP_MS, unreportedFrom(dirtySince, now)));
+export function pruneMetrics(sql: SqlStorage, now: number, unreportedSince: number | null): void {
+  sql.exec(METRIC_DELETE_BEFORE, Math.min(now - METRIC_KEEP_MS, unreportedFrom(unreportedSince, now)));
 }
 
-function unreportedFrom(dirtySince: number | null, now: number): number {
-  return minuteOf(Math.max(dirtySince ?? now, now - METRIC_REPORT_MAX_MS)) - MINUTE_MS;
+function unreportedFrom(unreportedSince: number | null, now: number): number {
+  return minuteOf(Math.max(unreportedSince ?? now, now - METRIC_REPORT_MAX_MS)) - MINUTE_MS;
 }

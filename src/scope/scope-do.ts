@@ -15,6 +15,7 @@ import { systemClock, type Clock } from "../clock";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import type { TerminalState } from "../job/states";
+import type { FailOutcome } from "../job/schemas";
 import { migrateStorage } from "../schema/migrate";
 import { Dispatcher, type Origin } from "../dispatch/dispatcher";
 import type { HandlerEntrypointApi } from "../dispatch/contract";
@@ -22,7 +23,7 @@ import { CatalogReporter } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
 import { cancelAll, cancelJob, retryFailed, retryJob, type FailedCursor } from "./change";
 import { claimJobs, type ClaimRequest } from "./claim";
-import { enqueueJobs, type EnqueueOutcome, type NewJob } from "./enqueue";
+import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { pruneMetrics } from "./minute-counters";
@@ -84,9 +85,8 @@ export class ScopeDO extends DurableObject<Env> {
       busyType: (types) => env.CATALOG.getByName("catalog").busyType(types),
       reapNow: async () => {
         const now = this.clock.now();
-        const reaped = reapOnce(this.store, now);
-        this.dispatcher.reaped(reaped.rows, now);
-        await this.afterWrite(now, reaped.rows, null);
+        this.reap(now);
+        await this.afterWrite(now);
       },
     });
     void ctx.blockConcurrencyWhile(async () => {
@@ -94,7 +94,7 @@ export class ScopeDO extends DurableObject<Env> {
       this.reporter = new CatalogReporter({
         sql,
         now: () => this.clock.now(),
-        build: (dirtySince) => buildSummary(sql, this.home, this.clock.now(), dirtySince),
+        build: (unreportedSince) => buildSummary(sql, this.home, this.clock.now(), unreportedSince),
         send: (summary) => this.sendSummary(summary),
         keepAlive: (p) => ctx.waitUntil(p),
         rearm: () => this.arm(this.clock.now()),
@@ -120,6 +120,11 @@ export class ScopeDO extends DurableObject<Env> {
     const urgent = out.results.some((e) => e.created && this.store.config.waitedOn.includes(e.row.type));
     await this.afterWrite(now, [], this.dispatcher.newOrigin(), urgent);
     return out;
+  }
+
+  /** checkEnqueue: would `enqueue(jobs)` be refused? Writes nothing (a batch over several objects asks each first). */
+  async checkEnqueue(jobs: NewJob[]): Promise<EnqueueRefusal | null> {
+    return checkEnqueue(this.store, jobs, this.clock.now());
   }
 
   /** claim (pull): never hands out jobs of push types — those belong to their handler. */
@@ -149,7 +154,7 @@ export class ScopeDO extends DurableObject<Env> {
     return this.settled(now, complete(this.store, id, token, result, now));
   }
 
-  async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: "retry_scheduled" | "failed" }>> {
+  async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: FailOutcome }>> {
     const now = this.clock.now();
     return this.settled(now, fail(this.store, id, token, input, now));
   }
@@ -233,12 +238,10 @@ export class ScopeDO extends DurableObject<Env> {
     let cameDue = true;
     try {
       cameDue = cameDueSince(this.store, this.reporter.lastSent(), now);
-      const reaped = reapOnce(this.store, now);
-      this.dispatcher.reaped(reaped.rows, now);
+      const reaped = this.reap(now);
       const swept = sweepOnce(this.store, now);
-      pruneMetrics(this.store.sql, now, this.reporter.pendingSince());
+      pruneMetrics(this.store.sql, now, this.reporter.unreportedSince());
       again = reaped.more || swept.more;
-      this.events.emit(reaped.rows, now);
       // The alarm is the safety net and the timer for delayed and retried push jobs.
       await this.dispatcher.fill(this.dispatcher.newOrigin());
     } catch (e) {
@@ -265,6 +268,14 @@ export class ScopeDO extends DurableObject<Env> {
     if (at !== null && at <= now) at = now + (failed ? ALARM_RETRY_MS : ALARM_AGAIN_MS);
     // Re-arming is the one step left that may throw: if storage cannot take an alarm, a platform retry is the only way back.
     await this.alarmArm.set(at);
+  }
+
+  /** reap: end the attempts whose lease ran out, tell the dispatcher (it aborts their handlers) and emit their events. */
+  private reap(now: number): { more: boolean } {
+    const reaped = reapOnce(this.store, now);
+    this.dispatcher.reaped(reaped.rows, now);
+    this.events.emit(reaped.rows, now);
+    return reaped;
   }
 
   /** recordAlarmError logs a failed pass and keeps the last one in `meta` for operators; it never throws. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { FailOutcome } from "../job/schemas";
 import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
@@ -75,7 +76,7 @@ export function snooze(store: ScopeStore, id: string, token: string, delayMs: nu
   });
 }
 
-export function fail(store: ScopeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: "retry_scheduled" | "failed" }> {
+export function fail(store: ScopeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {
   return store.atomic(() => {
     const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
     if (!leased) return leaseRefusal(store, id, token, now);
@@ -94,7 +95,8 @@ export function fail(store: ScopeStore, id: string, token: string, input: FailIn
     const row = applyAttemptEnd(store, leased, end, now);
     if (!row) return leaseRefusal(store, id, token, now);
     store.touched(now);
-    return { ok: true, row, outcome: end.to === "pending" ? "retry_scheduled" : "failed" };
+    // What happened, from the row: a retry can turn into a supersede when a follower of the key is pending.
+    return { ok: true, row, outcome: row.state === "pending" ? "retry_scheduled" : row.state === "failed" ? "failed" : "superseded" };
   });
 }
 

@@ -36,7 +36,7 @@ const JOB_NEXT_RUN_AT = "SELECT min(run_at) AS t FROM job WHERE state = 'pending
 /** jobCountScheduled: job_due_idx range scan over the future part only. */
 const JOB_COUNT_SCHEDULED = "SELECT count(*) AS n FROM job WHERE state = 'pending' AND type = ? AND run_at > ?";
 
-export function buildSummary(sql: SqlStorage, home: string, now: number, dirtySince: number | null = null): HomeSummary {
+export function buildSummary(sql: SqlStorage, home: string, now: number, unreportedSince: number | null = null): HomeSummary {
   const byType = new Map<string, TypeSummary>();
   const entry = (type: string): TypeSummary => {
     let s = byType.get(type);
@@ -58,7 +58,7 @@ export function buildSummary(sql: SqlStorage, home: string, now: number, dirtySi
     s.scheduled = sql.exec<{ n: number }>(JOB_COUNT_SCHEDULED, s.type, now).one().n;
     s.pending -= s.scheduled;
   }
-  return { home, at: now, types: [...byType.values()], metrics: metricsForReport(sql, dirtySince, now) };
+  return { home, at: now, types: [...byType.values()], metrics: metricsForReport(sql, unreportedSince, now) };
 }
 
 export function zeroKinds(): Record<FailureKind, number> {

@@ -109,7 +109,7 @@ describe("dedupe modes", () => {
     const [running] = await stub.claim(lease);
     const [f] = await put(stub, [keyed(home, "pending", { n: 2 })]);
     const out = await stub.fail(running!.id, running!.lease_token!, { error: "boom" });
-    expect(out).toMatchObject({ ok: true, row: { state: "cancelled", cancel_reason: `superseded by ${f!.row.id}`, last_error: "boom" } });
+    expect(out).toMatchObject({ ok: true, outcome: "superseded", row: { state: "cancelled", cancel_reason: `superseded by ${f!.row.id}`, last_error: "boom" } });
     expect((await stub.claim(lease))[0]!.id).toBe(f!.row.id);
   });
 });
