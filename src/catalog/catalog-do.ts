@@ -14,7 +14,7 @@ import type { JobState, TerminalState } from "../job/states";
 import { migrateStorage } from "../schema/migrate";
 import type { HomeSummary } from "../scope/summary";
 import type { Stats } from "../job/schemas";
-import type { Counters, MinuteCounters } from "../metrics/counters";
+import { MINUTE_MS, minuteOf, type Counters, type MinuteCounters } from "../metrics/counters";
 import { applyReport, busiestHomes, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, stats, statsByType } from "./catalog-store";
 import { metricSeries, metricTotals } from "./metrics-store";
 
@@ -46,10 +46,11 @@ export class CatalogDO extends DurableObject<Env> {
     return stats(this.sql, type, this.clock.now());
   }
 
-  /** overview: per type, counts and lag from the summaries, totals since the catalog began, and the per-minute series from `from`. */
-  async overview(from: number, type: string | null): Promise<{ at: number; types: (Stats & { type: string })[]; totals: (Counters & { type: string })[]; minutes: MinuteCounters[] }> {
+  /** overview: per type (or one), counts and lag from the summaries, totals since the catalog began, and the last `minutes` minutes of the series. */
+  async overview(minutes: number, type: string | null): Promise<{ at: number; types: (Stats & { type: string })[]; totals: (Counters & { type: string })[]; minutes: MinuteCounters[] }> {
     const now = this.clock.now();
-    return { at: now, types: statsByType(this.sql, now), totals: metricTotals(this.sql), minutes: metricSeries(this.sql, from, type) };
+    const from = minuteOf(now) - (minutes - 1) * MINUTE_MS;
+    return { at: now, types: statsByType(this.sql, type, now), totals: metricTotals(this.sql, type), minutes: metricSeries(this.sql, from, type) };
   }
 
   async busiestHomes(limit: number): Promise<(Stats & { home: string })[]> {

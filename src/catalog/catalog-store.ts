@@ -106,11 +106,11 @@ coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS canc
 min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due`;
 
 const STATS = `SELECT ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL OR type = ?1`;
-/** statsByType: every type any home holds (a full scan of home_type: O(homes × types), for the dashboard and metrics). */
-const STATS_BY_TYPE = `SELECT type, ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL GROUP BY type ORDER BY type`;
-/** homeBusiest: homes by live jobs, most first (a full scan plus sort, like statsByType). */
+/** statsByType: every type any home holds, or one (a full scan of home_type: O(homes × types), for the dashboard and metrics). */
+const STATS_BY_TYPE = `SELECT type, ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL OR type = ?1 GROUP BY type ORDER BY type`;
+/** homeBusiest: homes by live jobs, most first (a full scan plus sort, like statsByType). STATS_COLUMNS reads ?2; ?1 is unused. */
 const HOME_BUSIEST = `
-SELECT home, ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL
+SELECT home, ${STATS_COLUMNS} FROM home_type
  GROUP BY home ORDER BY sum(pending) + sum(scheduled) + sum(running) DESC, home LIMIT ?3`;
 
 type StatsRow = {
@@ -143,9 +143,9 @@ export function stats(sql: SqlStorage, type: string | null, now: number): Stats 
   return toStats(sql.exec<StatsRow>(STATS, type, now).one(), now);
 }
 
-export function statsByType(sql: SqlStorage, now: number): (Stats & { type: string })[] {
+export function statsByType(sql: SqlStorage, type: string | null, now: number): (Stats & { type: string })[] {
   return sql
-    .exec<StatsRow & { type: string }>(STATS_BY_TYPE, null, now)
+    .exec<StatsRow & { type: string }>(STATS_BY_TYPE, type, now)
     .toArray()
     .map((r) => ({ type: r.type, ...toStats(r, now) }));
 }

@@ -10,7 +10,7 @@ import { COUNTERS, MINUTE_MS, type Counters, type MinuteCounters } from "../metr
 
 /**
  * Per-minute rows older than this are dropped; totals keep counting. Longer
- * than a scope object ever re-reports a minute (history.ts METRIC_REPORT_MAX_MS),
+ * than a scope object ever re-reports a minute (scope/minute-counters.ts METRIC_REPORT_MAX_MS),
  * so a dropped row is never taken again and counted twice.
  */
 export const METRIC_RETENTION_MS = 24 * 60 * MINUTE_MS;
@@ -36,7 +36,7 @@ const METRIC_SERIES_DELETE_BEFORE = "DELETE FROM metric_series WHERE minute < ?"
 const METRIC_SERIES = `
 SELECT minute, type, ${cols} FROM metric_series WHERE minute >= ?1 AND (?2 IS NULL OR type = ?2) ORDER BY minute, type`;
 
-const METRIC_TOTALS = `SELECT type, ${cols} FROM metric_total ORDER BY type`;
+const METRIC_TOTALS = `SELECT type, ${cols} FROM metric_total WHERE ?1 IS NULL OR type = ?1 ORDER BY type`;
 
 export function applyMetrics(sql: SqlStorage, home: string, rows: readonly MinuteCounters[], now: number): void {
   const cutoff = now - METRIC_RETENTION_MS;
@@ -50,6 +50,6 @@ export function metricSeries(sql: SqlStorage, from: number, type: string | null)
   return sql.exec<MinuteCounters>(METRIC_SERIES, from, type).toArray();
 }
 
-export function metricTotals(sql: SqlStorage): (Counters & { type: string })[] {
-  return sql.exec<Counters & { type: string }>(METRIC_TOTALS).toArray();
+export function metricTotals(sql: SqlStorage, type: string | null): (Counters & { type: string })[] {
+  return sql.exec<Counters & { type: string }>(METRIC_TOTALS, type).toArray();
 }

@@ -33,7 +33,7 @@ import type {
   ScopeStats,
   FailOutcome,
 } from "../job/schemas";
-import { MINUTE_MS, minuteOf, zeroCounters } from "../metrics/counters";
+import { zeroCounters } from "../metrics/counters";
 import type { Metrics, MetricsQuery } from "../metrics/schemas";
 import { zeroKinds } from "../scope/summary";
 import { TERMINAL_STATES } from "../job/states";
@@ -193,8 +193,7 @@ export class QueueOps {
    * `minutes` minutes. As fresh as the catalog's summaries (about a second).
    */
   async metrics(q: MetricsQuery): Promise<Metrics> {
-    const from = minuteOf(Date.now()) - (q.minutes - 1) * MINUTE_MS;
-    const o = await this.catalog().overview(from, q.type ?? null);
+    const o = await this.catalog().overview(q.minutes, q.type ?? null);
     const names = [...new Set([...Object.keys(this.config.types), ...o.types.map((t) => t.type), ...o.totals.map((t) => t.type)])]
       .filter((t) => q.type === undefined || t === q.type)
       .sort();

@@ -26,7 +26,7 @@ import type { QueueConfig, TypeSettings } from "../config/schema";
 import type { AcquireRequest, BlockedBy } from "../pool/permits";
 import { claimJobs, isSerial, NOT_BEHIND_RUNNING_KEY, serialBusy } from "../scope/claim";
 import { pendingTypes } from "../scope/counts";
-import type { JobRow } from "../scope/job-row";
+import { scopeOfRow, type JobRow } from "../scope/job-row";
 import { heartbeat } from "../scope/settle";
 import type { ScopeStore } from "../scope/store";
 import { applyOutcome } from "./apply-outcome";
@@ -584,7 +584,7 @@ function toDispatchJob(row: JobRow): DispatchJob {
     payloadJson: row.payload,
     attempt: row.attempts,
     maxAttempts: row.max_attempts,
-    scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null,
+    scope: scopeOfRow(row),
     runAt: row.run_at,
     scheduledFor: row.scheduled_for,
   };

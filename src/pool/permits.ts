@@ -81,6 +81,7 @@ const RESERVATIONS_LAPSED =
 const WAITERS_GONE = "DELETE FROM waiter WHERE seen_at < ? AND reserved_until IS NULL";
 const RESERVATION_NEXT = "SELECT min(reserved_until) AS t FROM waiter WHERE reserved_until IS NOT NULL";
 const WAITERS = "SELECT holder, type, since, reserved_until FROM waiter ORDER BY since, holder, type";
+const ANY_WAITER = "SELECT 1 FROM waiter LIMIT 1";
 const STATE_GET = "SELECT value FROM pool_state WHERE key = ?";
 const STATE_SET = "INSERT INTO pool_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
@@ -222,7 +223,7 @@ export function tidy(sql: SqlStorage, now: number): string[] {
 function offerSlots(sql: SqlStorage, units: number[], now: number): string[] {
   if (units.length === 0) return [];
   if (stateGet(sql, "slots") === null) {
-    return sql.exec<{ holder: string; reserved_until: number | null }>(WAITERS).toArray().map((w) => w.holder);
+    return waitingHolders(sql);
   }
   const woken: string[] = [];
   for (const u of units) {
@@ -239,11 +240,16 @@ function untilNextExpiry(sql: SqlStorage, now: number): number {
   return Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, next === null ? RETRY_MIN_MS : next - now));
 }
 
+/** waitingHolders: everyone in the waiting line, longest first. */
+export function waitingHolders(sql: SqlStorage): string[] {
+  return sql.exec<{ holder: string }>(WAITERS).toArray().map((w) => w.holder);
+}
+
 /** nextWake: the pool's alarm — the next permit expiry, reservation lapse, or (with waiters) rate window end. */
 export function nextWake(sql: SqlStorage, now: number): number | null {
   const times = [sql.exec<{ t: number | null }>(PERMIT_NEXT_EXPIRY).one().t, sql.exec<{ t: number | null }>(RESERVATION_NEXT).one().t];
   const w = window(sql, now);
-  if (w.start !== null && sql.exec(WAITERS).toArray().length > 0) times.push(w.start + WINDOW_MS);
+  if (w.start !== null && sql.exec(ANY_WAITER).toArray().length > 0) times.push(w.start + WINDOW_MS);
   const present = times.filter((t): t is number => t !== null);
   return present.length ? Math.min(...present) : null;
 }

@@ -15,7 +15,7 @@ import { AlarmArm } from "../alarm-arm";
 import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
 import { migrateStorage } from "../schema/migrate";
-import { acquire, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
+import { acquire, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, waitingHolders, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
 
 export class PoolDO extends DurableObject<Env> {
   clock: Clock = systemClock;
@@ -64,7 +64,7 @@ export class PoolDO extends DurableObject<Env> {
   async setLimits(limits: Partial<PoolLimits>, configured: PoolLimits): Promise<PoolStatus> {
     const now = this.clock.now();
     this.ctx.storage.transactionSync(() => setLimits(this.sql, limits));
-    await this.after(this.waiting(), now);
+    await this.after(waitingHolders(this.sql), now);
     return status(this.sql, configured, now);
   }
 
@@ -78,10 +78,6 @@ export class PoolDO extends DurableObject<Env> {
       console.error(JSON.stringify({ event: "pool:alarm_failed", pool: this.ctx.id.name, error: String(e) }));
     }
     await this.after(wake, now);
-  }
-
-  private waiting(): string[] {
-    return this.sql.exec<{ holder: string }>("SELECT holder FROM waiter ORDER BY since").toArray().map((r) => r.holder);
   }
 
   /** after: poke the holders a slot is kept for, and keep the alarm on the pool's next change. */

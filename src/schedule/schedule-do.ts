@@ -16,6 +16,7 @@ import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { migrateStorage } from "../schema/migrate";
 import type { NewJob } from "../scope/enqueue";
+import { scopeOfRow } from "../scope/job-row";
 import { prepareJob } from "../scope/new-job";
 import {
   deleteSchedule,
@@ -137,14 +138,12 @@ export class ScheduleDO extends DurableObject<Env> {
     }
     const byHome = new Map<string, NewJob[]>();
     for (const slot of plan.fire) {
-      const body = {
-        type: row.type,
-        payload: JSON.parse(row.payload),
-        scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : undefined,
-        id: `schedule:${row.name}:${row.generation}:${slot}`,
-      };
+      // The stored payload text goes as is (prepareJob takes it as JSON text): nothing to parse per slot.
+      const body = { type: row.type, payload: {}, scope: scopeOfRow(row) ?? undefined, id: `schedule:${row.name}:${row.generation}:${slot}` };
       const { home, job } = prepareJob(this.config, body, row.payload, now, slot);
-      byHome.set(home, [...(byHome.get(home) ?? []), job]);
+      const list = byHome.get(home);
+      if (list) list.push(job);
+      else byHome.set(home, [job]);
     }
     for (const [home, jobs] of byHome) {
       // A catch-up can be many slots: bounded calls, well under the RPC size limit.

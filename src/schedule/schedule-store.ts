@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { scopeOfRow } from "../scope/job-row";
 import { firstSlotAfter, triggerOf } from "./slots";
 import { MAX_CATCHUP_DEFAULT, type Misfire, type Schedule, type ScheduleSpec } from "./spec";
 
@@ -51,7 +52,7 @@ export function toSchedule(r: Row): Schedule {
     name: r.name,
     type: r.type,
     payload: JSON.parse(r.payload),
-    scope: r.scope_type !== null && r.scope_id !== null ? { type: r.scope_type, id: r.scope_id } : null,
+    scope: scopeOfRow(r),
     cron: r.cron,
     everyMs: r.every_ms,
     at: r.at,

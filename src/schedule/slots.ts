@@ -77,7 +77,8 @@ export function planFires(t: Trigger, next: number | null, now: number, misfire:
     case "catchup": {
       // The latest maxCatchup slots, walking back from the last; then count what is skipped before them.
       const kept: number[] = [];
-      for (let s: number | null = last; s !== null && s >= next && kept.length < maxCatchup; s = lastSlotAtOrBefore(t, s - 1)) kept.unshift(s);
+      for (let s: number | null = last; s !== null && s >= next && kept.length < maxCatchup; s = lastSlotAtOrBefore(t, s - 1)) kept.push(s);
+      kept.reverse(); // oldest first (unshift per slot was quadratic in maxCatchup)
       let skipped = 0;
       for (let s: number | null = next; s !== null && s < kept[0]! && skipped < COUNT_LIMIT; s = firstSlotAfter(t, s)) skipped++;
       return plan(kept, skipped, skipped > 0 ? next : null);

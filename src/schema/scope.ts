@@ -102,7 +102,7 @@ export const jobCount = sqliteTable(
  * triggers on `job` (migration `job_history_triggers`) in the statement that
  * changes the job: an attempt that ended back in pending, and, when a finished
  * job is retried by hand, the end it undoes. Creation, the current attempt's
- * start and the final state are read from the job row itself (history.ts), so
+ * start and the final state are read from the job row itself (scope/timeline.ts), so
  * a job that succeeds first time writes none. Deleted with the job.
  */
 export const jobTransition = sqliteTable(

@@ -8,7 +8,7 @@ import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
-import { getJob, liveJobWithDedupeKey } from "./read";
+import { getJob, liveJobsOfKey } from "./read";
 import type { ScopeStore } from "./store";
 
 const CANCEL_SET = `
@@ -59,7 +59,7 @@ export function retryJob(store: ScopeStore, id: string, now: number): Outcome<{ 
       return { ok: false, code: "conflict", reason: `job is ${current.state}; only failed or cancelled jobs can be retried`, state: current.state };
     }
     if (current.dedupe_key !== null) {
-      const holder = liveJobWithDedupeKey(store.sql, current.dedupe_key);
+      const holder = liveJobsOfKey(store.sql, current.dedupe_key)[0];
       if (holder) return { ok: false, code: "conflict", reason: `live job ${holder.id} holds dedupe key ${JSON.stringify(current.dedupe_key)}`, state: current.state };
     }
     const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id).one();

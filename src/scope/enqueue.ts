@@ -9,7 +9,7 @@
 import { replacesPayload, type KeyMode } from "../job/key-mode";
 import type { Scope } from "../job/schemas";
 import type { JobRow } from "./job-row";
-import { getJob } from "./read";
+import { getJob, liveJobsOfKey } from "./read";
 import type { ScopeStore } from "./store";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
@@ -56,8 +56,6 @@ VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING
 RETURNING *`;
 
-/** jobLiveOfKey: job_dedupe_idx — the pending and the running job of a key (at most one each). */
-const JOB_LIVE_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN ('pending', 'running')";
 /** jobLatestStartOfKey: job_key_started_idx — the key's most recent start, whatever its state now. */
 const JOB_LATEST_START_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND started_at >= ? ORDER BY started_at DESC LIMIT 1";
 /** jobReplacePendingPayload: coalesce / debounce; pending only (a running job's payload never changes). */
@@ -136,7 +134,7 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
 /** answerFromKey: the job a duplicate gets (and whether coalescing changed it), or null when a new job must be created. */
 function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: number): { row: JobRow; changed: boolean } | null {
   const mode = job.keyMode ?? "active";
-  const live = store.sql.exec<JobRow>(JOB_LIVE_OF_KEY, job.dedupeKey).toArray();
+  const live = liveJobsOfKey(store.sql, job.dedupeKey!);
   const other = live.find((r) => (r.dedupe_mode ?? "active") !== mode);
   if (other) {
     throw new KeyModeConflict(index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${other.dedupe_mode ?? "active"} (job ${other.id}); this enqueue asks for mode ${mode}`);

@@ -11,7 +11,7 @@ import type { QueueConfig } from "../config/schema";
 import type { Scope } from "../job/schemas";
 import type { FailureKind } from "../job/states";
 import { analyticsPoints, eventSource, writePoints } from "../metrics/analytics";
-import type { JobRow } from "./job-row";
+import { scopeOfRow, type JobRow } from "./job-row";
 
 export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:failed" | "job:cancelled";
 
@@ -38,7 +38,7 @@ export function eventFor(row: JobRow, now: number): LifecycleEvent | null {
     at: now,
     id: row.id,
     type: row.type,
-    scope: scopeOf(row),
+    scope: scopeOfRow(row),
     attempt: row.attempts,
     maxAttempts: row.max_attempts,
   };
@@ -57,10 +57,6 @@ export function eventFor(row: JobRow, now: number): LifecycleEvent | null {
   }
 }
 
-function scopeOf(row: JobRow): Scope | null {
-  return row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null;
-}
-
 export interface Observer {
   observe(events: LifecycleEvent[]): Promise<unknown>;
 }
@@ -77,7 +73,7 @@ export class EventSink {
   /** enqueued: created jobs are not lifecycle events (no log line, no observer call) but are an analytics transition. */
   enqueued(rows: readonly JobRow[]): void {
     if (!this.analytics || rows.length === 0) return;
-    writePoints(this.analytics, analyticsPoints(rows.map((r) => ({ type: r.type, outcome: "enqueued", scope: scopeOf(r), attempt: r.attempts }))));
+    writePoints(this.analytics, analyticsPoints(rows.map((r) => ({ type: r.type, outcome: "enqueued", scope: scopeOfRow(r), attempt: r.attempts }))));
   }
 
   emit(rows: readonly JobRow[], now: number): void {

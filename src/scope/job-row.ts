@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Job, LeasedJob } from "../job/schemas";
+import type { Job, LeasedJob, Scope } from "../job/schemas";
 import type { FailureKind, JobState } from "../job/states";
 
 export type JobRow = {
@@ -39,12 +39,17 @@ export type JobRow = {
   finished_at: number | null;
 };
 
+/** scopeOfRow: the scope a row's two columns name, or null for an unscoped job (job and schedule rows alike). */
+export function scopeOfRow(row: { scope_type: string | null; scope_id: string | null }): Scope | null {
+  return row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null;
+}
+
 export function toJob(row: JobRow): Job {
   return {
     id: row.id,
     type: row.type,
     payload: JSON.parse(row.payload),
-    scope: row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null,
+    scope: scopeOfRow(row),
     state: row.state,
     failureKind: row.failure_kind,
     priority: row.priority,

@@ -11,7 +11,7 @@ import type { JobRow } from "./job-row";
 /** jobFindById: unique index job_id_idx. */
 const JOB_FIND_BY_ID = "SELECT * FROM job WHERE id = ?";
 
-/** jobFindLiveByDedupeKey: the WHERE repeats job_dedupe_idx's condition so the partial index applies. */
+/** jobFindLiveByDedupeKey: the pending and the running job of a key (at most one each); the WHERE repeats job_dedupe_idx's condition so the partial index applies. */
 const JOB_FIND_LIVE_BY_DEDUPE_KEY = `SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`;
 
 /** jobListAfter: primary key order; filters are optional (NULL = any). */
@@ -34,9 +34,9 @@ export function getJob(sql: SqlStorage, id: string): JobRow | null {
   return sql.exec<JobRow>(JOB_FIND_BY_ID, id).toArray()[0] ?? null;
 }
 
-/** liveJobWithDedupeKey: the pending or running job holding the key, if any. */
-export function liveJobWithDedupeKey(sql: SqlStorage, dedupeKey: string): JobRow | null {
-  return sql.exec<JobRow>(JOB_FIND_LIVE_BY_DEDUPE_KEY, dedupeKey).toArray()[0] ?? null;
+/** liveJobsOfKey: the live jobs holding the key — a pending one, a running one, or both. */
+export function liveJobsOfKey(sql: SqlStorage, dedupeKey: string): JobRow[] {
+  return sql.exec<JobRow>(JOB_FIND_LIVE_BY_DEDUPE_KEY, dedupeKey).toArray();
 }
 
 export function listJobs(sql: SqlStorage, filter: ListFilter, afterSeq: number, limit: number): JobRow[] {

@@ -144,8 +144,8 @@ export class ScopeDO extends DurableObject<Env> {
   async heartbeat(id: string, token: string, leaseMs: number | null): Promise<Outcome<{ leaseExpiresAt: number }>> {
     const now = this.clock.now();
     const out = heartbeat(this.store, id, token, leaseMs, now);
-    // A heartbeat may shorten a lease (a smaller leaseMs), so the alarm may need to come earlier.
-    if (out.ok) await this.arm(now);
+    // Only an explicit leaseMs can shorten a lease (and need the alarm earlier); otherwise it only moves later.
+    if (out.ok && leaseMs !== null) await this.arm(now);
     return out;
   }
 

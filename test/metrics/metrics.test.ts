@@ -106,7 +106,7 @@ describe("metrics", () => {
     await catalog.report({ home: "h2", at: now, types: [], metrics: [row(2)] });
     // A minute past the retention would be counted again once dropped: it is ignored.
     await catalog.report({ home: "h3", at: now, types: [], metrics: [{ ...row(100), minute: minute - 25 * 3600_000 }] });
-    const o = await runInDurableObject(catalog, (c: CatalogDO) => c.overview(minute - 60_000, null));
+    const o = await runInDurableObject(catalog, (c: CatalogDO) => c.overview(2, null));
     expect(o.totals).toEqual([{ type: "x", enqueued: 9, started: 9, completed: 9, failed: 0, retried: 0, cancelled: 0 }]);
     expect(o.minutes).toEqual([{ minute, type: "x", enqueued: 9, started: 9, completed: 9, failed: 0, retried: 0, cancelled: 0 }]);
   });
