@@ -16,6 +16,7 @@ import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { migrateStorage } from "../schema/migrate";
 import type { NewJob } from "../scope/enqueue";
+import type { EnqueueRequest } from "../job/schemas";
 import { scopeOfRow } from "../scope/job-row";
 import { prepareJob } from "../scope/new-job";
 import {
@@ -137,9 +138,10 @@ export class ScheduleDO extends DurableObject<Env> {
       );
     }
     const byHome = new Map<string, NewJob[]>();
+    // Parsed once per pass, not per slot: a stored payload that is not JSON fails this schedule here, before any job carries it.
+    const payload = JSON.parse(row.payload) as EnqueueRequest["payload"];
     for (const slot of plan.fire) {
-      // The stored payload text goes as is (prepareJob takes it as JSON text): nothing to parse per slot.
-      const body = { type: row.type, payload: {}, scope: scopeOfRow(row) ?? undefined, id: `schedule:${row.name}:${row.generation}:${slot}` };
+      const body = { type: row.type, payload, scope: scopeOfRow(row) ?? undefined, id: `schedule:${row.name}:${row.generation}:${slot}` };
       const { home, job } = prepareJob(this.config, body, row.payload, now, slot);
       const list = byHome.get(home);
       if (list) list.push(job);
