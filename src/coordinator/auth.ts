@@ -13,11 +13,16 @@ async function digest(text: string): Promise<ArrayBuffer> {
   return crypto.subtle.digest("SHA-256", encoder.encode(text));
 }
 
+/** sameSecret: constant-time and length-independent (both are hashed first). The API's bearer check and the dashboard's sign-in, session and CSRF checks. */
+export async function sameSecret(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([digest(a), digest(b)]);
+  return crypto.subtle.timingSafeEqual(x, y);
+}
+
 /** requireToken throws `unauthorized` unless the Authorization header carries the configured token. */
 export async function requireToken(expected: string | undefined, authorization: string | null): Promise<void> {
   if (!expected) throw new QueueError("unauthorized", "the queue has no QUEUE_TOKEN configured, so the HTTP API refuses every call; set it with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)");
   const match = /^Bearer\s+(.+)$/i.exec(authorization ?? "");
   if (!match) throw new QueueError("unauthorized", "missing bearer token: send `Authorization: Bearer <token>`");
-  const [a, b] = await Promise.all([digest(match[1]!.trim()), digest(expected)]);
-  if (!crypto.subtle.timingSafeEqual(a, b)) throw new QueueError("unauthorized", "invalid bearer token");
+  if (!(await sameSecret(match[1]!.trim(), expected))) throw new QueueError("unauthorized", "invalid bearer token");
 }

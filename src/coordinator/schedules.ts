@@ -18,6 +18,7 @@ interface ScheduleApi {
   list(): Promise<Schedule[]>;
   get(name: string): Promise<Schedule | null>;
   remove(name: string): Promise<{ ok: true } | { ok: false; code: "not_found" | "conflict"; message: string }>;
+  setPaused(name: string, paused: boolean): Promise<{ ok: true; schedule: Schedule } | { ok: false; code: "not_found" | "conflict"; message: string }>;
 }
 
 export class Schedules {
@@ -48,20 +49,11 @@ export class Schedules {
     return s;
   }
 
-  /** setPaused: pause or resume an API schedule (the same spec, put again); a config schedule is refused as conflict. */
+  /** setPaused: pause or resume an API schedule in place; a config schedule is refused as conflict. */
   async setPaused(name: string, paused: boolean): Promise<Schedule> {
-    const s = await this.get(name);
-    const when = s.cron !== null ? { cron: s.cron } : s.everyMs !== null ? { everyMs: s.everyMs } : { at: s.at ?? 0 };
-    const spec: ScheduleSpec = {
-      type: s.type,
-      payload: s.payload,
-      ...(s.scope ? { scope: s.scope } : {}),
-      ...when,
-      misfire: s.misfire,
-      ...(s.misfire === "catchup" && s.maxCatchup !== null ? { maxCatchup: s.maxCatchup } : {}),
-      paused,
-    };
-    return (await this.put(name, spec)).schedule;
+    const out = await this.object().setPaused(name, paused);
+    if (!out.ok) throw new QueueError(out.code, out.message);
+    return out.schedule;
   }
 
   async remove(name: string): Promise<void> {

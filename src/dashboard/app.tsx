@@ -33,13 +33,16 @@ import { PoolsPage } from "./pages/pools";
 import { SchedulesPage } from "./pages/schedules";
 import { ScopesPage } from "./pages/scopes";
 import { TopicsPage, type TopicView } from "./pages/topics";
-import { CSRF_FIELD, csrfMatches, csrfToken, newSession, readSession, SESSION_COOKIE, SESSION_TTL_MS, tokenMatches, type Session } from "./session";
+import { sameSecret } from "../coordinator/auth";
+import { CSRF_FIELD, csrfToken, newSession, readSession, SESSION_COOKIE, SESSION_TTL_MS, tokenMatches, type Session } from "./session";
 
 type Vars = { session: Session; csrf: string; form: Record<string, string> };
 type DashContext = Context<{ Bindings: Env; Variables: Vars }>;
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const DEAD_PER_CONSUMER = 20;
+/** Sent by the page's refresh script: only the live parts are used, so the rest may be left out. */
+const LIVE_HEADER = "x-edgequeue-live";
 const TIMELINE_STEPS = 100;
 /** Forms are a few fields; anything bigger is refused before it is parsed (sign-in is open to anyone). */
 const FORM_MAX_BYTES = 16 * 1024;
@@ -111,7 +114,8 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
       const tooBig = refuseBigForm(c);
       if (tooBig) return tooBig;
       const form = await c.req.parseBody();
-      if (!crossOriginOk(c) || !(await csrfMatches(c.env.QUEUE_TOKEN!, session, form[CSRF_FIELD]))) {
+      const given = form[CSRF_FIELD];
+      if (!crossOriginOk(c) || typeof given !== "string" || !(await sameSecret(given, c.get("csrf")))) {
         return c.text("Refused: the form's CSRF token is missing or wrong (reload the page and try again).", 403);
       }
       c.set("form", Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === "string")));
@@ -143,7 +147,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     const id = parseInput(JobId, c.req.param("id"), "id");
     const ops = opsOf(c);
     const [job, timeline] = await Promise.all([ops.get(id), ops.timeline(id, TIMELINE_STEPS)]);
-    return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} />);
+    return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} live={c.req.header(LIVE_HEADER) !== undefined} />);
   });
 
   d.post("/jobs/:id/retry", async (c) => {

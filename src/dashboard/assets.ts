@@ -60,7 +60,8 @@ footer { color:var(--muted); font-size:12px; text-align:right; max-width:1240px;
 `;
 
 export const APP_JS = `
-// Refresh the parts of this page marked data-live every ${REFRESH_MS / 1000} s, without a reload.
+// Refresh the parts of this page marked data-live every ${REFRESH_MS / 1000} s, without a reload
+// (the header tells the server only those parts are used).
 // Skipped while the tab is hidden or a field is being edited; stops when the session ends.
 (function () {
   var busy = false;

@@ -40,7 +40,3 @@ export function ago(ms: number | null | undefined, now: number): string {
 export function pretty(json: unknown): string {
   return JSON.stringify(json, null, 2);
 }
-
-export function count(n: number): string {
-  return n.toLocaleString("en-US");
-}

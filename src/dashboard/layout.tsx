@@ -64,7 +64,7 @@ export function Layout(props: PageFrame & { children?: Child }) {
             ))}
           </nav>
           <form method="post" action="/dashboard/logout" class="inline">
-            <input type="hidden" name={CSRF_FIELD} value={props.csrf} />
+            <Csrf token={props.csrf} />
             <button type="submit">Sign out</button>
           </form>
         </header>

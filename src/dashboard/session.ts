@@ -10,6 +10,7 @@
  * @module
  */
 import { encodeBytes } from "../base64url";
+import { sameSecret } from "../coordinator/auth";
 
 export const SESSION_COOKIE = "edgequeue_session";
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
@@ -22,9 +23,17 @@ export interface Session {
   expiresAt: number;
 }
 
-async function key(queueToken: string): Promise<CryptoKey> {
-  const material = await crypto.subtle.digest("SHA-256", encoder.encode(`edgequeue dashboard v1\n${queueToken}`));
-  return crypto.subtle.importKey("raw", material, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+/** The signing key, derived once per isolate and token (every page signs twice: the session check and its CSRF token). */
+let cached: { token: string; key: Promise<CryptoKey> } | null = null;
+
+function key(queueToken: string): Promise<CryptoKey> {
+  if (cached?.token !== queueToken) {
+    const key = crypto.subtle
+      .digest("SHA-256", encoder.encode(`edgequeue dashboard v1\n${queueToken}`))
+      .then((material) => crypto.subtle.importKey("raw", material, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]));
+    cached = { token: queueToken, key };
+  }
+  return cached.key;
 }
 
 async function sign(queueToken: string, purpose: string, text: string): Promise<string> {
@@ -32,15 +41,9 @@ async function sign(queueToken: string, purpose: string, text: string): Promise<
   return encodeBytes(new Uint8Array(sig));
 }
 
-/** equal: constant-time for equal lengths (digests first, so lengths never leak either). */
-async function equal(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([crypto.subtle.digest("SHA-256", encoder.encode(a)), crypto.subtle.digest("SHA-256", encoder.encode(b))]);
-  return crypto.subtle.timingSafeEqual(x, y);
-}
-
 /** tokenMatches: the sign-in check, constant-time like the API's bearer check. */
 export async function tokenMatches(queueToken: string | undefined, given: string): Promise<boolean> {
-  return queueToken !== undefined && queueToken !== "" && (await equal(queueToken, given));
+  return queueToken !== undefined && queueToken !== "" && (await sameSecret(queueToken, given));
 }
 
 /** newSession: the cookie value for a fresh session. */
@@ -57,7 +60,7 @@ export async function readSession(queueToken: string | undefined, cookie: string
   const m = /^(\d{1,16})\.([A-Za-z0-9_-]{8,64})\.([A-Za-z0-9_-]{43})$/.exec(cookie);
   if (!m) return null;
   const expiresAt = Number(m[1]);
-  if (!(await equal(m[3]!, await sign(queueToken, "session", `${m[1]}.${m[2]}`)))) return null;
+  if (!(await sameSecret(m[3]!, await sign(queueToken, "session", `${m[1]}.${m[2]}`)))) return null;
   if (expiresAt <= now) return null;
   return { nonce: m[2]!, expiresAt };
 }
@@ -65,8 +68,4 @@ export async function readSession(queueToken: string | undefined, cookie: string
 /** csrfToken: the token this session's forms carry. */
 export function csrfToken(queueToken: string, session: Session): Promise<string> {
   return sign(queueToken, "csrf", session.nonce);
-}
-
-export async function csrfMatches(queueToken: string, session: Session, given: unknown): Promise<boolean> {
-  return typeof given === "string" && given.length > 0 && (await equal(given, await csrfToken(queueToken, session)));
 }

@@ -28,6 +28,7 @@ import {
   nextScheduleWake,
   putSchedule,
   recordPass,
+  setPaused,
   syncConfigSchedules,
   toSchedule,
   type ScheduleRow,
@@ -76,6 +77,17 @@ export class ScheduleDO extends DurableObject<Env> {
     const { row, created } = this.ctx.storage.transactionSync(() => putSchedule(this.sql, name, spec, "api", now));
     await this.arm(now);
     return { ok: true, schedule: toSchedule(row), created };
+  }
+
+  /** setPaused: pause or resume an API schedule in place (a config schedule changes in the config). */
+  async setPaused(name: string, paused: boolean): Promise<{ ok: true; schedule: Schedule } | { ok: false; code: "not_found" | "conflict"; message: string }> {
+    const now = this.clock.now();
+    const existing = getSchedule(this.sql, name);
+    if (!existing) return { ok: false, code: "not_found", message: `no schedule named ${name}` };
+    if (existing.source === "config") return { ok: false, code: "conflict", message: `schedule ${name} is declared in the config; change it there` };
+    const row = this.ctx.storage.transactionSync(() => setPaused(this.sql, existing, paused, "api", now));
+    await this.arm(now);
+    return { ok: true, schedule: toSchedule(row) };
   }
 
   async get(name: string): Promise<Schedule | null> {

@@ -84,6 +84,15 @@ export function deleteSchedule(sql: SqlStorage, name: string): boolean {
  * re-synced on start) keeps where it stands; a changed one starts afresh from
  * now: an `everyMs` grid from now, a cron from its next slot, an `at` at its time.
  */
+/** setPaused: pause or resume, nothing else changed. Resuming starts from the next slot: a pause is not downtime, its slots are not missed ones. */
+export function setPaused(sql: SqlStorage, existing: Row, paused: boolean, source: "api" | "config", now: number): Row {
+  const resumed = existing.paused === 1 && !paused;
+  const trigger = triggerOf({ cron: existing.cron, everyMs: existing.every_ms, at: existing.at, anchor: existing.anchor });
+  const next = resumed && existing.next_run_at !== null ? firstSlotAfter(trigger, now) : existing.next_run_at;
+  sql.exec(SET_PAUSED, paused ? 1 : 0, source, next, now, existing.name);
+  return getSchedule(sql, existing.name)!;
+}
+
 export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, source: "api" | "config", now: number): { row: Row; created: boolean } {
   const existing = getSchedule(sql, name);
   const payload = JSON.stringify(spec.payload ?? {});
@@ -98,14 +107,7 @@ export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, s
     existing.at === (spec.at ?? null) &&
     existing.misfire === (spec.misfire ?? "latest") &&
     existing.max_catchup === (spec.maxCatchup ?? null);
-  if (existing && same) {
-    // Resuming starts from the next slot: a pause is not downtime, its slots are not missed ones.
-    const resumed = existing.paused === 1 && !spec.paused;
-    const trigger = triggerOf({ cron: existing.cron, everyMs: existing.every_ms, at: existing.at, anchor: existing.anchor });
-    const next = resumed && existing.next_run_at !== null ? firstSlotAfter(trigger, now) : existing.next_run_at;
-    sql.exec(SET_PAUSED, spec.paused ? 1 : 0, source, next, now, name);
-    return { row: getSchedule(sql, name)!, created: false };
-  }
+  if (existing && same) return { row: setPaused(sql, existing, spec.paused ?? false, source, now), created: false };
   const anchor = spec.everyMs !== undefined ? now + spec.everyMs : now;
   const trigger = triggerOf({ cron: spec.cron ?? null, everyMs: spec.everyMs ?? null, at: spec.at ?? null, anchor });
   const next = trigger.kind === "at" ? trigger.at : firstSlotAfter(trigger, now);

@@ -346,7 +346,8 @@ describe("GET /v1/stats", () => {
     expect(f.id).toBe(failing.id);
     await api("POST", `/v1/jobs/${f.id}/fail`, { leaseToken: f.leaseToken, error: "x" });
     const ids = [running.id, failing.id];
-    ids.push((await enqueue({ type })).id);
+    const firstDue = await enqueue({ type });
+    ids.push(firstDue.id);
     ids.push((await enqueue({ type, scope: uniqueScope() })).id);
     ids.push((await enqueue({ type, delayMs: 3_600_000 })).id);
     await flushJobs(...ids);
@@ -361,7 +362,10 @@ describe("GET /v1/stats", () => {
       cancelled: 0,
       failedByKind: { retries_exhausted: 1, fatal: 0, stalled: 0, timeout: 0 },
     });
+    // The oldest due job is the first of the two: its wait so far, as the catalog last heard.
+    const waited = Date.now() - firstDue.runAt;
     expect(r.body.oldestPendingLagMs).toBeGreaterThanOrEqual(0);
+    expect(r.body.oldestPendingLagMs).toBeLessThanOrEqual(waited);
     const all = await api("GET", "/v1/stats");
     expect(all.body.pending).toBeGreaterThanOrEqual(2);
   });

@@ -1,6 +1,7 @@
 /** The dashboard over HTTP: sessions, CSRF, escaping, every page, and its actions changing what the API reports. */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { newSession, SESSION_TTL_MS } from "../../src/dashboard/session";
 import { api, flushJobs, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
 
 const ORIGIN = "http://queue.test";
@@ -73,7 +74,7 @@ describe("dashboard sessions", () => {
     }
   });
 
-  it("refuses a tampered or foreign session cookie", async () => {
+  it("refuses a tampered session cookie", async () => {
     const { cookie } = await signIn();
     const value = cookie.split("=")[1]!;
     const [expires, nonce, sig] = value.split(".");
@@ -86,6 +87,25 @@ describe("dashboard sessions", () => {
     ];
     for (const v of tampered) expect((await page("GET", "/dashboard", { cookie: `edgequeue_session=${v}` })).status, v).toBe(303);
     expect((await page("GET", "/dashboard", { cookie })).status).toBe(200);
+  });
+
+  it("refuses a cookie signed under another token, a validly signed expired one, and sign-in from another site or with no token set", async () => {
+    const foreign = await newSession("some-other-token", Date.now());
+    expect((await page("GET", "/dashboard", { cookie: `edgequeue_session=${foreign}` })).status).toBe(303);
+    const expired = await newSession(TOKEN, Date.now() - SESSION_TTL_MS - 1000);
+    expect((await page("GET", "/dashboard", { cookie: `edgequeue_session=${expired}` })).status).toBe(303);
+    const elsewhere = await page("POST", "/dashboard/login", { form: { token: TOKEN }, origin: "https://evil.example" });
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.headers.get("set-cookie")).toBeNull();
+    const { createApp } = await import("../../src/coordinator/app");
+    const { env } = await import("cloudflare:workers");
+    const closed = await createApp().request(
+      "/dashboard/login",
+      { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "content-length": "7" }, body: "token=x" },
+      { ...(env as object), QUEUE_TOKEN: undefined },
+    );
+    expect(closed.status).toBe(401);
+    expect(await closed.text()).toContain("no QUEUE_TOKEN configured");
   });
 
   it("signs out", async () => {
@@ -117,6 +137,20 @@ describe("dashboard edges", () => {
       expect((await createApp().request(path, { method }, off)).status, path).toBe(404);
     }
     expect((await createApp().request("/v1/health", {}, off)).status).toBe(200);
+  });
+
+  it("serves its stylesheet and script to anyone, and the overview flags a type lagging past lagAlertMs", async () => {
+    const css = await page("GET", "/dashboard/assets/app.css");
+    expect(css.status).toBe(200);
+    expect(css.headers.get("content-type")).toMatch(/^text\/css/);
+    expect((await page("GET", "/dashboard/assets/app.js")).headers.get("content-type")).toMatch(/^text\/javascript/);
+    const { cookie } = await signIn();
+    const t = uniqueType("lag");
+    const id = await enqueue({ type: t, runAt: Date.now() - 5 * 60_000 }); // due five minutes ago: lagging past the default minute
+    await flushJobs(id);
+    const html = await (await page("GET", "/dashboard", { cookie })).text();
+    expect(html).toMatch(new RegExp(`<tr class="lag-alert"><td><a href="[^"]*">${t.replace(".", "\\.")}</a>`));
+    expect(html).toMatch(new RegExp(`role="alert">Lagging past 1 m: [^<]*${t.replace(".", "\\.")} \\(5 m`));
   });
 
   it("refuses an oversized sign-in before reading it", async () => {
@@ -205,6 +239,12 @@ describe("dashboard pages", () => {
     await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: j.leaseToken, error: "boom", fatal: true });
     const html = await (await page("GET", `/dashboard/jobs/${id}`, { cookie })).text();
     expect(html).toContain("fatal: boom");
+    expect(html).toContain('id="payload"');
+    // The refresh script's requests leave the payload out: it lives outside the live parts.
+    const live = await (exports as any).default.fetch(`${ORIGIN}/dashboard/jobs/${encodeURIComponent(id)}`, { headers: { cookie, "x-edgequeue-live": "1" } });
+    const liveHtml = await live.text();
+    expect(liveHtml).toContain("fatal: boom");
+    expect(liveHtml).not.toContain('id="payload"');
     expect(html).toContain(`/dashboard/jobs/${encodeURIComponent(id)}/retry`);
     expect(html).not.toContain(`/dashboard/jobs/${encodeURIComponent(id)}/cancel`);
     const res = await page("POST", `/dashboard/jobs/${encodeURIComponent(id)}/retry`, { cookie, form: { _csrf: csrf } });

@@ -1,5 +1,8 @@
 /** Analytics Engine data points: the documented layout, grouping, the index limit, and a failing dataset never fails a transition. */
-import { describe, expect, it } from "vitest";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import type { ScopeDO } from "../../src/scope/scope-do";
+import { freshScope, newJob } from "../helpers/scope";
 import { checkBindings, parseConfig } from "../../src/config/load";
 import { analyticsPoints, eventSource, writePoints } from "../../src/metrics/analytics";
 
@@ -33,7 +36,28 @@ describe("analytics points", () => {
     expect(p!.blobs![0]).toBe(type);
   });
 
+  it("a real object's transitions reach its dataset: enqueue, start, complete", async () => {
+    const { home, stub } = await freshScope();
+    const points = await runInDurableObject(stub, async (o: ScopeDO) => {
+      const written: AnalyticsEngineDataPoint[] = [];
+      // The object's own EventSink, given a dataset we can read (the local one drops what it gets).
+      (o as unknown as { events: { analytics: AnalyticsEngineDataset } }).events.analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
+      const scope = { type: "Test", id: "analytics" };
+      await o.enqueue([newJob(home, { type: "pulled.analytics", scope }), newJob(home, { type: "pulled.analytics", scope })]);
+      const [claimed] = await o.claim({ worker: "w", types: ["pulled.analytics"], limit: 1, leaseMs: 30_000 });
+      await o.complete(claimed!.id, claimed!.lease_token!, null);
+      return written;
+    });
+    expect(points.map((p) => [p.blobs?.[1], p.doubles?.[2]])).toEqual([
+      ["enqueued", 2],
+      ["started", 1],
+      ["completed", 1],
+    ]);
+    expect(points[0]!.blobs?.[3]).toBe("Test"); // the scope type
+  });
+
   it("a dataset that throws is logged, not thrown, and the other points are still written", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     const written: unknown[] = [];
     let first = true;
     const flaky = {
@@ -51,6 +75,8 @@ describe("analytics points", () => {
     ]);
     expect(() => writePoints(flaky, points)).not.toThrow();
     expect(written).toEqual([points[1]]);
+    expect(logged).toHaveBeenCalledWith(expect.stringContaining('"event":"analytics:failed"'));
+    logged.mockRestore();
   });
 
   it("a config naming a missing dataset binding fails at startup, naming the field", () => {

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Job, Timeline } from "../../job/schemas";
+import { TRANSITIONS } from "../../job/transitions";
 import { duration, pretty, utc, utcMs } from "../format";
 import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
 import { jobHref } from "./jobs";
@@ -18,10 +19,10 @@ function clip(text: string): string {
   return text.length <= SHOWN_MAX_CHARS ? text : `${text.slice(0, SHOWN_MAX_CHARS)}\n… ${text.length - SHOWN_MAX_CHARS} more characters (GET /v1/jobs/{id} has it all)`;
 }
 
-export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline }) {
+export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; live: boolean }) {
   const { job: j, frame } = props;
-  const canRetry = j.state === "failed" || j.state === "cancelled";
-  const canCancel = j.state === "pending" || j.state === "running";
+  const canRetry = (TRANSITIONS.retry.from as readonly string[]).includes(j.state);
+  const canCancel = (TRANSITIONS.cancel.from as readonly string[]).includes(j.state);
   const steps = props.timeline.steps;
   return (
     <Layout {...frame}>
@@ -134,11 +135,13 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline 
           </table>
         </div>
       </div>
-      {/* Outside the live region: a payload does not change, and is not worth re-sending every few seconds. */}
-      <div class="card">
-        <h2>Payload</h2>
-        <pre id="payload">{clip(pretty(j.payload))}</pre>
-      </div>
+      {/* Outside the live region, and left out of refreshes (`live`): a payload does not change, and can be big. */}
+      {props.live ? null : (
+        <div class="card">
+          <h2>Payload</h2>
+          <pre id="payload">{clip(pretty(j.payload))}</pre>
+        </div>
+      )}
     </Layout>
   );
 }

@@ -71,7 +71,11 @@ export function TopicsPage(props: { frame: PageFrame; topics: TopicView[] }) {
             )}
             {t.more ? (
               <p class="small">
-                <a href={`/dashboard/jobs?state=failed&tag=${encodeURIComponent(`topic:${t.topic}`)}`}>all dead deliveries of {t.topic} »</a>
+                {/* Per consumer, by type: a listing by tag alone would visit every object with failed jobs. */}
+                all dead deliveries of {t.topic}:{" "}
+                {t.consumers.map((consumer) => (
+                  <a href={`/dashboard/jobs?type=${encodeURIComponent(consumer)}&state=failed&tag=${encodeURIComponent(`topic:${t.topic}`)}`}>{consumer} » </a>
+                ))}
               </p>
             ) : null}
           </div>
