@@ -11,7 +11,7 @@ export async function startWorker({ config, port, persistTo, vars = {} }) {
   const configs = (Array.isArray(config) ? config : [config]).flatMap((c) => ["-c", c]);
   const args = ["dev", ...configs, "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistTo, "--log-level", "error"];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  const child = spawn("node_modules/.bin/wrangler", args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const child = spawn(process.execPath, ["node_modules/wrangler/bin/wrangler.js", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   // Keep the tail only: a long run logs a line per lifecycle event.
   let log = "";
   const keep = (d) => (log = (log + d).slice(-20_000));

@@ -14,7 +14,7 @@ if (!existsSync(".dev.vars")) {
   console.log("Created .dev.vars from .dev.vars.example (QUEUE_TOKEN=dev-token).");
 }
 
-const wrangler = process.platform === "win32" ? "node_modules/.bin/wrangler.cmd" : "node_modules/.bin/wrangler";
-const child = spawn(wrangler, ["dev", "-c", "wrangler.toml", "-c", "examples/handler/wrangler.toml", ...process.argv.slice(2)], { stdio: "inherit" });
+// wrangler's own entry under this Node: no .bin shim, so no shell (Windows refuses to spawn a .cmd without one).
+const child = spawn(process.execPath, ["node_modules/wrangler/bin/wrangler.js", "dev", "-c", "wrangler.toml", "-c", "examples/handler/wrangler.toml", ...process.argv.slice(2)], { stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

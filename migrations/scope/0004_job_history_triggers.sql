@@ -1,19 +1,16 @@
 -- Custom SQL migration file, put your code below! --
 -- Every state change of a job counts in its minute (metric_minute), inside the
 -- statement that changed it: no transition can be missed or counted twice,
--- whatever crashes afterwards. Minutes are the job's own created_at /
--- updated_at, truncated to the minute (epoch ms).
+-- whatever crashes afterwards. Minutes are the job's updated_at, truncated to
+-- the minute (epoch ms). Creation is counted by enqueue itself, once per type
+-- per batch in the same transaction (src/scope/enqueue.ts): a per-row trigger
+-- there cost a 1,000-job batch 1,000 upserts of one row.
 --
 -- The timeline (job_transition) keeps only what the job row will no longer
 -- tell (src/scope/timeline.ts reads creation, the current attempt's start and
 -- the final state from the row): an attempt that ended back in pending, with
 -- when it started; and, when a finished job is retried by hand, the end that
 -- retry undoes. A job that succeeds first time writes no timeline row.
-CREATE TRIGGER job_history_insert AFTER INSERT ON job BEGIN
-  INSERT INTO metric_minute (minute, type, enqueued) VALUES (new.created_at / 60000 * 60000, new.type, 1)
-  ON CONFLICT (minute, type) DO UPDATE SET enqueued = enqueued + 1;
-END;
---> statement-breakpoint
 CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state BEGIN
   INSERT INTO job_transition (job_seq, at, state, attempt, note, started_at)
   SELECT new.seq, old.finished_at, old.state, old.attempts,

@@ -1,6 +1,7 @@
 /**
- * The per-minute counters every scope object keeps (by trigger, in the
- * statement that changes a job) and the catalog rolls up: their names, in
+ * The per-minute counters every scope object keeps (in the transaction that
+ * changes a job: by trigger, and by enqueue once per type per batch) and the
+ * catalog rolls up: their names, in
  * the order SQL, JSON and Prometheus list them.
  *
  * @module

@@ -123,7 +123,8 @@ export const jobTransition = sqliteTable(
 );
 
 /**
- * Per-minute counters per job type, kept by the same triggers. Sent to the
+ * Per-minute counters per job type, kept by the same triggers (and, for
+ * `enqueued`, by enqueue once per type per batch). Sent to the
  * catalog with each summary (the minutes since the last one) and kept here two
  * hours (METRIC_KEEP_MS); the catalog holds the queue-wide series.
  */

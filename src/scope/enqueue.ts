@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { minuteOf } from "../metrics/counters";
 import { replacesPayload, type KeyMode } from "../job/key-mode";
 import type { Scope } from "../job/schemas";
 import type { JobRow } from "./job-row";
@@ -108,8 +109,14 @@ export function checkEnqueue(store: ScopeStore, jobs: readonly NewJob[], now: nu
   return null;
 }
 
+/** metricCountEnqueued: the `enqueued` counter, once per type per batch (transitions are counted by trigger; migration job_history_triggers). */
+const METRIC_COUNT_ENQUEUED = `
+INSERT INTO metric_minute (minute, type, enqueued) VALUES (?, ?, ?)
+ON CONFLICT (minute, type) DO UPDATE SET enqueued = enqueued + excluded.enqueued`;
+
 function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): Enqueued[] {
   const out: Enqueued[] = [];
+  const created = new Map<string, number>();
   let changed = false;
   jobs.forEach((job, index) => {
     const existing = getJob(store.sql, job.id);
@@ -125,8 +132,10 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
     }
     const row = insert(store, job, now) ?? fail(`enqueue of ${job.id} conflicted with no job`);
     out.push({ row, created: true });
+    created.set(job.type, (created.get(job.type) ?? 0) + 1);
     changed = true;
   });
+  for (const [type, n] of created) store.sql.exec(METRIC_COUNT_ENQUEUED, minuteOf(now), type, n);
   if (changed) store.touched(now);
   return out;
 }

@@ -1,6 +1,6 @@
 /**
- * The per-minute counters per type that the triggers of migration
- * `job_history_triggers` keep in a scope object: the minutes a catalog
+ * The per-minute counters per type that a scope object keeps (migration
+ * `job_history_triggers`, and enqueue for `enqueued`): the minutes a catalog
  * summary carries, and how long they stay.
  *
  * @module

@@ -17,7 +17,8 @@ import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const WRANGLER = path.join(ROOT, "node_modules", ".bin", process.platform === "win32" ? "wrangler.cmd" : "wrangler");
+/** wrangler's own entry, run by this Node: no .bin shim (Windows refuses to spawn a .cmd without a shell). */
+const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 /** Where screenshot() writes; test-artifacts/ is git-ignored. */
 export const SCREENSHOTS = path.join(ROOT, "test-artifacts", "screenshots");
 
@@ -61,7 +62,7 @@ export async function startQueue(options: StartQueueOptions = {}): Promise<Queue
     "--var", `QUEUE_TOKEN:${token}`,
     "--show-interactive-dev-session=false",
   ];
-  const child = spawn(WRANGLER, args, {
+  const child = spawn(process.execPath, [WRANGLER, ...args], {
     cwd: ROOT,
     // Own process group, so stop() also ends the workerd processes wrangler starts.
     detached: true,
