@@ -15,14 +15,18 @@ import { AlarmArm } from "../alarm-arm";
 import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
 import { migrateStorage } from "../schema/migrate";
+import { ownName } from "../object-name";
 import { acquire, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, waitingHolders, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
 
 export class PoolDO extends DurableObject<Env> {
   clock: Clock = systemClock;
   private readonly alarmArm: AlarmArm;
+  /** For log lines; kept in storage, since an instance its alarm woke cold is not told it (object-name.ts). */
+  private readonly name: string | null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.name = ownName(ctx);
     this.alarmArm = new AlarmArm(ctx.storage);
     void ctx.blockConcurrencyWhile(() => migrateStorage(ctx.storage, migrations, "pool"));
   }
@@ -75,7 +79,7 @@ export class PoolDO extends DurableObject<Env> {
     try {
       wake = this.ctx.storage.transactionSync(() => [...tidy(this.sql, now), ...pokeAfterWindow(this.sql, now)]);
     } catch (e) {
-      console.error(JSON.stringify({ event: "pool:alarm_failed", pool: this.ctx.id.name, error: String(e) }));
+      console.error(JSON.stringify({ event: "pool:alarm_failed", pool: this.name, error: String(e) }));
     }
     await this.after(wake, now);
   }

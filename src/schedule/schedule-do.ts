@@ -15,6 +15,7 @@ import { loadConfig } from "../config/load";
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { migrateStorage } from "../schema/migrate";
+import { ownName } from "../object-name";
 import type { NewJob } from "../scope/enqueue";
 import type { EnqueueRequest } from "../job/schemas";
 import { scopeOfRow } from "../scope/job-row";
@@ -56,7 +57,8 @@ export class ScheduleDO extends DurableObject<Env> {
     this.alarmArm = new AlarmArm(ctx.storage);
     void ctx.blockConcurrencyWhile(async () => {
       await migrateStorage(ctx.storage, migrations, "schedule");
-      if (ctx.id.name === SCHEDULES_OBJECT) {
+      // The kept name, not ctx.id.name: an instance its alarm woke cold is not told its name (object-name.ts).
+      if (ownName(ctx) === SCHEDULES_OBJECT) {
         ctx.storage.transactionSync(() => syncConfigSchedules(ctx.storage.sql, this.config.schedules, this.clock.now()));
         await this.arm(this.clock.now());
       }

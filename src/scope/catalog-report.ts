@@ -112,6 +112,14 @@ export class CatalogReporter {
     this.deps.keepAlive(p);
   }
 
+  /** forget: the catalog cannot be told (the object does not know its name): clear the mark, so the alarm stops asking. */
+  forget(): void {
+    if (this.dirtySince === null) return;
+    this.dirtySince = null;
+    this.sentVersion = this.version;
+    this.deps.sql.exec(META_CLEAR);
+  }
+
   /** flush: resolves once every change so far has reached the catalog; `force` sends even when clean. Throws if the call fails. */
   async flush(force = false): Promise<void> {
     if (this.inflight) await this.inflight.catch(() => undefined);

@@ -17,6 +17,8 @@ import type { Env } from "../env";
 import type { TerminalState } from "../job/states";
 import type { FailOutcome } from "../job/schemas";
 import { migrateStorage } from "../schema/migrate";
+import { homeOfJobId } from "../job/home";
+import { keepName, ownName } from "../object-name";
 import { Dispatcher, type Origin } from "../dispatch/dispatcher";
 import type { HandlerEntrypointApi } from "../dispatch/contract";
 import { CatalogReporter } from "./catalog-report";
@@ -51,17 +53,24 @@ export class ScopeDO extends DurableObject<Env> {
   private reporter!: CatalogReporter;
   private readonly events: EventSink;
   private readonly dispatcher: Dispatcher;
+  /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
+  private name: string | null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const sql = ctx.storage.sql;
+    this.name = ownName(ctx);
+    const self = this;
     this.store = {
       sql,
       atomic: (fn) => ctx.storage.transactionSync(fn),
       config: loadConfig(env),
       random: () => this.random(),
       touched: (now) => this.reporter.touched(now),
-      scoped: ctx.id.name?.startsWith("scope:") ?? false,
+      // A getter, not a value: a serialized type must stay serialized in an instance woken cold, once its name is known.
+      get scoped() {
+        return self.knownHome()?.startsWith("scope:") ?? false;
+      },
     };
     this.alarmArm = new AlarmArm(ctx.storage);
     const config = this.store.config;
@@ -104,9 +113,25 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** The object's name, e.g. `scope:Account:a1` (DESIGN.md §2). */
   get home(): string {
-    const name = this.ctx.id.name;
+    const name = this.knownHome();
     if (!name) throw new Error("ScopeDO must be reached by name (getByName)");
     return name;
+  }
+
+  /**
+   * knownHome: the kept name or, for an object that holds jobs but predates
+   * keeping it, the home its job ids name (each id starts with it) — written
+   * down at once. Null only for such an object with no jobs left.
+   */
+  private knownHome(): string | null {
+    if (this.name !== null) return this.name;
+    const row = this.store.sql.exec<{ id: string }>("SELECT id FROM job LIMIT 1").toArray()[0];
+    const home = row ? homeOfJobId(row.id)?.name ?? null : null;
+    if (home !== null) {
+      this.name = home;
+      keepName(this.ctx, home);
+    }
+    return home;
   }
 
   // ------------------------------------------------------------ writes
@@ -249,11 +274,17 @@ export class ScopeDO extends DurableObject<Env> {
       this.recordAlarmError(now, e, info);
     }
     try {
-      // Changes made above are reported as usual; a job that only came due changes no row, so it forces a report.
-      await this.reporter.flush(cameDue);
+      if (this.knownHome() === null) {
+        // An empty object older than name keeping, woken cold: nothing to tell and no name to tell it under.
+        // Drop the mark rather than retry forever; its next named call keeps the name and reports again.
+        this.reporter.forget();
+      } else {
+        // Changes made above are reported as usual; a job that only came due changes no row, so it forces a report.
+        await this.reporter.flush(cameDue);
+      }
     } catch (e) {
       // Not this object's failure: the reporter's own deadline (with its retry delay) brings the alarm back.
-      console.error(JSON.stringify({ event: "alarm:report_failed", home: this.ctx.id.name, error: String(e) }));
+      console.error(JSON.stringify({ event: "alarm:report_failed", home: this.name, error: String(e) }));
     }
     let at: number | null = null;
     try {
@@ -281,7 +312,7 @@ export class ScopeDO extends DurableObject<Env> {
   /** recordAlarmError logs a failed pass and keeps the last one in `meta` for operators; it never throws. */
   private recordAlarmError(now: number, e: unknown, info?: AlarmInvocationInfo): void {
     const error = String(e);
-    console.error(JSON.stringify({ event: "alarm:failed", home: this.ctx.id.name, retryCount: info?.retryCount ?? 0, error }));
+    console.error(JSON.stringify({ event: "alarm:failed", home: this.name, retryCount: info?.retryCount ?? 0, error }));
     try {
       this.store.sql.exec(
         "INSERT INTO meta (key, value) VALUES ('last_alarm_error', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -1,15 +1,19 @@
 /**
  * Randomized runs against one real scope object: enqueue, claim, complete
  * (with good and stale tokens), fail, heartbeat, cancel, retry, time passing,
- * alarms (on time, late, early and twice) and evictions, in random order.
- * After every step the invariants of DESIGN.md §3 are checked from SQLite.
+ * alarms (on time, late, early and twice), evictions and restarts whose
+ * first event is the alarm (the instance is not told its name), in random
+ * order. After every step the invariants (docs/state-machine.md, README
+ * "Guarantees and limits") are checked from SQLite, and the catalog must hold
+ * what the object holds.
  */
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
 import type { JobRow } from "../../src/scope/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { freshScope, newJob, T0, useClock, type ScopeStub, put } from "../helpers/scope";
+import type { CatalogDO } from "../../src/catalog/catalog-do";
+import { env, freshScope, newJob, restartCold, T0, useClock, type ScopeStub, put } from "../helpers/scope";
 import { chaosSeeds, int, pick, seeded } from "../helpers/random";
 
 const SEEDS = chaosSeeds([1, 2, 3, 4], 1000);
@@ -48,7 +52,19 @@ function expectedWake(rows: JobRow[], now: number): number | null {
   return times.length ? Math.min(...times) : null;
 }
 
-async function checkInvariants(stub: ScopeStub, clock: ManualClock, model: Model, where: string) {
+/** The catalog's view of one home, per type: what it would answer stats and claims with. */
+async function catalogView(home: string) {
+  return runInDurableObject(env.CATALOG.getByName("catalog"), (_o: CatalogDO, state) =>
+    state.storage.sql
+      .exec<{ type: string; pending: number; running: number; completed: number }>(
+        "SELECT type, pending + scheduled AS pending, running, completed FROM home_type WHERE home = ? AND pending + scheduled + running + completed > 0 ORDER BY type",
+        home,
+      )
+      .toArray(),
+  );
+}
+
+async function checkInvariants(stub: ScopeStub, home: string, clock: ManualClock, model: Model, where: string) {
   const before = await snapshot(stub);
   const now = clock.now();
   const want = expectedWake(before.rows, now);
@@ -61,6 +77,16 @@ async function checkInvariants(stub: ScopeStub, clock: ManualClock, model: Model
   await stub.flushCatalog();
   const after = await snapshot(stub);
   expect(after.alarm, `${where}: alarm after flush`).toBe(want);
+
+  // The catalog holds what the object holds, once flushed (a cold-woken object that lost its name could not tell it).
+  const held = new Map<string, { type: string; pending: number; running: number; completed: number }>();
+  for (const r of after.rows) {
+    const t = held.get(r.type) ?? { type: r.type, pending: 0, running: 0, completed: 0 };
+    if (r.state === "pending" || r.state === "running" || r.state === "completed") t[r.state]++;
+    held.set(r.type, t);
+  }
+  const told = [...held.values()].filter((t) => t.pending + t.running + t.completed > 0).sort((a, b) => a.type.localeCompare(b.type));
+  expect(await catalogView(home), `${where}: catalog`).toEqual(told);
 
   // Counts kept by triggers equal the rows.
   expect(after.counts, `${where}: job_count`).toEqual(after.grouped);
@@ -80,7 +106,8 @@ describe("scope object invariants under random operations", () => {
     it(`seed ${seed}`, async () => {
       const rand = seeded(seed);
       const clock = new ManualClock(T0);
-      const { home, stub } = await freshScope(clock);
+      const { home, stub: named } = await freshScope(clock);
+      let stub = named;
       await useClock(stub, clock, rand);
       const model: Model = { attempts: new Map(), completions: new Map() };
       const leases = new Map<string, string>(); // id -> last token we were given
@@ -91,7 +118,7 @@ describe("scope object invariants under random operations", () => {
         const running = snap.filter((r) => r.state === "running");
         const terminal = snap.filter((r) => r.state === "failed" || r.state === "cancelled");
         const live = snap.filter((r) => r.state === "pending" || r.state === "running");
-        const op = int(rand, 0, 12);
+        const op = int(rand, 0, 13);
         let what = "";
         switch (op) {
           case 0:
@@ -185,8 +212,19 @@ describe("scope object invariants under random operations", () => {
             what = "evict";
             break;
           }
+          case 13: {
+            // A restart whose first event is the alarm: the instance is not told its name, and later named calls reach that same instance.
+            if (evictions < 3) {
+              stub = await restartCold(env.SCOPE, stub);
+              await useClock(stub, clock, rand);
+              await runDurableObjectAlarm(stub);
+              evictions++;
+            }
+            what = "restart, woken cold by the alarm";
+            break;
+          }
         }
-        await checkInvariants(stub, clock, model, `seed ${seed} step ${step} (${what})`);
+        await checkInvariants(stub, home, clock, model, `seed ${seed} step ${step} (${what})`);
       }
     });
   }

@@ -4,6 +4,7 @@
  * checking invariants from the inside.
  */
 import { runInDurableObject } from "cloudflare:test";
+import { expect } from "vitest";
 import { env as workersEnv } from "cloudflare:workers";
 import { ManualClock } from "../../src/clock";
 import type { Env } from "../../src/env";
@@ -80,4 +81,17 @@ export async function put(stub: ScopeStub, jobs: NewJob[]) {
   const out = await stub.enqueue(jobs);
   if (!out.ok) throw new Error(out.message);
   return out.results;
+}
+
+/**
+ * restartCold: end the object's instance (as a deploy or a crash does) and return a stub
+ * to the same object that carries no name — what the runtime hands an alarm that wakes
+ * it cold (src/object-name.ts). The stub given keeps working and reaches the new instance.
+ */
+export async function restartCold<T extends Rpc.DurableObjectBranded>(ns: DurableObjectNamespace<T>, stub: DurableObjectStub<T>): Promise<DurableObjectStub<T>> {
+  await runInDurableObject(stub, (_o: unknown, state) => state.abort("restart")).catch(() => undefined);
+  const cold = ns.get(ns.idFromString(stub.id.toString()));
+  // The premise of every cold-wake test: the runtime does not hand this instance its name.
+  expect(await runInDurableObject(cold, (_o: unknown, state) => state.id.name)).toBeUndefined();
+  return cold;
 }
