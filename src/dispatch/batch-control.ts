@@ -17,7 +17,11 @@ export class BatchControl extends RpcTarget implements BatchControlApi {
     super();
   }
 
+  /** The handler has called in: the batch reached its code (the SDK calls next() first; reachability.ts). */
+  reached = false;
+
   async settle(outcome: JobOutcome): Promise<void> {
+    this.reached = true;
     if (!this.closed) this.onSettle(outcome);
   }
 
@@ -25,6 +29,7 @@ export class BatchControl extends RpcTarget implements BatchControlApi {
   private closed = false;
 
   next(): Promise<AbortNotice | null> {
+    this.reached = true;
     const queued = this.queued.shift();
     if (queued || this.closed) return Promise.resolve(queued ?? null);
     return new Promise((resolve) => {

@@ -35,6 +35,7 @@ import { BatchControl } from "./batch-control";
 import type { AbortReason, DispatchJob, HandlerEntrypointApi, HandlerOutcome } from "./contract";
 import { readOutcome, readOutcomes } from "./outcome";
 import { permitPlan } from "./permit-plan";
+import { Reachability } from "./reachability";
 
 /** Handler calls in flight per object: beyond this, a finishing call makes room. */
 export const MAX_CALLS_IN_FLIGHT = 16;
@@ -104,6 +105,12 @@ interface Call {
   leaseMs: number;
 }
 
+/** Why a call returned no answer; `unreachedWaitMs` when it never reached the handler (its jobs wait that long, unspent). */
+interface Failure {
+  error: string;
+  unreachedWaitMs: number | null;
+}
+
 /** A job whose attempt this object is running: it holds the lease (token) until settled, timed out, cancelled or lost. */
 interface Flight {
   id: string;
@@ -153,7 +160,11 @@ export class Dispatcher {
   private earlyTimer: ReturnType<typeof setTimeout> | null = null;
   private unblocks = 0;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  private readonly reachability: Reachability;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.reachability = new Reachability(() => deps.home());
+  }
 
   newOrigin(): Origin {
     return { invocations: 0 };
@@ -398,16 +409,22 @@ export class Dispatcher {
     this.ensureRenewal(b.settings.leaseMs);
     const jobs = b.rows.map(toDispatchJob);
     const promise = (async () => {
+      const binding = b.settings.binding!;
       let answer: unknown = null;
-      let failure: string | null = null;
+      let failure: Failure | null = null;
       try {
-        answer = await this.deps.handler(b.settings.binding!).run({ type: b.type, jobs }, call.control);
+        answer = await this.deps.handler(binding).run({ type: b.type, jobs }, call.control);
       } catch (e) {
-        failure = `handler call failed: ${String(e)}`;
+        failure = { error: `handler call failed: ${String(e)}`, unreachedWaitMs: null };
+        // Never reached the handler's code: the platform's failure, not the job's (reachability.ts).
+        if (!call.control.reached) {
+          failure = { error: `handler unreachable: ${String(e)}`, unreachedWaitMs: this.reachability.unreachable(binding, String(e)) };
+        }
       } finally {
         call.control.close();
         this.calls.delete(call);
       }
+      if (call.control.reached) this.reachability.reached(binding);
       await this.finish(call, answer, failure);
       await this.fill(origin);
     })()
@@ -458,12 +475,16 @@ export class Dispatcher {
   }
 
   /** finish: the call returned — settle what it did not report early, give back every permit it still holds, emit. */
-  private async finish(call: Call, answer: unknown, failure: string | null): Promise<void> {
+  private async finish(call: Call, answer: unknown, failure: Failure | null): Promise<void> {
     const now = this.deps.now();
     const outcomes = failure === null ? readOutcomes([...call.rows.keys()], answer) : null;
+    const failed: HandlerOutcome =
+      failure?.unreachedWaitMs != null
+        ? { kind: "retry", error: failure.error, consumesAttempt: false, retryAfterMs: failure.unreachedWaitMs }
+        : { kind: "retry", error: failure?.error ?? "no outcome" };
     try {
       for (const id of call.rows.keys()) {
-        this.settleJob(call, id, outcomes?.get(id) ?? { kind: "retry", error: failure ?? "no outcome" }, now, true);
+        this.settleJob(call, id, outcomes?.get(id) ?? failed, now, true);
       }
     } finally {
       // Permits of jobs that ended earlier (timed out, cancelled, lost) were kept by the call until now.

@@ -4,7 +4,7 @@
  * bindings. Handlers run in real time, so tests wait on job state.
  */
 import { abortAllDurableObjects } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { homeOfJobId } from "../../src/job/home";
 import { api, isTerminal, uniqueScope, waitForJob } from "../helpers/api";
 import { maxOverlap, probe } from "../helpers/probe";
@@ -121,6 +121,35 @@ describe("a handler that answers badly", () => {
     const done = await waitForJob((await enqueue("test.raw", { mode })).id, isTerminal);
     expect(done).toMatchObject({ state: "failed", failureKind: kind, attempts: 1 });
     expect(done.lastError).toMatch(error);
+  });
+});
+
+describe("a handler Worker that cannot be reached", () => {
+  it("its jobs wait without spending attempts, backing off, and the outage is logged once per binding", async () => {
+    const errors = vi.spyOn(console, "error");
+    const scope = uniqueScope("down");
+    const jobs = [await enqueue("test.down", { n: 1 }, { scope }), await enqueue("test.down", { n: 2 }, { scope })];
+    const stub = env.SCOPE.getByName(homeOfJobId(jobs[0].id)!.name);
+    // Two failed calls each (the binding's backoff doubles: 1 s, then 2 s), so the once-per-binding log is tested across calls.
+    const waited = await Promise.all(jobs.map((j) => waitForJob(j.id, (x) => x.state === "pending" && x.runAt - x.updatedAt >= 2_000, 15_000)));
+    for (const w of waited) {
+      expect(w.attempts).toBe(0); // maxAttempts is 2: two spent attempts would have failed it
+      expect(w.lastError).toMatch(/^handler unreachable: /);
+    }
+    await stub.drain();
+    const lines = errors.mock.calls.map((c) => String(c[0])).filter((l) => l.includes("dispatch:handler_unreachable"));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ binding: "DOWN" });
+    errors.mockRestore();
+    await api("POST", `/v1/scopes/${scope.type}/${scope.id}/cancel`, {});
+  });
+
+  it("a handler that fails before it says anything to the queue is treated the same (it may not have run)", async () => {
+    const job = await enqueue("test.raw", { mode: "throw-at-once" });
+    const waited = await waitForJob(job.id, (x) => x.state === "pending" && x.lastError !== null);
+    expect(waited).toMatchObject({ attempts: 0 });
+    expect(waited.lastError).toMatch(/handler unreachable: .*failed before it started/);
+    await api("POST", `/v1/jobs/${job.id}/cancel`);
   });
 });
 
