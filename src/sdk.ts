@@ -29,7 +29,7 @@ export type JobTypeName = keyof JobTypes extends never ? string : Extract<keyof 
 export type PayloadOf<T extends string> = T extends keyof JobTypes ? JobTypes[T] : JsonObject;
 
 export type { JsonObject } from "./job/json-safe";
-export type { Job, LeasedJob, ListResult, Scope, Stats } from "./job/schemas";
+export type { Job, LeasedJob, ListResult, Scope, Stats, StatsResult } from "./job/schemas";
 export type { LifecycleEvent, LifecycleEventName } from "./scope/events";
 export { createClient, type QueueBinding, type QueueClient, type EnqueueInput, type TypedJob } from "./client/rpc-client";
 export { createHttpClient } from "./client/http-client";

@@ -13,16 +13,22 @@ import type { Env } from "../env";
 import type { JobState, TerminalState } from "../job/states";
 import { migrateStorage } from "../schema/migrate";
 import type { HomeSummary } from "../scope/summary";
-import type { Stats } from "../job/schemas";
+import type { Stats, StatsResult } from "../job/schemas";
 import { MINUTE_MS, minuteOf, type Counters, type MinuteCounters } from "../metrics/counters";
 import { applyReport, busiestHomes, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, stats, statsByType } from "./catalog-store";
 import { metricSeries, metricTotals } from "./metrics-store";
+import { ClaimedTypes, unhandledTypes } from "./claimed-types";
+import { loadConfig } from "../config/load";
+import type { QueueConfig } from "../config/schema";
 
 export class CatalogDO extends DurableObject<Env> {
   clock: Clock = systemClock;
+  private readonly config: QueueConfig;
+  private readonly claimed = new ClaimedTypes();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.config = loadConfig(env);
     void ctx.blockConcurrencyWhile(() => migrateStorage(ctx.storage, migrations, "catalog"));
   }
 
@@ -35,22 +41,32 @@ export class CatalogDO extends DurableObject<Env> {
   }
 
   async pickHomes(types: string[] | null, exclude: string[], limit: number, spare: number): Promise<string[]> {
-    return this.ctx.storage.transactionSync(() => pickHomesForClaim(this.sql, types, exclude, limit, spare, this.clock.now()));
+    const now = this.clock.now();
+    return this.ctx.storage.transactionSync(() => {
+      this.claimed.record(this.sql, types, now);
+      return pickHomesForClaim(this.sql, types, exclude, limit, spare, now);
+    });
   }
 
   async busyType(types: string[]): Promise<string | null> {
     return busyType(this.sql, types, this.clock.now());
   }
 
-  async stats(type: string | null): Promise<Stats> {
-    return stats(this.sql, type, this.clock.now());
+  async stats(type: string | null): Promise<StatsResult> {
+    const now = this.clock.now();
+    return { ...stats(this.sql, type, now), unhandledTypes: unhandledTypes(this.sql, this.config.types, type, now) };
   }
 
   /** overview: per type (or one), counts and lag from the summaries, totals since the catalog began, and the last `minutes` minutes of the series. */
-  async overview(minutes: number, type: string | null): Promise<{ at: number; types: (Stats & { type: string })[]; totals: (Counters & { type: string })[]; minutes: MinuteCounters[] }> {
+  async overview(
+    minutes: number,
+    type: string | null,
+  ): Promise<{ at: number; types: (Stats & { type: string; unhandled: boolean })[]; totals: (Counters & { type: string })[]; minutes: MinuteCounters[] }> {
     const now = this.clock.now();
     const from = minuteOf(now) - (minutes - 1) * MINUTE_MS;
-    return { at: now, types: statsByType(this.sql, type, now), totals: metricTotals(this.sql, type), minutes: metricSeries(this.sql, from, type) };
+    const unhandled = new Set(unhandledTypes(this.sql, this.config.types, type, now));
+    const types = statsByType(this.sql, type, now).map((t) => ({ ...t, unhandled: unhandled.has(t.type) }));
+    return { at: now, types, totals: metricTotals(this.sql, type), minutes: metricSeries(this.sql, from, type) };
   }
 
   async busiestHomes(limit: number): Promise<(Stats & { home: string })[]> {

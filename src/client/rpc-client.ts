@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { Job, ListResult, Scope, Stats } from "../job/schemas";
+import type { Job, ListResult, Scope, StatsResult } from "../job/schemas";
 import type { Metrics } from "../metrics/schemas";
 import type { JobTypeName, PayloadOf } from "../sdk";
 import { QueueClientError } from "./errors";
@@ -54,7 +54,7 @@ export interface QueueClient {
   get(id: string): Promise<TypedJob>;
   cancel(id: string, reason?: string): Promise<TypedJob>;
   list(query?: ListQuery): Promise<ListResult>;
-  stats(type?: JobTypeName): Promise<Stats>;
+  stats(type?: JobTypeName): Promise<StatsResult>;
   /** metrics: per type counts, lag and totals, and per-minute counters of the last `minutes` (default 60). */
   metrics(query?: { type?: JobTypeName; minutes?: number }): Promise<Metrics>;
   /** retryFailed: every failed job of a type and/or scope back to pending (BullMQ's `retryJobs`). */

@@ -22,8 +22,9 @@ interface ConfigInput {
   types?: Record<string, TypeInput>;
   topics?: Record<string, { consumers: string[] }>;
   pools?: Record<string, { concurrency?: number; ratePerMinute?: number; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
-  schedules?: Record<string, { payload?: object }>;
+  schedules?: Record<string, { type: string; payload?: object }>;
   limits?: { payloadMaxBytes?: number };
+  strictTypes?: boolean;
 }
 
 const PUSH_ONLY = ["concurrency", "batchSize", "leaseMs", "notWhileRunning", "waitsFor"] as const;
@@ -77,6 +78,10 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
   for (const [name, sched] of Object.entries(config.schedules ?? {})) {
     const bytes = utf8Length(JSON.stringify(sched.payload ?? {}), limit);
     if (bytes > limit) ctx.addIssue({ code: "custom", path: ["schedules", name, "payload"], message: `${bytes} bytes of JSON; limits.payloadMaxBytes is ${limit}` });
+    // Under strictTypes a schedule of an undeclared type would be refused at every fire: refuse it at startup instead.
+    if (config.strictTypes && !(sched.type in types)) {
+      ctx.addIssue({ code: "custom", path: ["schedules", name, "type"], message: `${sched.type} is not a declared type (strictTypes is on)` });
+    }
   }
   const cycle = findWaitsForCycle(types);
   if (cycle) {

@@ -55,6 +55,8 @@ const PoolConfigSchema = z.strictObject({
 });
 
 export const ConfigSchema = z.strictObject({
+  /** true: an enqueue, claim or schedule naming a type not declared under `types` is refused (400, naming the nearest declared ones). */
+  strictTypes: z.boolean().optional(),
   /** A service binding whose `observe(events)` receives every lifecycle event. */
   observer: bindingName.optional(),
   /** A Workers Analytics Engine dataset binding: every transition also writes a data point (metrics/analytics.ts). */
@@ -146,6 +148,8 @@ export interface QueueConfig {
   warnings: string[];
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number };
   retention: { completedMs: number; failedMs: number; cancelledMs: number };
+  /** Undeclared type names are refused (config/known-types.ts). */
+  strictTypes: boolean;
   /** Settings for any type, declared or not. */
   typeSettings(type: string): TypeSettings;
 }
@@ -219,6 +223,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       batchPayloadMaxBytes: input.limits?.batchPayloadMaxBytes ?? DEFAULTS.batchPayloadMaxBytes,
     },
     retention: { ...DEFAULTS.retention, ...input.retention },
+    strictTypes: input.strictTypes ?? false,
     typeSettings: (type) => (Object.hasOwn(types, type) ? types[type]! : base),
   };
 }

@@ -9,6 +9,7 @@
  */
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
+import { requireDeclared } from "../config/known-types";
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
 import { homeOfJobId, parseHome, scopeHome, typeHome } from "../job/home";
@@ -29,6 +30,7 @@ import type {
   RetryFailedRequest,
   Scope,
   Stats,
+  StatsResult,
   Timeline,
   ScopeStats,
   FailOutcome,
@@ -101,6 +103,7 @@ export class QueueOps {
   async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs"): Promise<EnqueueResult[]> {
     const now = Date.now();
     const limits = this.config.limits;
+    requireDeclared(this.config, bodies.map((b) => b.type), (i) => (pathPrefix ? `${pathPrefix}[${i}].type` : "type"));
     let total = 0;
     const prepared = bodies.map((body, i) => {
       const payload = JSON.stringify(body.payload);
@@ -183,7 +186,7 @@ export class QueueOps {
     return { items, nextCursor: homes.length === LIST_HOMES_PER_PAGE && lastHome ? encodeCursor({ h: lastHome, s: -1 }) : null };
   }
 
-  async stats(type: string | undefined): Promise<Stats> {
+  async stats(type: string | undefined): Promise<StatsResult> {
     return this.catalog().stats(type ?? null);
   }
 
@@ -198,7 +201,7 @@ export class QueueOps {
       .filter((t) => q.type === undefined || t === q.type)
       .sort();
     const types = names.map((type) => {
-      const { type: _t, ...stats } = o.types.find((s) => s.type === type) ?? { type, ...emptyStats() };
+      const { type: _t, ...stats } = o.types.find((s) => s.type === type) ?? { type, ...emptyStats(), unhandled: false };
       const { type: _u, ...totals } = o.totals.find((s) => s.type === type) ?? { type, ...zeroCounters() };
       return { type, ...stats, totals };
     });
@@ -348,6 +351,7 @@ export class QueueOps {
    */
   async claim(req: ClaimRequest): Promise<LeasedJob[]> {
     const types = req.types ? [...new Set(req.types)] : null;
+    requireDeclared(this.config, req.types ?? [], (i) => `types[${i}]`);
     req.types?.forEach((t, i) => {
       if (this.config.pushTypes.includes(t)) {
         const message = `job type ${t} is pushed to its handler binding; it cannot be claimed by a pull worker`;

@@ -42,7 +42,7 @@ import {
   type LeasedJob,
   type ListResult,
   type PoolStatusBody,
-  type Stats,
+  type StatsResult,
   RetryFailedSchema,
   TimelineQuerySchema,
   type Timeline,
@@ -75,7 +75,7 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
     return this.run(async (ops) => ops.list(parseInput(ListQuerySchema, query, "query")));
   }
 
-  async stats(query: z.input<typeof StatsQuerySchema> = {}): Promise<RpcResult<Stats>> {
+  async stats(query: z.input<typeof StatsQuerySchema> = {}): Promise<RpcResult<StatsResult>> {
     return this.run(async (ops) => ops.stats(parseInput(StatsQuerySchema, query, "query").type));
   }
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { requireDeclared } from "../config/known-types";
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { loadConfig } from "../config/load";
@@ -32,6 +33,7 @@ export class Schedules {
   }
 
   async put(name: string, spec: ScheduleSpec): Promise<{ schedule: Schedule; created: boolean }> {
+    requireDeclared(this.config, [spec.type], () => "type");
     // Every fire stores this payload: it is held to the enqueue limit here, once.
     checkJsonSize(JSON.stringify(spec.payload ?? {}), this.config.limits.payloadMaxBytes, "payload");
     const out = await this.object().put(name, spec);

@@ -178,6 +178,13 @@ export const StatsSchema = z
     failedByKind: FailedByKindSchema,
   });
 export type Stats = z.infer<typeof StatsSchema>;
+/** `GET /v1/stats`: the counts, and the types nothing will run (catalog/claimed-types.ts). */
+export const StatsResultSchema = StatsSchema.extend({
+  unhandledTypes: z
+    .array(z.string())
+    .meta({ description: "Types with due jobs that nothing will run: no binding, not declared in the config, and no pull claim asked for them in the last hour (a typo, or a worker not started)." }),
+});
+export type StatsResult = z.infer<typeof StatsResultSchema>;
 
 // ---------------------------------------------------------------- change
 

@@ -23,6 +23,7 @@ export const MetricsSchema = z.object({
   types: z.array(
     StatsSchema.extend({
       type: z.string(),
+      unhandled: z.boolean().meta({ description: "Due jobs that nothing will run: no binding, not declared, no pull claim for it in the last hour (GET /v1/stats, unhandledTypes)." }),
       totals: CountersSchema.meta({ description: "Counted since the catalog began; they only grow." }),
     }),
   ),

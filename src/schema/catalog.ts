@@ -75,3 +75,10 @@ export const metricSeries = sqliteTable(
   { minute: integer("minute").notNull(), type: text("type").notNull(), ...counters() },
   (t) => [primaryKey({ columns: [t.minute, t.type] })],
 );
+
+/**
+ * When a pull claim last asked for each type (`*`: a claim without types, which
+ * takes any pulled type). With the declarations in the config, it tells a type
+ * that nothing will run apart from one a worker is draining (catalog/claimed-types.ts).
+ */
+export const claimedType = sqliteTable("claimed_type", { type: text("type").primaryKey(), askedAt: integer("asked_at").notNull() });

@@ -153,6 +153,14 @@ describe("dashboard edges", () => {
     expect(html).toMatch(new RegExp(`role="alert">Lagging past 1 m: [^<]*${t.replace(".", "\\.")} \\(5 m`));
   });
 
+  it("the overview names a type whose due jobs nothing will run (undeclared, no binding, never claimed)", async () => {
+    const { cookie } = await signIn();
+    const t = uniqueType("typo");
+    await flushJobs(await enqueue({ type: t }));
+    const html = await (await page("GET", "/dashboard", { cookie })).text();
+    expect(html).toMatch(new RegExp(`id="unhandled-types">[^<]*nothing will run[^<]*${t.replace(".", "\\.")}`));
+  });
+
   it("refuses an oversized sign-in before reading it", async () => {
     const res = await page("POST", "/dashboard/login", { form: { token: "x".repeat(20_000) } });
     expect(res.status).toBe(413);

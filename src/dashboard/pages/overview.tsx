@@ -17,12 +17,19 @@ const jobsOf = (type: string) => `/dashboard/jobs?type=${encodeURIComponent(type
 export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAlertMs: number }) {
   const { metrics, lagAlertMs } = props;
   const lagging = metrics.types.filter((t) => t.oldestPendingLagMs > lagAlertMs);
+  const unhandled = metrics.types.filter((t) => t.unhandled);
   return (
     <Layout {...props.frame}>
       <div id="overview-alerts" data-live>
         {lagging.length > 0 ? (
           <div class="banner error" role="alert">
             Lagging past {duration(lagAlertMs)}: {lagging.map((t) => `${t.type} (${duration(t.oldestPendingLagMs)})`).join(", ")}
+          </div>
+        ) : null}
+        {unhandled.length > 0 ? (
+          <div class="banner error" role="alert" id="unhandled-types">
+            Due jobs that nothing will run — no binding, not declared in the config, no pull claim in the last hour (a typo, or a worker
+            not started): {unhandled.map((t) => t.type).join(", ")}
           </div>
         ) : null}
       </div>
@@ -33,7 +40,7 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
         <StatsTable
           first="Type"
           empty="No job types yet."
-          rows={metrics.types.map((t) => ({ label: t.type, stats: t, jobs: jobsOf(t.type), key: t.type, alert: t.oldestPendingLagMs > lagAlertMs }))}
+          rows={metrics.types.map((t) => ({ label: t.type, stats: t, jobs: jobsOf(t.type), key: t.type, alert: t.oldestPendingLagMs > lagAlertMs || t.unhandled }))}
         />
         <p class="muted small">
           Counts come from each object's latest summary (about a second behind). Lag is highlighted past {duration(lagAlertMs)} (config{" "}
