@@ -15,6 +15,10 @@ import { isJsonObject, jsonProblem, type JsonObject } from "./json-safe";
 export const JsonObjectSchema = z
   .custom<JsonObject>()
   .superRefine((value, ctx) => {
+    if (value === undefined) {
+      ctx.addIssue({ code: "custom", message: "is required: a JSON object ({} when there is nothing to say)" });
+      return;
+    }
     if (!isJsonObject(value)) {
       ctx.addIssue({ code: "custom", message: `must be a JSON object, got ${describe(value)}` });
       return;

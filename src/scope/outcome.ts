@@ -11,7 +11,7 @@ import type { JobState } from "../job/states";
  * lease ran out (or ran into the job's timeout), the job was cancelled, or —
  * for a heartbeat — the job already finished.
  */
-export type LeaseLostReason = "stale_token" | "expired" | "cancelled" | "timeout" | "finished";
+export type LeaseLostReason = "stale_token" | "expired" | "cancelled" | "timeout";
 
 export type Refusal =
   | { ok: false; code: "not_found" }

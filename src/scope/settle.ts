@@ -40,9 +40,8 @@ const JOB_FIND_LEASED = `SELECT * FROM job WHERE ${LEASED}`;
 export function heartbeat(store: ScopeStore, id: string, token: string, leaseMs: number | null, now: number): Outcome<{ leaseExpiresAt: number }> {
   const row = store.sql.exec<{ lease_expires_at: number }>(JOB_EXTEND_LEASE_IF_LEASED, now, id, token, leaseMs).toArray()[0];
   if (row) return { ok: true, leaseExpiresAt: row.lease_expires_at };
-  const refusal = leaseRefusal(store, id, token, now);
-  // A heartbeat only ever answers lease_lost (API.md): a finished job's lease is gone too.
-  return refusal.code === "already_terminal" ? { ok: false, code: "lease_lost", reason: "finished", state: refusal.state } : refusal;
+  // The same refusals as complete and fail: a completed or failed job answers already_terminal, whichever call comes late.
+  return leaseRefusal(store, id, token, now);
 }
 
 export function complete(store: ScopeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {

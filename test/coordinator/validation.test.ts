@@ -34,6 +34,28 @@ describe("bad input gets a clear error naming the field, and changes nothing", (
     await expectRefused("/v1/jobs", body, field);
   });
 
+  it("a missing payload is said to be missing, in words", async () => {
+    const r = await expectRefused("/v1/jobs", { type: "t" }, "payload");
+    expect(r.body.error.details).toEqual([{ path: "payload", message: "is required: a JSON object ({} when there is nothing to say)" }]);
+    const scalar = await expectRefused("/v1/jobs", { type: "t", payload: 5 }, "payload");
+    expect(scalar.body.error.details[0].message).toBe("must be a JSON object, got a number");
+  });
+
+  it("after completion, heartbeat, complete and fail all answer 409 already_terminal", async () => {
+    const type = uniqueType("late");
+    expect((await api("POST", "/v1/jobs", { type, payload: {} })).status).toBe(201);
+    const [job] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    expect((await api("POST", `/v1/jobs/${job.id}/complete`, { leaseToken: job.leaseToken })).status).toBe(200);
+    for (const [path, body] of [
+      ["heartbeat", { leaseToken: job.leaseToken }],
+      ["complete", { leaseToken: job.leaseToken }],
+      ["fail", { leaseToken: job.leaseToken, error: "late" }],
+    ] as const) {
+      const r = await api("POST", `/v1/jobs/${job.id}/${path}`, body);
+      expect([path, r.status, r.body.error.code]).toEqual([path, 409, "already_terminal"]);
+    }
+  });
+
   it("refuses a body that is not JSON", async () => {
     const r = await api("POST", "/v1/jobs", "{not json");
     expect(r.status).toBe(400);

@@ -44,10 +44,10 @@ describe("heartbeat / complete / fail (scope object)", () => {
     expect(await alarmAt(stub, { flush: false })).toBe(T0 + 2_000);
   });
 
-  it("a heartbeat on a finished job is lease_lost / finished", async () => {
+  it("a heartbeat on a finished job is already_terminal, as complete and fail answer", async () => {
     const { stub, job } = await claimedJob();
     await stub.complete(job.id, job.lease_token!, null);
-    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "finished" });
+    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "already_terminal", state: "completed" });
   });
 
   it("heartbeat never extends past the job's timeout; past it the lease is lost with reason timeout", async () => {
