@@ -23,6 +23,8 @@ const workersPool = cloudflareTest({
       TEST_RAW: { name: "edgequeue-test-handler", entrypoint: "RawHandlers" },
       OBSERVER: { name: "edgequeue-test-handler", entrypoint: "Observer" },
       PROBE: { name: "edgequeue-test-handler", entrypoint: "Probe" },
+      // A handler Worker that is not running: nothing listens there (the unreachable-binding tests).
+      DOWN: { external: { address: "127.0.0.1:9", http: {} } },
     },
     // Every transition writes an Analytics Engine point (locally the dataset drops them; the layout is tested in test/metrics).
     analyticsEngineDatasets: { ANALYTICS: { dataset: "edgequeue_test" } },
@@ -54,6 +56,7 @@ const workersPool = cloudflareTest({
           "chaos.job": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 100 } },
           "chaos.limited": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, concurrency: 2, backoff: { baseMs: 10, maxMs: 100 } },
           "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
+          "test.down": { binding: "DOWN", maxAttempts: 2 },
         },
       },
     },
@@ -68,7 +71,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/browser/**"],
+          exclude: [...configDefaults.exclude, "test/browser/**", "test/node/**"],
           globalSetup: ["./test/global-setup.mjs"],
         },
       },
@@ -81,6 +84,16 @@ export default defineConfig({
           include: ["test/browser/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        // Plain Node tests of what needs no Workers runtime: the OpenAPI document checked by third-party
+        // tooling (swagger-parser, the Redocly CLI), which does not run inside workerd.
+        test: {
+          name: "node",
+          environment: "node",
+          include: ["test/node/**/*.test.ts"],
+          testTimeout: 60_000,
         },
       },
     ],

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
   not_found: 404,
+  /** A known API path asked with a method it does not take; the answer's `Allow` header lists those it does (README, The HTTP API). */
+  method_not_allowed: 405,
   lease_lost: 409,
   already_terminal: 409,
   conflict: 409,

@@ -73,6 +73,16 @@ export interface QueueBinding {
   retryFailed(body?: unknown): Promise<unknown>;
 }
 
+/**
+ * Any service binding: `QUEUE: Service` (or `Fetcher`) in a producer's Env.
+ * Its type lists only `fetch`, but the RPC methods are there at run time when
+ * the binding names `entrypoint = "EdgeQueue"` — so the client takes it as it
+ * is, without the producer importing the queue's own classes.
+ */
+export interface ServiceBindingLike {
+  fetch(input: any, init?: any): Promise<unknown>;
+}
+
 type RpcAnswer = { ok: true } & Record<string, unknown>;
 
 function unwrap<T>(answer: unknown): T {
@@ -85,31 +95,49 @@ function unwrap<T>(answer: unknown): T {
   throw new QueueClientError(e.code, e.message, e.details);
 }
 
-export function createClient(binding: QueueBinding): QueueClient {
+export function createClient(service: QueueBinding | ServiceBindingLike): QueueClient {
+  const binding = service as QueueBinding;
   return {
     async enqueue(input) {
-      return unwrap(await binding.enqueue(input));
+      return unwrap(await rpc(binding, "enqueue", input));
     },
     async enqueueMany(inputs) {
-      return unwrap<{ results: { job: TypedJob; created: boolean }[] }>(await binding.enqueueBatch({ jobs: inputs })).results;
+      return unwrap<{ results: { job: TypedJob; created: boolean }[] }>(await rpc(binding, "enqueueBatch", { jobs: inputs })).results;
     },
     async get(id) {
-      return unwrap<{ job: TypedJob }>(await binding.getJob(id)).job;
+      return unwrap<{ job: TypedJob }>(await rpc(binding, "getJob", id)).job;
     },
     async cancel(id, reason) {
-      return unwrap<{ job: TypedJob }>(await binding.cancelJob(id, reason === undefined ? {} : { reason })).job;
+      return unwrap<{ job: TypedJob }>(await rpc(binding, "cancelJob", id, reason === undefined ? {} : { reason })).job;
     },
     async list(query = {}) {
-      return unwrap(await binding.listJobs(query));
+      return unwrap(await rpc(binding, "listJobs", query));
     },
     async stats(type) {
-      return unwrap(await binding.stats(type === undefined ? {} : { type }));
+      return unwrap(await rpc(binding, "stats", type === undefined ? {} : { type }));
     },
     async metrics(query = {}) {
-      return unwrap(await binding.metrics(query));
+      return unwrap(await rpc(binding, "metrics", query));
     },
     async retryFailed(filter = {}) {
-      return unwrap(await binding.retryFailed(filter));
+      return unwrap(await rpc(binding, "retryFailed", filter));
     },
   };
+}
+
+/**
+ * rpc: call one method of the binding. A binding to the queue's default entrypoint (no
+ * `entrypoint = "EdgeQueue"`) has no RPC methods; say how to fix it rather than pass on the
+ * runtime's "does not implement the method".
+ */
+async function rpc(binding: QueueBinding, method: keyof QueueBinding, ...args: unknown[]): Promise<unknown> {
+  try {
+    // Called as a method of the binding (an RPC stub), never detached from it.
+    return await (binding as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+  } catch (e) {
+    if (/does not implement|is not a function|WorkerEntrypoint` for RPC/i.test(String(e))) {
+      throw new QueueClientError("internal", `the queue binding has no RPC method ${method}: bind the queue with entrypoint = "EdgeQueue" in [[services]] (${String(e)})`);
+    }
+    throw e;
+  }
 }

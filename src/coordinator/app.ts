@@ -1,8 +1,10 @@
 /**
  * The coordinator's HTTP API: a Hono app built from the route table. Each
  * request is authenticated (all of `/v1` but health), its body and query are
- * validated with the route's zod schemas, and the operation runs. Errors go
- * through `errorResponse` only.
+ * validated with the route's zod schemas, and the operation runs. A known path
+ * asked with a method it does not take answers 405 with `Allow`; the token is
+ * checked first, so without it that is a 401 like any other /v1 call (README,
+ * The HTTP API). Errors go through `errorResponse` only.
  *
  * @module
  */
@@ -14,7 +16,7 @@ import { createDashboard } from "../dashboard/app";
 import { readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
-import { openApiDocument } from "./openapi";
+import { OPENAPI_ROUTE, openApiDocument } from "./openapi";
 import { QueueOps } from "./operations";
 import { ROUTES, type Route } from "./routes";
 import { wakeSchedules } from "./schedules";
@@ -23,14 +25,25 @@ import { parseInput } from "./validate";
 /** Bodies larger than this are refused before parsing; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
 
+/** The order methods are listed in an `Allow` header. */
+const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "DELETE"];
+
 export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
   let openapi: unknown;
-  // The route table decides which paths are open (auth: false); everything else under /v1, unknown paths included, needs the token.
-  const open = routes.filter((r) => !r.auth).map((r) => ({ method: r.method.toUpperCase(), path: new RegExp(`^${r.path.replace(/\{\w+\}/g, "[^/]+")}$`) }));
+  const served = [...routes, OPENAPI_ROUTE].map((r) => ({ method: r.method.toUpperCase(), auth: r.auth, path: new RegExp(`^${r.path.replace(/\{\w+\}/g, "[^/]+")}$`) }));
+  /** The methods a concrete path takes; Hono answers HEAD with the GET handler (body dropped), so a GET path takes HEAD too. */
+  const allowed = (path: string) => {
+    const methods = new Set(served.filter((r) => r.path.test(path)).map((r) => r.method));
+    if (methods.has("GET")) methods.add("HEAD");
+    return METHOD_ORDER.filter((m) => methods.has(m));
+  };
+  // The route table decides which paths are open (auth: false); everything else under /v1, unknown paths and wrong methods included, needs the token.
+  const open = served.filter((r) => !r.auth);
+  const asked = (method: string) => (method === "HEAD" ? "GET" : method);
 
   app.use("/v1/*", async (c, next) => {
-    if (!open.some((o) => o.method === c.req.method && o.path.test(c.req.path))) {
+    if (!open.some((o) => o.method === asked(c.req.method) && o.path.test(c.req.path))) {
       await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null);
     }
     wakeSchedules(c.env, (p) => {
@@ -48,7 +61,7 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
   app.route("/dashboard", createDashboard());
   app.get("/", (c) => c.redirect("/dashboard", 302));
 
-  app.get("/v1/openapi.json", (c) => c.json((openapi ??= openApiDocument(routes))));
+  app.get(OPENAPI_ROUTE.path, (c) => c.json((openapi ??= openApiDocument(routes))));
 
   for (const r of routes) {
     app.on(r.method.toUpperCase(), r.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
@@ -65,7 +78,13 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
     });
   }
 
-  app.notFound((c) => errorResponse(new QueueError("not_found", `no route for ${c.req.method} ${c.req.path}`)));
+  app.notFound((c) => {
+    const allow = allowed(c.req.path);
+    if (allow.length) {
+      return errorResponse(new QueueError("method_not_allowed", `${c.req.path} does not take ${c.req.method}; it takes ${allow.join(", ")}`, { method: c.req.method, allowed: allow }));
+    }
+    return errorResponse(new QueueError("not_found", `no route for ${c.req.method} ${c.req.path}`));
+  });
   app.onError((err) => errorResponse(err));
   return app;
 }

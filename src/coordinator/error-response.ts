@@ -1,5 +1,5 @@
 /**
- * The one place errors become HTTP (STYLE.md, errors): a QueueError keeps its
+ * The one place errors become HTTP (docs/design.md, Errors): a QueueError keeps its
  * code and status; anything else is logged (never with payloads) and answered
  * `500 internal` with no detail that could leak.
  *
@@ -17,5 +17,10 @@ export function errorResponse(err: unknown): Response {
   const { status, body } = errorBody(err);
   const headers: Record<string, string> = {};
   if (status === 401) headers["www-authenticate"] = 'Bearer realm="edgequeue"';
+  // A 405 must say what the path takes (RFC 9110 §15.5.6); the app puts the methods in the details.
+  if (err instanceof QueueError && err.code === "method_not_allowed") {
+    const allowed = (err.details as { allowed?: unknown } | undefined)?.allowed;
+    if (Array.isArray(allowed)) headers.allow = allowed.join(", ");
+  }
   return Response.json(body, { status, headers });
 }

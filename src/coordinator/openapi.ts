@@ -1,79 +1,291 @@
 /**
- * The OpenAPI 3.1 document, generated from the route table and its zod
- * schemas (no hand-written copy).
+ * The OpenAPI 3.1 document served at `GET /v1/openapi.json` (README, The HTTP
+ * API), generated from the route table and its zod schemas (no hand-written
+ * copy). Every request and response body is a named schema under
+ * `components.schemas`, referenced by `$ref`, so a generated client can name
+ * a `Job`; every operation has the route's operationId; every error status
+ * names the codes it can answer. test/node/openapi.test.ts holds it to
+ * swagger-parser and to the Redocly linter's recommended rules (redocly.yaml).
  *
  * @module
  */
 import { z } from "zod";
-import { ERROR_STATUS } from "../errors";
-import { ErrorSchema } from "../job/schemas";
+import { ERROR_STATUS, type ErrorCode } from "../errors";
+import {
+  DeadDeliverySchema,
+  EmptyBodySchema,
+  EnqueueResultSchema,
+  EnqueueSchema,
+  ErrorSchema,
+  FailureKindSchema,
+  JobResultSchema,
+  JobSchema,
+  JobStateSchema,
+  JsonObjectSchema,
+  LeasedJobSchema,
+  PoolStatusSchema,
+  ScopeSchema,
+  StatsResultSchema,
+  StatsSchema,
+} from "../job/schemas";
+import { ScheduleResultSchema, ScheduleSchema } from "../schedule/spec";
 import { VERSION } from "../version";
 import type { Route } from "./routes";
 
 type JsonSchema = Record<string, unknown>;
 
-function schema(s: z.ZodType, io: "input" | "output"): JsonSchema {
-  const out = z.toJSONSchema(s, {
-    io,
-    unrepresentable: "any",
-    // Payloads and results are checked by a custom zod type (so a `__proto__` key survives); describe them as objects.
-    override: (ctx) => {
-      if ((ctx.zodSchema as { _zod?: { def?: { type?: string } } })._zod?.def?.type === "custom") {
-        ctx.jsonSchema.type = "object";
-        ctx.jsonSchema.additionalProperties = true;
-      }
-    },
-  }) as JsonSchema;
+/** What the document needs of a route (the served document itself is described without being in the table). */
+export type DocumentedRoute = Omit<Route, "handle">;
+
+/** The document's own path. It answers 401 without the token like the rest of /v1 (README, The HTTP API). */
+export const OPENAPI_ROUTE: DocumentedRoute = {
+  method: "get",
+  path: "/v1/openapi.json",
+  operationId: "getOpenApiDocument",
+  summary: "This document: OpenAPI 3.1, generated from the route table",
+  responses: { 200: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }).meta({ description: "An OpenAPI 3.1 document." }) },
+  errors: [],
+  auth: true,
+};
+
+/**
+ * Shapes named for what they are, whichever routes use them, so a client names
+ * a `Job` (not `GetJobResponse.job`). The rest of the bodies are named after
+ * their route's operationId: `<OperationId>Request` and `<OperationId>Response`.
+ */
+const NAMED: ReadonlyArray<readonly [z.ZodType, string]> = [
+  [JobSchema, "Job"],
+  [LeasedJobSchema, "LeasedJob"],
+  [JobStateSchema, "JobState"],
+  [FailureKindSchema, "FailureKind"],
+  [ScopeSchema, "Scope"],
+  [JsonObjectSchema, "JsonObject"],
+  [ErrorSchema, "Error"],
+  [JobResultSchema, "JobResult"],
+  [EnqueueSchema, "EnqueueRequest"],
+  [EnqueueResultSchema, "EnqueueResult"],
+  [StatsSchema, "Stats"],
+  [StatsResultSchema, "StatsResult"],
+  [ScheduleSchema, "Schedule"],
+  [ScheduleResultSchema, "ScheduleResult"],
+  [PoolStatusSchema, "PoolStatus"],
+  [DeadDeliverySchema, "DeadDelivery"],
+  [EmptyBodySchema, "EmptyBody"],
+];
+
+/** What each code means, for the descriptions of error responses (README, The HTTP API: errors). */
+const MEANING: Record<ErrorCode, string> = {
+  invalid_request: "a path parameter, query parameter or body field is invalid, or the body is not JSON; `details` lists each problem",
+  unauthorized: "the bearer token is missing or wrong (or the queue has no QUEUE_TOKEN)",
+  not_found: "no such job, schedule, topic or pool",
+  method_not_allowed: "the path does not take this method; `Allow` lists those it does",
+  lease_lost: "the lease token is stale or the lease ended; `details.reason` says why",
+  already_terminal: "the job has already finished",
+  conflict: "the request conflicts with the current state (a dedupe key under another mode, a config schedule, a job not in a state to retry)",
+  payload_too_large: "the body, a payload or a result is over its limit",
+  internal: "an unexpected failure; the request may not have been applied",
+};
+
+/** The codes a route can answer: its own, and those the app answers for every route of its kind (coordinator/app.ts). */
+function errorCodes(r: DocumentedRoute): ErrorCode[] {
+  const codes = new Set<ErrorCode>();
+  if (r.auth) codes.add("unauthorized");
+  if (r.params || r.body || r.query) codes.add("invalid_request");
+  if (r.body) codes.add("payload_too_large");
+  for (const c of r.errors) codes.add(c);
+  return [...codes];
+}
+
+const ref = (name: string) => `#/components/schemas/${name}`;
+const pascal = (id: string) => id[0]!.toUpperCase() + id.slice(1);
+
+const conversion = {
+  unrepresentable: "any",
+  // Payloads and results are checked by a custom zod type (so a `__proto__` key survives); describe them as objects.
+  override: (ctx: { zodSchema: unknown; jsonSchema: JsonSchema }) => {
+    if ((ctx.zodSchema as { _zod?: { def?: { type?: string } } })._zod?.def?.type === "custom") {
+      ctx.jsonSchema.type = "object";
+      ctx.jsonSchema.additionalProperties = true;
+    }
+  },
+} as const;
+
+/** One parameter's schema, inline (parameters are not components). */
+function inline(s: z.ZodType): JsonSchema {
+  const out = z.toJSONSchema(s, { ...conversion, io: "input" }) as JsonSchema;
   delete out.$schema;
   return out;
 }
 
-export function openApiDocument(routes: readonly Route[]): JsonSchema {
+/** Every `$ref` name under a JSON schema. */
+function refsIn(node: unknown, into: Set<string>): Set<string> {
+  if (Array.isArray(node)) for (const v of node) refsIn(v, into);
+  else if (node && typeof node === "object") {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === "$ref" && typeof v === "string" && v.startsWith(ref(""))) into.add(v.slice(ref("").length));
+      else refsIn(v, into);
+    }
+  }
+  return into;
+}
+
+/** The names reachable from `roots` through `$ref`s in `schemas`. */
+function reachable(roots: Iterable<string>, schemas: Record<string, JsonSchema>): Set<string> {
+  const seen = new Set<string>();
+  const todo = [...roots];
+  while (todo.length) {
+    const n = todo.pop()!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    todo.push(...refsIn(schemas[n], new Set()));
+  }
+  return seen;
+}
+
+/** A copy of `node` with `$ref`s renamed by `rename`. */
+function renameRefs(node: unknown, rename: (name: string) => string): unknown {
+  if (Array.isArray(node)) return node.map((v) => renameRefs(v, rename));
+  if (!node || typeof node !== "object") return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [k, k === "$ref" && typeof v === "string" && v.startsWith(ref("")) ? ref(rename(v.slice(ref("").length))) : renameRefs(v, rename)]),
+  );
+}
+
+/**
+ * The named schemas, converted twice: request bodies as zod reads them (io
+ * "input": defaults optional), response bodies as it writes them (io
+ * "output"). A shape reached both ways whose two forms differ keeps its name
+ * for the response and is `<Name>Input` for requests; only shapes some
+ * operation reaches are kept (an unused component is a lint warning).
+ */
+function components(named: Map<z.ZodType, string>, requestRoots: Set<string>, responseRoots: Set<string>) {
+  const registry = z.registry<{ id: string }>();
+  for (const [s, id] of named) registry.add(s, { id });
+  const convert = (io: "input" | "output") => {
+    const { schemas } = z.toJSONSchema(registry, { ...conversion, io, uri: ref }) as { schemas: Record<string, JsonSchema> };
+    for (const s of Object.values(schemas)) {
+      delete s.$schema;
+      delete s.$id;
+    }
+    return schemas;
+  };
+  const input = convert("input");
+  const output = convert("output");
+  const asInput = reachable(requestRoots, input);
+  const asOutput = reachable(responseRoots, output);
+  const split = new Set([...asInput].filter((n) => asOutput.has(n) && JSON.stringify(input[n]) !== JSON.stringify(output[n])));
+  const inputName = (n: string) => (split.has(n) ? `${n}Input` : n);
+  const schemas: Record<string, unknown> = {};
+  for (const n of asOutput) schemas[n] = output[n];
+  for (const n of asInput) schemas[inputName(n)] = renameRefs(input[n], inputName);
+  return { schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))), inputName };
+}
+
+function errorResponse(status: string, codes: ErrorCode[]): unknown {
+  return {
+    description: codes.map((c) => `- \`${c}\`: ${MEANING[c]}`).join("\n"),
+    content: {
+      "application/json": {
+        // The shared shape, narrowed to the codes this operation answers with this status.
+        schema: {
+          allOf: [{ $ref: ref("Error") }, { type: "object", properties: { error: { type: "object", properties: { code: { enum: codes } } } } }],
+        },
+      },
+    },
+    ...(status === "401" ? { headers: { "WWW-Authenticate": { description: "`Bearer realm=\"edgequeue\"`", schema: { type: "string" } } } } : {}),
+  };
+}
+
+export function openApiDocument(routes: readonly DocumentedRoute[]): JsonSchema {
+  const all = [...routes, OPENAPI_ROUTE];
+  const ids = new Set<string>();
+  for (const r of all) {
+    if (ids.has(r.operationId)) throw new Error(`operationId ${r.operationId} is used twice`);
+    ids.add(r.operationId);
+  }
+
+  // Name every body: the shared shapes by NAMED, the rest after their route.
+  const named = new Map(NAMED);
+  const nameOf = (s: z.ZodType, fallback: string) => {
+    if (!named.has(s)) named.set(s, fallback);
+    return named.get(s)!;
+  };
+  const requestRoots = new Set<string>();
+  const responseRoots = new Set<string>(["Error"]);
+  const bodyNames = new Map<DocumentedRoute, { request?: string; responses: Record<string, string> }>();
+  for (const r of all) {
+    const request = r.body ? nameOf(r.body, `${pascal(r.operationId)}Request`) : undefined;
+    if (request) requestRoots.add(request);
+    const entries = Object.entries(r.responses) as [string, z.ZodType][];
+    const distinct = new Set(entries.map(([, s]) => s)).size;
+    const responses = Object.fromEntries(
+      entries.map(([status, s]) => [status, nameOf(s, distinct > 1 ? `${pascal(r.operationId)}${status}Response` : `${pascal(r.operationId)}Response`)]),
+    );
+    for (const n of Object.values(responses)) responseRoots.add(n);
+    bodyNames.set(r, { request, responses });
+  }
+  const { schemas, inputName } = components(named, requestRoots, responseRoots);
+
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of routes) {
+  for (const r of all) {
+    const names = bodyNames.get(r)!;
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
       name: m[1],
       in: "path",
       required: true,
-      schema: r.params?.shape[m[1]!] ? schema(r.params.shape[m[1]!] as z.ZodType, "input") : { type: "string" },
+      schema: r.params?.shape[m[1]!] ? inline(r.params.shape[m[1]!] as z.ZodType) : { type: "string" },
     }));
     const query = r.query
       ? Object.entries(r.query.shape).map(([name, s]) => ({
           name,
           in: "query",
           required: !(s as z.ZodType).safeParse(undefined).success,
-          schema: schema(s as z.ZodType, "input"),
+          schema: inline(s as z.ZodType),
         }))
       : [];
     const responses: Record<string, unknown> = {};
-    for (const [status, s] of Object.entries(r.responses)) {
+    for (const [status, name] of Object.entries(names.responses)) {
       const description = status === "201" ? "Created" : status === "202" ? "Accepted" : "OK";
-      const content: Record<string, unknown> = { "application/json": { schema: schema(s, "output") } };
+      const content: Record<string, unknown> = { "application/json": { schema: { $ref: ref(name) } } };
       if (status === "200" && r.alsoAs) content[r.alsoAs.contentType] = { schema: { type: "string", description: r.alsoAs.description } };
       responses[status] = { description, content };
     }
-    for (const code of r.errors) {
+    const byStatus = new Map<string, ErrorCode[]>();
+    for (const code of errorCodes(r)) {
       const status = String(ERROR_STATUS[code]);
-      const existing = responses[status] as { description: string } | undefined;
-      responses[status] = {
-        description: existing ? `${existing.description}, ${code}` : code,
-        content: { "application/json": { schema: schema(ErrorSchema, "output") } },
-      };
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
+    for (const [status, codes] of [...byStatus].sort(([a], [b]) => a.localeCompare(b))) responses[status] = errorResponse(status, codes);
     paths[r.path] ??= {};
     paths[r.path]![r.method] = {
+      operationId: r.operationId,
       summary: r.summary,
       ...(r.auth ? {} : { security: [] }),
-      parameters: [...params, ...query],
-      ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: schema(r.body, "input") } } } } : {}),
+      ...(params.length || query.length ? { parameters: [...params, ...query] } : {}),
+      ...(names.request
+        ? {
+            requestBody: {
+              // An empty body reads as `{}` (coordinator/body.ts), so a body whose fields are all optional may be left out.
+              required: !r.body!.safeParse({}).success,
+              content: { "application/json": { schema: { $ref: ref(inputName(names.request)) } } },
+            },
+          }
+        : {}),
       responses,
     };
   }
-  paths["/v1/openapi.json"] = { get: { summary: "This document", responses: { 200: { description: "OpenAPI 3.1" } } } };
   return {
     openapi: "3.1.0",
-    info: { title: "edgequeue", version: VERSION, description: "A durable job queue on Cloudflare Durable Objects." },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    info: {
+      title: "edgequeue",
+      version: VERSION,
+      description: "A durable job queue on Cloudflare Durable Objects.",
+      // The project's license (LICENSE, package.json).
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    // Relative: resolved against wherever this document is served from (the deployed Worker, or `npm start` on 127.0.0.1:8787).
+    servers: [{ url: "/", description: "The Worker serving this document" }],
+    components: { schemas, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "The QUEUE_TOKEN secret." } } },
     security: [{ bearer: [] }],
     paths,
   };

@@ -1,8 +1,9 @@
 /**
- * Every HTTP path of API.md, as data: method, path, the zod schemas of its
- * input and output, the errors it can answer, and the operation it runs. The
- * Hono app is built from this table and so is `GET /v1/openapi.json`, so the
- * document cannot drift from what is served.
+ * Every HTTP path of the API (README, The HTTP API), as data: method, path,
+ * operationId, the zod schemas of its input and output, the errors it can
+ * answer, and the operation it runs. The Hono app is built from this table and
+ * so is `GET /v1/openapi.json`, so the document cannot drift from what is
+ * served.
  *
  * @module
  */
@@ -48,7 +49,7 @@ import {
   TimelineQuerySchema,
   TimelineSchema,
   StatsQuerySchema,
-  StatsSchema,
+  StatsResultSchema,
   TopicParams,
 } from "../job/schemas";
 import { MetricsQuerySchema, MetricsSchema } from "../metrics/schemas";
@@ -76,12 +77,22 @@ export interface Route {
   method: "get" | "post" | "put" | "delete";
   /** OpenAPI form: `/v1/jobs/{id}`. */
   path: string;
+  /**
+   * The OpenAPI operationId: stable (generated clients name their calls by it, so renaming one breaks
+   * them), camelCase, and the RPC method's name where the EdgeQueue entrypoint has one (coordinator/rpc.ts).
+   */
+  operationId: string;
   summary: string;
   params?: z.ZodObject;
   body?: z.ZodType;
   query?: z.ZodObject;
   /** The success statuses and their body schema. */
   responses: Partial<Record<200 | 201 | 202, z.ZodType>>;
+  /**
+   * The refusals of the operation itself. Those the app answers for every route of a kind are added
+   * where the document is built (openapi.ts, `errorCodes`): `unauthorized` when `auth`,
+   * `invalid_request` when it takes params, a body or a query, `payload_too_large` when it takes a body.
+   */
   errors: readonly ErrorCode[];
   /** Another media type the 200 answer comes in, when the request's Accept asks for it (metrics: Prometheus text). */
   alsoAs?: { contentType: string; description: string };
@@ -97,6 +108,7 @@ function route<
 >(def: {
   method: Route["method"];
   path: string;
+  operationId: string;
   summary: string;
   params?: P;
   body?: B;
@@ -118,16 +130,16 @@ function route<
 }
 
 const ok = (body: unknown) => ({ status: 200 as const, body });
-const VALIDATION: ErrorCode[] = ["invalid_request", "unauthorized"];
 
 export const ROUTES: readonly Route[] = [
   route({
     method: "post",
     path: "/v1/jobs",
+    operationId: "enqueue",
     summary: "Enqueue a job (idempotent by id, deduplicated by dedupeKey)",
     body: EnqueueSchema,
     responses: { 201: EnqueueResultSchema, 200: EnqueueResultSchema },
-    errors: [...VALIDATION, "conflict", "payload_too_large"],
+    errors: ["conflict"],
     handle: async (ops, { body }) => {
       const r = await ops.enqueue(body);
       return { status: r.created ? 201 : 200, body: r };
@@ -136,48 +148,53 @@ export const ROUTES: readonly Route[] = [
   route({
     method: "post",
     path: "/v1/jobs/batch",
+    operationId: "enqueueBatch",
     summary: "Enqueue 1 to 1,000 jobs; one invalid item refuses the whole call",
     body: EnqueueBatchSchema,
     responses: { 200: EnqueueBatchResultSchema },
-    errors: [...VALIDATION, "conflict", "payload_too_large"],
+    errors: ["conflict"],
     handle: async (ops, { body }) => ok({ results: await ops.enqueueBatch(body.jobs) }),
   }),
   route({
     method: "get",
     path: "/v1/jobs",
+    operationId: "listJobs",
     summary: "List jobs, filtered and paged",
     query: ListQuerySchema,
     responses: { 200: ListResultSchema },
-    errors: VALIDATION,
+    errors: [],
     handle: async (ops, { query }) => ok(await ops.list(query)),
   }),
   route({
     method: "get",
     path: "/v1/jobs/{id}",
+    operationId: "getJob",
     summary: "Get one job",
     params: JobIdParams,
     responses: { 200: JobResultSchema },
-    errors: ["unauthorized", "not_found"],
+    errors: ["not_found"],
     handle: async (ops, { params }) => ok({ job: await ops.get(params.id) }),
   }),
   route({
     method: "get",
     path: "/v1/jobs/{id}/timeline",
+    operationId: "jobTimeline",
     summary: "A job's newest transitions, oldest first (state, attempt, time, error or reason)",
     params: JobIdParams,
     query: TimelineQuerySchema,
     responses: { 200: TimelineSchema },
-    errors: [...VALIDATION, "not_found"],
+    errors: ["not_found"],
     handle: async (ops, { params, query }) => ok(await ops.timeline(params.id, query.limit)),
   }),
   route({
     method: "get",
     path: "/v1/metrics",
+    operationId: "metrics",
     summary: "Per-type counts, lag, totals and per-minute counters; Prometheus text with `Accept: text/plain`",
     query: MetricsQuerySchema,
     responses: { 200: MetricsSchema },
     alsoAs: { contentType: PROMETHEUS_CONTENT_TYPE, description: "Prometheus text exposition format 0.0.4: counters (`edgequeue_jobs_<counter>_total`), per-state gauges, failed by kind, oldest pending lag." },
-    errors: VALIDATION,
+    errors: [],
     handle: async (ops, { query, accept }) => {
       const m = await ops.metrics(query);
       return wantsPrometheus(accept) ? { status: 200, body: m, text: { contentType: PROMETHEUS_CONTENT_TYPE, body: renderPrometheus(m) } } : ok(m);
@@ -186,147 +203,162 @@ export const ROUTES: readonly Route[] = [
   route({
     method: "get",
     path: "/v1/scopes",
+    operationId: "listScopes",
     summary: "The busiest objects (scopes and unscoped type shards) by live jobs, most first",
     query: ScopesQuerySchema,
     responses: { 200: ScopesResultSchema },
-    errors: VALIDATION,
+    errors: [],
     handle: async (ops, { query }) => ok({ items: await ops.busiestScopes(query.limit) }),
   }),
   route({
     method: "get",
     path: "/v1/stats",
-    summary: "Counts by state and the oldest pending lag, across all objects",
+    operationId: "stats",
+    summary: "Counts by state, the oldest pending lag, and the types nothing will run, across all objects",
     query: StatsQuerySchema,
-    responses: { 200: StatsSchema },
-    errors: VALIDATION,
+    responses: { 200: StatsResultSchema },
+    errors: [],
     handle: async (ops, { query }) => ok(await ops.stats(query.type)),
   }),
   route({
     method: "post",
     path: "/v1/jobs/{id}/cancel",
+    operationId: "cancelJob",
     summary: "Cancel a pending or running job (a running job's lease is revoked)",
     params: JobIdParams,
     body: CancelSchema,
     responses: { 200: JobResultSchema },
-    errors: [...VALIDATION, "not_found", "already_terminal"],
+    errors: ["not_found", "already_terminal"],
     handle: async (ops, { params, body }) => ok({ job: await ops.cancel(params.id, body.reason) }),
   }),
   route({
     method: "post",
     path: "/v1/jobs/{id}/retry",
+    operationId: "retryJob",
     summary: "Send a failed or cancelled job back to pending, due now, attempts 0",
     params: JobIdParams,
     body: EmptyBodySchema,
     responses: { 200: JobResultSchema },
-    errors: [...VALIDATION, "not_found", "conflict"],
+    errors: ["not_found", "conflict"],
     handle: async (ops, { params }) => ok({ job: await ops.retry(params.id) }),
   }),
   route({
     method: "post",
     path: "/v1/retry",
+    operationId: "retryFailed",
     summary: "Send every failed job (of a type, a scope, or both) back to pending, due now, attempts 0",
     body: RetryFailedSchema,
     responses: { 200: RetryFailedResultSchema },
-    errors: VALIDATION,
+    errors: [],
     handle: async (ops, { body }) => ok(await ops.retryFailed(body)),
   }),
   route({
     method: "post",
     path: "/v1/scopes/{scopeType}/{scopeId}/cancel",
+    operationId: "cancelScope",
     summary: "Cancel every pending (and, unless pendingOnly, running) job of a scope",
     params: ScopeParams,
     body: CancelScopeSchema,
     responses: { 200: CancelScopeResultSchema },
-    errors: VALIDATION,
+    errors: [],
     handle: async (ops, { params, body }) =>
       ok({ cancelled: await ops.cancelScope({ type: params.scopeType, id: params.scopeId }, body.pendingOnly ?? false, body.reason) }),
   }),
   route({
     method: "post",
     path: "/v1/prune",
+    operationId: "prune",
     summary: "Delete terminal jobs that finished before olderThan",
     body: PruneSchema,
     responses: { 200: PruneResultSchema },
-    errors: VALIDATION,
+    errors: [],
     handle: async (ops, { body }) => ok({ deleted: await ops.prune(body) }),
   }),
   route({
     method: "post",
     path: "/v1/claim",
+    operationId: "claim",
     summary: "Lease due jobs for a pull worker, serving scopes fairly",
     body: ClaimSchema,
     responses: { 200: ClaimResultSchema },
-    errors: VALIDATION,
+    errors: [],
     handle: async (ops, { body }) => ok({ jobs: await ops.claim(body) }),
   }),
   route({
     method: "post",
     path: "/v1/jobs/{id}/heartbeat",
+    operationId: "heartbeat",
     summary: "Extend a lease",
     params: JobIdParams,
     body: HeartbeatSchema,
     responses: { 200: HeartbeatResultSchema },
-    errors: [...VALIDATION, "not_found", "lease_lost"],
+    errors: ["not_found", "lease_lost", "already_terminal"],
     handle: async (ops, { params, body }) => ok({ leaseExpiresAt: await ops.heartbeat(params.id, body.leaseToken, body.leaseMs) }),
   }),
   route({
     method: "post",
     path: "/v1/jobs/{id}/complete",
+    operationId: "complete",
     summary: "Complete a leased job with an optional result",
     params: JobIdParams,
     body: CompleteSchema,
     responses: { 200: JobResultSchema },
-    errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal", "payload_too_large"],
+    errors: ["not_found", "lease_lost", "already_terminal"],
     handle: async (ops, { params, body }) => ok({ job: await ops.complete(params.id, body.leaseToken, body.result) }),
   }),
   route({
     method: "post",
     path: "/v1/jobs/{id}/fail",
+    operationId: "fail",
     summary: "Fail an attempt: retry with backoff, or fail for good (fatal, or the last attempt)",
     params: JobIdParams,
     body: FailSchema,
     responses: { 200: FailResultSchema },
-    errors: [...VALIDATION, "not_found", "lease_lost", "already_terminal"],
+    errors: ["not_found", "lease_lost", "already_terminal"],
     handle: async (ops, { params, body }) => ok(await ops.fail(params.id, body)),
   }),
   route({
     method: "post",
     path: "/v1/topics/{topic}/events",
+    operationId: "emit",
     summary: "Emit an event: one delivery job per consumer of the topic (idempotent by event id)",
     params: TopicParams,
     body: EmitSchema,
     responses: { 202: EmitResultSchema },
-    errors: [...VALIDATION, "not_found", "payload_too_large"],
+    errors: ["not_found"],
     handle: async (ops, { params, body }) => ({ status: 202, body: await ops.topics.emit(params.topic, body) }),
   }),
   route({
     method: "get",
     path: "/v1/topics/{topic}/dead",
+    operationId: "listDead",
     summary: "Deliveries quarantined after maxAttempts failures",
     params: TopicParams,
     query: DeadQuerySchema,
     responses: { 200: DeadListSchema },
-    errors: [...VALIDATION, "not_found"],
+    errors: ["not_found"],
     handle: async (ops, { params, query }) => ok(await ops.topics.dead(params.topic, query)),
   }),
   route({
     method: "post",
     path: "/v1/topics/{topic}/dead/{consumer}/{eventId}/retry",
+    operationId: "retryDead",
     summary: "Hand a quarantined delivery back: due now, attempts 0",
     params: DeadRetryParams,
     body: EmptyBodySchema,
     responses: { 200: JobResultSchema },
-    errors: [...VALIDATION, "not_found", "conflict"],
+    errors: ["not_found", "conflict"],
     handle: async (ops, { params }) => ok({ job: await ops.topics.retryDead(params.topic, params.consumer, params.eventId) }),
   }),
   route({
     method: "put",
     path: "/v1/schedules/{name}",
+    operationId: "putSchedule",
     summary: "Create or replace a schedule (cron, everyMs or at)",
     params: ScheduleParams,
     body: ScheduleSpecSchema,
     responses: { 201: ScheduleResultSchema, 200: ScheduleResultSchema },
-    errors: [...VALIDATION, "conflict", "payload_too_large"],
+    errors: ["conflict"],
     handle: async (ops, { params, body }) => {
       const r = await ops.schedules.put(params.name, body);
       return { status: r.created ? 201 : 200, body: { schedule: r.schedule } };
@@ -335,27 +367,30 @@ export const ROUTES: readonly Route[] = [
   route({
     method: "get",
     path: "/v1/schedules",
+    operationId: "listSchedules",
     summary: "Every schedule, with its next run and last fire",
     responses: { 200: ScheduleListSchema },
-    errors: ["unauthorized"],
+    errors: [],
     handle: async (ops) => ok({ items: await ops.schedules.list() }),
   }),
   route({
     method: "get",
     path: "/v1/schedules/{name}",
+    operationId: "getSchedule",
     summary: "One schedule",
     params: ScheduleParams,
     responses: { 200: ScheduleResultSchema },
-    errors: ["unauthorized", "not_found"],
+    errors: ["not_found"],
     handle: async (ops, { params }) => ok({ schedule: await ops.schedules.get(params.name) }),
   }),
   route({
     method: "delete",
     path: "/v1/schedules/{name}",
+    operationId: "deleteSchedule",
     summary: "Delete a schedule (jobs it already fired stay)",
     params: ScheduleParams,
     responses: { 200: z.object({ deleted: z.literal(true) }) },
-    errors: ["unauthorized", "not_found", "conflict"],
+    errors: ["not_found", "conflict"],
     handle: async (ops, { params }) => {
       await ops.schedules.remove(params.name);
       return ok({ deleted: true });
@@ -364,24 +399,27 @@ export const ROUTES: readonly Route[] = [
   route({
     method: "get",
     path: "/v1/pools",
+    operationId: "listPools",
     summary: "Every pool: limits in force, occupancy, spend in the current window, who is waiting",
     responses: { 200: PoolListSchema },
-    errors: ["unauthorized"],
+    errors: [],
     handle: async (ops) => ok({ pools: await ops.listPools() }),
   }),
   route({
     method: "put",
     path: "/v1/pools/{name}",
+    operationId: "setPoolLimits",
     summary: "Resize a pool at runtime (persisted; the config stays the default)",
     params: PoolNameParams,
     body: PoolLimitsSchema,
     responses: { 200: PoolStatusSchema },
-    errors: [...VALIDATION, "not_found"],
+    errors: ["not_found"],
     handle: async (ops, { params, body }) => ok(await ops.setPoolLimits(params.name, body)),
   }),
   route({
     method: "get",
     path: "/v1/health",
+    operationId: "health",
     summary: "Liveness (no auth)",
     responses: { 200: HealthSchema },
     errors: [],

@@ -53,3 +53,13 @@ describe.each([
     expect(await waitForJob(job.id, isTerminal)).toMatchObject({ state: "completed", result: { via: _name } });
   });
 });
+
+describe("createClient over a binding without entrypoint = \"EdgeQueue\"", () => {
+  it("says how to bind the queue instead of the runtime's 'does not implement'", async () => {
+    // The coordinator's default entrypoint: its HTTP API, with no RPC methods.
+    const wrong = createClient((exports as unknown as { default: Fetcher }).default);
+    const err = await wrong.stats().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QueueClientError);
+    expect((err as QueueClientError).message).toMatch(/bind the queue with entrypoint = "EdgeQueue"/);
+  });
+});

@@ -10,10 +10,12 @@ describe("GET /v1/openapi.json", () => {
     expect(doc.openapi).toBe("3.1.0");
     for (const route of ROUTES) expect(doc.paths[route.path]?.[route.method], `${route.method} ${route.path}`).toBeDefined();
     const enqueue = doc.paths["/v1/jobs"].post;
-    const body = enqueue.requestBody.content["application/json"].schema;
+    // Bodies are named schemas under components.schemas (test/node/openapi.test.ts checks the rest).
+    const body = doc.components.schemas[enqueue.requestBody.content["application/json"].schema.$ref.split("/").pop()];
     expect(body.required).toEqual(["type", "payload"]);
     expect(body.properties.maxAttempts).toMatchObject({ type: "integer", minimum: 1 });
-    expect(body.properties.payload.type).toBe("object");
+    expect(body.properties.payload).toEqual({ $ref: "#/components/schemas/JsonObject" });
+    expect(doc.components.schemas.JsonObject.type).toBe("object");
     expect(Object.keys(enqueue.responses).sort()).toEqual(["200", "201", "400", "401", "409", "413"]);
     expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["type", "state", "scopeType", "scopeId", "tag", "limit", "cursor"]);
     expect(doc.paths["/v1/health"].get.security).toEqual([]);
