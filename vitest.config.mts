@@ -71,18 +71,29 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/browser/**", "test/node/**"],
+          exclude: [...configDefaults.exclude, "test/browser/**", "test/node/**", "test/e2e/**"],
           globalSetup: ["./test/global-setup.mjs"],
         },
       },
       {
         // Real-browser tests (test/browser/harness.ts): plain Node; they start `wrangler dev` the way
-        // `npm start` does and drive the system Chromium with playwright-core. Slow by nature.
+        // `npm start` does and drive headless Chromium (@sparticuz/chromium's, or CHROMIUM_PATH) with playwright-core. Slow by nature.
         test: {
           name: "browser",
           environment: "node",
           include: ["test/browser/**/*.test.ts"],
           testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        // End to end on the local runtime `npm start` runs (wrangler 4.86's workerd, not the plugin's newer
+        // one): the queue in `wrangler dev`, beside Worker projects of a user's own, restarted on its state.
+        test: {
+          name: "e2e",
+          environment: "node",
+          include: ["test/e2e/**/*.test.ts"],
+          testTimeout: 180_000,
           hookTimeout: 180_000,
         },
       },

@@ -3,14 +3,15 @@
 //
 //   node bench/ab.mjs <rev>        # <rev> (a git worktree, made and removed here) against this checkout
 //
-// Each side runs the shipped wrangler.toml plus the example handler in its own wrangler dev, state
-// and dev registry. Writes bench/results/ab.json.
+// Each side runs the shipped wrangler.toml plus the example handler in its own wrangler dev, state,
+// free port and dev registry (bench/lib.mjs startWorker); this checkout's side runs from a copy taken
+// at the start, so edits made during the run do not reload it. Writes bench/results/ab.json.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { fill, handlerConnected, machine, median, pushDrain, round, startWorker, TOKEN } from "./lib.mjs";
+import { fill, handlerConnected, machine, median, pushDrain, round, snapshot, startWorker, TOKEN } from "./lib.mjs";
 
 const rev = process.argv[2];
 if (!rev) throw new Error("usage: node bench/ab.mjs <git rev to compare this checkout with>");
@@ -21,10 +22,8 @@ const other = path.join(state, "worktree");
 execFileSync("git", ["-C", root, "worktree", "add", "--detach", "-q", other, rev]);
 symlinkSync(path.join(root, "node_modules"), path.join(other, "node_modules"));
 
-async function start(dir, port, name) {
-  process.chdir(dir); // startWorker runs node_modules/.bin/wrangler from here
-  process.env.WRANGLER_REGISTRY_PATH = path.join(state, `registry-${name}`); // the two sessions must not bind each other's Workers
-  const w = await startWorker({ config: ["wrangler.toml", "examples/handler/wrangler.toml"], port, persistTo: path.join(state, name), vars: { QUEUE_TOKEN: TOKEN } });
+async function start(dir, name) {
+  const w = await startWorker({ cwd: dir, config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, name), vars: { QUEUE_TOKEN: TOKEN } });
   await handlerConnected(w.url);
   return w;
 }
@@ -32,8 +31,8 @@ async function start(dir, port, name) {
 const sides = {};
 const rates = { a: { batch: [], push: [] }, b: { batch: [], push: [] } };
 try {
-  sides.a = await start(other, 8781, "a");
-  sides.b = await start(root, 8782, "b");
+  sides.a = await start(other, "a");
+  sides.b = await start(snapshot(path.join(state, "tree")), "b");
   for (const k of ["a", "b"]) await fill(sides[k].url, 2000, (i) => ({ type: "ab.warm", payload: { i } }), 2);
   for (let r = 0; r < ROUNDS; r++) {
     for (const k of r % 2 ? ["b", "a"] : ["a", "b"]) {
@@ -44,7 +43,6 @@ try {
 } finally {
   await sides.a?.stop();
   await sides.b?.stop();
-  process.chdir(root);
   execFileSync("git", ["-C", root, "worktree", "remove", "--force", other]);
   rmSync(state, { recursive: true, force: true });
 }

@@ -1,52 +1,176 @@
 // Shared pieces of the benchmark scripts: starting wrangler dev, HTTP calls, timing, machine facts.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { createServer } from "node:net";
 import os from "node:os";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 
 export const TOKEN = "bench-token";
 
-/** startWorker runs `wrangler dev` for one config on its own port and state dir; resolves once it answers. */
-export async function startWorker({ config, port, persistTo, vars = {} }) {
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/*
+ * Every `wrangler dev` started here is cut off from every other one on the machine — the other
+ * sessions of the same run, a developer's `npm start`, another bench, the browser tests — in three
+ * ways, because by default they share three things (wrangler 4.86.0 and the miniflare it bundles,
+ * node_modules/wrangler/node_modules/miniflare 4.20260426.0):
+ *
+ * 1. The dev registry. wrangler dev passes `registry: getRegistryPath()` to its dev config
+ *    (wrangler-dist/cli.js:319978; there is no CLI flag to turn it off, only unstable_dev's
+ *    disableDevRegistry), which reaches miniflare as `unsafeDevRegistryPath: config.devRegistry`
+ *    (cli.js:65254). getRegistryPath (cli.js:37282) is $WRANGLER_REGISTRY_PATH, else
+ *    <global wrangler config dir>/registry (~/.config/.wrangler/registry): one directory for every
+ *    session of the user. In it miniflare's DevRegistry (its dist/src/index.js:86696-86830) keeps one
+ *    file per Worker *name*: register() overwrites whatever another session wrote under that name,
+ *    unregister() on exit deletes the file whoever wrote it, and a service binding to a Worker the
+ *    session does not run itself (the "quiet" coordinator's DEMO below) goes to whichever session
+ *    wrote that name last — a developer's `npm start` included, whose Workers have the same names.
+ *    So each session gets a registry directory of its own (WRANGLER_REGISTRY_PATH, below).
+ * 2. Ports. Fixed ports (the bench had 8796-8799, the soak 8795) collide with another bench or a
+ *    second `wrangler dev --port 8799`, and then requests reach the other session. Each session gets a
+ *    free port and a free inspector port (wrangler's default inspector port, 9229, is shared too).
+ * 3. The source tree. wrangler dev always bundles in watch mode (esbuild ctx.watch(), cli.js:136492,
+ *    `watch: true` at cli.js:313469) and watches its config files (cli.js:314436), and a rebuild
+ *    reloads workerd on new ports: a non-GET request in flight then gets 503 "Your worker restarted
+ *    mid-request" (wrangler-dist/ProxyWorker.js:146), and a config caught half-written makes wrangler
+ *    dev exit ("Missing entry-point", then ECONNREFUSED). An edit to src/ or wrangler.toml during a
+ *    run — by whoever shares the checkout — would land mid-measurement. So a run starts its sessions
+ *    from a copy of the tree taken when it starts (snapshot() below): it measures one version of the
+ *    code, and edits cannot reach it.
+ *
+ * That 503 does not always mean a restart: ProxyWorker.js:129-130 compares the failed request's URL
+ * (path included) with the worker's origin + "/" (urlFromParts), so any failed proxy → worker fetch
+ * of a non-GET request to a path other than "/" is answered with it. One isolated session alone still
+ * gets it now and then in the pull drain after the push drain ("Connection reset by peer" / "Network
+ * connection lost" in wrangler's proxy runtime, with BENCH_WRANGLER_LOGS); that is not another session.
+ */
+
+/** The files `wrangler dev` needs for every config the bench and soak run (sources, configs, migrations, the package's exports). */
+const TREE = ["package.json", "tsconfig.json", "wrangler.toml", "src", "migrations", "examples/handler", "bench/bare", "bench/pool", "bench/soak"];
+
+/**
+ * snapshot copies the sources and configs into `dir` (node_modules is linked, not copied) and
+ * returns it: start sessions with `cwd: snapshot(...)` so edits made during the run do not reload them.
+ */
+export function snapshot(dir) {
+  mkdirSync(dir, { recursive: true });
+  const skip = new Set([".wrangler", "node_modules", ".dev.vars"]);
+  for (const p of TREE) cpSync(path.join(ROOT, p), path.join(dir, p), { recursive: true, filter: (src) => !skip.has(path.basename(src)) });
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "junction");
+  return dir;
+}
+
+/** freePorts: n distinct ports free on 127.0.0.1 right now (held together while choosing, so they differ). */
+export async function freePorts(n) {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise((resolve, reject) => {
+          const s = createServer();
+          s.once("error", reject);
+          s.listen(0, "127.0.0.1", () => resolve(s));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => s.address().port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+/**
+ * startWorker runs `wrangler dev` for one config (or several, in one session) from `cwd` (default:
+ * this process's), on a free port and inspector port, with its own state dir and dev registry;
+ * resolves once it answers.
+ */
+export async function startWorker({ config, persistTo, vars = {}, cwd = process.cwd() }) {
+  const [port, inspectorPort] = await freePorts(2);
+  const registry = mkdtempSync(path.join(os.tmpdir(), "edgequeue-registry-"));
   const configs = (Array.isArray(config) ? config : [config]).flatMap((c) => ["-c", c]);
-  const args = ["dev", ...configs, "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistTo, "--log-level", "error"];
+  // BENCH_WRANGLER_LOGS=<dir> keeps each session's whole output there, at debug level (reloads show as
+  // "reloadStart" events), to find out why a run failed; by default only errors are logged.
+  const logDir = process.env.BENCH_WRANGLER_LOGS;
+  const args = ["dev", ...configs, "--port", String(port), "--inspector-port", String(inspectorPort), "--ip", "127.0.0.1", "--persist-to", persistTo, "--log-level", logDir ? "debug" : "error"];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  const child = spawn(process.execPath, ["node_modules/wrangler/bin/wrangler.js", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const child = spawn(process.execPath, [path.join(cwd, "node_modules/wrangler/bin/wrangler.js"), ...args], {
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+    // WRANGLER_REGISTRY_PATH: this session's own dev registry (see the top of this file).
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_REGISTRY_PATH: registry },
+  });
+  const stop = async () => {
+    await stopChild(child);
+    rmSync(registry, { recursive: true, force: true });
+  };
   // Keep the tail only: a long run logs a line per lifecycle event.
   let log = "";
   const keep = (d) => (log = (log + d).slice(-20_000));
   child.stdout.on("data", keep);
   child.stderr.on("data", keep);
+  if (logDir) {
+    mkdirSync(logDir, { recursive: true });
+    const file = createWriteStream(path.join(logDir, `${[config].flat().map((c) => path.basename(path.dirname(path.resolve(cwd, c))) + "-" + path.basename(c, ".toml")).join("+")}-${port}.log`));
+    child.stdout.pipe(file, { end: false });
+    child.stderr.pipe(file, { end: false });
+    child.once("close", () => file.end());
+  }
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 240; i++) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev (${config}) exited:\n${log}`);
+    if (child.exitCode !== null) {
+      await stop();
+      throw new Error(`wrangler dev (${config}) exited:\n${log}`);
+    }
     try {
       await fetch(`${url}/v1/health`);
-      return { url, stop: () => stopChild(child) };
+      return { url, stop };
     } catch {
       await sleep(250);
     }
   }
   child.kill("SIGKILL");
+  await stop();
   throw new Error(`wrangler dev (${config}) did not start in 60 s:\n${log}`);
 }
 
 async function stopChild(child) {
-  if (child.exitCode !== null) return;
+  if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill("SIGINT");
-  for (let i = 0; i < 40 && child.exitCode === null; i++) await sleep(100);
-  if (child.exitCode === null) child.kill("SIGKILL");
+  for (let i = 0; i < 40 && child.exitCode === null && child.signalCode === null; i++) await sleep(100);
+  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 }
 
+/**
+ * Requests wrangler's local proxy dropped and `call` sent again. Its ProxyWorker answers a forward
+ * that failed ("Connection reset by peer" / "Network connection lost" between the proxy and the
+ * Worker's runtime) with 503 "Your worker restarted mid-request" and Retry-After: 0 whatever the
+ * cause (see the comment at the top), and retries only GET and HEAD itself. Such a request most
+ * often never reached the Worker, so the bench sends it again (at most 3 times) rather than fail a
+ * 2-minute run on one dropped request; every run reports how many it resent (`proxyRetries`), so a
+ * figure it touched can be told. A resent claim that had reached the Worker leaves its jobs leased
+ * until their lease expires; a resent complete then answers already_terminal, taken as done.
+ */
+export const proxy = { retries: 0 };
+const PROXY_DROPPED = /Your worker restarted mid-request/;
+
 export async function call(url, method, path, body, token = TOKEN) {
-  const res = await fetch(url + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status === 503 && PROXY_DROPPED.test(text) && attempt < 3) {
+      proxy.retries++;
+      continue;
+    }
+    // A complete resent after the proxy dropped its answer finds the job completed by the first.
+    if (attempt > 0 && res.status === 409 && /already_terminal/.test(text) && path.endsWith("/complete")) return null;
+    if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text.slice(0, 300)}`);
+    return text ? JSON.parse(text) : null;
+  }
 }
 
 /** rate runs `fn(i)` for i in [0, n) with `concurrency` in flight; returns operations per second. */

@@ -47,7 +47,7 @@ import path from "node:path";
 import { chartSvg } from "./chart.mjs";
 import { depthSweep, scopeSweep } from "./sweeps.mjs";
 import { parse } from "smol-toml";
-import { call, completedJob, fill, handlerConnected, listAll, machine, median, percentile, pullStep, pushDrain, rate, round, startWorker, TOKEN } from "./lib.mjs";
+import { call, completedJob, fill, handlerConnected, listAll, machine, median, percentile, proxy, pullStep, pushDrain, rate, round, snapshot, startWorker, TOKEN } from "./lib.mjs";
 
 const quick = process.argv.includes("--quick");
 const P = quick
@@ -63,23 +63,26 @@ const log = (...a) => console.log(...a);
 
 async function main() {
   log(`edgequeue bench (${quick ? "quick" : "full"}) — state in ${state}`);
-  const queue = await startWorker({
-    config: ["wrangler.toml", "examples/handler/wrangler.toml"],
-    port: 8797,
-    persistTo: path.join(state, "queue"),
-    vars: { QUEUE_TOKEN: TOKEN },
-  });
-  const bare = await startWorker({ config: "bench/bare/wrangler.toml", port: 8798, persistTo: path.join(state, "bare") });
-  const poolAlone = await startWorker({ config: "bench/pool/wrangler.toml", port: 8796, persistTo: path.join(state, "pool") });
-  // The same coordinator and config with lifecycle log lines off, to price them.
-  const shipped = parse(readFileSync("wrangler.toml", "utf8")).vars.EDGEQUEUE_CONFIG;
-  const quiet = await startWorker({
-    config: "wrangler.toml",
-    port: 8799,
-    persistTo: path.join(state, "quiet"),
-    vars: { QUEUE_TOKEN: TOKEN, EDGEQUEUE_CONFIG: JSON.stringify({ ...shipped, events: { log: false } }) },
-  });
+  // Every session runs from a copy of the tree taken now, on free ports, with a dev registry of its
+  // own: edits and other wrangler dev sessions on the machine cannot reload or reach it (bench/lib.mjs).
+  const cwd = snapshot(path.join(state, "tree"));
+  const sessions = [];
+  const start = async (options) => {
+    const w = await startWorker({ cwd, ...options });
+    sessions.push(w);
+    return w;
+  };
   try {
+    const queue = await start({ config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });
+    const bare = await start({ config: "bench/bare/wrangler.toml", persistTo: path.join(state, "bare") });
+    const poolAlone = await start({ config: "bench/pool/wrangler.toml", persistTo: path.join(state, "pool") });
+    // The same coordinator and config with lifecycle log lines off, to price them.
+    const shipped = parse(readFileSync(path.join(cwd, "wrangler.toml"), "utf8")).vars.EDGEQUEUE_CONFIG;
+    const quiet = await start({
+      config: "wrangler.toml",
+      persistTo: path.join(state, "quiet"),
+      vars: { QUEUE_TOKEN: TOKEN, EDGEQUEUE_CONFIG: JSON.stringify({ ...shipped, events: { log: false } }) },
+    });
     await handlerConnected(queue.url);
     // ------------------------------------------------ single enqueue vs bare insert
     const single = (type) => (i) => call(queue.url, "POST", "/v1/jobs", { type, payload: { i, to: "someone@example.com" } });
@@ -265,6 +268,8 @@ async function main() {
         guardedPushJobsPerSec: guardedRates.map(Math.round),
         unguardedPushJobsPerSec: unguardedRates.map(Math.round),
         scheduleFires: ticks.length,
+        // Requests wrangler's local proxy dropped and the bench sent again (bench/lib.mjs `call`).
+        proxyRetries: proxy.retries,
       },
     };
     mkdirSync("bench/results", { recursive: true });
@@ -284,7 +289,7 @@ async function main() {
     log(JSON.stringify(figures));
     log(`wrote ${OUT.json} and ${OUT.svg}`);
   } finally {
-    await Promise.all([queue.stop(), bare.stop(), poolAlone.stop(), quiet.stop()]);
+    await Promise.all(sessions.map((w) => w.stop()));
     rmSync(state, { recursive: true, force: true });
   }
 }

@@ -27,7 +27,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "smol-toml";
-import { call, handlerConnected, listAll, machine, percentile, round, startWorker, TOKEN } from "./lib.mjs";
+import { call, handlerConnected, listAll, machine, percentile, round, snapshot, startWorker, TOKEN } from "./lib.mjs";
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,6 +44,8 @@ const DEADLINE_MS = arg("minutes", 20) * 60_000;
 const log = (...a) => console.log(...a);
 const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-soak-"));
 const soakConfig = path.join(state, "wrangler.toml");
+/** The tree the session runs from: a copy taken at the start, so edits during the run cannot reload it (bench/lib.mjs). */
+const tree = path.join(state, "tree");
 
 /**
  * The shipped wrangler.toml plus its observer (the soak's auditor), written
@@ -52,8 +54,8 @@ const soakConfig = path.join(state, "wrangler.toml");
  * .dev.vars beside the shipped config would override it.
  */
 function writeSoakConfig() {
-  const config = parse(readFileSync("wrangler.toml", "utf8"));
-  config.main = path.resolve(config.main);
+  const config = parse(readFileSync(path.join(tree, "wrangler.toml"), "utf8"));
+  config.main = path.resolve(tree, config.main);
   config.vars.QUEUE_TOKEN = TOKEN;
   config.vars.EDGEQUEUE_CONFIG.observer = "AUDIT";
   config.services = [...(config.services ?? []), { binding: "AUDIT", service: "edgequeue-soak-auditor", entrypoint: "Auditor" }];
@@ -152,10 +154,13 @@ function audit(accepted, records, counts, pool) {
 
 async function main() {
   log(`edgequeue soak: ${JOBS} jobs, ${SCOPES} scopes, ${PRODUCERS} producers, ${FAIL_RATE * 100}% failing — state in ${state}`);
+  snapshot(tree);
   writeSoakConfig();
+  // A free port and a dev registry of its own, too: the auditor's QUEUE binding and the queue's
+  // DEMO binding stay inside this session whatever else runs (bench/lib.mjs).
   const queue = await startWorker({
+    cwd: tree,
     config: ["bench/soak/wrangler.toml", soakConfig, "examples/handler/wrangler.toml"],
-    port: 8795,
     persistTo: path.join(state, "queue"),
   });
   let failed = false;

@@ -29,7 +29,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { call, handlerConnected, machine, median, percentile, rate, round, startWorker, TOKEN } from "../lib.mjs";
+import { call, handlerConnected, machine, median, percentile, rate, round, snapshot, startWorker, TOKEN } from "../lib.mjs";
 import { requireServers, startPostgres, startRedis } from "./servers.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -79,8 +79,10 @@ async function main() {
   const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-peers-"));
   const redis = await startRedis(bins.redis, 6391);
   const pg = await startPostgres(bins.pg, 5439);
-  const queue = await startWorker({ config: ["wrangler.toml", "examples/handler/wrangler.toml"], port: 8794, persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });
-  const bare = await startWorker({ config: "bench/bare/wrangler.toml", port: 8793, persistTo: path.join(state, "bare") });
+  // From a copy of the tree, on free ports, each with a dev registry of its own (bench/lib.mjs).
+  const cwd = snapshot(path.join(state, "tree"));
+  const queue = await startWorker({ cwd, config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });
+  const bare = await startWorker({ cwd, config: "bench/bare/wrangler.toml", persistTo: path.join(state, "bare") });
   const insert = (i) => call(bare.url, "POST", "/", { type: "bench.bare", payload: { i, to: "someone@example.com" } });
   const systems = [];
   try {

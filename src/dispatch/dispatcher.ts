@@ -163,7 +163,7 @@ export class Dispatcher {
   private readonly reachability: Reachability;
 
   constructor(private readonly deps: DispatcherDeps) {
-    this.reachability = new Reachability(() => deps.home());
+    this.reachability = new Reachability(() => deps.home(), () => deps.now());
   }
 
   newOrigin(): Origin {

@@ -130,7 +130,7 @@ describe("a handler Worker that cannot be reached", () => {
     const scope = uniqueScope("down");
     const jobs = [await enqueue("test.down", { n: 1 }, { scope }), await enqueue("test.down", { n: 2 }, { scope })];
     const stub = env.SCOPE.getByName(homeOfJobId(jobs[0].id)!.name);
-    // Two failed calls each (the binding's backoff doubles: 1 s, then 2 s), so the once-per-binding log is tested across calls.
+    // Three failed calls each (the wait is as long as the outage so far: 1 s, 1 s, then 2 s), so the once-per-binding log is tested across calls.
     const waited = await Promise.all(jobs.map((j) => waitForJob(j.id, (x) => x.state === "pending" && x.runAt - x.updatedAt >= 2_000, 15_000)));
     for (const w of waited) {
       expect(w.attempts).toBe(0); // maxAttempts is 2: two spent attempts would have failed it

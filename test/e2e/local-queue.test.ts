@@ -1,0 +1,191 @@
+/**
+ * The local queue as a new user runs it: `wrangler dev` with the coordinator
+ * (the same wrangler 4.86 and its workerd that `npm start` runs — not the
+ * newer workerd of the "workers" test project), beside Worker projects of the
+ * user's own that live outside this repo and import `edgequeue` from it (a
+ * link in their node_modules, as `npm install ../edgequeue` makes), each in
+ * its own `wrangler dev` session joined through one dev registry (README,
+ * "Your own Workers beside the local queue").
+ *
+ * - A handler Worker that is not running yet: its jobs wait unspent, the
+ *   queue logs it once, and they run when it starts.
+ * - A producer Worker enqueues through a `QUEUE: Service` binding.
+ * - A restart whose first event is a scope object's alarm: the object is not
+ *   told its name, and must still report to the catalog (stats, claims).
+ */
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Queue, startQueue, startWorker, type Worker } from "../browser/harness";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const COMPAT = "2026-04-20";
+
+let work: string;
+let registryDir: string;
+let stateDir: string;
+let queue: Queue;
+const others: Worker[] = [];
+
+/** A Worker project of the user's own, outside this repo, with `edgequeue` linked into its node_modules. */
+function project(name: string, files: Record<string, string>): string {
+  const dir = path.join(work, name);
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    writeFileSync(path.join(dir, file), text);
+  }
+  mkdirSync(path.join(dir, "node_modules"), { recursive: true });
+  symlinkSync(ROOT, path.join(dir, "node_modules", "edgequeue"), "dir");
+  return dir;
+}
+
+async function api(method: string, pathname: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(queue.url + pathname, {
+    method,
+    headers: { authorization: `Bearer ${queue.token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+/** until polls `test` every 250 ms until it returns a value, or fails with what it last saw. */
+async function until<T>(what: string, test: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await test();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${String(last)})\n--- queue log (tail) ---\n${queue.log().slice(-4000)}`);
+    await sleep(250);
+  }
+}
+
+const job = async (id: string) => (await api("GET", `/v1/jobs/${id}`)).body.job;
+
+beforeAll(async () => {
+  work = mkdtempSync(path.join(tmpdir(), "edgequeue-e2e-"));
+  registryDir = path.join(work, "registry");
+  stateDir = path.join(work, "state");
+  // The coordinator alone: the user's handler Worker is not running yet.
+  queue = await startQueue({ configs: ["wrangler.toml"], waitForHandler: false, stateDir, registryDir });
+});
+
+afterAll(async () => {
+  await Promise.all([queue?.stop(), ...others.map((w) => w.stop())]);
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe.sequential("the local queue beside Workers of the user's own", () => {
+  it("jobs of a handler Worker that is not running wait unspent, logged once, and run when it starts", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await api("POST", "/v1/jobs", { type: "demo.echo", payload: { i } })).body.job.id);
+    for (const id of ids) {
+      const waiting = await until("a miss", async () => {
+        const j = await job(id);
+        return j.lastError ? j : undefined;
+      });
+      expect(waiting).toMatchObject({ state: "pending", attempts: 0 });
+      expect(waiting.lastError).toMatch(/^handler unreachable: /);
+    }
+    // demo.echo's maxAttempts is 3: more misses than that, still unspent.
+    await until("four misses", async () => {
+      const t = (await api("GET", `/v1/jobs/${ids[0]}/timeline`)).body;
+      return t.steps.filter((s: { note: string | null }) => /handler unreachable/.test(s.note ?? "")).length >= 4 ? t : undefined;
+    });
+    expect((await job(ids[0]!)).attempts).toBe(0);
+    expect(queue.log().match(/dispatch:handler_unreachable/g)?.length ?? 0).toBeGreaterThanOrEqual(1);
+    // Once per binding per object: each unscoped job here lives in the same type object.
+    expect(queue.log().match(/"event":"dispatch:handler_unreachable","binding":"DEMO","home":"type:demo.echo:0"/g)).toHaveLength(1);
+
+    // The user's handler Worker, under the name the queue's wrangler.toml binds as DEMO.
+    const handlers = project("my-handlers", {
+      "wrangler.toml": `name = "edgequeue-example-handler"\nmain = "src/index.ts"\ncompatibility_date = "${COMPAT}"\n`,
+      "src/index.ts": [
+        `import { defineHandlers } from "edgequeue/handler";`,
+        `export const DemoHandlers = defineHandlers({ "demo.echo": async (payload) => ({ ...payload, by: "my-handlers" }) });`,
+        `export default { fetch: () => new Response("my handlers") };`,
+      ].join("\n"),
+    });
+    others.push(await startWorker({ cwd: handlers, config: "wrangler.toml", registryDir }));
+    for (const id of ids) {
+      const done = await until("completed", async () => {
+        const j = await job(id);
+        return j.state === "completed" ? j : undefined;
+      });
+      expect(done).toMatchObject({ attempts: 1, result: { by: "my-handlers" } });
+    }
+    expect(queue.log()).toMatch(/dispatch:handler_reachable/);
+  });
+
+  it("a producer Worker of the user's own enqueues through a QUEUE: Service binding", async () => {
+    const producer = project("my-producer", {
+      "wrangler.toml": [
+        `name = "my-producer"`,
+        `main = "src/index.ts"`,
+        `compatibility_date = "${COMPAT}"`,
+        `[[services]]`,
+        `binding = "QUEUE"`,
+        `service = "edgequeue"`,
+        `entrypoint = "EdgeQueue"`,
+      ].join("\n"),
+      "src/index.ts": [
+        `import { createClient } from "edgequeue";`,
+        `interface Env { QUEUE: Service }`,
+        `export default {`,
+        `  async fetch(request: Request, env: Env) {`,
+        `    const { job, created } = await createClient(env.QUEUE).enqueue({ type: "demo.echo", payload: await request.json() });`,
+        `    return Response.json({ job, created }, { status: 201 });`,
+        `  },`,
+        `};`,
+      ].join("\n"),
+    });
+    const worker = await startWorker({ cwd: producer, config: "wrangler.toml", registryDir });
+    others.push(worker);
+    const res = await fetch(worker.url, { method: "POST", body: JSON.stringify({ from: "producer" }) });
+    expect(res.status, worker.log().slice(-2000)).toBe(201);
+    const { job: created } = (await res.json()) as { job: { id: string } };
+    const done = await until("completed", async () => {
+      const j = await job(created.id);
+      return j.state === "completed" ? j : undefined;
+    });
+    expect(done.result).toEqual({ from: "producer", by: "my-handlers" });
+  });
+
+  it("after a restart, a scope object woken cold by its alarm still reports: stats are right and its pull jobs are claimed", async () => {
+    const scope = { type: "Tenant", id: `g-${Date.now()}` };
+    const pushed = (await api("POST", "/v1/jobs", { type: "demo.echo", payload: { g: 1 }, scope, delayMs: 4_000 })).body.job.id;
+    const pulled = (await api("POST", "/v1/jobs", { type: "e2e.pull", payload: {}, scope, delayMs: 4_000 })).body.job.id;
+    // Stop at once (a graceful stop is enough), start again on the same state; send the scope object nothing:
+    // its first event after the restart is its alarm.
+    await queue.stop();
+    queue = await startQueue({ configs: ["wrangler.toml"], waitForHandler: false, stateDir, registryDir });
+    const stats = await until(
+      "the catalog hears the pushed job completed",
+      async () => {
+        const s = (await api("GET", "/v1/stats?type=demo.echo")).body;
+        return s.scheduled === 0 && s.running === 0 && s.pending === 0 ? s : undefined;
+      },
+      30_000,
+    );
+    expect(stats.completed).toBeGreaterThanOrEqual(1);
+    const claimed = await until(
+      "the pull job is handed to a claim",
+      async () => {
+        const r = (await api("POST", "/v1/claim", { worker: "w", types: ["e2e.pull"] })).body;
+        return r.jobs.length > 0 ? r.jobs : undefined;
+      },
+      30_000,
+    );
+    expect(claimed.map((j: { id: string }) => j.id)).toEqual([pulled]);
+    expect((await job(pushed)).state).toBe("completed");
+  });
+});
