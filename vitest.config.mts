@@ -57,6 +57,7 @@ const workersPool = cloudflareTest({
           "chaos.limited": { binding: "TEST", leaseMs: 1000, timeoutMs: 1500, maxAttempts: 3, concurrency: 2, backoff: { baseMs: 10, maxMs: 100 } },
           "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
           "test.down": { binding: "DOWN", maxAttempts: 2 },
+          "test.steps": { binding: "TEST", leaseMs: 1000, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 50 } },
         },
       },
     },

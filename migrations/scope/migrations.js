@@ -4,6 +4,8 @@ import m0001 from './0001_job_count_triggers.sql';
 import m0002 from './0002_keys_over_time.sql';
 import m0003 from './0003_job_history.sql';
 import m0004 from './0004_job_history_triggers.sql';
+import m0005 from './0005_job_steps.sql';
+import m0006 from './0006_job_step_triggers.sql';
 
   export default {
     journal,
@@ -12,7 +14,9 @@ import m0004 from './0004_job_history_triggers.sql';
 m0001,
 m0002,
 m0003,
-m0004
+m0004,
+m0005,
+m0006
     }
   }
   

@@ -90,6 +90,8 @@ export const ConfigSchema = z.strictObject({
       payloadMaxBytes: z.number().int().min(1024).max(1024 * 1024).optional(),
       /** Largest sum of payloads in one batch enqueue: the reply must fit a 32 MiB RPC. */
       batchPayloadMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
+      /** Largest journal of durable steps per job (names and results, UTF-8 bytes); each step result is also held to payloadMaxBytes. */
+      journalMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
     })
     .optional(),
   retention: z
@@ -146,7 +148,7 @@ export interface QueueConfig {
   schedules: Readonly<Record<string, ScheduleSpec>>;
   /** Things that are allowed but probably a mistake (a one-sided notWhileRunning); logged at startup. */
   warnings: string[];
-  limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number };
+  limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number; journalMaxBytes: number };
   retention: { completedMs: number; failedMs: number; cancelledMs: number };
   /** Undeclared type names are refused (config/known-types.ts). */
   strictTypes: boolean;
@@ -160,6 +162,7 @@ export const DEFAULTS = {
   leaseMs: 30_000,
   payloadMaxBytes: PAYLOAD_MAX_BYTES_DEFAULT,
   batchPayloadMaxBytes: 8 * 1024 * 1024,
+  journalMaxBytes: 1024 * 1024,
   retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS },
   lagAlertMs: 60_000,
 } as const;
@@ -221,6 +224,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     limits: {
       payloadMaxBytes: input.limits?.payloadMaxBytes ?? DEFAULTS.payloadMaxBytes,
       batchPayloadMaxBytes: input.limits?.batchPayloadMaxBytes ?? DEFAULTS.batchPayloadMaxBytes,
+      journalMaxBytes: input.limits?.journalMaxBytes ?? DEFAULTS.journalMaxBytes,
     },
     retention: { ...DEFAULTS.retention, ...input.retention },
     strictTypes: input.strictTypes ?? false,

@@ -31,6 +31,9 @@ import type {
   Scope,
   Stats,
   StatsResult,
+  StepView,
+  AppendStepRequest,
+  SleepRequest,
   Timeline,
   ScopeStats,
   FailOutcome,
@@ -221,6 +224,36 @@ export class QueueOps {
     const t = await this.scope(this.homeOf(id)).timeline(id, limit);
     if (!t) throw notFound(id);
     return t as Timeline;
+  }
+
+  // ------------------------------------------------------------ durable steps
+
+  async steps(id: string): Promise<StepView[]> {
+    const steps = await this.scope(this.homeOf(id)).steps(id);
+    if (!steps) throw notFound(id);
+    return steps as StepView[];
+  }
+
+  async resolveStep(id: string, name: string, result: unknown): Promise<Job> {
+    const json = JSON.stringify(result ?? null);
+    checkJsonSize(json, this.config.limits.payloadMaxBytes, "result");
+    const out = await this.scope(this.homeOf(id)).resolveStep(id, name, json);
+    if (!out.ok) throw refusalError(id, out, "resolve a step of");
+    return toJob(out.row);
+  }
+
+  async appendStep(id: string, body: AppendStepRequest): Promise<void> {
+    const result = body.op === "commit" ? JSON.stringify(body.result ?? null) : null;
+    if (result !== null) checkJsonSize(result, this.config.limits.payloadMaxBytes, "result");
+    const out = await this.scope(this.homeOf(id)).appendStep({ id, op: body.op, seq: body.seq, name: body.name, result, startedAt: body.startedAt, start: body.start }, body.leaseToken);
+    if (!out.ok) throw refusalError(id, out, "journal a step of");
+  }
+
+  async sleep(id: string, body: SleepRequest): Promise<Job> {
+    const { leaseToken, ...input } = body;
+    const out = await this.scope(this.homeOf(id)).sleep(id, leaseToken, input);
+    if (!out.ok) throw refusalError(id, out, "put to sleep");
+    return toJob(out.row);
   }
 
   // ------------------------------------------------------------ change
@@ -461,6 +494,11 @@ function refusalError(id: string, r: Refusal, action: string): QueueError {
       return new QueueError("already_terminal", `cannot ${action} job ${id}: it is already ${r.state}`, { state: r.state });
     case "conflict":
       return new QueueError("conflict", `cannot ${action} job ${id}: ${r.reason}`, { state: r.state });
+    case "nondeterminism":
+      return new QueueError("conflict", `cannot ${action} job ${id}: ${r.reason}`, { state: r.state, reason: "nondeterminism" });
+    case "payload_too_large":
+    case "journal_too_large":
+      return new QueueError("payload_too_large", `cannot ${action} job ${id}: ${r.reason}`, { state: r.state, reason: r.code });
   }
 }
 
@@ -469,5 +507,4 @@ const LEASE_LOST_WHY = {
   expired: "the lease expired",
   cancelled: "the job was cancelled",
   timeout: "the attempt ran past the job's timeoutMs",
-  finished: "the job already finished",
 } as const;

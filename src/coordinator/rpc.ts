@@ -35,6 +35,11 @@ import {
   PruneSchema,
   ScopeSchema,
   StatsQuerySchema,
+  StepParams,
+  ResolveStepSchema,
+  AppendStepSchema,
+  SleepSchema,
+  type StepView,
   TopicParams,
   type DeadDelivery,
   type EnqueueResult,
@@ -85,6 +90,28 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
 
   async jobTimeline(id: string, query: z.input<typeof TimelineQuerySchema> = {}): Promise<RpcResult<Timeline>> {
     return this.run(async (ops) => ops.timeline(parseInput(JobId, id, "id"), parseInput(TimelineQuerySchema, query, "query").limit));
+  }
+
+  async jobSteps(id: string): Promise<RpcResult<{ items: StepView[] }>> {
+    return this.run(async (ops) => ({ items: await ops.steps(parseInput(JobId, id, "id")) }));
+  }
+
+  async resolveStep(id: string, name: string, body: z.input<typeof ResolveStepSchema>): Promise<RpcResult<{ job: Job }>> {
+    return this.run(async (ops) => {
+      const p = parseInput(StepParams, { id, name }, "params");
+      return { job: await ops.resolveStep(p.id, p.name, parseInput(ResolveStepSchema, body, "body").result) };
+    });
+  }
+
+  async appendStep(id: string, body: z.input<typeof AppendStepSchema>): Promise<RpcResult<object>> {
+    return this.run(async (ops) => {
+      await ops.appendStep(parseInput(JobId, id, "id"), parseInput(AppendStepSchema, body, "body"));
+      return {};
+    });
+  }
+
+  async sleepJob(id: string, body: z.input<typeof SleepSchema>): Promise<RpcResult<{ job: Job }>> {
+    return this.run(async (ops) => ({ job: await ops.sleep(parseInput(JobId, id, "id"), parseInput(SleepSchema, body, "body")) }));
   }
 
   async retryFailed(body: z.input<typeof RetryFailedSchema> = {}): Promise<RpcResult<{ retried: number; skipped: number }>> {

@@ -9,7 +9,7 @@ import type { QueueConfig } from "../config/schema";
 import { utf8Length } from "../job/json-size";
 import type { JobRow } from "../scope/job-row";
 import type { Outcome } from "../scope/outcome";
-import { complete, fail, snooze } from "../scope/settle";
+import { complete, fail, sleep, snooze } from "../scope/settle";
 import type { ScopeStore } from "../scope/store";
 import type { HandlerOutcome } from "./contract";
 
@@ -29,5 +29,7 @@ export function applyOutcome(store: ScopeStore, config: QueueConfig, id: string,
       return fail(store, id, token, { error: o.error, fatal: true }, now);
     case "snooze":
       return snooze(store, id, token, o.delayMs, now);
+    case "sleep":
+      return sleep(store, id, token, o, now);
   }
 }

@@ -7,14 +7,23 @@
  * @module
  */
 import { RpcTarget } from "cloudflare:workers";
-import type { AbortNotice, AbortReason, BatchControlApi, JobOutcome } from "./contract";
+import type { AbortNotice, AbortReason, BatchControlApi, JobOutcome, JournalAnswer, JournalWrite } from "./contract";
 
 export class BatchControl extends RpcTarget implements BatchControlApi {
   private readonly queued: AbortNotice[] = [];
 
-  /** `onSettle` receives each early outcome the handler reports. */
-  constructor(private readonly onSettle: (outcome: unknown) => void) {
+  /** `onSettle` receives each early outcome the handler reports; `onJournal` writes a durable step (scope/steps.ts). */
+  constructor(
+    private readonly onSettle: (outcome: unknown) => void,
+    private readonly onJournal: (write: JournalWrite) => JournalAnswer = () => ({ ok: false, code: "lease_lost", message: "no journal here" }),
+  ) {
     super();
+  }
+
+  async journal(write: JournalWrite): Promise<JournalAnswer> {
+    this.reached = true;
+    if (this.closed) return { ok: false, code: "lease_lost", message: "the batch is over: this attempt no longer holds the job" };
+    return this.onJournal(write);
   }
 
   /** The handler has called in: the batch reached its code (the SDK calls next() first; reachability.ts). */

@@ -21,7 +21,53 @@ export interface DispatchJob {
   runAt: number;
   /** The schedule slot the job was fired for (epoch ms), or null. */
   scheduledFor: number | null;
+  /** When this attempt was dispatched, by the queue's clock: a journaled sleep due by then is over. */
+  dispatchedAt?: number;
+  /** The job's journal of durable steps, when it has one (scope/steps.ts); absent for a job that never journaled. */
+  journal?: Journal;
 }
+
+/** The start record: the first attempt's start and a seed, from which `ctx.now()` and `ctx.uuid()` derive. */
+export interface JournalStart {
+  at: number;
+  seed: string;
+}
+
+/** One journaled step or sleep, at its position in the job's step calls. */
+export interface JournalEntry {
+  seq: number;
+  name: string;
+  kind: "step" | "sleep";
+  /** JSON text; null while an atMostOnce step has started and not finished. */
+  result: string | null;
+  startedAt: number;
+  finishedAt: number | null;
+  attempt: number;
+  wakeAt: number | null;
+}
+
+export interface Journal {
+  start: JournalStart | null;
+  entries: JournalEntry[];
+}
+
+/**
+ * A journal write from a running attempt: `begin` before an atMostOnce step
+ * runs, `commit` with a step's result. Each carries the start record, which
+ * the first write of the job persists.
+ */
+export interface JournalWrite {
+  id: string;
+  op: "begin" | "commit";
+  seq: number;
+  name: string;
+  /** JSON text (commit). */
+  result: string | null;
+  startedAt: number;
+  start: JournalStart;
+}
+
+export type JournalAnswer = { ok: true } | { ok: false; code: "lease_lost" | "payload_too_large" | "journal_too_large" | "nondeterminism" | "not_found"; message: string };
 
 export interface DispatchBatch {
   type: string;
@@ -33,7 +79,9 @@ export type HandlerOutcome =
   | { kind: "completed"; result?: JsonObject | null }
   | { kind: "retry"; error: string; retryAfterMs?: number; consumesAttempt?: boolean }
   | { kind: "failed"; error: string }
-  | { kind: "snooze"; delayMs: number };
+  | { kind: "snooze"; delayMs: number }
+  /** ctx.sleep: journal the sleep at `seq` and put the job back to pending until `until`, unspent. */
+  | { kind: "sleep"; name: string; seq: number; until: number; startedAt: number; start: JournalStart };
 
 export type JobOutcome = HandlerOutcome & { id: string };
 
@@ -51,6 +99,8 @@ export interface AbortNotice {
  * - `next()`: the handler SDK keeps one call pending; it resolves with the next
  *   job to abort, or null when the batch is over. One long-poll per batch, no
  *   polling loop, and no new Worker invocation per notice.
+ * - `journal(write)`: a durable step's start or result, written in the job's
+ *   own SQLite before the step returns (scope/steps.ts).
  * - `settle(outcome)`: the SDK reports each job as soon as it finishes, so one
  *   slow job does not hold the others' permits or leave them to run again if
  *   the object dies. The call's return value repeats every outcome; a job
@@ -59,6 +109,8 @@ export interface AbortNotice {
 export interface BatchControlApi {
   next(): Promise<AbortNotice | null>;
   settle(outcome: JobOutcome): Promise<void>;
+  /** journal: write one step of a running job, fenced by its lease (the answer says why not). */
+  journal(write: JournalWrite): Promise<JournalAnswer>;
 }
 
 /** What `defineHandlers` produces and what a type's `binding` must point at. */

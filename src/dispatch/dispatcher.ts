@@ -32,7 +32,8 @@ import { heartbeat } from "../scope/settle";
 import type { ScopeStore } from "../scope/store";
 import { applyOutcome } from "./apply-outcome";
 import { BatchControl } from "./batch-control";
-import type { AbortReason, DispatchJob, HandlerEntrypointApi, HandlerOutcome } from "./contract";
+import type { AbortReason, DispatchJob, HandlerEntrypointApi, HandlerOutcome, Journal, JournalAnswer, JournalWrite } from "./contract";
+import { appendStep, journalsOf } from "../scope/steps";
 import { readOutcome, readOutcomes } from "./outcome";
 import { permitPlan } from "./permit-plan";
 import { Reachability } from "./reachability";
@@ -384,10 +385,13 @@ export class Dispatcher {
       rows: new Map(b.rows.map((r) => [r.id, r])),
       permits: new Map(b.rows.map((r, i) => [r.id, b.permits[i]!])),
       settled: [],
-      control: new BatchControl((item) => {
-        const read = readOutcome(item);
-        if (read) this.settleJob(call, read.id, read.outcome, this.deps.now());
-      }),
+      control: new BatchControl(
+        (item) => {
+          const read = readOutcome(item);
+          if (read) this.settleJob(call, read.id, read.outcome, this.deps.now());
+        },
+        (write) => this.journalWrite(call, write),
+      ),
       leaseMs: b.settings.leaseMs,
     };
     for (const row of b.rows) {
@@ -407,7 +411,9 @@ export class Dispatcher {
     }
     this.calls.add(call);
     this.ensureRenewal(b.settings.leaseMs);
-    const jobs = b.rows.map(toDispatchJob);
+    // Each job's journal of durable steps rides with it, so a replayed step answers without a call back (scope/steps.ts).
+    const journals = journalsOf(this.deps.store, b.rows.map((r) => r.seq));
+    const jobs = b.rows.map((r) => toDispatchJob(r, b.now, journals.get(r.seq)));
     const promise = (async () => {
       const binding = b.settings.binding!;
       let answer: unknown = null;
@@ -433,6 +439,28 @@ export class Dispatcher {
     this.callsInFlight.add(promise);
     this.deps.keepAlive(promise);
     this.deps.keepAlive(this.deps.changed(b.rows, b.now));
+  }
+
+  /**
+   * journalWrite: a durable step of one of this call's jobs, written only while
+   * the call still holds the job's attempt (its flight) and, in SQL, its lease.
+   */
+  private journalWrite(call: Call, w: JournalWrite): JournalAnswer {
+    const flight = this.flights.get(w.id);
+    const row = call.rows.get(w.id);
+    if (!flight || flight.call !== call || !row || flight.token !== row.lease_token) {
+      return { ok: false, code: "lease_lost", message: "this attempt no longer holds the job (it timed out, was cancelled, or its lease was lost)" };
+    }
+    try {
+      const out = appendStep(this.deps.store, w, flight.token, this.deps.now());
+      if (out.ok) return { ok: true };
+      if (out.code === "lease_lost" || out.code === "already_terminal" || out.code === "not_found") return { ok: false, code: "lease_lost", message: `this attempt no longer holds the job (${out.code})` };
+      if (out.code === "conflict") return { ok: false, code: "lease_lost", message: out.reason };
+      return { ok: false, code: out.code, message: out.reason };
+    } catch (e) {
+      // Storage failed: the step did not journal, and the handler must not go on as if it had.
+      return { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` };
+    }
   }
 
   /**
@@ -599,8 +627,10 @@ export class Dispatcher {
   }
 }
 
-function toDispatchJob(row: JobRow): DispatchJob {
+function toDispatchJob(row: JobRow, now: number, journal: Journal | undefined): DispatchJob {
   return {
+    dispatchedAt: now,
+    ...(journal ? { journal } : {}),
     id: row.id,
     type: row.type,
     payloadJson: row.payload,

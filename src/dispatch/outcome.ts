@@ -26,6 +26,15 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
   }),
   z.object({ id: z.string(), kind: z.literal("failed"), error: z.string() }),
   z.object({ id: z.string(), kind: z.literal("snooze"), delayMs: ms.transform((d) => Math.max(d, SNOOZE_MIN_MS)) }),
+  z.object({
+    id: z.string(),
+    kind: z.literal("sleep"),
+    name: z.string().min(1).max(256),
+    seq: z.number().int().min(0).max(100_000),
+    until: z.number().int().min(0),
+    startedAt: z.number().int().min(0),
+    start: z.object({ at: z.number().int().min(0), seed: z.string().max(64) }),
+  }),
 ]);
 
 

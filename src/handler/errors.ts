@@ -38,3 +38,12 @@ export class JobAbortedError extends Error {
     super(`job aborted: ${reason}`);
   }
 }
+
+/**
+ * The handler's steps no longer match the job's journal: a step at some
+ * position has another name than the one journaled there (the code changed
+ * under a job that had started). Retrying cannot help: the job fails (fatal).
+ */
+export class NondeterminismError extends Error {
+  override readonly name = "NondeterminismError";
+}

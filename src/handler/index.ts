@@ -3,6 +3,8 @@
  *
  * @module
  */
-export { defineHandlers, type Handlers, type JobContext, type JobHandler, type HandlerEntrypoint } from "./define-handlers";
-export { JobAbortedError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
+export { defineHandlers } from "./worker";
+export type { HandlerEntrypoint } from "./define-handlers";
+export type { Handlers, JobContext, JobHandler, StepOptions, StepRun } from "./context";
+export { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
 export type { JobTypes, JobTypeName, PayloadOf } from "../sdk";

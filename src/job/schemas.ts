@@ -351,3 +351,44 @@ export const ErrorSchema = z
     }),
   });
 export const EmptyBodySchema = z.strictObject({});
+
+// ---------------------------------------------------------------- durable steps
+
+const stepName = z.string().min(1).max(256);
+export const StepParams = z.strictObject({ id: JobId, name: stepName });
+export const StepSchema = z.object({
+  name: z.string(),
+  seq: z.number().int().meta({ description: "Position in the job's step calls, from 0." }),
+  kind: z.enum(["step", "sleep"]),
+  result: z.unknown().meta({ description: "The journaled JSON result; null while an atMostOnce step has started and not finished, and for a sleep." }),
+  startedAt: z.number(),
+  finishedAt: z.number().nullable(),
+  attempt: z.number().int().meta({ description: "The attempt that journaled it." }),
+  wakeAt: z.number().nullable().meta({ description: "A sleep: when the job is due again." }),
+});
+export type StepView = z.infer<typeof StepSchema>;
+export const StepListSchema = z.object({ items: z.array(StepSchema) });
+export const ResolveStepSchema = z.strictObject({
+  result: z.unknown().refine((v) => v !== undefined, "is required: the step's JSON result (null is a result)").meta({ description: "What the step did, as it would have returned it." }),
+});
+const journalStart = z.strictObject({ at: epochMs, seed: z.string().min(1).max(64) });
+/** A pull worker's journal write (`edgequeue/worker` makes these; README "Durable steps"). */
+export const AppendStepSchema = z.strictObject({
+  leaseToken,
+  op: z.enum(["begin", "commit"]),
+  seq: z.number().int().min(0).max(100_000),
+  name: stepName,
+  result: z.unknown().optional().meta({ description: "commit: the step's JSON result." }),
+  startedAt: epochMs,
+  start: journalStart,
+});
+export type AppendStepRequest = z.infer<typeof AppendStepSchema>;
+export const SleepSchema = z.strictObject({
+  leaseToken,
+  seq: z.number().int().min(0).max(100_000),
+  name: stepName,
+  until: epochMs,
+  startedAt: epochMs,
+  start: journalStart,
+});
+export type SleepRequest = z.infer<typeof SleepSchema>;

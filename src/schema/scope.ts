@@ -150,3 +150,34 @@ export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/**
+ * A job's journal of durable steps (scope/steps.ts; README "Durable steps"):
+ * one row per `ctx.step` / `ctx.sleep` position, in call order. A step's row
+ * is written when it finishes (its JSON result), or when it starts if it is
+ * `atMostOnce` (then `finished_at` is null until it finishes). Position -1 is
+ * the start record (`started_at`: the first attempt's start, `result`: a seed),
+ * from which `ctx.now()` and `ctx.uuid()` are derived. Deleted with the job
+ * (trigger, migration `job_step_triggers`).
+ */
+export const jobStep = sqliteTable(
+  "job_step",
+  {
+    jobSeq: integer("job_seq").notNull(),
+    /** Position in the job's step calls, from 0; -1 is the start record. */
+    seq: integer("seq").notNull(),
+    name: text("name").notNull(),
+    kind: text("kind", { enum: ["start", "step", "sleep"] }).notNull(),
+    /** JSON text; null while an atMostOnce step has started and not finished. */
+    result: text("result"),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at"),
+    /** The attempt that wrote the row (1 for the first). */
+    attempt: integer("attempt").notNull(),
+    /** sleep: when the job is due again. */
+    wakeAt: integer("wake_at"),
+    /** UTF-8 bytes of name and result, for the journal's cap. */
+    bytes: integer("bytes").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobSeq, t.seq] })],
+);

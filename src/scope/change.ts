@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { forgetUnfinished } from "./steps";
 import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import type { JobRow } from "./job-row";
@@ -62,6 +63,8 @@ export function retryJob(store: ScopeStore, id: string, now: number): Outcome<{ 
       const holder = liveJobsOfKey(store.sql, current.dedupe_key)[0];
       if (holder) return { ok: false, code: "conflict", reason: `live job ${holder.id} holds dedupe key ${JSON.stringify(current.dedupe_key)}`, state: current.state };
     }
+    // An atMostOnce step that started and never finished runs again: the operator chose to retry, not to resolve it.
+    forgetUnfinished(store, current.seq);
     const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id).one();
     store.touched(now);
     return { ok: true, row };

@@ -1,6 +1,6 @@
 /**
  * Expected outcomes of a transition that did not happen — lost a race, stale
- * token, terminal job — returned as data, never thrown (STYLE.md, errors).
+ * token, terminal job — returned as data, never thrown (docs/design.md, Errors).
  *
  * @module
  */
@@ -17,6 +17,8 @@ export type Refusal =
   | { ok: false; code: "not_found" }
   | { ok: false; code: "lease_lost"; reason: LeaseLostReason; state: JobState }
   | { ok: false; code: "already_terminal"; state: JobState }
-  | { ok: false; code: "conflict"; reason: string; state: JobState };
+  | { ok: false; code: "conflict"; reason: string; state: JobState }
+  /** A journal write the job cannot take (scope/steps.ts): a result or journal over its cap, or a step that is not where the journal has it. */
+  | { ok: false; code: "payload_too_large" | "journal_too_large" | "nondeterminism"; reason: string; state: JobState };
 
 export type Outcome<T> = ({ ok: true } & T) | Refusal;

@@ -32,7 +32,9 @@ import { pruneMetrics } from "./minute-counters";
 import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
-import { complete, fail, heartbeat, type FailInput } from "./settle";
+import { complete, fail, heartbeat, sleep, type FailInput, type SleepInput } from "./settle";
+import { appendStep, listSteps, resolveStep, type StepView } from "./steps";
+import type { JournalWrite } from "../dispatch/contract";
 import type { ScopeStore } from "./store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { prune, sweepOnce } from "./sweep-pass";
@@ -182,6 +184,29 @@ export class ScopeDO extends DurableObject<Env> {
   async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: FailOutcome }>> {
     const now = this.clock.now();
     return this.settled(now, fail(this.store, id, token, input, now));
+  }
+
+  /** appendStep: a pull worker's journal write, fenced by its lease (a pushed handler writes through its batch's control). */
+  async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ row: JobRow }>> {
+    return appendStep(this.store, write, token, this.clock.now());
+  }
+
+  /** sleep: a pull worker's ctx.sleep — journal it and put the job back to pending until then, unspent. */
+  async sleep(id: string, token: string, input: SleepInput): Promise<Outcome<{ row: JobRow }>> {
+    const now = this.clock.now();
+    return this.settled(now, sleep(this.store, id, token, input, now));
+  }
+
+  /** resolveStep: an operator journals what an unfinished atMostOnce step did; a failed or cancelled job goes back to pending. */
+  async resolveStep(id: string, name: string, resultJson: string): Promise<Outcome<{ row: JobRow }>> {
+    const now = this.clock.now();
+    const out = resolveStep(this.store, id, name, resultJson, now, (job) => retryJob(this.store, job.id, now));
+    if (out.ok) await this.afterWrite(now, [], this.dispatcher.newOrigin());
+    return out;
+  }
+
+  async steps(id: string): Promise<StepView[] | null> {
+    return listSteps(this.store, id);
   }
 
   /** cancel: a running pushed job's handler sees its signal abort with reason `cancelled`. */

@@ -13,6 +13,8 @@ import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { getJob } from "./read";
 import type { ScopeStore } from "./store";
+import { writeStep } from "./steps";
+import type { JournalStart } from "../dispatch/contract";
 
 /** The live lease: right token, not yet expired (only running jobs hold a token). Params ?1 now, ?2 id, ?3 token. */
 const LEASED = "id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
@@ -70,6 +72,36 @@ export function snooze(store: ScopeStore, id: string, token: string, delayMs: nu
     if (!leased) return leaseRefusal(store, id, token, now);
     const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
     if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    return { ok: true, row };
+  });
+}
+
+export interface SleepInput {
+  name: string;
+  seq: number;
+  until: number;
+  startedAt: number;
+  start: JournalStart;
+}
+
+/** Timeline: the step the sleep's transition just wrote says it was a sleep (trigger job_history_update wrote it). */
+const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE id = (SELECT max(id) FROM job_transition WHERE job_seq = ?1)";
+
+/**
+ * sleep (ctx.sleep): journal the sleep at its position and put the job back to
+ * pending until then, without spending the attempt — no call, lease or permit
+ * is held while it sleeps. One transaction, fenced by the lease.
+ */
+export function sleep(store: ScopeStore, id: string, token: string, s: SleepInput, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
+    if (!leased) return leaseRefusal(store, id, token, now);
+    const refused = writeStep(store, leased, { seq: s.seq, name: s.name, kind: "sleep", result: null, startedAt: s.startedAt, finishedAt: now, wakeAt: s.until }, s.start);
+    if (refused) return refused;
+    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(s.until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+    if (!row) return leaseRefusal(store, id, token, now);
+    if (row.state === "pending") store.sql.exec(TRANSITION_NOTE_LAST, row.seq, `sleep ${JSON.stringify(s.name)} until ${new Date(s.until).toISOString()}`);
     store.touched(now);
     return { ok: true, row };
   });

@@ -12,6 +12,7 @@ export interface Span {
 interface ProbeApi {
   spans(key: string): Promise<Span[]>;
   invocations(id: string): Promise<number>;
+  stepRuns(id: string): Promise<Record<string, number>>;
   events(id: string): Promise<{ event: string; attempt: number }[]>;
 }
 

@@ -3,6 +3,7 @@
  * `DEMO` binding points at; each demo type shows one way an attempt can end.
  */
 import { defineHandlers, TerminalJobError } from "edgequeue/handler";
+import { stepHandlers } from "./steps";
 
 declare module "edgequeue" {
   interface JobTypes {
@@ -51,6 +52,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 export const DemoHandlers = defineHandlers({
+  ...stepHandlers,
   /** Completes at once; the result says when the handler started (the benchmark reads it). */
   "demo.noop": () => ({ startedAt: Date.now() }),
   "demo.echo": (payload) => payload,

@@ -1,0 +1,43 @@
+/**
+ * The durable-steps demo types (README "Durable steps"). A module of their own
+ * that imports only `edgequeue/handler`'s errors and types, so plain Node tests
+ * can run them with `edgequeue/testing` (test/node/testing-kit.test.ts).
+ */
+import type { Handlers } from "edgequeue/handler";
+
+declare module "edgequeue" {
+  interface JobTypes {
+    "demo.steps": { failAfter?: "reserve" | "charge" | "ship" };
+    "demo.diverge": Record<string, never>;
+    "demo.nap": { ms: number };
+  }
+}
+
+export const stepHandlers = {
+  /**
+   * Three steps, each returning the attempt it ran in; on attempt 1 it throws right after the step
+   * `failAfter` names. After `failAfter: "charge"` the result is {reserve: 1, charge: 1, ship: 2}:
+   * the retry replays reserve and charge from the journal and runs only ship.
+   */
+  "demo.steps": async (payload, ctx) => {
+    const ran: Record<string, number> = {};
+    for (const name of ["reserve", "charge", "ship"] as const) {
+      ran[name] = await ctx.step(name, () => ctx.attempt);
+      if (ctx.attempt === 1 && payload.failAfter === name) throw new Error(`demo.steps: failing after ${name} on attempt 1`);
+    }
+    return ran;
+  },
+  /** Its second step is named after the attempt, so a retry finds another name where the journal has one: NondeterminismError. */
+  "demo.diverge": async (_payload, ctx) => {
+    await ctx.step("first", () => "same every time");
+    await ctx.step(`second-on-attempt-${ctx.attempt}`, () => ctx.attempt);
+    if (ctx.attempt === 1) throw new Error("demo.diverge: failing on attempt 1, so attempt 2 replays");
+    return { attempt: ctx.attempt };
+  },
+  /** A durable sleep: the job goes back to pending for `ms` and then completes, measuring from the journaled time before it slept. */
+  "demo.nap": async (payload, ctx) => {
+    const from = await ctx.step("before-nap", () => Date.now());
+    await ctx.sleep("nap", payload.ms);
+    return { sleptMs: Date.now() - from };
+  },
+} satisfies Handlers;

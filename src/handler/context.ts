@@ -1,0 +1,65 @@
+/**
+ * What a handler function receives: `(payload, ctx)`. The same contract for
+ * pushed handlers (`defineHandlers`), and for `edgequeue/testing`.
+ *
+ * @module
+ */
+import type { Scope } from "../job/schemas";
+import type { JobTypeName, PayloadOf } from "../sdk";
+
+/** What `ctx.step` passes the step's function. */
+export interface StepRun {
+  /** `<job id>:<step name>` unless the step's options name another: give it to the outside API, so a step run twice is done once. */
+  idempotencyKey: string;
+  /** Aborts with the job's signal, and at the step's `timeoutMs`. */
+  signal: AbortSignal;
+}
+
+export interface StepOptions {
+  /** The key the step's function is given (default `<job id>:<step name>`). */
+  idempotencyKey?: string;
+  /** Bounds one run of the step: past it the step throws and the attempt is retried. */
+  timeoutMs?: number;
+  /**
+   * Never run twice: if an earlier attempt started this step and did not journal
+   * its result, the job fails (naming the step) instead of guessing; an operator
+   * resolves it (`POST /v1/jobs/{id}/steps/{name}/resolve`) or retries it to run it again.
+   */
+  atMostOnce?: boolean;
+}
+
+export interface JobContext<T extends string = string, E = unknown> {
+  id: string;
+  type: T;
+  /** 1 for the first attempt. */
+  attempt: number;
+  maxAttempts: number;
+  scope: Scope | null;
+  runAt: number;
+  /** The schedule slot this job was fired for (epoch ms), kept across retries; null when not from a schedule. */
+  scheduledFor: number | null;
+  /** Aborts with a JobAbortedError reason: `cancelled`, `timeout` or `lease_lost`. Pass it to fetch and friends. */
+  signal: AbortSignal;
+  /** A structured log line tagged with the job. */
+  log(message: string, fields?: Record<string, unknown>): void;
+  /** The handler Worker's own bindings. */
+  env: E;
+  /**
+   * A durable step: runs `fn` once and journals its JSON result in the job's own
+   * object before returning it; on a later attempt it returns the journaled
+   * result without running. Steps are matched by position (the order of the
+   * calls) and name: a different name where the journal has another fails the
+   * job with NondeterminismError.
+   */
+  step<R>(name: string, fn: (run: StepRun) => R | Promise<R>, options?: StepOptions): Promise<Awaited<R>>;
+  /** Durable sleep: the job goes back to pending for `ms` (no call, lease, permit or attempt held), then runs again and every step before it replays. */
+  sleep(name: string, ms: number): Promise<void>;
+  /** The time of the job's first attempt, the same on every attempt (journaled with its first step). */
+  now(): number;
+  /** A UUID derived from the job's journaled seed and `label`: the same on every attempt (not a secret). */
+  uuid(label: string): string;
+}
+
+export type JobHandler<T extends string, E> = (payload: PayloadOf<T>, ctx: JobContext<T, E>) => unknown;
+
+export type Handlers<E = unknown> = { [T in JobTypeName]?: JobHandler<T, E> };

@@ -1,0 +1,27 @@
+/**
+ * `edgequeue/handler` outside the Workers runtime (Node, plain vitest): the
+ * same exports, with `defineHandlers` building a plain class, so a handler
+ * module loads where `cloudflare:workers` does not exist and its functions can
+ * be tested with `edgequeue/testing`. package.json picks this file for every
+ * condition but `workerd` / `worker`.
+ *
+ * @module
+ */
+import type { Handlers } from "./context";
+import { type HandlerEntrypoint, handlersOn } from "./define-handlers";
+
+class PlainEntrypoint<E> {
+  constructor(
+    readonly ctx: unknown,
+    readonly env: E,
+  ) {}
+}
+
+export function defineHandlers<E = unknown>(handlers: Handlers<E>): new (ctx: unknown, env: E) => HandlerEntrypoint & { env: E } {
+  return handlersOn(PlainEntrypoint<E>, handlers);
+}
+
+export type { HandlerEntrypoint } from "./define-handlers";
+export type { Handlers, JobContext, JobHandler, StepOptions, StepRun } from "./context";
+export { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
+export type { JobTypes, JobTypeName, PayloadOf } from "../sdk";

@@ -1,0 +1,94 @@
+/**
+ * Running one job through its handler function and turning how it ended into
+ * the tagged outcome that crosses the binding (error classes do not survive
+ * RPC). Shared by `defineHandlers` and `edgequeue/testing`; imports nothing of
+ * the Workers runtime.
+ *
+ * @module
+ */
+import type { DispatchJob, JobOutcome } from "../dispatch/contract";
+import type { Handlers, JobContext, JobHandler } from "./context";
+import { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
+import { type JournalWriter, SleepRequest, StepRunner } from "./steps";
+
+export interface RunOneOptions<E> {
+  signal: AbortSignal;
+  env: E;
+  journal: JournalWriter;
+  /** Where `ctx.log` lines go (default: a JSON line on the console). */
+  log?: (line: Record<string, unknown>) => void;
+  clock?: () => number;
+}
+
+export async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>): Promise<JobOutcome> {
+  const fn = (handlers as Record<string, JobHandler<string, E> | undefined>)[job.type];
+  if (!fn) return { id: job.id, kind: "retry", error: `this handler Worker has no handler for job type ${job.type}` };
+  const clock = o.clock ?? Date.now;
+  const steps = new StepRunner({ id: job.id, attempt: job.attempt, dispatchedAt: job.dispatchedAt ?? clock() }, job.journal, o.journal, o.signal, clock);
+  const log = o.log ?? ((line) => console.log(JSON.stringify(line)));
+  const ctx: JobContext<string, E> = {
+    id: job.id,
+    type: job.type,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    scope: job.scope,
+    runAt: job.runAt,
+    scheduledFor: job.scheduledFor ?? null,
+    signal: o.signal,
+    env: o.env,
+    log: (message, fields = {}) => log({ event: "job:log", id: job.id, type: job.type, attempt: job.attempt, message, ...fields }),
+    step: (name, f, options) => steps.step(name, f, options),
+    sleep: (name, ms) => steps.sleep(name, ms),
+    now: () => steps.now(),
+    uuid: (label) => steps.uuid(label),
+  };
+  let value: unknown;
+  try {
+    value = await fn(JSON.parse(job.payloadJson), ctx as never);
+  } catch (e) {
+    return steps.sleeping ? sleepOutcome(job.id, steps.sleeping) : outcomeOf(job.id, e);
+  }
+  // A handler that caught the SleepRequest still sleeps: the journal has the sleep's position.
+  if (steps.sleeping) return sleepOutcome(job.id, steps.sleeping);
+  try {
+    return { id: job.id, kind: "completed", result: toResult(value) };
+  } catch (e) {
+    // The work is done; only its result cannot be stored. Retrying would repeat the work, so this is final.
+    return { id: job.id, kind: "failed", error: `the handler's result is not JSON-serializable: ${String(e)}` };
+  }
+}
+
+function sleepOutcome(id: string, s: SleepRequest): JobOutcome {
+  return { id, kind: "sleep", ...s.sleep };
+}
+
+/** outcomeOf maps a thrown value to an outcome. Checked by name too: a second copy of this SDK in a bundle has its own classes. */
+export function outcomeOf(id: string, e: unknown): JobOutcome {
+  const name = (e as { name?: unknown })?.name;
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof NondeterminismError || name === "NondeterminismError") return { id, kind: "failed", error: `NondeterminismError: ${message}` };
+  if (e instanceof TerminalJobError || name === "TerminalJobError") return { id, kind: "failed", error: message };
+  if (e instanceof SnoozeJobError || name === "SnoozeJobError") return { id, kind: "snooze", delayMs: wholeMs((e as SnoozeJobError).delayMs) ?? 0 };
+  if (e instanceof RetryableJobError || name === "RetryableJobError") {
+    const r = e as RetryableJobError;
+    return { id, kind: "retry", error: message, retryAfterMs: wholeMs(r.retryAfterMs), consumesAttempt: r.consumesAttempt };
+  }
+  if (e instanceof JobAbortedError || name === "JobAbortedError") return { id, kind: "retry", error: message };
+  return { id, kind: "retry", error: message };
+}
+
+const wholeMs = (ms: number | undefined) => (ms === undefined || !Number.isFinite(ms) ? undefined : Math.max(0, Math.round(ms)));
+
+/**
+ * A job's result is a JSON object: nothing becomes null, a plain object stays,
+ * anything else is wrapped as `{ value }` — all passed through JSON, so what is
+ * stored is what `JSON.stringify` makes of it (`undefined` fields dropped, a
+ * Date as its ISO string).
+ */
+function toResult(value: unknown): Record<string, unknown> | null {
+  if (value === undefined || value === null) return null;
+  const json: unknown = JSON.parse(JSON.stringify(value) ?? "null");
+  if (json === null) return null;
+  if (typeof json === "object" && !Array.isArray(json)) return json as Record<string, unknown>;
+  return { value: json };
+}

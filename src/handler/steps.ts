@@ -1,0 +1,161 @@
+/**
+ * The handler side of durable steps (README "Durable steps"): positions,
+ * replay from the journal the job arrived with, writes before a step returns,
+ * sleep, and the deterministic `now()` / `uuid()`. Runs anywhere (no Workers
+ * import), so `edgequeue/testing` drives the same code over an in-memory
+ * journal.
+ *
+ * @module
+ */
+import type { Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
+import type { StepOptions, StepRun } from "./context";
+import { JobAbortedError, NondeterminismError, TerminalJobError } from "./errors";
+
+/** Where a running attempt's journal writes go: the batch's control (pushed), the HTTP API (pull), memory (tests). */
+export interface JournalWriter {
+  write(w: Omit<JournalWrite, "id">): Promise<JournalAnswer>;
+}
+
+/** Thrown by `ctx.sleep` to end the attempt: the job sleeps until `until` (the SDK turns it into a `sleep` outcome). */
+export class SleepRequest extends Error {
+  override readonly name = "SleepRequest";
+  constructor(readonly sleep: { name: string; seq: number; until: number; startedAt: number; start: JournalStart }) {
+    super(`sleeping until ${new Date(sleep.until).toISOString()} (ctx.sleep ${JSON.stringify(sleep.name)}); do not catch this`);
+  }
+}
+
+export interface StepJob {
+  id: string;
+  attempt: number;
+  /** The queue's clock when this attempt was dispatched: a journaled sleep due by then is over. */
+  dispatchedAt: number;
+}
+
+export class StepRunner {
+  private nextSeq = 0;
+  private readonly entries = new Map<number, JournalEntry>();
+  private readonly start: JournalStart;
+  /** A sleep asked for (a handler that caught the SleepRequest still sleeps). */
+  sleeping: SleepRequest | null = null;
+
+  constructor(
+    private readonly job: StepJob,
+    journal: Journal | undefined,
+    private readonly writer: JournalWriter,
+    private readonly signal: AbortSignal,
+    private readonly clock: () => number = Date.now,
+    random: () => string = randomSeed,
+  ) {
+    for (const e of journal?.entries ?? []) this.entries.set(e.seq, e);
+    this.start = journal?.start ?? { at: clock(), seed: random() };
+  }
+
+  now(): number {
+    return this.start.at;
+  }
+
+  uuid(label: string): string {
+    return derivedUuid(`${this.job.id}\u0000${this.start.seed}\u0000${label}`);
+  }
+
+  async step<R>(name: string, fn: (run: StepRun) => R | Promise<R>, options: StepOptions = {}): Promise<Awaited<R>> {
+    const seq = this.nextSeq++;
+    checkName(name);
+    const held = this.entries.get(seq);
+    if (held) {
+      if (held.name !== name || held.kind !== "step") throw mismatch(seq, held, name, "step");
+      if (held.finishedAt !== null) return JSON.parse(held.result ?? "null") as Awaited<R>;
+      if (options.atMostOnce) {
+        throw new TerminalJobError(
+          `step ${JSON.stringify(name)} is atMostOnce: it started in attempt ${held.attempt} and never journaled a result, so it is not run again. ` +
+            `Resolve it (POST /v1/jobs/${this.job.id}/steps/${encodeURIComponent(name)}/resolve {"result": …}) or retry the job to run it again.`,
+        );
+      }
+    }
+    if (this.signal.aborted) throw this.signal.reason;
+    const startedAt = this.clock();
+    if (options.atMostOnce) await this.write({ op: "begin", seq, name, result: null, startedAt });
+    const signal = options.timeoutMs === undefined ? this.signal : AbortSignal.any([this.signal, AbortSignal.timeout(options.timeoutMs)]);
+    const value = await withTimeout(Promise.resolve().then(() => fn({ idempotencyKey: options.idempotencyKey ?? `${this.job.id}:${name}`, signal })), options.timeoutMs, name);
+    let result: string;
+    try {
+      result = JSON.stringify(value ?? null) ?? "null";
+    } catch (e) {
+      throw new TerminalJobError(`step ${JSON.stringify(name)}: its result is not JSON-serializable: ${String(e)}`);
+    }
+    await this.write({ op: "commit", seq, name, result, startedAt });
+    // Returned through JSON on the first run too, so a replay returns exactly what the first run did.
+    return JSON.parse(result) as Awaited<R>;
+  }
+
+  async sleep(name: string, ms: number): Promise<void> {
+    const seq = this.nextSeq++;
+    checkName(name);
+    if (!Number.isFinite(ms) || ms < 0) throw new TypeError(`ctx.sleep(${JSON.stringify(name)}, ms): ms must be a number ≥ 0, got ${String(ms)}`);
+    const held = this.entries.get(seq);
+    if (held) {
+      if (held.name !== name || held.kind !== "sleep") throw mismatch(seq, held, name, "sleep");
+      if ((held.wakeAt ?? 0) <= this.job.dispatchedAt) return;
+      this.sleeping = new SleepRequest({ name, seq, until: held.wakeAt!, startedAt: held.startedAt, start: this.start });
+      throw this.sleeping;
+    }
+    const now = this.clock();
+    this.sleeping = new SleepRequest({ name, seq, until: now + Math.round(ms), startedAt: now, start: this.start });
+    throw this.sleeping;
+  }
+
+  private async write(w: Omit<JournalWrite, "id" | "start">): Promise<void> {
+    const answer = await this.writer.write({ ...w, start: this.start });
+    if (answer.ok) return;
+    if (answer.code === "nondeterminism") throw new NondeterminismError(answer.message);
+    if (answer.code === "payload_too_large" || answer.code === "journal_too_large") throw new TerminalJobError(answer.message);
+    // Deposed: another attempt holds the job, or none does. Nothing this attempt does counts any more.
+    throw new JobAbortedError("lease_lost");
+  }
+}
+
+function checkName(name: string): void {
+  if (typeof name !== "string" || name.length === 0 || name.length > 256) throw new TypeError(`a step name is a string of 1-256 characters, got ${JSON.stringify(name)}`);
+}
+
+function mismatch(seq: number, held: JournalEntry, name: string, kind: "step" | "sleep"): NondeterminismError {
+  return new NondeterminismError(
+    `step ${seq} is ${held.kind} ${JSON.stringify(held.name)} in the journal, but the code now calls ${kind} ${JSON.stringify(name)} there: the handler changed under a job that had started`,
+  );
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number | undefined, name: string): Promise<T> {
+  if (ms === undefined) return p;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`step ${JSON.stringify(name)} timed out after ${ms} ms`)), ms)))]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+function randomSeed(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  let hex = "";
+  for (const x of b) hex += x.toString(16).padStart(2, "0");
+  return hex;
+}
+
+/**
+ * derivedUuid: 128 bits from two 64-bit FNV-1a passes over the UTF-8 input,
+ * laid out as an RFC 9562 version 8 (custom) UUID. Synchronous (Web Crypto's
+ * digests are not), deterministic, well spread; not for secrets.
+ */
+export function derivedUuid(input: string): string {
+  const bytes = new TextEncoder().encode(input);
+  const fnv = (offset: bigint) => {
+    let h = offset;
+    for (const b of bytes) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
+    return h;
+  };
+  const hex = (fnv(0xcbf29ce484222325n).toString(16).padStart(16, "0") + fnv(0x84222325cbf29ce4n).toString(16).padStart(16, "0")).split("");
+  hex[12] = "8";
+  hex[16] = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  const h = hex.join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}

@@ -1,0 +1,18 @@
+/**
+ * defineHandlers for the Workers runtime: the entrypoint extends
+ * WorkerEntrypoint, so the queue's service binding can call its `run` over RPC.
+ *
+ * @module
+ */
+import { WorkerEntrypoint } from "cloudflare:workers";
+import type { Handlers } from "./context";
+import { type HandlerEntrypoint, handlersOn } from "./define-handlers";
+
+/**
+ * defineHandlers: turn a map of job type → async function into the
+ * WorkerEntrypoint a handler Worker exports and the queue's type `binding`
+ * points at (README "Write a handler Worker").
+ */
+export function defineHandlers<E = unknown>(handlers: Handlers<E>): new (ctx: ExecutionContext, env: E) => WorkerEntrypoint<E> & HandlerEntrypoint {
+  return handlersOn(WorkerEntrypoint as unknown as new (ctx: unknown, env: E) => { env: E }, handlers) as unknown as new (ctx: ExecutionContext, env: E) => WorkerEntrypoint<E> & HandlerEntrypoint;
+}

@@ -1,0 +1,163 @@
+/**
+ * Durable steps: a job's journal in its own object's SQLite (README "Durable
+ * steps"; the `job_step` table).
+ *
+ * Every write is fenced by the attempt's lease, in one transaction with the
+ * check, as settles are: a deposed attempt (its lease expired, cancelled,
+ * timed out, or claimed again) cannot append. A step's row is written when it
+ * finishes, or — `atMostOnce` — when it starts, so a later attempt can tell
+ * "started and never finished" and refuse to run it twice. A write at a
+ * position the journal already holds under another name is nondeterminism:
+ * the code changed under the job. The first write of a job also persists its
+ * start record (position -1), from which `ctx.now()` and `ctx.uuid()` derive.
+ *
+ * @module
+ */
+import type { Journal, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
+import { utf8Length } from "../job/json-size";
+import type { JobRow } from "./job-row";
+import type { Outcome, Refusal } from "./outcome";
+import { getJob } from "./read";
+import { leaseRefusal } from "./settle";
+import type { ScopeStore } from "./store";
+
+/** The lease check of settle.ts, as one row read. Params ?1 now, ?2 id, ?3 token. */
+const JOB_FIND_LEASED = "SELECT * FROM job WHERE id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
+const STEP_AT = "SELECT name, kind, finished_at FROM job_step WHERE job_seq = ? AND seq = ?";
+const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
+const START_INSERT = "INSERT OR IGNORE INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, -1, '', 'start', ?, ?, ?, ?, NULL, 0)";
+const STEP_UPSERT = `
+INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+ON CONFLICT (job_seq, seq) DO UPDATE SET result = excluded.result, finished_at = excluded.finished_at, attempt = excluded.attempt, bytes = excluded.bytes`;
+/** Journals of several jobs at once (primary key range per job), for a dispatched batch. */
+const JOURNALS_OF = "SELECT * FROM job_step WHERE job_seq IN (SELECT value FROM json_each(?)) ORDER BY job_seq, seq";
+const JOURNAL_OF = "SELECT * FROM job_step WHERE job_seq = ? ORDER BY seq";
+/** Unfinished steps (atMostOnce, started in an attempt that died): a manual retry runs them again. */
+const UNFINISHED_DELETE = "DELETE FROM job_step WHERE job_seq = ? AND kind = 'step' AND finished_at IS NULL";
+const UNFINISHED_BY_NAME = "SELECT seq FROM job_step WHERE job_seq = ? AND name = ? AND kind = 'step' AND finished_at IS NULL ORDER BY seq LIMIT 1";
+/** Does any job of these have a journal? One seek per job on the primary key. */
+const HAS_JOURNAL = "SELECT DISTINCT job_seq FROM job_step WHERE job_seq IN (SELECT value FROM json_each(?))";
+
+type StepRow = {
+  job_seq: number;
+  seq: number;
+  name: string;
+  kind: "start" | "step" | "sleep";
+  result: string | null;
+  started_at: number;
+  finished_at: number | null;
+  attempt: number;
+  wake_at: number | null;
+  bytes: number;
+};
+
+/** A journal write refused: the job cannot take it. */
+type StepRefusal = Extract<Refusal, { code: "payload_too_large" | "journal_too_large" | "nondeterminism" }>;
+
+/** journalsOf: the journals of these jobs (by seq), for the ones that have one. */
+export function journalsOf(store: ScopeStore, seqs: readonly number[]): Map<number, Journal> {
+  const out = new Map<number, Journal>();
+  if (seqs.length === 0) return out;
+  // Most jobs never journal: one cheap seek each first, and the rows only for those that do.
+  const have = store.sql.exec<{ job_seq: number }>(HAS_JOURNAL, JSON.stringify(seqs)).toArray().map((r) => r.job_seq);
+  if (have.length === 0) return out;
+  for (const r of store.sql.exec<StepRow>(JOURNALS_OF, JSON.stringify(have)).toArray()) {
+    const j = out.get(r.job_seq) ?? { start: null, entries: [] };
+    if (r.kind === "start") j.start = { at: r.started_at, seed: r.result ?? "" };
+    else j.entries.push(toEntry(r));
+    out.set(r.job_seq, j);
+  }
+  return out;
+}
+
+/** appendStep: one journal write of the attempt holding `token`, in one transaction with the lease check. */
+export function appendStep(store: ScopeStore, w: JournalWrite, token: string, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, w.id, token).toArray()[0];
+    if (!leased) return leaseRefusal(store, w.id, token, now);
+    const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: "step", result: w.op === "commit" ? w.result ?? "null" : null, startedAt: w.startedAt, finishedAt: w.op === "commit" ? now : null, wakeAt: null }, w.start);
+    return refused ?? { ok: true, row: leased };
+  });
+}
+
+/**
+ * writeStep: checks and writes one row for the leased job (inside the caller's
+ * transaction); a refusal when the write would break the journal's rules.
+ */
+export function writeStep(store: ScopeStore, job: JobRow, e: Omit<JournalEntry, "attempt">, start: JournalStart): StepRefusal | null {
+  const at = store.sql.exec<{ name: string; kind: string; finished_at: number | null }>(STEP_AT, job.seq, e.seq).toArray()[0];
+  if (at && (at.name !== e.name || at.kind !== e.kind)) {
+    return { ok: false, code: "nondeterminism", reason: `NondeterminismError: step ${e.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(e.name)} in the code`, state: job.state };
+  }
+  // Written already (a finished step, or a write sent twice): the journal keeps the first.
+  if (at && at.finished_at !== null) return null;
+  const limits = store.config.limits;
+  const resultBytes = e.result === null ? 0 : utf8Length(e.result, limits.payloadMaxBytes);
+  if (resultBytes > limits.payloadMaxBytes) {
+    return { ok: false, code: "payload_too_large", reason: `step ${JSON.stringify(e.name)}: its result is larger than ${limits.payloadMaxBytes} bytes of JSON (limits.payloadMaxBytes)`, state: job.state };
+  }
+  const bytes = utf8Length(e.name, 1024) + resultBytes;
+  const held = store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
+  if (held + bytes > limits.journalMaxBytes) {
+    return { ok: false, code: "journal_too_large", reason: `journal_too_large: step ${JSON.stringify(e.name)} would take the job's journal past ${limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
+  }
+  store.sql.exec(START_INSERT, job.seq, start.seed, start.at, start.at, job.attempts);
+  store.sql.exec(STEP_UPSERT, job.seq, e.seq, e.name, e.kind, e.result, e.startedAt, e.finishedAt, job.attempts, e.wakeAt, bytes);
+  return null;
+}
+
+export interface StepView {
+  name: string;
+  seq: number;
+  kind: "step" | "sleep";
+  result: unknown;
+  startedAt: number;
+  finishedAt: number | null;
+  attempt: number;
+  wakeAt: number | null;
+}
+
+/** listSteps: a job's journal as the API shows it (start record left out); null when there is no such job. */
+export function listSteps(store: ScopeStore, id: string): StepView[] | null {
+  const job = getJob(store.sql, id);
+  if (!job) return null;
+  return store.sql
+    .exec<StepRow>(JOURNAL_OF, job.seq)
+    .toArray()
+    .filter((r) => r.kind !== "start")
+    .map((r) => ({ ...toEntry(r), result: r.result === null ? null : (JSON.parse(r.result) as unknown) }));
+}
+
+/** forgetUnfinished: a manual retry of a job runs its unfinished atMostOnce steps again (inside the retry's transaction). */
+export function forgetUnfinished(store: ScopeStore, jobSeq: number): void {
+  store.sql.exec(UNFINISHED_DELETE, jobSeq);
+}
+
+/**
+ * resolveStep: an operator says what an unfinished atMostOnce step did — its
+ * result is journaled, and a failed or cancelled job goes back to pending (via
+ * `retry`, which the caller runs in the same transaction).
+ */
+export function resolveStep(store: ScopeStore, id: string, name: string, result: string, now: number, retry: (job: JobRow) => Outcome<{ row: JobRow }>): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const job = getJob(store.sql, id);
+    if (!job) return { ok: false, code: "not_found" };
+    if (job.state === "running") return { ok: false, code: "conflict", reason: "the job is running; resolve a step of a failed, cancelled or pending job", state: job.state };
+    if (job.state === "completed") return { ok: false, code: "already_terminal", state: job.state };
+    const step = store.sql.exec<{ seq: number }>(UNFINISHED_BY_NAME, job.seq, name).toArray()[0];
+    if (!step) return { ok: false, code: "conflict", reason: `no unfinished step named ${JSON.stringify(name)} in its journal`, state: job.state };
+    const limits = store.config.limits;
+    const bytes = utf8Length(result, limits.payloadMaxBytes);
+    if (bytes > limits.payloadMaxBytes) return { ok: false, code: "payload_too_large", reason: `the result is larger than ${limits.payloadMaxBytes} bytes of JSON`, state: job.state };
+    store.sql.exec("UPDATE job_step SET result = ?, finished_at = ?, bytes = bytes + ? WHERE job_seq = ? AND seq = ?", result, now, bytes, job.seq, step.seq);
+    if (job.state === "pending") {
+      store.touched(now);
+      return { ok: true, row: job };
+    }
+    return retry(job);
+  });
+}
+
+function toEntry(r: StepRow): JournalEntry {
+  return { seq: r.seq, name: r.name, kind: r.kind as "step" | "sleep", result: r.result, startedAt: r.started_at, finishedAt: r.finished_at, attempt: r.attempt, wakeAt: r.wake_at };
+}
