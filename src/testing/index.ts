@@ -39,7 +39,11 @@ export interface RunOptions {
   scope?: Scope | null;
   /** `ctx.env`. */
   env?: unknown;
-  /** The clock the run starts at (epoch ms, default Date.now()); a sleep moves it forward on resume. */
+  /**
+   * The run's clock at its start (epoch ms, default Date.now()): it stamps the journal, `ctx.now()`
+   * and wake times, and a resume moves it to the job's due time. `Date.now()` inside the handler
+   * stays the real clock (fake it with vi.useFakeTimers if the handler reads it).
+   */
   now?: number;
   /** Journal the named step's result, then kill the attempt. */
   crashAfter?: string;

@@ -1,0 +1,106 @@
+/**
+ * `edgequeue/testing` used the way a handler author would: in plain Node (no
+ * workerd, no queue), on the example handler's stepped demo types, importing
+ * the package by name.
+ */
+import type { JobContext } from "edgequeue/handler";
+import { runJob } from "edgequeue/testing";
+import { describe, expect, it } from "vitest";
+import { stepHandlers } from "../../examples/handler/src/steps";
+
+describe("edgequeue/testing on the demo handlers", () => {
+  it("crashAfter: the step is journaled, the attempt dies, and resume runs only what is left", async () => {
+    const run = await runJob(stepHandlers, {}, { type: "demo.steps", crashAfter: "charge" });
+    expect(run.outcome).toEqual({ kind: "crashed", step: "charge", when: "after" });
+    expect(run.state).toBe("pending");
+    await run.resume();
+    expect(run.state).toBe("completed");
+    expect(run.result).toEqual({ reserve: 1, charge: 1, ship: 2 });
+    expect(run.steps.map((s) => [s.name, s.attempt])).toEqual([
+      ["reserve", 1],
+      ["charge", 1],
+      ["ship", 2],
+    ]);
+    expect(run.attempts).toBe(2);
+  });
+
+  it("a failure after a step: settle() retries until done, replaying the journal", async () => {
+    const run = await runJob(stepHandlers, { failAfter: "reserve" }, { type: "demo.steps" });
+    expect(run.outcome).toMatchObject({ kind: "retry", error: "demo.steps: failing after reserve on attempt 1" });
+    await run.settle();
+    expect(run.result).toEqual({ reserve: 1, charge: 2, ship: 2 });
+  });
+
+  it("demo.diverge fails with NondeterminismError on its replay", async () => {
+    const run = await runJob(stepHandlers, {}, { type: "demo.diverge" });
+    await run.settle();
+    expect(run.state).toBe("failed");
+    expect(run.error).toMatch(/^NondeterminismError: step 1 is step "second-on-attempt-1" in the journal/);
+  });
+
+  it("demo.nap sleeps without spending an attempt; resume moves the clock to its wake time", async () => {
+    const run = await runJob(stepHandlers, { ms: 90_000 }, { type: "demo.nap", now: 1_000_000 });
+    expect(run.state).toBe("sleeping");
+    expect(run.attempts).toBe(0);
+    await run.resume();
+    expect(run.state).toBe("completed");
+    expect(run.now).toBe(1_090_000); // the run's clock moved to the wake time; Date.now() in the handler is the real one
+    expect(typeof run.result?.sleptMs).toBe("number");
+    expect(run.steps.map((s) => [s.name, s.kind, s.wakeAt])).toEqual([
+      ["before-nap", "step", null],
+      ["nap", "sleep", 1_090_000],
+    ]);
+  });
+});
+
+describe("edgequeue/testing on a handler of one's own", () => {
+  /** A card charged through an outside API that dedupes by idempotency key (the kit's crashBefore shows why it must). */
+  function checkout() {
+    const charges = new Map<string, number>();
+    const handler = async (payload: { order: number }, ctx: JobContext) => {
+      ctx.log("checkout", { order: payload.order });
+      const charge = await ctx.step("charge", ({ idempotencyKey }) => {
+        charges.set(idempotencyKey, (charges.get(idempotencyKey) ?? 0) + 1);
+        return { chargeId: `ch_${payload.order}` };
+      });
+      const receipt = await ctx.step("receipt", () => ({ id: ctx.uuid("receipt"), at: ctx.now() }));
+      return { charge, receipt };
+    };
+    return { handler, charges };
+  }
+
+  it("crashBefore: the side effect happened but its result was not journaled, so resume runs it again with the same key", async () => {
+    const { handler, charges } = checkout();
+    const run = await runJob(handler, { order: 42 }, { id: "job-42", crashBefore: "charge" });
+    expect(run.outcome).toEqual({ kind: "crashed", step: "charge", when: "before" });
+    expect(run.steps).toEqual([]);
+    await run.resume();
+    expect(run.state).toBe("completed");
+    expect([...charges]).toEqual([["job-42:charge", 2]]); // twice, under one key: the outside API must dedupe it
+    expect(run.logs.map((l) => [l.attempt, l.message, l.fields])).toEqual([
+      [1, "checkout", { order: 42 }],
+      [2, "checkout", { order: 42 }],
+    ]);
+  });
+
+  it("resumeWith: a code change that renames a started step is caught before it ships", async () => {
+    const { handler } = checkout();
+    const run = await runJob(handler, { order: 7 }, { crashAfter: "charge" });
+    await run.resumeWith(async (_p: { order: number }, ctx: JobContext) => {
+      await ctx.step("charge-card", () => ({}));
+      return {};
+    });
+    expect(run.state).toBe("failed");
+    expect(run.error).toMatch(/NondeterminismError: step 0 is step "charge" in the journal, but the code now calls step "charge-card"/);
+  });
+
+  it("an atMostOnce step that crashed before journaling is not run again", async () => {
+    let runs = 0;
+    const handler = async (_p: object, ctx: JobContext) => ctx.step("wire", () => ++runs, { atMostOnce: true });
+    const run = await runJob(handler, {}, { crashBefore: "wire" });
+    await run.resume();
+    expect(run.state).toBe("failed");
+    expect(run.error).toMatch(/step "wire" is atMostOnce: it started in attempt 1 and never journaled a result/);
+    expect(runs).toBe(1);
+  });
+});
