@@ -30,6 +30,9 @@
  * - poolGuardedVsUnguarded: push throughput of a pool member (demo.pooled.a,
  *   its pool resized at runtime so it never blocks) ÷ the same handler with no
  *   guard (demo.ingest): the cost of taking and releasing permits.
+ * - stepCost: push throughput of demo.noop ÷ demo.noop.step (the same no-op with
+ *   one journaled durable step), from one object, alternated rounds: what a
+ *   step costs. Target ≤ 1.3.
  * - poolPermitsPerSec / poolPermitsPerSecBatched: one PoolDO alone (the
  *   queue's class, bench/pool/), acquire + release round trips with 1 and 10
  *   permits each, 16 in flight: the ceiling of one pool.
@@ -194,6 +197,18 @@ async function main() {
     const unguardedRate = median(unguardedRates);
     const guardedRate = median(guardedRates);
     log(`  pool-guarded push ${guardedRates.map(Math.round).join(", ")} jobs/s vs unguarded ${unguardedRates.map(Math.round).join(", ")} jobs/s (8 scopes)`);
+    // ------------------------------------------------ durable steps: one journaled no-op step vs none
+    // From one object, alternated rounds, medians: the journal write is one call back to the object and one transaction per step.
+    const stepN = quick ? 2000 : 5000;
+    const noStepRates = [];
+    const oneStepRates = [];
+    for (let r = 0; r < (quick ? 2 : 3); r++) {
+      noStepRates.push(await pushDrain(queue.url, { type: "demo.noop", n: stepN }));
+      oneStepRates.push(await pushDrain(queue.url, { type: "demo.noop.step", n: stepN }));
+    }
+    const stepCost = median(noStepRates) / median(oneStepRates);
+    log(`  one journaled step: ${oneStepRates.map(Math.round).join(", ")} jobs/s vs none ${noStepRates.map(Math.round).join(", ")} jobs/s (cost ${stepCost.toFixed(2)}×)`);
+
     const poolRate = async (want) => {
       const n = quick ? 1500 : 4000;
       return (await rate(n, CONCURRENCY, () => fetch(`${poolAlone.url}/?want=${want}`).then((r) => r.json()))) * want;
@@ -239,6 +254,7 @@ async function main() {
       delayedLatenessP50Ms: percentile(lateness, 50),
       delayedLatenessP95Ms: percentile(lateness, 95),
       poolGuardedVsUnguarded: round(guardedRate / unguardedRate),
+      stepCost: round(stepCost),
       poolPermitsPerSec: Math.round(poolPermitsPerSec),
       poolPermitsPerSecBatched: Math.round(poolPermitsPerSecBatched),
       scheduleLatenessP50Ms: percentile(scheduleLateness, 50),
@@ -266,6 +282,8 @@ async function main() {
         pushPickupMs: { min: Math.min(...pickups), max: Math.max(...pickups) },
         delayedLatenessMs: { min: Math.min(...lateness), max: Math.max(...lateness) },
         guardedPushJobsPerSec: guardedRates.map(Math.round),
+        noStepPushJobsPerSec: noStepRates.map(Math.round),
+        oneStepPushJobsPerSec: oneStepRates.map(Math.round),
         unguardedPushJobsPerSec: unguardedRates.map(Math.round),
         scheduleFires: ticks.length,
         // Requests wrangler's local proxy dropped and the bench sent again (bench/lib.mjs `call`).

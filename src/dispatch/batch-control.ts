@@ -15,15 +15,15 @@ export class BatchControl extends RpcTarget implements BatchControlApi {
   /** `onSettle` receives each early outcome the handler reports; `onJournal` writes a durable step (scope/steps.ts). */
   constructor(
     private readonly onSettle: (outcome: unknown) => void,
-    private readonly onJournal: (write: JournalWrite) => JournalAnswer = () => ({ ok: false, code: "lease_lost", message: "no journal here" }),
+    private readonly onJournal: (writes: JournalWrite[]) => JournalAnswer[] = (w) => w.map(() => ({ ok: false, code: "lease_lost", message: "no journal here" })),
   ) {
     super();
   }
 
-  async journal(write: JournalWrite): Promise<JournalAnswer> {
+  async journal(writes: JournalWrite[]): Promise<JournalAnswer[]> {
     this.reached = true;
-    if (this.closed) return { ok: false, code: "lease_lost", message: "the batch is over: this attempt no longer holds the job" };
-    return this.onJournal(write);
+    if (this.closed) return writes.map(() => ({ ok: false, code: "lease_lost", message: "the batch is over: this attempt no longer holds the job" }));
+    return this.onJournal(writes);
   }
 
   /** The handler has called in: the batch reached its code (the SDK calls next() first; reachability.ts). */

@@ -99,7 +99,8 @@ export interface AbortNotice {
  * - `next()`: the handler SDK keeps one call pending; it resolves with the next
  *   job to abort, or null when the batch is over. One long-poll per batch, no
  *   polling loop, and no new Worker invocation per notice.
- * - `journal(write)`: a durable step's start or result, written in the job's
+ * - `journal(writes)`: durable steps' starts or results, written in the jobs'
+ *
  *   own SQLite before the step returns (scope/steps.ts).
  * - `settle(outcome)`: the SDK reports each job as soon as it finishes, so one
  *   slow job does not hold the others' permits or leave them to run again if
@@ -109,8 +110,12 @@ export interface AbortNotice {
 export interface BatchControlApi {
   next(): Promise<AbortNotice | null>;
   settle(outcome: JobOutcome): Promise<void>;
-  /** journal: write one step of a running job, fenced by its lease (the answer says why not). */
-  journal(write: JournalWrite): Promise<JournalAnswer>;
+  /**
+   * journal: write steps of the batch's running jobs, each fenced by its job's lease (each answer says
+   * why not). The SDK sends the writes of one moment together: one call for a batch whose jobs finish
+   * a step at once.
+   */
+  journal(writes: JournalWrite[]): Promise<JournalAnswer[]>;
 }
 
 /** What `defineHandlers` produces and what a type's `binding` must point at. */

@@ -390,7 +390,8 @@ export class Dispatcher {
           const read = readOutcome(item);
           if (read) this.settleJob(call, read.id, read.outcome, this.deps.now());
         },
-        (write) => this.journalWrite(call, write),
+        // The writes of one moment in one transaction: one commit for a batch whose jobs finish a step together.
+        (writes) => this.deps.store.atomic(() => writes.map((w) => this.journalWrite(call, w))),
       ),
       leaseMs: b.settings.leaseMs,
     };

@@ -10,6 +10,7 @@ declare module "edgequeue" {
     "demo.steps": { failAfter?: "reserve" | "charge" | "ship" };
     "demo.diverge": Record<string, never>;
     "demo.nap": { ms: number };
+    "demo.noop.step": Record<string, never>;
   }
 }
 
@@ -39,5 +40,10 @@ export const stepHandlers = {
     const from = await ctx.step("before-nap", () => Date.now());
     await ctx.sleep("nap", payload.ms);
     return { sleptMs: Date.now() - from };
+  },
+  /** demo.noop with one journaled no-op step: the benchmark's measure of what a step costs (bench/run.mjs stepCost). */
+  "demo.noop.step": async (_payload, ctx) => {
+    await ctx.step("noop", () => null);
+    return { startedAt: Date.now() };
   },
 } satisfies Handlers;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Job, Timeline } from "../../job/schemas";
+import type { Job, StepView, Timeline } from "../../job/schemas";
 import { TRANSITIONS } from "../../job/transitions";
 import { duration, pretty, utc, utcMs } from "../format";
 import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
@@ -19,7 +19,7 @@ function clip(text: string): string {
   return text.length <= SHOWN_MAX_CHARS ? text : `${text.slice(0, SHOWN_MAX_CHARS)}\n… ${text.length - SHOWN_MAX_CHARS} more characters (GET /v1/jobs/{id} has it all)`;
 }
 
-export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; live: boolean }) {
+export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; live: boolean }) {
   const { job: j, frame } = props;
   const canRetry = (TRANSITIONS.retry.from as readonly string[]).includes(j.state);
   const canCancel = (TRANSITIONS.cancel.from as readonly string[]).includes(j.state);
@@ -104,6 +104,37 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                 <pre id="last-error">{j.lastError}</pre>
               </>
             ) : null}
+          </div>
+        ) : null}
+        {props.journal.length > 0 ? (
+          <div class="card" id="steps">
+            <h2>Steps</h2>
+            <table>
+              <thead>
+                <tr>
+                  <th class="num">#</th>
+                  <th>Step</th>
+                  <th class="num">Attempt</th>
+                  <th>Started</th>
+                  <th>Took</th>
+                  <th>Result</th>
+                </tr>
+              </thead>
+              <tbody>
+                {props.journal.map((s) => (
+                  <tr>
+                    <td class="num">{s.seq}</td>
+                    <td>
+                      <code>{s.name}</code> {s.kind === "sleep" ? <span class="muted">(sleep until {utcMs(s.wakeAt ?? 0)})</span> : null}
+                    </td>
+                    <td class="num">{s.attempt}</td>
+                    <td>{utcMs(s.startedAt)}</td>
+                    <td class="muted">{s.finishedAt === null ? "not finished" : s.kind === "sleep" ? "" : duration(s.finishedAt - s.startedAt)}</td>
+                    <td class="wrap small">{s.kind === "sleep" ? "" : s.finishedAt === null ? <em>started, no result journaled</em> : <code>{clip(JSON.stringify(s.result))}</code>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
           </div>
         ) : null}
         <div class="card">
