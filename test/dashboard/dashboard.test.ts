@@ -161,6 +161,20 @@ describe("dashboard edges", () => {
     expect(html).toMatch(new RegExp(`id="unhandled-types">[^<]*nothing will run[^<]*${t.replace(".", "\\.")}`));
   });
 
+  it("a job's page shows its journal of steps, in order, with the attempt each ran in", async () => {
+    const { cookie } = await signIn();
+    const id = await enqueue({ type: "demo.steps", payload: { failAfter: "charge" } });
+    await vi.waitFor(async () => expect(await stateOf(id)).toBe("completed"), { timeout: 10_000, interval: 20 });
+    const html = await (await page("GET", `/dashboard/jobs/${id}`, { cookie })).text();
+    const section = /<div class="card" id="steps">([\s\S]*?)<\/table>/.exec(html)?.[1] ?? "";
+    const rows = [...section.matchAll(/<tr><td class="num">(\d+)<\/td><td><code>(\w+)<\/code>[^]*?<td class="num">(\d+)<\/td>/g)].map((m) => [m[1], m[2], m[3]]);
+    expect(rows).toEqual([
+      ["0", "reserve", "1"],
+      ["1", "charge", "1"],
+      ["2", "ship", "2"],
+    ]);
+  });
+
   it("refuses an oversized sign-in before reading it", async () => {
     const res = await page("POST", "/dashboard/login", { form: { token: "x".repeat(20_000) } });
     expect(res.status).toBe(413);
