@@ -75,8 +75,9 @@ export class StepRunner {
     if (this.signal.aborted) throw this.signal.reason;
     const startedAt = this.clock();
     if (options.atMostOnce) await this.write({ op: "begin", seq, name, result: null, startedAt });
-    const signal = options.timeoutMs === undefined ? this.signal : AbortSignal.any([this.signal, AbortSignal.timeout(options.timeoutMs)]);
-    const value = await withTimeout(Promise.resolve().then(() => fn({ idempotencyKey: options.idempotencyKey ?? `${this.job.id}:${name}`, signal })), options.timeoutMs, name);
+    const timeout = options.timeoutMs === undefined ? null : AbortSignal.timeout(options.timeoutMs);
+    const signal = timeout === null ? this.signal : AbortSignal.any([this.signal, timeout]);
+    const value = await withTimeout(Promise.resolve().then(() => fn({ idempotencyKey: options.idempotencyKey ?? `${this.job.id}:${name}`, signal })), timeout, options.timeoutMs, name);
     let result: string;
     try {
       result = JSON.stringify(value ?? null) ?? "null";
@@ -124,14 +125,18 @@ function mismatch(seq: number, held: JournalEntry, name: string, kind: "step" | 
   );
 }
 
-async function withTimeout<T>(p: Promise<T>, ms: number | undefined, name: string): Promise<T> {
-  if (ms === undefined) return p;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`step ${JSON.stringify(name)} timed out after ${ms} ms`)), ms)))]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
+/** withTimeout: the step's answer, unless its timeout passed first — even if the function then answered (it was told to stop). */
+async function withTimeout<T>(p: Promise<T>, timeout: AbortSignal | null, ms: number | undefined, name: string): Promise<T> {
+  if (timeout === null) return p;
+  const late = () => new Error(`step ${JSON.stringify(name)} timed out after ${ms} ms`);
+  const expired = new Promise<never>((_, reject) => {
+    if (timeout.aborted) reject(late());
+    timeout.addEventListener("abort", () => reject(late()), { once: true });
+  });
+  expired.catch(() => undefined);
+  const value = await Promise.race([p, expired]);
+  if (timeout.aborted) throw late();
+  return value;
 }
 
 function randomSeed(): string {

@@ -104,3 +104,15 @@ describe("edgequeue/testing on a handler of one's own", () => {
     expect(runs).toBe(1);
   });
 });
+
+describe("edgequeue/testing: step options", () => {
+  it("timeoutMs bounds one run of a step: past it the step throws and the attempt is retried", async () => {
+    const handler = async (_p: object, ctx: JobContext) => {
+      const seen = await ctx.step("slow", ({ signal }) => new Promise((resolve) => signal.addEventListener("abort", () => resolve("aborted"))), { timeoutMs: 30 });
+      return { seen };
+    };
+    const run = await runJob(handler, {});
+    expect(run.outcome).toMatchObject({ kind: "retry", error: 'step "slow" timed out after 30 ms' });
+    expect(run.steps).toEqual([]);
+  });
+});
