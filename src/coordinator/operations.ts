@@ -249,6 +249,12 @@ export class QueueOps {
     if (!out.ok) throw refusalError(id, out, "journal a step of");
   }
 
+  async release(id: string, leaseToken: string): Promise<Job> {
+    const out = await this.scope(this.homeOf(id)).release(id, leaseToken);
+    if (!out.ok) throw refusalError(id, out, "release");
+    return toJob(out.row);
+  }
+
   async sleep(id: string, body: SleepRequest): Promise<Job> {
     const { leaseToken, ...input } = body;
     const out = await this.scope(this.homeOf(id)).sleep(id, leaseToken, input);

@@ -35,6 +35,7 @@ import {
   PruneSchema,
   ScopeSchema,
   StatsQuerySchema,
+  ReleaseSchema,
   StepParams,
   ResolveStepSchema,
   AppendStepSchema,
@@ -90,6 +91,10 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
 
   async jobTimeline(id: string, query: z.input<typeof TimelineQuerySchema> = {}): Promise<RpcResult<Timeline>> {
     return this.run(async (ops) => ops.timeline(parseInput(JobId, id, "id"), parseInput(TimelineQuerySchema, query, "query").limit));
+  }
+
+  async release(id: string, body: z.input<typeof ReleaseSchema>): Promise<RpcResult<{ job: Job }>> {
+    return this.run(async (ops) => ({ job: await ops.release(parseInput(JobId, id, "id"), parseInput(ReleaseSchema, body, "body").leaseToken) }));
   }
 
   async jobSteps(id: string): Promise<RpcResult<{ items: StepView[] }>> {

@@ -18,8 +18,9 @@
  * While a call is in flight its leases (and permits) are renewed every third
  * of the lease. A timeout, a cancel or a lost lease aborts the job's signal in
  * the handler through the batch's BatchControl; the late outcome is then
- * ignored by the fenced settle. If the object dies, nothing renews: the
- * leases lapse and the reap pass recovers the jobs — one lease expiry lost.
+ * ignored by the fenced settle. If the object dies, nothing renews; the
+ * instance that starts next releases the orphaned attempts at once, uncounted
+ * (scope/orphans.ts), and the reap pass recovers any lease that still lapses.
  *
  * @module
  */

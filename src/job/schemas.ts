@@ -269,6 +269,7 @@ export const ERROR_MAX_CHARS = 16_384;
 export const HeartbeatSchema = z.strictObject({ leaseToken, leaseMs: leaseMs.optional() });
 export const HeartbeatResultSchema = z.object({ leaseExpiresAt: z.number() });
 export const CompleteSchema = z.strictObject({ leaseToken, result: JsonObjectSchema.optional() });
+export const ReleaseSchema = z.strictObject({ leaseToken });
 export const FailSchema = z.strictObject({
   leaseToken,
   error: z.string().min(1).max(ERROR_MAX_CHARS),

@@ -32,7 +32,8 @@ import { pruneMetrics } from "./minute-counters";
 import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
-import { complete, fail, heartbeat, sleep, type FailInput, type SleepInput } from "./settle";
+import { releaseOrphans } from "./orphans";
+import { complete, fail, heartbeat, release, sleep, type FailInput, type SleepInput } from "./settle";
 import { appendStep, listSteps, resolveStep, type StepView } from "./steps";
 import type { JournalWrite } from "../dispatch/contract";
 import type { ScopeStore } from "./store";
@@ -110,6 +111,13 @@ export class ScopeDO extends DurableObject<Env> {
         keepAlive: (p) => ctx.waitUntil(p),
         rearm: () => this.arm(this.clock.now()),
       });
+      // Pushed attempts of the previous instance have no call any more: give them back now, unspent (orphans.ts).
+      const now = this.clock.now();
+      const orphans = releaseOrphans(this.store, now);
+      if (orphans.length > 0) {
+        console.log(JSON.stringify({ event: "dispatch:released_orphans", home: this.name, jobs: orphans.length }));
+        await this.alarmArm.set(now);
+      }
     });
   }
 
@@ -184,6 +192,12 @@ export class ScopeDO extends DurableObject<Env> {
   async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: FailOutcome }>> {
     const now = this.clock.now();
     return this.settled(now, fail(this.store, id, token, input, now));
+  }
+
+  /** release: the holder gives the job back unrun — pending, due now, its attempt not counted. */
+  async release(id: string, token: string): Promise<Outcome<{ row: JobRow }>> {
+    const now = this.clock.now();
+    return this.settled(now, release(this.store, id, token, "given back by its worker", now));
   }
 
   /** appendStep: a pull worker's journal write, fenced by its lease (a pushed handler writes through its batch's control). */

@@ -107,6 +107,29 @@ export function sleep(store: ScopeStore, id: string, token: string, s: SleepInpu
   });
 }
 
+/**
+ * release: the holder gives the job back unrun — pending, due now, its attempt
+ * not counted (a worker shutting down, a deploy). A pending follower of its key
+ * supersedes it, as for fail.
+ */
+export function release(store: ScopeStore, id: string, token: string, why: string, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
+    if (!leased) return leaseRefusal(store, id, token, now);
+    const row = releaseLeased(store, leased, why, now);
+    if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    return { ok: true, row };
+  });
+}
+
+/** releaseLeased: a running row back to pending, due now, unspent (inside the caller's transaction); the timeline says why. */
+export function releaseLeased(store: ScopeStore, leased: JobRow, why: string, now: number): JobRow | null {
+  const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+  if (row?.state === "pending") store.sql.exec(TRANSITION_NOTE_LAST, row.seq, `released: ${why}`);
+  return row;
+}
+
 export function fail(store: ScopeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {
   return store.atomic(() => {
     const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];

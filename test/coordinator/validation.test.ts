@@ -123,3 +123,30 @@ describe("bad input gets a clear error naming the field, and changes nothing", (
     expect(r.body.error.code).toBe("not_found");
   });
 });
+
+describe("release", () => {
+  it("gives a leased job back: pending, due now, its attempt not counted; a stale token is refused", async () => {
+    const type = uniqueType("release");
+    const id = (await api("POST", "/v1/jobs", { type, payload: {} })).body.job.id;
+    const [job] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    const before = Date.now();
+    const r = await api("POST", `/v1/jobs/${id}/release`, { leaseToken: job.leaseToken });
+    expect(r.status).toBe(200);
+    expect(r.body.job).toMatchObject({ state: "pending", attempts: 0 });
+    expect(r.body.job.runAt).toBeGreaterThanOrEqual(before);
+    expect(r.body.job.runAt).toBeLessThanOrEqual(Date.now());
+    const again = await api("POST", `/v1/jobs/${id}/release`, { leaseToken: job.leaseToken });
+    expect([again.status, again.body.error.code]).toEqual([409, "lease_lost"]);
+  });
+
+  it("a pending follower of the key supersedes the released job, as for fail", async () => {
+    const type = uniqueType("release-key");
+    const first = (await api("POST", "/v1/jobs", { type, payload: { n: 1 }, dedupeKey: "k", dedupeMode: "pending" })).body.job.id;
+    const [job] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    const follower = (await api("POST", "/v1/jobs", { type, payload: { n: 2 }, dedupeKey: "k", dedupeMode: "pending" })).body.job.id;
+    expect(follower).not.toBe(first);
+    const r = await api("POST", `/v1/jobs/${first}/release`, { leaseToken: job.leaseToken });
+    expect(r.body.job.state).toBe("cancelled");
+    expect(r.body.job.cancelReason).toBe(`superseded by ${follower}`);
+  });
+});

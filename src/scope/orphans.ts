@@ -1,0 +1,29 @@
+/**
+ * Pushed attempts a restart orphaned. A scope object's handler calls live in
+ * its instance: when the object restarts (a deploy, a reset, an eviction),
+ * its running pushed jobs have no call any more — the handler's side sees its
+ * control stub break and aborts them (`lease_lost`). Rather than wait out a
+ * whole lease and count the attempt, the new instance gives them back at once:
+ * pending, due now, attempts not counted (README "Production settings").
+ *
+ * @module
+ */
+import type { JobRow } from "./job-row";
+import { releaseLeased } from "./settle";
+import type { ScopeStore } from "./store";
+
+/** Running jobs this object's dispatcher leased (claims made for pushed types say `push`): job_lease_idx. */
+const JOB_PUSHED_RUNNING = "SELECT * FROM job WHERE state = 'running' AND lease_owner = 'push'";
+
+/** releaseOrphans: call once per instance, before any call can start (nothing of this instance is in flight yet). */
+export function releaseOrphans(store: ScopeStore, now: number): JobRow[] {
+  return store.atomic(() => {
+    const out: JobRow[] = [];
+    for (const leased of store.sql.exec<JobRow>(JOB_PUSHED_RUNNING).toArray()) {
+      const row = releaseLeased(store, leased, "its object restarted while the handler call was in flight", now);
+      if (row) out.push(row);
+    }
+    if (out.length > 0) store.touched(now);
+    return out;
+  });
+}
