@@ -1,0 +1,179 @@
+/**
+ * Test doubles of the producer client (`QueueClient`, README "Enqueue from
+ * another Worker"), for code under test that enqueues: plain vitest or Node,
+ * no workerd, no queue.
+ *
+ * - `createFakeQueue()` records what was enqueued and answers as the queue
+ *   would for what producers rely on: an `id` enqueued again is the same job
+ *   (`created: false`), a live `dedupeKey` in the default `active` mode gets
+ *   the live job, `delayMs`/`runAt` make a job scheduled. Nothing runs.
+ * - `createInlineQueue(handlers)` runs each enqueued job in process through
+ *   its handler — the real SDK: `ctx`, steps, the error classes' mapping —
+ *   retrying as the queue would (no waiting: backoffs and sleeps pass at
+ *   once), so `enqueue` resolves with the job in its final state.
+ *
+ * @module
+ */
+import type { EnqueueInput, ListQuery, QueueClient, TypedJob } from "../client/rpc-client";
+import { QueueClientError } from "../client/errors";
+import type { JsonObject } from "../job/json-safe";
+import type { Job, ListResult, StatsResult } from "../job/schemas";
+import type { Metrics } from "../metrics/schemas";
+import { runJob, type AnyHandlers } from "./run-job";
+
+export interface FakeQueue extends QueueClient {
+  /** Every job, in enqueue order. */
+  readonly jobs: TypedJob[];
+  /** Forget every job. */
+  clear(): void;
+}
+
+type Input = EnqueueInput & { maxAttempts?: number };
+
+class Store {
+  readonly jobs: Job[] = [];
+  private seq = 0;
+
+  constructor(private readonly clock: () => number) {}
+
+  /** enqueue: the job an input names — an existing one for a known id or a live key, else a new one. */
+  enqueue(input: Input): { job: Job; created: boolean } {
+    if (typeof input?.type !== "string" || input.type.length === 0) throw new QueueClientError("invalid_request", "type: must be a non-empty string", [{ path: "type", message: "must be a non-empty string" }]);
+    if (input.payload === null || typeof input.payload !== "object" || Array.isArray(input.payload)) {
+      throw new QueueClientError("invalid_request", "payload: must be a JSON object", [{ path: "payload", message: "must be a JSON object" }]);
+    }
+    const scopeKey = (j: { scope?: { type: string; id: string } | null; type: string }) => (j.scope ? `scope:${j.scope.type}:${j.scope.id}` : `type:${j.type}`);
+    if (input.id !== undefined) {
+      const same = this.jobs.find((j) => j.id === `${scopeKey(input)}.${input.id}`);
+      if (same) return { job: same, created: false };
+    }
+    if (input.dedupeKey !== undefined) {
+      const live = this.jobs.find((j) => j.dedupeKey === input.dedupeKey && scopeKey(j) === scopeKey(input) && (j.state === "pending" || j.state === "running"));
+      if (live) return { job: live, created: false };
+    }
+    const now = this.clock();
+    const runAt = input.runAt ?? now + (input.delayMs ?? 0);
+    const job: Job = {
+      id: `${scopeKey(input)}.${input.id ?? `fake-${++this.seq}`}`,
+      type: input.type,
+      payload: JSON.parse(JSON.stringify(input.payload)) as JsonObject,
+      scope: input.scope ?? null,
+      state: "pending",
+      failureKind: null,
+      priority: input.priority ?? 0,
+      runAt,
+      attempts: 0,
+      maxAttempts: input.maxAttempts ?? 3,
+      timeoutMs: input.timeoutMs ?? null,
+      dedupeKey: input.dedupeKey ?? null,
+      tags: input.tags ?? [],
+      lastError: null,
+      result: null,
+      cancelReason: null,
+      dedupeMode: input.dedupeKey === undefined ? null : input.dedupeMode ?? "active",
+      scheduledFor: null,
+      createdAt: now,
+      updatedAt: now,
+      startedAt: null,
+      finishedAt: null,
+    };
+    this.jobs.push(job);
+    return { job, created: true };
+  }
+
+  get(id: string): Job {
+    const job = this.jobs.find((j) => j.id === id);
+    if (!job) throw new QueueClientError("not_found", `no job ${id}`);
+    return job;
+  }
+
+  client(onEnqueue: (job: Job) => Promise<void>): QueueClient {
+    const now = this.clock;
+    return {
+      enqueue: async (input) => {
+        const out = this.enqueue(input as Input);
+        if (out.created) await onEnqueue(out.job);
+        return out as { job: TypedJob<never>; created: boolean };
+      },
+      enqueueMany: async (inputs) => {
+        const outs = inputs.map((i) => this.enqueue(i as Input));
+        for (const o of outs) if (o.created) await onEnqueue(o.job);
+        return outs as { job: TypedJob; created: boolean }[];
+      },
+      get: async (id) => this.get(id) as TypedJob,
+      cancel: async (id, reason) => {
+        const job = this.get(id);
+        if (job.state !== "pending" && job.state !== "running") throw new QueueClientError("already_terminal", `job ${id} is already ${job.state}`);
+        Object.assign(job, { state: "cancelled", cancelReason: reason ?? null, finishedAt: now(), updatedAt: now() });
+        return job as TypedJob;
+      },
+      list: async (q: ListQuery = {}): Promise<ListResult> => ({
+        items: this.jobs
+          .filter((j) => (q.type === undefined || j.type === q.type) && (q.state === undefined || j.state === q.state) && (q.tag === undefined || j.tags.includes(q.tag)))
+          .filter((j) => q.scopeType === undefined || (j.scope?.type === q.scopeType && (q.scopeId === undefined || j.scope.id === q.scopeId)))
+          .slice(0, q.limit ?? 50),
+        nextCursor: null,
+      }),
+      stats: async (type) => this.stats(type),
+      metrics: async (): Promise<Metrics> => ({ at: now(), types: [], minutes: [] }),
+      retryFailed: async (f = {}) => {
+        let retried = 0;
+        for (const j of this.jobs) {
+          if (j.state !== "failed" || (f.type !== undefined && j.type !== f.type)) continue;
+          Object.assign(j, { state: "pending", failureKind: null, attempts: 0, runAt: now(), finishedAt: null, updatedAt: now() });
+          retried++;
+          await onEnqueue(j);
+        }
+        return { retried, skipped: 0 };
+      },
+    };
+  }
+
+  private stats(type: string | undefined): StatsResult {
+    const now = this.clock();
+    const of = this.jobs.filter((j) => type === undefined || j.type === type);
+    const count = (p: (j: Job) => boolean) => of.filter(p).length;
+    const failed = (k: string) => count((j) => j.state === "failed" && j.failureKind === k);
+    const due = of.filter((j) => j.state === "pending" && j.runAt <= now);
+    return {
+      pending: due.length,
+      scheduled: count((j) => j.state === "pending" && j.runAt > now),
+      running: count((j) => j.state === "running"),
+      completed: count((j) => j.state === "completed"),
+      failed: count((j) => j.state === "failed"),
+      cancelled: count((j) => j.state === "cancelled"),
+      oldestPendingLagMs: due.length === 0 ? 0 : now - Math.min(...due.map((j) => j.runAt)),
+      failedByKind: { retries_exhausted: failed("retries_exhausted"), fatal: failed("fatal"), stalled: failed("stalled"), timeout: failed("timeout") },
+      unhandledTypes: [],
+    };
+  }
+}
+
+/** createFakeQueue: a QueueClient that records jobs and runs nothing. */
+export function createFakeQueue(options: { now?: () => number } = {}): FakeQueue {
+  const store = new Store(options.now ?? Date.now);
+  const client = store.client(async () => {});
+  return Object.assign(client, { jobs: store.jobs as TypedJob[], clear: () => void store.jobs.splice(0) });
+}
+
+/** createInlineQueue: a QueueClient whose enqueue runs the job through `handlers` in process, retries and all, before it answers. */
+export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknown; now?: () => number } = {}): FakeQueue {
+  const clock = options.now ?? Date.now;
+  const store = new Store(clock);
+  const client = store.client(async (job) => {
+    if (!Object.hasOwn(handlers, job.type)) return; // no handler here: it stays pending, as a pulled type would
+    const run = await runJob(handlers, job.payload, { type: job.type, id: job.id, maxAttempts: job.maxAttempts, scope: job.scope, env: options.env, now: clock() });
+    await run.settle(job.maxAttempts * 10);
+    Object.assign(job, {
+      state: run.state === "completed" ? "completed" : run.state === "failed" ? "failed" : "pending",
+      attempts: run.attempts,
+      result: run.result,
+      lastError: run.error,
+      failureKind: run.state === "failed" ? (run.outcome.kind === "failed" ? "fatal" : run.outcome.kind === "crashed" ? "stalled" : "retries_exhausted") : null,
+      startedAt: job.startedAt ?? clock(),
+      finishedAt: run.state === "completed" || run.state === "failed" ? clock() : null,
+      updatedAt: clock(),
+    });
+  });
+  return Object.assign(client, { jobs: store.jobs as TypedJob[], clear: () => void store.jobs.splice(0) });
+}
