@@ -24,5 +24,6 @@ export { EdgeQueue } from "./coordinator/rpc";
 export { PoolDO } from "./pool/pool-do";
 export { ScheduleDO } from "./schedule/schedule-do";
 export { ScopeDO } from "./scope/scope-do";
+export { WaitDO } from "./wait/wait-do";
 
 export default createApp();

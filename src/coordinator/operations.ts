@@ -389,6 +389,36 @@ export class QueueOps {
    * exceeds `limit`.
    */
   async claim(req: ClaimRequest): Promise<LeasedJob[]> {
+    // Notices from the moment the claim began count: work that came due while the first pass was on its way is not missed.
+    const started = Date.now() - 1;
+    const jobs = await this.claimNow(req);
+    if (jobs.length > 0 || !req.waitMs || !req.types) return jobs;
+    // Nothing due: park on the types' wait objects until a scope object says one has due work (wait/wait-do.ts).
+    // Parked, the claim costs the queue nothing per second: no catalog write, no alarm, a promise in memory.
+    const types = [...new Set(req.types)];
+    const deadline = started + req.waitMs;
+    let since = started;
+    for (let left = req.waitMs; left > 0; left = deadline - Date.now()) {
+      const woke = await Promise.race(types.map((t) => this.env.WAIT.getByName(`wait:${t}`).wait(left, since)));
+      if (woke.homes.length === 0) return [];
+      since = woke.at;
+      const got = await this.claimFrom(woke.homes, { worker: req.worker, types, limit: req.limit, leaseMs: req.leaseMs });
+      if (got.length > 0) return got;
+    }
+    return [];
+  }
+
+  /** claimFrom: claim from these homes directly (the ones a wait object named), one after another until `limit`. */
+  private async claimFrom(homes: string[], req: { worker: string; types: string[]; limit: number; leaseMs: number }): Promise<LeasedJob[]> {
+    const jobs: LeasedJob[] = [];
+    for (const home of homes) {
+      if (jobs.length >= req.limit) break;
+      for (const r of await this.scope(home).claim({ ...req, limit: req.limit - jobs.length })) jobs.push(r.journal ? { ...toLeasedJob(r), journal: r.journal } : toLeasedJob(r));
+    }
+    return jobs;
+  }
+
+  private async claimNow(req: ClaimRequest): Promise<LeasedJob[]> {
     const types = req.types ? [...new Set(req.types)] : null;
     requireDeclared(this.config, req.types ?? [], (i) => `types[${i}]`);
     req.types?.forEach((t, i) => {
@@ -418,7 +448,7 @@ export class QueueOps {
       // Jobs leased by the homes that answered must reach the worker even if another home failed:
       // dropping them would strand them until their lease expires, spending an attempt.
       for (const [k, s] of settled.entries()) {
-        if (s.status === "fulfilled") for (const r of s.value) jobs.push(toLeasedJob(r));
+        if (s.status === "fulfilled") for (const r of s.value) jobs.push(r.journal ? { ...toLeasedJob(r), journal: r.journal } : toLeasedJob(r));
         else failures.push({ home: wave[k]!, error: String(s.reason) });
       }
     }

@@ -91,9 +91,23 @@ export const JobSchema = z
   });
 export type Job = z.infer<typeof JobSchema>;
 
+const JournalEntrySchema = z.object({
+  seq: z.number().int(),
+  name: z.string(),
+  kind: z.enum(["step", "sleep"]),
+  result: z.string().nullable().meta({ description: "JSON text; null while an atMostOnce step has started and not finished." }),
+  startedAt: z.number(),
+  finishedAt: z.number().nullable(),
+  attempt: z.number().int(),
+  wakeAt: z.number().nullable(),
+});
 export const LeasedJobSchema = JobSchema.extend({
   leaseToken: z.string(),
   leaseExpiresAt: z.number(),
+  journal: z
+    .object({ start: z.object({ at: z.number(), seed: z.string() }).nullable(), entries: z.array(JournalEntrySchema) })
+    .optional()
+    .meta({ description: "The job's journal of durable steps, when it has one: a worker replays journaled steps from it (README, Durable steps)." }),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 
@@ -253,12 +267,21 @@ export const LEASE_MS_MIN = 1000;
 export const LEASE_MS_MAX = 12 * 3600 * 1000;
 const leaseMs = z.number().int().min(LEASE_MS_MIN).max(LEASE_MS_MAX);
 export const CLAIM_LIMIT_MAX = 100;
+/** A claim's longest wait for due work (waitMs). */
+export const CLAIM_WAIT_MS_MAX = 30_000;
 
 export const ClaimSchema = z.strictObject({
   worker: name(128),
   types: z.array(JobTypeName).min(1).max(32).optional(),
   limit: z.number().int().min(1).max(CLAIM_LIMIT_MAX).default(1),
   leaseMs: leaseMs.default(30_000),
+  waitMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(CLAIM_WAIT_MS_MAX)
+    .optional()
+    .meta({ description: "With types: when nothing is due, wait up to this long and answer the moment a job of the types comes due (empty when the wait ends)." }),
 });
 export type ClaimRequest = z.infer<typeof ClaimSchema>;
 export const ClaimResultSchema = z.object({ jobs: z.array(LeasedJobSchema) });

@@ -34,12 +34,14 @@ import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { releaseOrphans } from "./orphans";
 import { complete, fail, heartbeat, release, sleep, type FailInput, type SleepInput } from "./settle";
-import { appendStep, listSteps, resolveStep, type StepView } from "./steps";
-import type { JournalWrite } from "../dispatch/contract";
+import { appendStep, journalsOf, listSteps, resolveStep, type StepView } from "./steps";
+import type { Journal, JournalWrite } from "../dispatch/contract";
 import type { ScopeStore } from "./store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { prune, sweepOnce } from "./sweep-pass";
-import { cameDueSince, nextWakeAt } from "./wake";
+import { cameDueSince, hasDue, nextWakeAt } from "./wake";
+import { pendingTypes } from "./counts";
+import { WaitNotifier } from "./wait-notify";
 
 /** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
 export const ALARM_AGAIN_MS = 20;
@@ -56,6 +58,7 @@ export class ScopeDO extends DurableObject<Env> {
   private reporter!: CatalogReporter;
   private readonly events: EventSink;
   private readonly dispatcher: Dispatcher;
+  private readonly waits: WaitNotifier;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
   private name: string | null;
 
@@ -77,6 +80,7 @@ export class ScopeDO extends DurableObject<Env> {
     };
     this.alarmArm = new AlarmArm(ctx.storage);
     const config = this.store.config;
+    this.waits = new WaitNotifier((type) => env.WAIT.getByName(`wait:${type}`).notify(this.home), (p) => ctx.waitUntil(p));
     const binding = (name: string) => (env as unknown as Record<string, unknown>)[name];
     this.events = new EventSink(
       config,
@@ -151,6 +155,7 @@ export class ScopeDO extends DurableObject<Env> {
     const out = enqueueJobs(this.store, jobs, now);
     if (!out.ok) return out;
     this.events.enqueued(out.results.filter((r) => r.created).map((r) => r.row));
+    this.dueForClaims(out.results.filter((r) => r.created).map((r) => r.row), now);
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
     const urgent = out.results.some((e) => e.created && this.store.config.waitedOn.includes(e.row.type));
     await this.afterWrite(now, [], this.dispatcher.newOrigin(), urgent);
@@ -163,11 +168,13 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   /** claim (pull): never hands out jobs of push types — those belong to their handler. */
-  async claim(req: ClaimRequest): Promise<JobRow[]> {
+  async claim(req: ClaimRequest): Promise<(JobRow & { journal?: Journal })[]> {
     const now = this.clock.now();
     const rows = claimJobs(this.store, { ...req, exclude: this.store.config.pushTypes }, now);
     if (rows.length > 0) await this.afterWrite(now, rows);
-    return rows;
+    // A job with durable steps goes out with its journal, so the worker replays them without asking (scope/steps.ts).
+    const journals = journalsOf(this.store, rows.map((r) => r.seq));
+    return journals.size === 0 ? rows : rows.map((r) => (journals.has(r.seq) ? { ...r, journal: journals.get(r.seq)! } : r));
   }
 
   /** poke: a pool freed a slot this object was waiting for. */
@@ -234,6 +241,7 @@ export class ScopeDO extends DurableObject<Env> {
   async retry(id: string): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
     const out = retryJob(this.store, id, now);
+    if (out.ok) this.dueForClaims([out.row], now);
     // A retried job is pending again, not an attempt's end: no event, but it may be due for dispatch.
     if (out.ok) await this.afterWrite(now, [], this.dispatcher.newOrigin());
     return out;
@@ -303,6 +311,8 @@ export class ScopeDO extends DurableObject<Env> {
     try {
       cameDue = cameDueSince(this.store, this.reporter.lastSent(), now);
       const reaped = this.reap(now);
+      // Pulled jobs that came due (a delay or a backoff ended, a lease was reaped): parked claims may take them.
+      if (cameDue) this.waits.due(pendingTypes(this.store.sql).filter((t) => !this.store.config.pushTypes.includes(t) && hasDue(this.store.sql, t, now)), now);
       const swept = sweepOnce(this.store, now);
       pruneMetrics(this.store.sql, now, this.reporter.unreportedSince());
       again = reaped.more || swept.more;
@@ -390,8 +400,17 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private async settled<T extends { ok: true; row: JobRow } | { ok: false }>(now: number, outcome: T): Promise<T> {
+    if (outcome.ok) this.dueForClaims([outcome.row], now);
     if (outcome.ok) await this.afterWrite(now, [outcome.row], this.dispatcher.newOrigin());
     return outcome;
+  }
+
+  /** dueForClaims: rows of pulled types that are due now wake the claims parked for their type (wait/wait-do.ts). */
+  private dueForClaims(rows: readonly JobRow[], now: number): void {
+    const push = this.store.config.pushTypes;
+    const types = new Set<string>();
+    for (const r of rows) if (r.state === "pending" && r.run_at <= now && !push.includes(r.type)) types.add(r.type);
+    if (types.size > 0) this.waits.due(types, now);
   }
 
   private async sendSummary(summary: HomeSummary): Promise<void> {

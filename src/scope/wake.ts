@@ -45,3 +45,11 @@ export function cameDueSince(store: ScopeStore, since: number | null, now: numbe
   if (since === null) return true;
   return pendingTypes(store.sql).some((type) => store.sql.exec(JOB_CAME_DUE, type, since, now).toArray().length > 0);
 }
+
+/** jobFirstDue: job_due_idx (type, run_at), one seek. */
+const JOB_FIRST_DUE = "SELECT 1 AS due FROM job WHERE state = 'pending' AND type = ? AND run_at <= ? LIMIT 1";
+
+/** hasDue: a job of `type` is due here now. */
+export function hasDue(sql: SqlStorage, type: string, now: number): boolean {
+  return sql.exec(JOB_FIRST_DUE, type, now).toArray().length > 0;
+}
