@@ -31,10 +31,10 @@ export class SnoozeJobError extends Error {
   }
 }
 
-/** The reason a job's `ctx.signal` aborted with: `cancelled`, `timeout` or `lease_lost`. */
+/** The reason a job's `ctx.signal` aborted with: `cancelled`, `timeout`, `lease_lost`, or (a pull worker stopping) `shutdown`. */
 export class JobAbortedError extends Error {
   override readonly name = "JobAbortedError";
-  constructor(readonly reason: "cancelled" | "timeout" | "lease_lost") {
+  constructor(readonly reason: "cancelled" | "timeout" | "lease_lost" | "shutdown") {
     super(`job aborted: ${reason}`);
   }
 }

@@ -1,11 +1,11 @@
 /**
  * The local queue as a new user runs it: `wrangler dev` with the coordinator
  * (the same wrangler 4.86 and its workerd that `npm start` runs — not the
- * newer workerd of the "workers" test project), beside Worker projects of the
- * user's own that live outside this repo and import `edgequeue` from it (a
- * link in their node_modules, as `npm install ../edgequeue` makes), each in
- * its own `wrangler dev` session joined through one dev registry (README,
- * "Your own Workers beside the local queue").
+ * newer workerd of the "workers" test project), beside projects of the user's
+ * own that live outside this repo and install the packed `edgequeue` tarball
+ * (`npm run pack`) with npm: Worker projects, each in its own `wrangler dev`
+ * session joined through one dev registry (README, "Your own Workers beside
+ * the local queue"), and a plain Node project running a pull worker.
  *
  * - A handler Worker that is not running yet: its jobs wait unspent, the
  *   queue logs it once, and they run when it starts.
@@ -13,7 +13,8 @@
  * - A restart whose first event is a scope object's alarm: the object is not
  *   told its name, and must still report to the catalog (stats, claims).
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -30,15 +31,16 @@ let stateDir: string;
 let queue: Queue;
 const others: Worker[] = [];
 
-/** A Worker project of the user's own, outside this repo, with `edgequeue` linked into its node_modules. */
+let tarball: string;
+
+/** A project of the user's own, outside this repo, with the packed edgequeue installed by npm. */
 function project(name: string, files: Record<string, string>): string {
   const dir = path.join(work, name);
-  for (const [file, text] of Object.entries(files)) {
+  for (const [file, text] of Object.entries({ "package.json": JSON.stringify({ name, private: true, type: "module", dependencies: { edgequeue: `file:${tarball}` } }), ...files })) {
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     writeFileSync(path.join(dir, file), text);
   }
-  mkdirSync(path.join(dir, "node_modules"), { recursive: true });
-  symlinkSync(ROOT, path.join(dir, "node_modules", "edgequeue"), "dir");
+  execFileSync("npm", ["install", "--no-audit", "--no-fund"], { cwd: dir, stdio: "pipe" });
   return dir;
 }
 
@@ -73,6 +75,8 @@ const job = async (id: string) => (await api("GET", `/v1/jobs/${id}`)).body.job;
 
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), "edgequeue-e2e-"));
+  // The package as users get it: built, packed, installed from the tarball (scripts/pack.mjs).
+  tarball = (JSON.parse(execFileSync(process.execPath, [path.join(ROOT, "scripts/pack.mjs"), "--out", work], { encoding: "utf8" }).trim().split("\n").at(-1)!) as { tarball: string }).tarball;
   registryDir = path.join(work, "registry");
   stateDir = path.join(work, "state");
   // The coordinator alone: the user's handler Worker is not running yet.
@@ -158,6 +162,61 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
       return j.state === "completed" ? j : undefined;
     });
     expect(done.result).toEqual({ from: "producer", by: "my-handlers" });
+  });
+
+  it("the package carries only what users need, and its types compile in a plain Node ESM project (nodenext, no skipLibCheck)", async () => {
+    const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n").sort();
+    for (const f of files) expect(f, f).toMatch(/^package\/(package\.json|README\.md|LICENSE|dist\/[\w.-]+\.(js|d\.ts))$/);
+    for (const entry of ["index", "handler", "handler-node", "worker", "testing"]) {
+      expect(files).toContain(`package/dist/${entry}.js`);
+      expect(files).toContain(`package/dist/${entry}.d.ts`);
+    }
+    const dir = project("my-types", {
+      "check.ts": [
+        `import { createHttpClient, type Job } from "edgequeue";`,
+        `import { createWorker } from "edgequeue/worker";`,
+        `import { runJob, createFakeQueue, createInlineQueue } from "edgequeue/testing";`,
+        `import { defineHandlers, TerminalJobError, type JobContext } from "edgequeue/handler";`,
+        `const handlers = { "a.b": async (p: { n: number }, ctx: JobContext) => ctx.step("s", () => p.n) };`,
+        `export const worker = createWorker({ url: "http://q", token: "t", types: ["a.b"], handlers });`,
+        `export const Handlers = defineHandlers({});`,
+        `export async function check(): Promise<Job> {`,
+        `  const run = await runJob(handlers, { n: 1 }, { type: "a.b", crashAfter: "s" });`,
+        `  if (run.state === "failed") throw new TerminalJobError("no");`,
+        `  void createFakeQueue(); void createInlineQueue(handlers);`,
+        `  return createHttpClient("http://q", "t").get("x");`,
+        `}`,
+      ].join("\n"),
+    });
+    const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
+    execFileSync(process.execPath, [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--skipLibCheck", "false", "check.ts"], { cwd: dir, encoding: "utf8" });
+  });
+
+  it("a pull worker of the user's own, in a plain Node project, drains its jobs and journals a step through the API", async () => {
+    const dir = project("my-worker", {
+      "main.mjs": [
+        `import { createHttpClient } from "edgequeue";`,
+        `import { createWorker } from "edgequeue/worker";`,
+        `const { QUEUE_URL: url, QUEUE_TOKEN: token } = process.env;`,
+        `const client = createHttpClient(url, token);`,
+        `const runs = {};`,
+        `const worker = createWorker({ url, token, types: ["e2e.work"], concurrency: 4, waitMs: 2000, handlers: {`,
+        `  "e2e.work": async (p, ctx) => ({ doubled: await ctx.step("double", () => { runs[ctx.id] = (runs[ctx.id] ?? 0) + 1; return p.n * 2; }) }),`,
+        `} });`,
+        `const uninstall = worker.installSignalHandlers();`,
+        `const stopped = worker.start();`,
+        `const ids = [];`,
+        `for (let n = 0; n < 5; n++) ids.push((await client.enqueue({ type: "e2e.work", payload: { n } })).job.id);`,
+        `let jobs = [];`,
+        `for (let i = 0; i < 200; i++) { jobs = await Promise.all(ids.map((id) => client.get(id))); if (jobs.every((j) => j.state === "completed")) break; await new Promise((r) => setTimeout(r, 100)); }`,
+        `await worker.stop({ timeoutMs: 1000 }); await stopped; uninstall();`,
+        `console.log(JSON.stringify({ results: jobs.map((j) => [j.state, j.result]), runs: Object.values(runs) }));`,
+      ].join("\n"),
+    });
+    const out = execFileSync(process.execPath, ["main.mjs"], { cwd: dir, encoding: "utf8", env: { ...process.env, QUEUE_URL: queue.url, QUEUE_TOKEN: queue.token }, timeout: 60_000 });
+    const { results, runs } = JSON.parse(out.trim().split("\n").at(-1)!);
+    expect(results).toEqual([0, 1, 2, 3, 4].map((n) => ["completed", { doubled: n * 2 }]));
+    expect(runs).toEqual([1, 1, 1, 1, 1]);
   });
 
   it("after a restart, a scope object woken cold by its alarm still reports: stats are right and its pull jobs are claimed", async () => {

@@ -1,0 +1,283 @@
+/**
+ * `edgequeue/worker`: a pull worker for Node (or anything with fetch) that
+ * claims jobs of its types over the HTTP API and runs them through the same
+ * handler contract as `defineHandlers` — `(payload, ctx)`, the error classes,
+ * `ctx.signal`, `ctx.log`, durable steps journaled through the API, fenced by
+ * the lease (README "Pull workers").
+ *
+ * - Claims ask the queue to wait (`waitMs`) for due work instead of polling on
+ *   an interval; a failed claim backs off (100 ms doubling to 5 s).
+ * - Each job's lease is renewed every third of `leaseMs` by the worker itself;
+ *   a heartbeat answered `lease_lost` (or `already_terminal`) aborts the job's
+ *   signal and the worker writes nothing more for it.
+ * - `stop({ timeoutMs })` stops claiming, waits for the handlers in flight,
+ *   and past the deadline aborts them (reason `shutdown`) and releases their
+ *   jobs: pending again, due now, their attempts not counted.
+ *
+ * @example
+ * const worker = createWorker({ url, token, types: ["email.send"], handlers: { "email.send": send }, concurrency: 8 });
+ * worker.installSignalHandlers();
+ * await worker.start(); // resolves once stopped (SIGTERM: finish or release what runs, then resolve)
+ *
+ * @module
+ */
+import type { JobOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
+import { JobAbortedError } from "../handler/errors";
+import { runOne } from "../handler/run-one";
+import type { LeasedJob } from "../job/schemas";
+import type { AnyHandlers } from "../testing/run-job";
+
+export interface WorkerOptions {
+  /** The queue's base URL, e.g. https://edgequeue.<you>.workers.dev */
+  url: string;
+  /** QUEUE_TOKEN. */
+  token: string;
+  /** Job types this worker claims (1-32). */
+  types: string[];
+  /** type → handler function, as for defineHandlers. */
+  handlers: AnyHandlers;
+  /** Jobs run at once (default 1); a claim asks for as many as are free, at most 100. */
+  concurrency?: number;
+  /** Each attempt's lease (default 30 s), renewed every third of it while the handler runs. */
+  leaseMs?: number;
+  /** This worker's name in the queue (lease owner); default `worker-<random>`. */
+  worker?: string;
+  /** How long one claim may wait on the queue for due work (default 20 s, at most 30 s). */
+  waitMs?: number;
+  /** `ctx.env` for the handlers. */
+  env?: unknown;
+  /** Where the worker's own lines go (claim errors, released jobs); default console.error as JSON. */
+  log?: (line: Record<string, unknown>) => void;
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof fetch;
+}
+
+export interface Worker {
+  /** Claims and runs jobs until stop(); resolves once the worker has stopped. */
+  start(): Promise<void>;
+  /** One claim (no waiting) and the jobs it got, run to their end; resolves with how many ran. */
+  runOnce(): Promise<number>;
+  /** Stop claiming; wait up to `timeoutMs` (default 30 s) for handlers in flight, then abort them (`shutdown`) and release their jobs. */
+  stop(options?: { timeoutMs?: number }): Promise<void>;
+  /** stop() on SIGTERM and SIGINT (never process.exit); returns the uninstaller. */
+  installSignalHandlers(options?: { timeoutMs?: number }): () => void;
+}
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: unknown,
+  ) {
+    super(message);
+  }
+}
+
+interface Running {
+  job: LeasedJob;
+  abort: AbortController;
+  /** false once the lease is lost or the job released: nothing more is written for it. */
+  live: boolean;
+  done: Promise<void>;
+}
+
+const CLAIM_LIMIT_MAX = 100;
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 5_000;
+
+export function createWorker(options: WorkerOptions): Worker {
+  const root = options.url.replace(/\/+$/, "");
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? 1, CLAIM_LIMIT_MAX));
+  const leaseMs = options.leaseMs ?? 30_000;
+  const waitMs = Math.max(0, Math.min(options.waitMs ?? 20_000, 30_000));
+  const name = options.worker ?? `worker-${Math.random().toString(36).slice(2, 10)}`;
+  const doFetch = options.fetch ?? fetch;
+  const log = options.log ?? ((line) => console.error(JSON.stringify(line)));
+  const running = new Map<string, Running>();
+  let stopping = false;
+  let started: Promise<void> | null = null;
+  let claimAbort: AbortController | null = null;
+  let slotFreed: (() => void) | null = null;
+
+  async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const res = await doFetch(`${root}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${options.token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+    const text = await res.text();
+    const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    if (!res.ok) {
+      const e = (parsed as { error?: { code: string; message: string; details?: unknown } }).error;
+      throw new ApiError(res.status, e?.code ?? "internal", e?.message ?? `HTTP ${res.status}`, e?.details);
+    }
+    return parsed as T;
+  }
+  const jobPath = (id: string) => `/v1/jobs/${encodeURIComponent(id)}`;
+
+  async function claim(limit: number, wait: number): Promise<LeasedJob[]> {
+    claimAbort = new AbortController();
+    try {
+      const body = { worker: name, types: options.types, limit, leaseMs, ...(wait > 0 ? { waitMs: wait } : {}) };
+      return (await call<{ jobs: LeasedJob[] }>("POST", "/v1/claim", body, claimAbort.signal)).jobs;
+    } finally {
+      claimAbort = null;
+    }
+  }
+
+  /** Writes for a job: skipped once its lease is gone (a deposed attempt writes nothing). */
+  async function write(r: Running, path: string, body: Record<string, unknown>): Promise<void> {
+    if (!r.live) return;
+    try {
+      await call("POST", `${jobPath(r.job.id)}/${path}`, { leaseToken: r.job.leaseToken, ...body });
+    } catch (e) {
+      if (e instanceof ApiError && (e.code === "lease_lost" || e.code === "already_terminal")) lost(r);
+      else log({ event: "worker:write_failed", id: r.job.id, path, error: String(e) });
+    }
+  }
+
+  function lost(r: Running): void {
+    r.live = false;
+    if (!r.abort.signal.aborted) r.abort.abort(new JobAbortedError("lease_lost"));
+  }
+
+  async function journal(r: Running, w: Omit<JournalWrite, "id">): Promise<JournalAnswer> {
+    if (!r.live) return { ok: false, code: "lease_lost", message: "this attempt no longer holds the job" };
+    try {
+      await call("POST", `${jobPath(r.job.id)}/steps`, { leaseToken: r.job.leaseToken, op: w.op, seq: w.seq, name: w.name, startedAt: w.startedAt, start: w.start, ...(w.op === "commit" ? { result: JSON.parse(w.result ?? "null") } : {}) });
+      return { ok: true };
+    } catch (e) {
+      if (!(e instanceof ApiError)) return { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` };
+      const reason = (e.details as { reason?: string } | undefined)?.reason;
+      if (reason === "nondeterminism") return { ok: false, code: "nondeterminism", message: e.message };
+      if (reason === "journal_too_large" || e.code === "payload_too_large") return { ok: false, code: reason === "journal_too_large" ? "journal_too_large" : "payload_too_large", message: e.message };
+      lost(r);
+      return { ok: false, code: "lease_lost", message: e.message };
+    }
+  }
+
+  async function settle(r: Running, out: JobOutcome): Promise<void> {
+    switch (out.kind) {
+      case "completed":
+        return write(r, "complete", out.result ? { result: out.result } : {});
+      case "retry":
+        return write(r, "fail", { error: out.error.slice(0, 4000) || "error", ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}), ...(out.consumesAttempt === false ? { consumesAttempt: false } : {}) });
+      case "failed":
+        return write(r, "fail", { error: out.error.slice(0, 4000) || "error", fatal: true });
+      case "snooze":
+        return write(r, "fail", { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false });
+      case "sleep":
+        return write(r, "sleep", { seq: out.seq, name: out.name, until: out.until, startedAt: out.startedAt, start: out.start });
+    }
+  }
+
+  function run(job: LeasedJob): Running {
+    const r: Running = { job, abort: new AbortController(), live: true, done: Promise.resolve() };
+    running.set(job.id, r);
+    // Renew every third of the lease, by the worker itself.
+    const renew = setInterval(() => void write(r, "heartbeat", {}), Math.max(Math.floor(leaseMs / 3), 100));
+    r.done = (async () => {
+      try {
+        const out = await runOne(
+          options.handlers as never,
+          {
+            id: job.id,
+            type: job.type,
+            payloadJson: JSON.stringify(job.payload),
+            attempt: job.attempts,
+            maxAttempts: job.maxAttempts,
+            scope: job.scope,
+            runAt: job.runAt,
+            scheduledFor: job.scheduledFor,
+            dispatchedAt: job.startedAt ?? Date.now(),
+            ...(job.journal ? { journal: job.journal } : {}),
+          },
+          { signal: r.abort.signal, env: options.env, journal: { write: (w) => journal(r, w) } },
+        );
+        clearInterval(renew);
+        await settle(r, out);
+      } catch (e) {
+        log({ event: "worker:job_failed", id: job.id, error: String(e) });
+      } finally {
+        clearInterval(renew);
+        running.delete(job.id);
+        slotFreed?.();
+      }
+    })();
+    return r;
+  }
+
+  async function loop(): Promise<void> {
+    let backoff = BACKOFF_MIN_MS;
+    while (!stopping) {
+      const free = concurrency - running.size;
+      if (free <= 0) {
+        await new Promise<void>((resolve) => (slotFreed = resolve));
+        slotFreed = null;
+        continue;
+      }
+      let jobs: LeasedJob[];
+      try {
+        jobs = await claim(free, waitMs);
+        backoff = BACKOFF_MIN_MS;
+      } catch (e) {
+        if (stopping) break;
+        log({ event: "worker:claim_failed", error: String(e), retryInMs: backoff });
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+        continue;
+      }
+      for (const job of jobs) run(job);
+    }
+  }
+
+  const self: Worker = {
+    start() {
+      stopping = false;
+      started ??= loop().finally(() => {
+        started = null;
+      });
+      return started.then(() => Promise.all([...running.values()].map((r) => r.done))).then(() => undefined);
+    },
+    async runOnce() {
+      const jobs = await claim(concurrency, 0);
+      await Promise.all(jobs.map((j) => run(j).done));
+      return jobs.length;
+    },
+    async stop({ timeoutMs = 30_000 } = {}) {
+      stopping = true;
+      claimAbort?.abort();
+      slotFreed?.();
+      const all = () => Promise.all([...running.values()].map((r) => r.done));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = await Promise.race([all().then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
+      if (timer !== undefined) clearTimeout(timer);
+      if (late) {
+        // Past the deadline: tell the handlers, and give their jobs back unspent before anything else is written.
+        await Promise.all(
+          [...running.values()].map(async (r) => {
+            if (!r.abort.signal.aborted) r.abort.abort(new JobAbortedError("shutdown"));
+            await write(r, "release", {});
+            r.live = false;
+            log({ event: "worker:released", id: r.job.id, reason: "shutdown" });
+          }),
+        );
+      }
+      await started?.catch(() => undefined);
+    },
+    installSignalHandlers({ timeoutMs } = {}) {
+      const proc = (globalThis as { process?: { once(s: string, f: () => void): void; off(s: string, f: () => void): void } }).process;
+      if (!proc) return () => {};
+      const onSignal = () => void self.stop({ timeoutMs });
+      proc.once("SIGTERM", onSignal);
+      proc.once("SIGINT", onSignal);
+      return () => {
+        proc.off("SIGTERM", onSignal);
+        proc.off("SIGINT", onSignal);
+      };
+    },
+  };
+  return self;
+}
