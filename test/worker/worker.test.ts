@@ -1,0 +1,82 @@
+/**
+ * edgequeue/worker against the real coordinator (the worker only needs a
+ * fetch: here the coordinator's own, in the test runtime): runOnce, lease
+ * renewal by heartbeats, a lost lease aborting the handler and silencing the
+ * worker, and stop() releasing what it had to abort.
+ */
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { JobAbortedError } from "../../src/handler/errors";
+import type { JobContext } from "../../src/handler/context";
+import { createWorker, type WorkerOptions } from "../../src/worker";
+import { api, TOKEN, uniqueType, waitForJob } from "../helpers/api";
+
+const fetchCoordinator = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;
+
+function worker(types: string[], handlers: WorkerOptions["handlers"], more: Partial<WorkerOptions> = {}) {
+  return createWorker({ url: "http://queue.test", token: TOKEN, types, handlers, fetch: fetchCoordinator, log: () => {}, ...more });
+}
+
+const enqueue = async (type: string, payload: Record<string, unknown> = {}) => (await api("POST", "/v1/jobs", { type, payload })).body.job.id as string;
+
+describe("createWorker", () => {
+  it("runOnce claims what is due and runs it to its end", async () => {
+    const type = uniqueType("once");
+    const ids = [await enqueue(type, { n: 1 }), await enqueue(type, { n: 2 })];
+    const w = worker([type], { [type]: async (p: { n: number }) => ({ doubled: p.n * 2 }) }, { concurrency: 2 });
+    expect(await w.runOnce()).toBe(2);
+    for (const [i, id] of ids.entries()) expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", attempts: 1, result: { doubled: (i + 1) * 2 } });
+  });
+
+  it("renews the lease by itself: a handler running for 2.5 leases keeps its job", async () => {
+    const type = uniqueType("long");
+    const id = await enqueue(type);
+    const w = worker([type], { [type]: async () => new Promise((r) => setTimeout(() => r({ ok: true }), 2_500)) }, { leaseMs: 1_000 });
+    expect(await w.runOnce()).toBe(1);
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", attempts: 1 });
+  });
+
+  it("a lost lease aborts the handler's signal, and the worker writes nothing more for that job", async () => {
+    const type = uniqueType("lost");
+    const id = await enqueue(type);
+    let reason: unknown = null;
+    const w = worker(
+      [type],
+      {
+        [type]: async (_p: object, ctx: JobContext) => {
+          await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
+          reason = (ctx.signal.reason as JobAbortedError).reason;
+          return { finishedAnyway: true }; // not written: the worker holds no lease any more
+        },
+      },
+      { leaseMs: 1_000 },
+    );
+    const ran = w.runOnce();
+    await waitForJob(id, (j) => j.state === "running");
+    expect((await api("POST", `/v1/jobs/${id}/cancel`, {})).status).toBe(200);
+    expect(await ran).toBe(1);
+    expect(reason).toBe("lease_lost");
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "cancelled", result: null });
+  });
+
+  it("stop() past its deadline aborts the handler with reason shutdown and releases the job, its attempt not counted", async () => {
+    const type = uniqueType("stop");
+    const id = await enqueue(type);
+    let reason: unknown = null;
+    const w = worker([type], {
+      [type]: async (_p: object, ctx: JobContext) => {
+        ctx.signal.addEventListener("abort", () => (reason = (ctx.signal.reason as JobAbortedError).reason));
+        await new Promise((r) => setTimeout(r, 1_500)); // ignores the signal: the release comes first
+        return { late: true };
+      },
+    }, { waitMs: 1_000 });
+    const stopped = w.start();
+    await waitForJob(id, (j) => j.state === "running");
+    await w.stop({ timeoutMs: 100 });
+    expect(reason).toBe("shutdown");
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "pending", attempts: 0, result: null });
+    // start() resolves once the handler has returned too; its late answer was not written.
+    await stopped;
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "pending", result: null });
+  });
+});
