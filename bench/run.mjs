@@ -16,6 +16,11 @@
  * - pullJobsPerSec (extra): 16 pull workers claiming 1 job at a time and
  *   completing it, jobs spread over 64 scopes — every claim passes through
  *   the catalog, so this is the catalog-bound ceiling of pull claiming.
+ * - pullWorkerJobsPerSec / pullWorkerVsPullDrain: 16 workers of edgequeue/worker
+ *   (the built package; each runs up to 10 jobs, so claims ask for up to 10,
+ *   and wait for due work) draining jobs of one object ÷ the limit-1 drain.
+ * - idleWorkerPickupP50Ms / P95: one idle edgequeue/worker whose claim is
+ *   waiting: enqueue (the job's createdAt) → handler start.
  * - logLinesOffVsOn: a 16-worker pull drain on a second coordinator with the
  *   same config but `events.log = false` ÷ the same drain with the shipped
  *   config (runs alternated): what the lifecycle log lines cost locally.
@@ -44,13 +49,15 @@
  *   16 pull workers on one object at growing depths; pushed no-op jobs spread
  *   over a growing number of scopes.
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { chartSvg } from "./chart.mjs";
 import { depthSweep, scopeSweep } from "./sweeps.mjs";
 import { parse } from "smol-toml";
-import { call, completedJob, fill, handlerConnected, listAll, machine, median, percentile, proxy, pullStep, pushDrain, rate, round, snapshot, startWorker, TOKEN } from "./lib.mjs";
+import { call, completedJob, fill, handlerConnected, listAll, machine, median, percentile, proxy, pullStep, pushDrain, rate, round, snapshot, startWorker, TOKEN, until } from "./lib.mjs";
 
 const quick = process.argv.includes("--quick");
 const P = quick
@@ -59,6 +66,7 @@ const P = quick
 // A quick run (CI) writes beside the published full run instead of over it.
 const OUT = quick ? { json: "bench/results/quick.json", svg: "bench/results/quick-throughput.svg" } : { json: "bench/results/latest.json", svg: "bench/results/throughput.svg" };
 const CONCURRENCY = 16;
+const ROOT_DIR = fileURLToPath(new URL("..", import.meta.url));
 
 const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-bench-"));
 const log = (...a) => console.log(...a);
@@ -69,6 +77,8 @@ async function main() {
   // Every session runs from a copy of the tree taken now, on free ports, with a dev registry of its
   // own: edits and other wrangler dev sessions on the machine cannot reload or reach it (bench/lib.mjs).
   const cwd = snapshot(path.join(state, "tree"));
+  // The pull worker as users get it: the built package (scripts/pack.mjs writes .package/).
+  execFileSync(process.execPath, [path.join(ROOT_DIR, "scripts/pack.mjs"), "--out", state], { stdio: "ignore" });
   const sessions = [];
   const start = async (options) => {
     const w = await startWorker({ cwd, ...options });
@@ -152,6 +162,41 @@ async function main() {
     };
     const drainRate = await pullDrain(queue.url, "bench.drain", P.pushJobs);
     log(`  pull drain (16 workers, one object): ${drainRate.toFixed(0)} jobs/s`);
+
+    // edgequeue/worker (built by npm run pack): 16 workers, each running up to 10 jobs, claims that wait; the same drain.
+    const { createWorker } = await import(pathToFileURL(path.join(ROOT_DIR, ".package/dist/worker.js")).href);
+    const workerDrain = async (type, n) => {
+      await fill(queue.url, n, batchJob(type));
+      const t0 = performance.now();
+      const workers = Array.from({ length: CONCURRENCY }, (_, i) =>
+        createWorker({ url: queue.url, token: TOKEN, types: [type], concurrency: 10, waitMs: 1_000, worker: `bench-${i}`, log: () => {}, handlers: { [type]: async () => ({}) } }),
+      );
+      const running = workers.map((w) => w.start());
+      await until(`${type} drained`, async () => (await call(queue.url, "GET", `/v1/stats?type=${type}`)).completed >= n, 300_000);
+      const rate = n / ((performance.now() - t0) / 1000);
+      await Promise.all(workers.map((w) => w.stop({ timeoutMs: 5_000 })));
+      await Promise.all(running);
+      return rate;
+    };
+    const workerDrainRate = await workerDrain("bench.worker.drain", P.pushJobs);
+    log(`  pull drain with edgequeue/worker (16 workers, claim limit 10, one object): ${workerDrainRate.toFixed(0)} jobs/s (${(workerDrainRate / drainRate).toFixed(2)}× the limit-1 drain)`);
+    // Pickup by an idle worker whose claim is waiting: enqueue → handler start (both by the server clock of this machine).
+    const idlePickups = [];
+    {
+      const starts = new Map();
+      const idle = createWorker({ url: queue.url, token: TOKEN, types: ["bench.idle"], waitMs: 20_000, log: () => {}, handlers: { "bench.idle": async (_p, ctx) => void starts.set(ctx.id, Date.now()) } });
+      const running = idle.start();
+      await new Promise((r) => setTimeout(r, 300)); // the claim is parked
+      for (let i = 0; i < P.pickups; i++) {
+        const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "bench.idle", payload: { i }, scope: { type: "Bench", id: `idle-${i % 8}` } });
+        await until("picked up", async () => starts.has(job.id) || undefined, 30_000);
+        idlePickups.push(starts.get(job.id) - job.createdAt);
+        await new Promise((r) => setTimeout(r, 50)); // let the worker park its next claim
+      }
+      await idle.stop({ timeoutMs: 1_000 });
+      await running;
+    }
+    log(`  idle worker pickup (claim waiting): p50 ${percentile(idlePickups, 50)} ms, p95 ${percentile(idlePickups, 95)} ms`);
 
     // Lifecycle log lines: the same pull drain, alternated between the shipped config and log = false.
     const logOn = [];
@@ -248,6 +293,10 @@ async function main() {
       pullJobsPerSec: Math.round(pullJobsPerSec),
       pushJobsPerSec: Math.round(pushJobsPerSec),
       pushVsPullDrain: round(pushJobsPerSec / drainRate),
+      pullWorkerJobsPerSec: Math.round(workerDrainRate),
+      pullWorkerVsPullDrain: round(workerDrainRate / drainRate),
+      idleWorkerPickupP50Ms: percentile(idlePickups, 50),
+      idleWorkerPickupP95Ms: percentile(idlePickups, 95),
       logLinesOffVsOn: round(median(logOff) / median(logOn)),
       pushPickupP50Ms: percentile(pickups, 50),
       pushPickupP95Ms: percentile(pickups, 95),

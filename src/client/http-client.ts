@@ -10,6 +10,8 @@
  */
 import { QueueClientError } from "./errors";
 import type { QueueClient } from "./rpc-client";
+import type { LeasedJob } from "../job/schemas";
+import { runClaimed, type LeaseOps } from "./run-claimed";
 
 export interface HttpClientOptions {
   /** A fetch to use instead of the global one (tests, proxies, service bindings). */
@@ -47,6 +49,12 @@ export function createHttpClient(baseUrl: string, token: string, options: HttpCl
     return s ? `?${s}` : "";
   };
   const job = (id: string) => `/v1/jobs/${encodeURIComponent(id)}`;
+  const leaseOps: LeaseOps = {
+    heartbeat: (id, leaseToken) => call("POST", `${job(id)}/heartbeat`, { leaseToken }),
+    complete: (id, leaseToken, result) => call("POST", `${job(id)}/complete`, { leaseToken, ...(result ? { result } : {}) }),
+    fail: (id, leaseToken, error) => call("POST", `${job(id)}/fail`, { leaseToken, error: error.slice(0, 4000) || "error" }),
+    claimKey: async (req) => (await call<{ leased: LeasedJob | null }>("POST", "/v1/jobs/claim-key", req)).leased,
+  };
 
   return {
     enqueue: (input) => call("POST", "/v1/jobs", input),
@@ -57,5 +65,8 @@ export function createHttpClient(baseUrl: string, token: string, options: HttpCl
     stats: (type) => call("GET", `/v1/stats${q({ type })}`),
     metrics: (query = {}) => call("GET", `/v1/metrics${q({ ...query })}`),
     retryFailed: (filter = {}) => call("POST", "/v1/retry", filter),
+    claimOrEnqueue: async (input, o = {}) =>
+      (await call<{ leased: LeasedJob | null }>("POST", "/v1/jobs/claim-or-enqueue", { job: input, worker: o.worker ?? "inline", ...(o.leaseMs ? { leaseMs: o.leaseMs } : {}) })).leased,
+    runClaimed: (handle, fn, o) => runClaimed(leaseOps, handle, fn, o),
   };
 }

@@ -10,7 +10,9 @@
  *
  * @module
  */
-import type { Job, ListResult, Scope, StatsResult } from "../job/schemas";
+import type { Job, LeasedJob, ListResult, Scope, StatsResult } from "../job/schemas";
+import type { JsonObject } from "../job/json-safe";
+import { runClaimed, type ClaimedFn, type LeaseOps, type RunClaimedOptions } from "./run-claimed";
 import type { Metrics } from "../metrics/schemas";
 import type { JobTypeName, PayloadOf } from "../sdk";
 import { QueueClientError } from "./errors";
@@ -59,10 +61,23 @@ export interface QueueClient {
   metrics(query?: { type?: JobTypeName; minutes?: number }): Promise<Metrics>;
   /** retryFailed: every failed job of a type and/or scope back to pending (BullMQ's `retryJobs`). */
   retryFailed(filter?: { type?: JobTypeName; scopeType?: string; scopeId?: string }): Promise<{ retried: number; skipped: number }>;
+  /**
+   * claimOrEnqueue: enqueue under `dedupeKey` (pending mode) and, when no job of the key is running,
+   * get it leased to you in the same transaction — run it now (runClaimed); null: a job of the key is
+   * running, and this request waits as its follower (created or coalesced).
+   */
+  claimOrEnqueue<T extends JobTypeName>(input: EnqueueInput<T> & { dedupeKey: string }, options?: { worker?: string; leaseMs?: number }): Promise<LeasedJob | null>;
+  /** runClaimed: run a leased handle (heartbeats, complete), then the key's followers (at most maxDrains); see client/run-claimed.ts. */
+  runClaimed(handle: LeasedJob, fn: ClaimedFn, options?: RunClaimedOptions): Promise<JsonObject | undefined>;
 }
 
 /** What the client needs of the binding: the EdgeQueue entrypoint's methods (typed loosely so any stub type fits). */
 export interface QueueBinding {
+  claimOrEnqueue?(body: unknown): Promise<unknown>;
+  claimKey?(body: unknown): Promise<unknown>;
+  heartbeat?(id: string, body: unknown): Promise<unknown>;
+  complete?(id: string, body: unknown): Promise<unknown>;
+  fail?(id: string, body: unknown): Promise<unknown>;
   enqueue(body: unknown): Promise<unknown>;
   enqueueBatch(body: unknown): Promise<unknown>;
   getJob(id: string): Promise<unknown>;
@@ -97,6 +112,12 @@ function unwrap<T>(answer: unknown): T {
 
 export function createClient(service: QueueBinding | ServiceBindingLike): QueueClient {
   const binding = service as QueueBinding;
+  const leaseOps: LeaseOps = {
+    heartbeat: async (id, leaseToken) => unwrap(await rpc(binding, "heartbeat", id, { leaseToken })),
+    complete: async (id, leaseToken, result) => unwrap(await rpc(binding, "complete", id, { leaseToken, ...(result ? { result } : {}) })),
+    fail: async (id, leaseToken, error) => unwrap(await rpc(binding, "fail", id, { leaseToken, error: error.slice(0, 4000) || "error" })),
+    claimKey: async (req) => unwrap<{ leased: LeasedJob | null }>(await rpc(binding, "claimKey", req)).leased,
+  };
   return {
     async enqueue(input) {
       return unwrap(await rpc(binding, "enqueue", input));
@@ -121,6 +142,12 @@ export function createClient(service: QueueBinding | ServiceBindingLike): QueueC
     },
     async retryFailed(filter = {}) {
       return unwrap(await rpc(binding, "retryFailed", filter));
+    },
+    async claimOrEnqueue(input, options = {}) {
+      return unwrap<{ leased: LeasedJob | null }>(await rpc(binding, "claimOrEnqueue", { job: input, worker: options.worker ?? "inline", ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) })).leased;
+    },
+    async runClaimed(handle, fn, options) {
+      return runClaimed(leaseOps, handle, fn, options);
     },
   };
 }

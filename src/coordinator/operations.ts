@@ -12,7 +12,7 @@ import type { Env } from "../env";
 import { requireDeclared } from "../config/known-types";
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
-import { homeOfJobId, parseHome, scopeHome, typeHome } from "../job/home";
+import { homeFor, homeOfJobId, parseHome, scopeHome, typeHome } from "../job/home";
 import type { PoolLimits, PoolStatus } from "../pool/permits";
 import { resourcePoolName, typePoolName } from "../pool/pool-name";
 import type {
@@ -32,6 +32,9 @@ import type {
   Stats,
   StatsResult,
   StepView,
+  ClaimOrEnqueueRequest,
+  ClaimOrEnqueueResult,
+  ClaimKeyRequest,
   AppendStepRequest,
   SleepRequest,
   Timeline,
@@ -247,6 +250,35 @@ export class QueueOps {
     if (result !== null) checkJsonSize(result, this.config.limits.payloadMaxBytes, "result");
     const out = await this.scope(this.homeOf(id)).appendStep({ id, op: body.op, seq: body.seq, name: body.name, result, startedAt: body.startedAt, start: body.start }, body.leaseToken);
     if (!out.ok) throw refusalError(id, out, "journal a step of");
+  }
+
+  // ------------------------------------------------------------ inline claims
+
+  async claimOrEnqueue(req: ClaimOrEnqueueRequest): Promise<ClaimOrEnqueueResult> {
+    const body = { ...req.job, dedupeMode: "pending" as const };
+    this.requirePulled(body.type, "job.type");
+    const payload = JSON.stringify(body.payload);
+    checkJsonSize(payload, this.config.limits.payloadMaxBytes, "job.payload");
+    requireDeclared(this.config, [body.type], () => "job.type");
+    const { home, job } = prepareJob(this.config, body, payload, Date.now());
+    const out = await this.scope(home).claimOrEnqueue(job, req.worker, req.leaseMs);
+    if (!out.ok) throw new QueueError("conflict", `job.dedupeKey: ${out.message}`, { path: "job.dedupeKey" });
+    return { leased: out.leased ? toLeasedJob(out.leased) : null, job: toJob(out.job), created: out.created };
+  }
+
+  async claimKey(req: ClaimKeyRequest): Promise<LeasedJob | null> {
+    this.requirePulled(req.type, "type");
+    const home = homeFor({ type: req.type, scope: req.scope, dedupeKey: req.dedupeKey, localId: "" }, this.config.typeSettings(req.type).shards).name;
+    const row = await this.scope(home).claimKey(req.dedupeKey, req.worker, req.leaseMs);
+    return row ? toLeasedJob(row) : null;
+  }
+
+  /** requirePulled: inline claims run in the caller; a pushed type's jobs belong to its handler. */
+  private requirePulled(type: string, path: string): void {
+    if (this.config.pushTypes.includes(type)) {
+      const message = `job type ${type} is pushed to its handler binding; it cannot be claimed by a caller`;
+      throw new QueueError("invalid_request", `${path}: ${message}`, [{ path, message }]);
+    }
   }
 
   async release(id: string, leaseToken: string): Promise<Job> {

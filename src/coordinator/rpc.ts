@@ -35,6 +35,9 @@ import {
   PruneSchema,
   ScopeSchema,
   StatsQuerySchema,
+  ClaimOrEnqueueSchema,
+  ClaimKeySchema,
+  type ClaimOrEnqueueResult,
   ReleaseSchema,
   StepParams,
   ResolveStepSchema,
@@ -91,6 +94,14 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
 
   async jobTimeline(id: string, query: z.input<typeof TimelineQuerySchema> = {}): Promise<RpcResult<Timeline>> {
     return this.run(async (ops) => ops.timeline(parseInput(JobId, id, "id"), parseInput(TimelineQuerySchema, query, "query").limit));
+  }
+
+  async claimOrEnqueue(body: z.input<typeof ClaimOrEnqueueSchema>): Promise<RpcResult<ClaimOrEnqueueResult>> {
+    return this.run(async (ops) => ops.claimOrEnqueue(parseInput(ClaimOrEnqueueSchema, body, "body")));
+  }
+
+  async claimKey(body: z.input<typeof ClaimKeySchema>): Promise<RpcResult<{ leased: LeasedJob | null }>> {
+    return this.run(async (ops) => ({ leased: await ops.claimKey(parseInput(ClaimKeySchema, body, "body")) }));
   }
 
   async release(id: string, body: z.input<typeof ReleaseSchema>): Promise<RpcResult<{ job: Job }>> {

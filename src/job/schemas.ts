@@ -416,3 +416,32 @@ export const SleepSchema = z.strictObject({
   start: journalStart,
 });
 export type SleepRequest = z.infer<typeof SleepSchema>;
+
+// ---------------------------------------------------------------- inline claims
+
+/** `POST /v1/jobs/claim-or-enqueue`: an enqueue under a key, leased to the caller when no job of the key runs. */
+export const ClaimOrEnqueueSchema = z.strictObject({
+  job: EnqueueSchema.refine((j) => j.dedupeKey !== undefined, { path: ["dedupeKey"], message: "is required: the key that holds one runner at a time" }).refine(
+    (j) => j.dedupeMode === undefined || j.dedupeMode === "pending",
+    { path: ["dedupeMode"], message: "claim-or-enqueue uses pending mode: leave it out or say pending" },
+  ),
+  worker: name(128),
+  leaseMs: leaseMs.default(30_000),
+});
+export type ClaimOrEnqueueRequest = z.infer<typeof ClaimOrEnqueueSchema>;
+export const ClaimOrEnqueueResultSchema = z.object({
+  leased: LeasedJobSchema.nullable().meta({ description: "The job, leased to the caller: run it now. null: a job of the key is running, and this request waits as its follower (created or coalesced)." }),
+  job: JobSchema.meta({ description: "The key's job this request is now part of." }),
+  created: z.boolean(),
+});
+export type ClaimOrEnqueueResult = z.infer<typeof ClaimOrEnqueueResultSchema>;
+/** `POST /v1/jobs/claim-key`: lease the key's pending follower once its running job is over. */
+export const ClaimKeySchema = z.strictObject({
+  type: JobTypeName,
+  scope: ScopeSchema.optional(),
+  dedupeKey: name(512),
+  worker: name(128),
+  leaseMs: leaseMs.default(30_000),
+});
+export type ClaimKeyRequest = z.infer<typeof ClaimKeySchema>;
+export const ClaimKeyResultSchema = z.object({ leased: LeasedJobSchema.nullable() });

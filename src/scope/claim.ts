@@ -62,7 +62,7 @@ SELECT seq, priority, run_at FROM job AS j
  * Params: ?1 now, ?2 leaseMs, ?3 lease token, ?4 worker, ?5 seq. A job with a
  * timeout never gets a lease past `startedAt + timeoutMs`.
  */
-const JOB_SET_RUNNING_IF_PENDING = `
+export const JOB_SET_RUNNING_IF_PENDING = `
 UPDATE job
    SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = ?3, lease_owner = ?4, lease_ms = ?2,
        lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,

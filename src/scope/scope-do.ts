@@ -33,6 +33,7 @@ import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { releaseOrphans } from "./orphans";
+import { claimKey, claimOrEnqueue, type InlineClaim } from "./inline-claim";
 import { complete, fail, heartbeat, release, sleep, type FailInput, type SleepInput } from "./settle";
 import { appendStep, journalsOf, listSteps, resolveStep, type StepView } from "./steps";
 import type { Journal, JournalWrite } from "../dispatch/contract";
@@ -199,6 +200,22 @@ export class ScopeDO extends DurableObject<Env> {
   async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: FailOutcome }>> {
     const now = this.clock.now();
     return this.settled(now, fail(this.store, id, token, input, now));
+  }
+
+  /** claimOrEnqueue: enqueue under the key (pending mode) and lease it to the caller when no job of the key runs (inline-claim.ts). */
+  async claimOrEnqueue(job: NewJob, worker: string, leaseMs: number): Promise<InlineClaim> {
+    const now = this.clock.now();
+    const out = claimOrEnqueue(this.store, job, worker, leaseMs, now);
+    if (out.ok) await this.afterWrite(now, out.leased ? [out.leased] : []);
+    return out;
+  }
+
+  /** claimKey: lease the key's pending job when none of the key is running (a caller draining its key). */
+  async claimKey(dedupeKey: string, worker: string, leaseMs: number): Promise<JobRow | null> {
+    const now = this.clock.now();
+    const row = claimKey(this.store, dedupeKey, worker, leaseMs, now);
+    if (row) await this.afterWrite(now, [row]);
+    return row;
   }
 
   /** release: the holder gives the job back unrun — pending, due now, its attempt not counted. */

@@ -17,7 +17,7 @@
 import type { EnqueueInput, ListQuery, QueueClient, TypedJob } from "../client/rpc-client";
 import { QueueClientError } from "../client/errors";
 import type { JsonObject } from "../job/json-safe";
-import type { Job, ListResult, StatsResult } from "../job/schemas";
+import type { Job, LeasedJob, ListResult, StatsResult } from "../job/schemas";
 import type { Metrics } from "../metrics/schemas";
 import { runJob, type AnyHandlers } from "./run-job";
 
@@ -48,7 +48,9 @@ class Store {
       if (same) return { job: same, created: false };
     }
     if (input.dedupeKey !== undefined) {
-      const live = this.jobs.find((j) => j.dedupeKey === input.dedupeKey && scopeKey(j) === scopeKey(input) && (j.state === "pending" || j.state === "running"));
+      // active: the key's pending or running job; pending: its pending follower (a running job alone gets one created).
+      const states = input.dedupeMode === "pending" ? ["pending"] : ["pending", "running"];
+      const live = this.jobs.find((j) => j.dedupeKey === input.dedupeKey && scopeKey(j) === scopeKey(input) && states.includes(j.state));
       if (live) return { job: live, created: false };
     }
     const now = this.clock();
@@ -116,6 +118,30 @@ class Store {
       }),
       stats: async (type) => this.stats(type),
       metrics: async (): Promise<Metrics> => ({ at: now(), types: [], minutes: [] }),
+      claimOrEnqueue: async (input) => {
+        const { job } = this.enqueue({ ...(input as Input), dedupeMode: "pending" });
+        return this.leaseKey(job.dedupeKey!, job.type);
+      },
+      runClaimed: async (handle, fn, o = {}) => {
+        const max = o.maxDrains ?? 10;
+        let first: JsonObject | undefined;
+        let current: LeasedJob | null = handle;
+        for (let drained = 0; current; drained++) {
+          const job = this.get(current.id);
+          try {
+            const result = (await fn(current, { signal: new AbortController().signal })) ?? undefined;
+            Object.assign(job, { state: "completed", result: result ?? null, finishedAt: now(), updatedAt: now() });
+            if (drained === 0) first = result;
+          } catch (e) {
+            Object.assign(job, { state: "failed", failureKind: "fatal", lastError: String(e), finishedAt: now(), updatedAt: now() });
+            const follower = drained < max ? this.leaseKey(job.dedupeKey!, job.type) : null;
+            if (follower) await this.client(onEnqueue).runClaimed(follower, fn, { ...o, maxDrains: max - drained - 1 }).catch(() => undefined);
+            throw e;
+          }
+          current = drained < max ? this.leaseKey(job.dedupeKey!, job.type) : null;
+        }
+        return first;
+      },
       retryFailed: async (f = {}) => {
         let retried = 0;
         for (const j of this.jobs) {
@@ -127,6 +153,16 @@ class Store {
         return { retried, skipped: 0 };
       },
     };
+  }
+
+  /** leaseKey: the key's pending job, marked running and handed out, when none of the key runs. */
+  private leaseKey(key: string, type: string): LeasedJob | null {
+    const live = this.jobs.filter((j) => j.dedupeKey === key && j.type === type && (j.state === "pending" || j.state === "running"));
+    const pending = live.find((j) => j.state === "pending");
+    if (live.some((j) => j.state === "running") || !pending) return null;
+    const now = this.clock();
+    Object.assign(pending, { state: "running", attempts: pending.attempts + 1, startedAt: now, updatedAt: now });
+    return { ...pending, leaseToken: `fake-${pending.id}`, leaseExpiresAt: now + 30_000 };
   }
 
   private stats(type: string | undefined): StatsResult {

@@ -34,6 +34,22 @@ describe("createFakeQueue", () => {
   });
 });
 
+describe("createFakeQueue: inline claims", () => {
+  it("claimOrEnqueue leases when the key is free and queues a follower while it runs; runClaimed drains it", async () => {
+    const queue = createFakeQueue();
+    const handle = await queue.claimOrEnqueue({ type: "sync", payload: { n: 1 }, dedupeKey: "acct" });
+    expect(handle).toMatchObject({ state: "running" });
+    const ran: unknown[] = [];
+    await queue.runClaimed(handle!, async (job) => {
+      ran.push(job.payload.n);
+      if (job.payload.n === 1) expect(await queue.claimOrEnqueue({ type: "sync", payload: { n: 2 }, dedupeKey: "acct" })).toBeNull();
+      return {};
+    });
+    expect(ran).toEqual([1, 2]);
+    expect(queue.jobs.map((j) => j.state)).toEqual(["completed", "completed"]);
+  });
+});
+
 describe("createInlineQueue", () => {
   const handlers = {
     "email.welcome": async (payload: { email: string }, ctx: JobContext) => {

@@ -1,0 +1,45 @@
+/**
+ * Inline claims (README "Inline claims"): a request that must run now runs in
+ * the caller, and the queue still guarantees one runner per key.
+ *
+ * `claimOrEnqueue` enqueues under the key in `pending` mode and, when no job of
+ * the key is running, leases that pending job to the caller — in one
+ * transaction, so no claim or dispatch can take it in between. When a job of the
+ * key is running, the request becomes (or coalesces into) its follower and the
+ * caller gets no lease. `claimKey` leases the key's pending follower once its
+ * running job is over (the caller drains the key).
+ *
+ * @module
+ */
+import type { JobRow } from "./job-row";
+import { JOB_SET_RUNNING_IF_PENDING } from "./claim";
+import { enqueueJobs, type EnqueueRefusal, type NewJob } from "./enqueue";
+import { liveJobsOfKey } from "./read";
+import { newLeaseToken, type ScopeStore } from "./store";
+
+export type InlineClaim = { ok: true; job: JobRow; created: boolean; leased: JobRow | null } | EnqueueRefusal;
+
+export function claimOrEnqueue(store: ScopeStore, job: NewJob, worker: string, leaseMs: number, now: number): InlineClaim {
+  return store.atomic(() => {
+    const out = enqueueJobs(store, [job], now);
+    if (!out.ok) return out;
+    const { row, created } = out.results[0]!;
+    const leased = leaseIfFree(store, job.dedupeKey!, worker, leaseMs, now);
+    return { ok: true, job: leased ?? row, created, leased };
+  });
+}
+
+/** claimKey: lease the key's pending job when none of the key is running; null otherwise. */
+export function claimKey(store: ScopeStore, dedupeKey: string, worker: string, leaseMs: number, now: number): JobRow | null {
+  return store.atomic(() => leaseIfFree(store, dedupeKey, worker, leaseMs, now));
+}
+
+function leaseIfFree(store: ScopeStore, key: string, worker: string, leaseMs: number, now: number): JobRow | null {
+  const live = liveJobsOfKey(store.sql, key);
+  if (live.some((j) => j.state === "running")) return null;
+  const pending = live.find((j) => j.state === "pending");
+  if (!pending) return null;
+  const row = store.sql.exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, leaseMs, newLeaseToken(), worker, pending.seq).toArray()[0] ?? null;
+  if (row) store.touched(now);
+  return row;
+}
