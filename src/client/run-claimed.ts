@@ -46,7 +46,8 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
   for (let drained = 0; job; drained++) {
     const current: LeasedJob = job;
     const abort = new AbortController();
-    const renewEvery = Math.max(Math.floor((current.leaseExpiresAt - Date.now()) / 3), 100);
+    // A third of the lease it was given (by the queue's clock on both ends: leaseExpiresAt − startedAt).
+    const renewEvery = Math.max(Math.floor((current.leaseExpiresAt - (current.startedAt ?? current.leaseExpiresAt - 30_000)) / 3), 100);
     const renew = setInterval(() => {
       ops.heartbeat(current.id, current.leaseToken).catch((e: unknown) => {
         if (e instanceof QueueClientError && (e.code === "lease_lost" || e.code === "already_terminal")) abort.abort(e);
@@ -57,9 +58,10 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
       result = (await fn(current, { signal: abort.signal })) ?? undefined;
     } catch (e) {
       clearInterval(renew);
-      await ops.fail(current.id, current.leaseToken, e instanceof Error ? e.message || e.name : String(e)).catch(() => undefined);
-      // The follower carries the newer request: run it before the error goes up.
-      const follower = drained < maxDrains ? await next() : null;
+      const failed = (await ops.fail(current.id, current.leaseToken, e instanceof Error ? e.message || e.name : String(e)).catch(() => null)) as { outcome?: string } | null;
+      // Superseded: a follower was pending and carries the newer request — run it before the error goes up. Otherwise
+      // the job itself is retried after its backoff (whoever claims its type, or the key's next inline request).
+      const follower = drained < maxDrains && failed?.outcome === "superseded" ? await next() : null;
       if (follower) await runClaimed(ops, follower, fn, { ...options, maxDrains: maxDrains - drained - 1 }).catch(() => undefined);
       throw e;
     }

@@ -269,7 +269,7 @@ export class QueueOps {
   async claimKey(req: ClaimKeyRequest): Promise<LeasedJob | null> {
     this.requirePulled(req.type, "type");
     const home = homeFor({ type: req.type, scope: req.scope, dedupeKey: req.dedupeKey, localId: "" }, this.config.typeSettings(req.type).shards).name;
-    const row = await this.scope(home).claimKey(req.dedupeKey, req.worker, req.leaseMs);
+    const row = await this.scope(home).claimKey(req.type, req.dedupeKey, req.worker, req.leaseMs);
     return row ? toLeasedJob(row) : null;
   }
 
@@ -445,7 +445,12 @@ export class QueueOps {
     const jobs: LeasedJob[] = [];
     for (const home of homes) {
       if (jobs.length >= req.limit) break;
-      for (const r of await this.scope(home).claim({ ...req, limit: req.limit - jobs.length })) jobs.push(r.journal ? { ...toLeasedJob(r), journal: r.journal } : toLeasedJob(r));
+      try {
+        for (const r of await this.scope(home).claim({ ...req, limit: req.limit - jobs.length })) jobs.push(r.journal ? { ...toLeasedJob(r), journal: r.journal } : toLeasedJob(r));
+      } catch (e) {
+        // Jobs leased by the homes that answered must reach the worker (as in claimNow): a failing home is skipped.
+        console.error(JSON.stringify({ event: "claim:home_failed", failures: [{ home, error: String(e) }] }));
+      }
     }
     return jobs;
   }

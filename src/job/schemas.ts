@@ -270,8 +270,10 @@ export const CLAIM_LIMIT_MAX = 100;
 /** A claim's longest wait for due work (waitMs). */
 export const CLAIM_WAIT_MS_MAX = 30_000;
 
+/** A pull worker's name; `push` is the lease owner of the queue's own dispatch (its attempts are released when their object restarts). */
+const workerName = name(128).refine((w) => w !== "push", "`push` is reserved for the queue's own dispatch; name the worker otherwise");
 export const ClaimSchema = z.strictObject({
-  worker: name(128),
+  worker: workerName,
   types: z.array(JobTypeName).min(1).max(32).optional(),
   limit: z.number().int().min(1).max(CLAIM_LIMIT_MAX).default(1),
   leaseMs: leaseMs.default(30_000),
@@ -425,7 +427,7 @@ export const ClaimOrEnqueueSchema = z.strictObject({
     (j) => j.dedupeMode === undefined || j.dedupeMode === "pending",
     { path: ["dedupeMode"], message: "claim-or-enqueue uses pending mode: leave it out or say pending" },
   ),
-  worker: name(128),
+  worker: workerName,
   leaseMs: leaseMs.default(30_000),
 });
 export type ClaimOrEnqueueRequest = z.infer<typeof ClaimOrEnqueueSchema>;
@@ -440,7 +442,7 @@ export const ClaimKeySchema = z.strictObject({
   type: JobTypeName,
   scope: ScopeSchema.optional(),
   dedupeKey: name(512),
-  worker: name(128),
+  worker: workerName,
   leaseMs: leaseMs.default(30_000),
 });
 export type ClaimKeyRequest = z.infer<typeof ClaimKeySchema>;

@@ -24,21 +24,26 @@ export function claimOrEnqueue(store: ScopeStore, job: NewJob, worker: string, l
     const out = enqueueJobs(store, [job], now);
     if (!out.ok) return out;
     const { row, created } = out.results[0]!;
-    const leased = leaseIfFree(store, job.dedupeKey!, worker, leaseMs, now);
+    const leased = leaseIfFree(store, job.type, job.dedupeKey!, worker, leaseMs, now);
     return { ok: true, job: leased ?? row, created, leased };
   });
 }
 
 /** claimKey: lease the key's pending job when none of the key is running; null otherwise. */
-export function claimKey(store: ScopeStore, dedupeKey: string, worker: string, leaseMs: number, now: number): JobRow | null {
-  return store.atomic(() => leaseIfFree(store, dedupeKey, worker, leaseMs, now));
+export function claimKey(store: ScopeStore, type: string, dedupeKey: string, worker: string, leaseMs: number, now: number): JobRow | null {
+  return store.atomic(() => leaseIfFree(store, type, dedupeKey, worker, leaseMs, now));
 }
 
-function leaseIfFree(store: ScopeStore, key: string, worker: string, leaseMs: number, now: number): JobRow | null {
+/**
+ * leaseIfFree: the key's pending job of this type, if it is due and no job of the key runs. A job
+ * that is delayed, backing off after a failed attempt or sleeping is not taken early: the request
+ * joins it and it runs when it is due.
+ */
+function leaseIfFree(store: ScopeStore, type: string, key: string, worker: string, leaseMs: number, now: number): JobRow | null {
   const live = liveJobsOfKey(store.sql, key);
   if (live.some((j) => j.state === "running")) return null;
   const pending = live.find((j) => j.state === "pending");
-  if (!pending) return null;
+  if (!pending || pending.type !== type || pending.run_at > now) return null;
   const row = store.sql.exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, leaseMs, newLeaseToken(), worker, pending.seq).toArray()[0] ?? null;
   if (row) store.touched(now);
   return row;

@@ -211,9 +211,9 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   /** claimKey: lease the key's pending job when none of the key is running (a caller draining its key). */
-  async claimKey(dedupeKey: string, worker: string, leaseMs: number): Promise<JobRow | null> {
+  async claimKey(type: string, dedupeKey: string, worker: string, leaseMs: number): Promise<JobRow | null> {
     const now = this.clock.now();
-    const row = claimKey(this.store, dedupeKey, worker, leaseMs, now);
+    const row = claimKey(this.store, type, dedupeKey, worker, leaseMs, now);
     if (row) await this.afterWrite(now, [row]);
     return row;
   }

@@ -153,7 +153,9 @@ export function createWorker(options: WorkerOptions): Worker {
       const reason = (e.details as { reason?: string } | undefined)?.reason;
       if (reason === "nondeterminism") return { ok: false, code: "nondeterminism", message: e.message };
       if (reason === "journal_too_large" || e.code === "payload_too_large") return { ok: false, code: reason === "journal_too_large" ? "journal_too_large" : "payload_too_large", message: e.message };
-      lost(r);
+      // Only the queue saying the attempt is over deposes it; anything else (a 5xx, a 429) fails this step, and the
+      // attempt ends as a retry the worker still reports.
+      if (e.code === "lease_lost" || e.code === "already_terminal" || e.code === "not_found") lost(r);
       return { ok: false, code: "lease_lost", message: e.message };
     }
   }
@@ -258,10 +260,17 @@ export function createWorker(options: WorkerOptions): Worker {
         // Past the deadline: tell the handlers, and give their jobs back unspent before anything else is written.
         await Promise.all(
           [...running.values()].map(async (r) => {
-            if (!r.abort.signal.aborted) r.abort.abort(new JobAbortedError("shutdown"));
-            await write(r, "release", {});
+            // Silence the job first: the aborted handler's own outcome (a retry that would spend the attempt) must not race the release.
+            const held = r.live;
             r.live = false;
-            log({ event: "worker:released", id: r.job.id, reason: "shutdown" });
+            if (!r.abort.signal.aborted) r.abort.abort(new JobAbortedError("shutdown"));
+            if (!held) return;
+            try {
+              await call("POST", `${jobPath(r.job.id)}/release`, { leaseToken: r.job.leaseToken });
+              log({ event: "worker:released", id: r.job.id, reason: "shutdown" });
+            } catch (e) {
+              log({ event: "worker:release_failed", id: r.job.id, error: String(e) });
+            }
           }),
         );
       }

@@ -60,6 +60,21 @@ describe.each([
     expect(first.cancelReason).toMatch(/^superseded by /);
   });
 
+  it("a failure with no follower is retried after its backoff, not run again at once", async () => {
+    const type = uniqueType("inline-retry");
+    const scope = uniqueScope("inline-retry");
+    const handle = await queue.claimOrEnqueue({ type, payload: {}, scope, dedupeKey: "k", maxAttempts: 3 });
+    let runs = 0;
+    await expect(
+      queue.runClaimed(handle!, async () => {
+        runs++;
+        throw new Error("transient");
+      }),
+    ).rejects.toThrow("transient");
+    expect(runs).toBe(1);
+    expect((await api("GET", `/v1/jobs/${handle!.id}`)).body.job).toMatchObject({ state: "pending", attempts: 1, lastError: "transient" });
+  });
+
   it("refuses a pushed type and a missing key, naming the field", async () => {
     const pushed = await api("POST", "/v1/jobs/claim-or-enqueue", { job: { type: "demo.echo", payload: {}, dedupeKey: "k" }, worker: "w" });
     expect([pushed.status, pushed.body.error.details[0].path]).toEqual([400, "job.type"]);

@@ -45,11 +45,18 @@ function project(name: string, files: Record<string, string>): string {
 }
 
 async function api(method: string, pathname: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(queue.url + pathname, {
-    method,
-    headers: { authorization: `Bearer ${queue.token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+  const send = () =>
+    fetch(queue.url + pathname, {
+      method,
+      headers: { authorization: `Bearer ${queue.token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+  // Node's fetch reuses an idle keep-alive connection that wrangler's proxy may have closed meanwhile ("other side
+  // closed", UND_ERR_SOCKET): that request never reached the queue, so it is sent once more on a new connection.
+  const res = await send().catch((e: { cause?: { code?: string } }) => {
+    if (e.cause?.code !== "UND_ERR_SOCKET") throw e;
+    return send();
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
