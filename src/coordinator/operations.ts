@@ -429,11 +429,12 @@ export class QueueOps {
     // Parked, the claim costs the queue nothing per second: no catalog write, no alarm, a promise in memory.
     const types = [...new Set(req.types)];
     const deadline = started + req.waitMs;
-    let since = started;
+    // Per type: the last notice acted on, by that wait object's clock (one type's notices never hide another's).
+    const since = new Map(types.map((t) => [t, started]));
     for (let left = req.waitMs; left > 0; left = deadline - Date.now()) {
-      const woke = await Promise.race(types.map((t) => this.env.WAIT.getByName(`wait:${t}`).wait(left, since)));
+      const woke = await Promise.race(types.map(async (t) => ({ type: t, ...(await this.env.WAIT.getByName(`wait:${t}`).wait(left, since.get(t)!)) })));
       if (woke.homes.length === 0) return [];
-      since = woke.at;
+      since.set(woke.type, woke.at);
       const got = await this.claimFrom(woke.homes, { worker: req.worker, types, limit: req.limit, leaseMs: req.leaseMs });
       if (got.length > 0) return got;
     }

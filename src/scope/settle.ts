@@ -98,7 +98,14 @@ export function sleep(store: ScopeStore, id: string, token: string, s: SleepInpu
     const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const refused = writeStep(store, leased, { seq: s.seq, name: s.name, kind: "sleep", result: null, startedAt: s.startedAt, finishedAt: now, wakeAt: s.until }, s.start);
-    if (refused) return refused;
+    if (refused) {
+      // The journal cannot take the sleep (its cap, or another step at its position): every replay would end here
+      // again, so the job fails now, saying why, rather than hold its lease until the reap pass retries it.
+      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error: refused.reason }, now);
+      if (!failed) return leaseRefusal(store, id, token, now);
+      store.touched(now);
+      return { ok: true, row: failed };
+    }
     const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(s.until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
     if (!row) return leaseRefusal(store, id, token, now);
     if (row.state === "pending") store.sql.exec(TRANSITION_NOTE_LAST, row.seq, `sleep ${JSON.stringify(s.name)} until ${new Date(s.until).toISOString()}`);

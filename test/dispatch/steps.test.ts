@@ -168,6 +168,20 @@ describe("the journal is fenced, capped and deleted with its job", () => {
   });
 });
 
+describe("a sleep the journal cannot take", () => {
+  it("fails the job at once, saying why, instead of holding its lease until the reap pass", async () => {
+    const type = uniqueType("badsleep");
+    const id = (await enqueue(type)).id;
+    const [job] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    const start = { at: Date.now(), seed: "00112233445566778899aabbccddeeff" };
+    expect((await api("POST", `/v1/jobs/${id}/steps`, { leaseToken: job.leaseToken, op: "commit", seq: 0, name: "a", result: 1, startedAt: Date.now(), start })).status).toBe(200);
+    const slept = await api("POST", `/v1/jobs/${id}/sleep`, { leaseToken: job.leaseToken, seq: 0, name: "b", until: Date.now() + 60_000, startedAt: Date.now(), start });
+    expect(slept.status).toBe(200);
+    expect(slept.body.job).toMatchObject({ state: "failed", failureKind: "fatal" });
+    expect(slept.body.job.lastError).toMatch(/^NondeterminismError: step 0 is "a" in the journal, "b" in the code/);
+  });
+});
+
 describe("pull workers journal over HTTP", () => {
   it("commit, replay after a failed attempt, sleep, and a stale token refused", async () => {
     const type = uniqueType("pullsteps");
