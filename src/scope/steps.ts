@@ -23,7 +23,7 @@ import type { ScopeStore } from "./store";
 
 /** The lease check of settle.ts, as one row read. Params ?1 now, ?2 id, ?3 token. */
 const JOB_FIND_LEASED = "SELECT * FROM job WHERE id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
-const STEP_AT = "SELECT name, kind, finished_at FROM job_step WHERE job_seq = ? AND seq = ?";
+const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ? AND seq = ?";
 const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
 const START_INSERT = "INSERT OR IGNORE INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, -1, '', 'start', ?, ?, ?, ?, NULL, 0)";
 const STEP_UPSERT = `
@@ -85,7 +85,7 @@ export function appendStep(store: ScopeStore, w: JournalWrite, token: string, no
  * transaction); a refusal when the write would break the journal's rules.
  */
 export function writeStep(store: ScopeStore, job: JobRow, e: Omit<JournalEntry, "attempt">, start: JournalStart): StepRefusal | null {
-  const at = store.sql.exec<{ name: string; kind: string; finished_at: number | null }>(STEP_AT, job.seq, e.seq).toArray()[0];
+  const at = store.sql.exec<{ name: string; kind: string; finished_at: number | null; bytes: number }>(STEP_AT, job.seq, e.seq).toArray()[0];
   if (at && (at.name !== e.name || at.kind !== e.kind)) {
     return { ok: false, code: "nondeterminism", reason: `NondeterminismError: step ${e.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(e.name)} in the code`, state: job.state };
   }
@@ -97,7 +97,8 @@ export function writeStep(store: ScopeStore, job: JobRow, e: Omit<JournalEntry, 
     return { ok: false, code: "payload_too_large", reason: `step ${JSON.stringify(e.name)}: its result is larger than ${limits.payloadMaxBytes} bytes of JSON (limits.payloadMaxBytes)`, state: job.state };
   }
   const bytes = utf8Length(e.name, 1024) + resultBytes;
-  const held = store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
+  // The row at this position (an atMostOnce step's start) is replaced, not added to.
+  const held = store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n - (at?.bytes ?? 0);
   if (held + bytes > limits.journalMaxBytes) {
     return { ok: false, code: "journal_too_large", reason: `journal_too_large: step ${JSON.stringify(e.name)} would take the job's journal past ${limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
   }
@@ -149,6 +150,10 @@ export function resolveStep(store: ScopeStore, id: string, name: string, result:
     const limits = store.config.limits;
     const bytes = utf8Length(result, limits.payloadMaxBytes);
     if (bytes > limits.payloadMaxBytes) return { ok: false, code: "payload_too_large", reason: `the result is larger than ${limits.payloadMaxBytes} bytes of JSON`, state: job.state };
+    const held = store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
+    if (held + bytes > limits.journalMaxBytes) {
+      return { ok: false, code: "journal_too_large", reason: `journal_too_large: the result would take the job's journal past ${limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
+    }
     store.sql.exec("UPDATE job_step SET result = ?, finished_at = ?, bytes = bytes + ? WHERE job_seq = ? AND seq = ?", result, now, bytes, job.seq, step.seq);
     if (job.state === "pending") {
       store.touched(now);
