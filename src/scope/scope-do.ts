@@ -40,8 +40,7 @@ import type { Journal, JournalWrite } from "../dispatch/contract";
 import type { ScopeStore } from "./store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { prune, sweepOnce } from "./sweep-pass";
-import { cameDueSince, hasDue, nextWakeAt } from "./wake";
-import { pendingTypes } from "./counts";
+import { cameDueSince, nextWakeAt } from "./wake";
 import { WaitNotifier } from "./wait-notify";
 
 /** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
@@ -155,8 +154,9 @@ export class ScopeDO extends DurableObject<Env> {
     const now = this.clock.now();
     const out = enqueueJobs(this.store, jobs, now);
     if (!out.ok) return out;
-    this.events.enqueued(out.results.filter((r) => r.created).map((r) => r.row));
-    this.dueForClaims(out.results.filter((r) => r.created).map((r) => r.row), now);
+    const created = out.results.filter((r) => r.created).map((r) => r.row);
+    this.events.enqueued(created);
+    this.dueForClaims(created, now);
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
     const urgent = out.results.some((e) => e.created && this.store.config.waitedOn.includes(e.row.type));
     await this.afterWrite(now, [], this.dispatcher.newOrigin(), urgent);
@@ -324,12 +324,12 @@ export class ScopeDO extends DurableObject<Env> {
     this.alarmArm.consumed();
     let again = false;
     let failed = false;
-    let cameDue = true;
+    let cameDue: string[] | null = null;
     try {
       cameDue = cameDueSince(this.store, this.reporter.lastSent(), now);
       const reaped = this.reap(now);
-      // Pulled jobs that came due (a delay or a backoff ended, a lease was reaped): parked claims may take them.
-      if (cameDue) this.waits.due(pendingTypes(this.store.sql).filter((t) => !this.store.config.pushTypes.includes(t) && hasDue(this.store.sql, t, now)), now);
+      // Pulled jobs whose delay or backoff ended: parked claims may take them (reaped ones are told in reap()).
+      this.waits.due(cameDue.filter((t) => !this.store.config.pushTypes.includes(t)), now);
       const swept = sweepOnce(this.store, now);
       pruneMetrics(this.store.sql, now, this.reporter.unreportedSince());
       again = reaped.more || swept.more;
@@ -346,7 +346,8 @@ export class ScopeDO extends DurableObject<Env> {
         this.reporter.forget();
       } else {
         // Changes made above are reported as usual; a job that only came due changes no row, so it forces a report.
-        await this.reporter.flush(cameDue);
+        // A fresh instance (nothing sent yet) reports whatever it holds.
+        await this.reporter.flush(this.reporter.lastSent() === null || cameDue === null || cameDue.length > 0);
       }
     } catch (e) {
       // Not this object's failure: the reporter's own deadline (with its retry delay) brings the alarm back.
@@ -372,6 +373,7 @@ export class ScopeDO extends DurableObject<Env> {
     const reaped = reapOnce(this.store, now);
     this.dispatcher.reaped(reaped.rows, now);
     this.events.emit(reaped.rows, now);
+    this.dueForClaims(reaped.rows, now);
     return reaped;
   }
 
@@ -422,11 +424,18 @@ export class ScopeDO extends DurableObject<Env> {
     return outcome;
   }
 
-  /** dueForClaims: rows of pulled types that are due now wake the claims parked for their type (wait/wait-do.ts). */
+  /**
+   * dueForClaims: rows of pulled types that are due now wake the claims parked for their type (wait/wait-do.ts).
+   * A keyed row that stopped running may have freed its key's follower (of the same type): that counts as due too;
+   * when there was none, the woken claim finds nothing and parks again.
+   */
   private dueForClaims(rows: readonly JobRow[], now: number): void {
     const push = this.store.config.pushTypes;
     const types = new Set<string>();
-    for (const r of rows) if (r.state === "pending" && r.run_at <= now && !push.includes(r.type)) types.add(r.type);
+    for (const r of rows) {
+      if (push.includes(r.type)) continue;
+      if ((r.state === "pending" && r.run_at <= now) || (r.dedupe_key !== null && r.state !== "running")) types.add(r.type);
+    }
     if (types.size > 0) this.waits.due(types, now);
   }
 

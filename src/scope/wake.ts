@@ -37,19 +37,11 @@ export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: numbe
 const JOB_CAME_DUE = "SELECT 1 AS due FROM job WHERE state = 'pending' AND type = ? AND run_at > ? AND run_at <= ? LIMIT 1";
 
 /**
- * cameDueSince: did a pending job become due in (since, now]? Its row did not
- * change, but the catalog's split of pending into due and scheduled did.
- * Without a `since` (a fresh instance) the answer is yes.
+ * cameDueSince: the types with a pending job that became due in (since, now]
+ * (without a `since`, any due one). Its row did not change, but the catalog's
+ * split of pending into due and scheduled did, and parked pull claims may take it.
  */
-export function cameDueSince(store: ScopeStore, since: number | null, now: number): boolean {
-  if (since === null) return true;
-  return pendingTypes(store.sql).some((type) => store.sql.exec(JOB_CAME_DUE, type, since, now).toArray().length > 0);
+export function cameDueSince(store: ScopeStore, since: number | null, now: number): string[] {
+  return pendingTypes(store.sql).filter((type) => store.sql.exec(JOB_CAME_DUE, type, since ?? -1, now).toArray().length > 0);
 }
 
-/** jobFirstDue: job_due_idx (type, run_at), one seek. */
-const JOB_FIRST_DUE = "SELECT 1 AS due FROM job WHERE state = 'pending' AND type = ? AND run_at <= ? LIMIT 1";
-
-/** hasDue: a job of `type` is due here now. */
-export function hasDue(sql: SqlStorage, type: string, now: number): boolean {
-  return sql.exec(JOB_FIRST_DUE, type, now).toArray().length > 0;
-}

@@ -30,6 +30,21 @@ describe("a claim with waitMs", () => {
     expect(r.body.jobs.map((j: { id: string }) => j.id)).toEqual([id]);
   });
 
+  it("wakes when a keyed job completes and frees its key's follower", async () => {
+    const type = uniqueType("follower");
+    const scope = uniqueScope("follower");
+    const first = (await api("POST", "/v1/jobs", { type, payload: {}, scope, dedupeKey: "k", dedupeMode: "pending" })).body.job.id;
+    const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    expect(leased.id).toBe(first);
+    const follower = (await api("POST", "/v1/jobs", { type, payload: { n: 2 }, scope, dedupeKey: "k", dedupeMode: "pending" })).body.job.id;
+    // The follower waits behind its key: nothing is due, so this claim parks.
+    const parked = api("POST", "/v1/claim", { worker: "w2", types: [type], waitMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await api("POST", `/v1/jobs/${first}/complete`, { leaseToken: leased.leaseToken })).status).toBe(200);
+    const r = await parked;
+    expect(r.body.jobs.map((j: { id: string }) => j.id)).toEqual([follower]);
+  });
+
   it("refuses a wait past 30 s, naming the field", async () => {
     const r = await api("POST", "/v1/claim", { worker: "w", types: ["x"], waitMs: 30_001 });
     expect(r.status).toBe(400);

@@ -1,0 +1,42 @@
+/**
+ * Which writes tell parked pull claims of due work (scope/wait-notify.ts):
+ * the notices are recorded in the object instead of reaching a wait object.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { WaitNotifier } from "../../src/scope/wait-notify";
+import type { ScopeDO } from "../../src/scope/scope-do";
+import { freshScope, newJob, put, type ScopeStub } from "../helpers/scope";
+
+/** recordNotices: from now on, the types this object tells parked claims about land in the returned array. */
+async function recordNotices(stub: ScopeStub): Promise<string[]> {
+  const told: string[] = [];
+  await runInDurableObject(stub, (o: ScopeDO) => {
+    (o as unknown as { waits: WaitNotifier }).waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
+  });
+  return told;
+}
+
+const lease = { worker: "w", types: null, limit: 1, leaseMs: 30_000 };
+
+describe("notices to parked claims", () => {
+  it("a keyed job that completes tells of its type: the follower waiting behind it is due now", async () => {
+    const { home, stub } = await freshScope();
+    const keyed = (n: number) => newJob(home, { dedupeKey: "k", keyMode: "pending", payload: JSON.stringify({ n }) });
+    await put(stub, [keyed(1)]);
+    const [running] = await stub.claim(lease);
+    await put(stub, [keyed(2)]);
+    const told = await recordNotices(stub);
+    await stub.complete(running!.id, running!.lease_token!, null);
+    expect(told).toEqual(["test.job"]);
+  });
+
+  it("an enqueue of a due job tells; a delayed one does not", async () => {
+    const { home, stub } = await freshScope();
+    const told = await recordNotices(stub);
+    await put(stub, [newJob(home, { delayMs: 60_000 })]);
+    expect(told).toEqual([]);
+    await put(stub, [newJob(home)]);
+    expect(told).toEqual(["test.job"]);
+  });
+});
