@@ -1,6 +1,8 @@
 /**
  * Checks that span several parts of the config: push-only options need a
- * binding, pools name their members consistently, `waitsFor` has no cycle.
+ * binding, pools name declared members consistently, `waitsFor` has no cycle.
+ * Guards (`concurrency`, pools, `notWhileRunning`, `waitsFor`) hold for pushed
+ * and pulled types alike (a pull claim takes the permits; scope/pull-permits.ts).
  * Problems are zod issues (they fail startup, naming the field); a one-sided
  * `notWhileRunning` is only a warning.
  *
@@ -27,22 +29,24 @@ interface ConfigInput {
   strictTypes?: boolean;
 }
 
-const PUSH_ONLY = ["concurrency", "batchSize", "leaseMs", "notWhileRunning", "waitsFor"] as const;
+/** Options of the dispatcher's calls: a pull worker chooses its own batch (claim limit) and lease (claim leaseMs). */
+const PUSH_ONLY = ["batchSize", "leaseMs"] as const;
 
 export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void {
   const types = config.types ?? {};
   const isPush = (t: string) => types[t]?.binding !== undefined;
+  const declared = (t: string) => t in types;
   for (const [name, t] of Object.entries(types)) {
     for (const key of PUSH_ONLY) {
       if (t[key] !== undefined && t.binding === undefined) {
         ctx.addIssue({ code: "custom", path: ["types", name, key], message: `${key} applies to pushed jobs: give the type a binding too` });
       }
     }
-    // A running job is seen by the guard only if its attempts take the guard's permits: pushed types do, pulled ones cannot.
+    // A running job is seen by the guard only if its attempts take the guard's permits: declared types do (pushed or pulled).
     (t.notWhileRunning ?? []).forEach((other, i) => {
       const path = ["types", name, "notWhileRunning", i];
       if (other === name) ctx.addIssue({ code: "custom", path, message: "a type cannot exclude itself: use concurrency = 1" });
-      else if (!isPush(other)) ctx.addIssue({ code: "custom", path, message: `${other} is not a pushed type: only pushed types can be guarded against` });
+      else if (!declared(other)) ctx.addIssue({ code: "custom", path, message: `${other} is not a declared type: only declared types take the guard's permits` });
     });
     (t.waitsFor ?? []).forEach((other, i) => {
       if (!(other in types)) ctx.addIssue({ code: "custom", path: ["types", name, "waitsFor", i], message: `${other} is not a declared type (a typo would never hold anything back)` });
@@ -53,7 +57,7 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
       ctx.addIssue({ code: "custom", path: ["pools", name], message: "give the pool a concurrency, a ratePerMinute, or both" });
     }
     pool.types.forEach((t, i) => {
-      if (!isPush(t)) ctx.addIssue({ code: "custom", path: ["pools", name, "types", i], message: `${t} is not a pushed type: declare it under types with a binding` });
+      if (!declared(t)) ctx.addIssue({ code: "custom", path: ["pools", name, "types", i], message: `${t} is not a declared type: declare it under types` });
     });
     for (const [key, limit, dim] of [
       ["costs", pool.concurrency, "concurrency"],

@@ -15,6 +15,7 @@ import { checkJsonSize } from "../job/json-size";
 import { homeFor, homeOfJobId, parseHome, scopeHome, typeHome } from "../job/home";
 import type { PoolLimits, PoolStatus } from "../pool/permits";
 import { resourcePoolName, typePoolName } from "../pool/pool-name";
+import { guarded } from "../dispatch/permit-plan";
 import type {
   ClaimRequest,
   EnqueueRequest,
@@ -273,12 +274,17 @@ export class QueueOps {
     return row ? toLeasedJob(row) : null;
   }
 
-  /** requirePulled: inline claims run in the caller; a pushed type's jobs belong to its handler. */
+  /**
+   * requirePulled: inline claims run in the caller; a pushed type's jobs belong to its handler. A guarded type's
+   * claim must take permits first, which the one-transaction inline claim cannot wait for: a worker claims those.
+   */
   private requirePulled(type: string, path: string): void {
-    if (this.config.pushTypes.includes(type)) {
-      const message = `job type ${type} is pushed to its handler binding; it cannot be claimed by a caller`;
-      throw new QueueError("invalid_request", `${path}: ${message}`, [{ path, message }]);
+    let message: string | null = null;
+    if (this.config.pushTypes.includes(type)) message = `job type ${type} is pushed to its handler binding; it cannot be claimed by a caller`;
+    else if (guarded(this.config, type) || this.config.typeSettings(type).waitsFor.length > 0) {
+      message = `job type ${type} is guarded (concurrency, pools, notWhileRunning or waitsFor); enqueue it and claim it with a worker instead`;
     }
+    if (message !== null) throw new QueueError("invalid_request", `${path}: ${message}`, [{ path, message }]);
   }
 
   async release(id: string, leaseToken: string): Promise<Job> {

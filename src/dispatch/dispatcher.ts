@@ -25,8 +25,7 @@
  * @module
  */
 import type { QueueConfig, TypeSettings } from "../config/schema";
-import type { AcquireRequest, BlockedBy } from "../pool/permits";
-import { claimJobs, isSerial, NOT_BEHIND_RUNNING_KEY, serialBusy } from "../scope/claim";
+import { busyHere, claimJobs, countDue, isSerial, serialBusy } from "../scope/claim";
 import { pendingTypes } from "../scope/counts";
 import { scopeOfRow, type JobRow } from "../scope/job-row";
 import { heartbeat } from "../scope/settle";
@@ -36,7 +35,7 @@ import { BatchControl } from "./batch-control";
 import type { AbortReason, DispatchJob, HandlerEntrypointApi, HandlerOutcome, Journal, JournalAnswer, JournalWrite } from "./contract";
 import { appendStep, journalsOf } from "../scope/steps";
 import { readOutcome, readOutcomes } from "./outcome";
-import { permitPlan } from "./permit-plan";
+import { permitPlan, PERMIT_TTL_FACTOR, POOL_CALL_TIMEOUT_MS, takePermits, withTimeout, type Held, type PoolApi } from "./permit-plan";
 import { Reachability } from "./reachability";
 
 /** Handler calls in flight per object: beyond this, a finishing call makes room. */
@@ -45,8 +44,6 @@ export const MAX_CALLS_IN_FLIGHT = 16;
 export const INVOCATIONS_PER_EVENT = 30;
 /** While a fill is under way, the alarm still stands guard this far out in case the object dies mid-fill. */
 export const FILL_GRACE_MS = 5_000;
-/** A pool call that takes longer is given up (the type backs off): a stuck pool must not stall the object. */
-export const POOL_CALL_TIMEOUT_MS = 10_000;
 const RENEW_MIN_MS = 100;
 
 /** The budget of the incoming event that started a chain of calls. */
@@ -54,23 +51,11 @@ export interface Origin {
   invocations: number;
 }
 
-export interface PoolApi {
-  acquire(req: AcquireRequest): Promise<{ permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null }>;
-  renew(ids: string[], ttlMs: number): Promise<string[]>;
-  release(ids: string[], refund?: boolean): Promise<void>;
-}
-
 /** A type blocked this many times in a row logs `job:starving`, then every STARVING_EVERY more. */
 export const STARVING_AFTER = 20;
 export const STARVING_EVERY = 100;
 /** How long a type waiting for another type's work backs off before it asks the catalog again. */
 export const WAITS_FOR_RETRY_MS = 1_000;
-/**
- * Permits live twice as long as the job lease they go with: if renewals stall,
- * the job's lease lapses (and its attempt is recovered) before its slot can be
- * handed to someone else.
- */
-export const PERMIT_TTL_FACTOR = 2;
 
 export interface DispatcherDeps {
   store: ScopeStore;
@@ -129,19 +114,6 @@ interface Batch {
   permits: Permit[][];
   now: number;
 }
-
-/** jobRunningOfType: job_lease_idx WHERE running, filtered by type. */
-const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM job WHERE state = 'running' AND type = ? LIMIT 1";
-/**
- * jobCountDue: job_due_idx (type, run_at) range, stopped at `limit`. A follower
- * waiting behind its key's running job is not due yet (that job's end fills
- * again) — counting it would keep asking the alarm for "now".
- */
-const JOB_COUNT_DUE = `
-SELECT count(*) AS n FROM (
-  SELECT 1 FROM job AS j
-   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_RUNNING_KEY}
-   LIMIT ?)`;
 
 export class Dispatcher {
   private readonly flights = new Map<string, Flight>();
@@ -273,13 +245,9 @@ export class Dispatcher {
       (t) =>
         push.includes(t) &&
         (all || !((this.blockedUntil.get(t) ?? 0) > now)) &&
-        this.countDue(t, now, 1) > 0 &&
+        countDue(this.deps.store.sql, t, now, 1) > 0 &&
         !(isSerial(this.deps.store, t) && (serialBusy(this.deps.store.sql, t, now) || this.serialCallRunning(t))),
     );
-  }
-
-  private countDue(type: string, now: number, limit: number): number {
-    return this.deps.store.sql.exec<{ n: number }>(JOB_COUNT_DUE, type, now, limit).one().n;
   }
 
   private async takeBatch(): Promise<Batch | null> {
@@ -306,36 +274,18 @@ export class Dispatcher {
     if (this.serialCallRunning(type)) return null; // its call's return fills again
     if (settings.waitsFor.length > 0) {
       // This object's own work first (exact), then everyone's (the catalog, about a second behind at most).
-      const busy = this.localBusy(settings.waitsFor) ?? (await this.deps.busyType(settings.waitsFor).catch(() => settings.waitsFor[0]!));
+      const busy = busyHere(this.deps.store.sql, settings.waitsFor, this.deps.now()) ?? (await this.deps.busyType(settings.waitsFor).catch(() => settings.waitsFor[0]!));
       if (busy) return this.blocked(type, WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`, epoch);
     }
     const plan = permitPlan(this.deps.config, type);
     const limit = isSerial(this.deps.store, type) ? 1 : settings.batchSize;
-    let want = plan.length > 0 ? Math.max(1, this.countDue(type, this.deps.now(), limit)) : limit;
-    const held: { pool: string; ids: string[] }[] = [];
-    for (const step of plan) {
-      let grant: { permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null };
-      try {
-        grant = await withTimeout(
-          this.deps.pool(step.pool).acquire({ ...step.request, holder: this.deps.home(), want, ttlMs: settings.leaseMs * PERMIT_TTL_FACTOR }),
-          POOL_CALL_TIMEOUT_MS,
-        );
-      } catch (e) {
-        console.error(JSON.stringify({ event: "pool:acquire_failed", pool: step.pool, error: String(e) }));
-        grant = { permits: [], retryAfterMs: 1_000, blockedBy: null };
-      }
-      if (grant.permits.length === 0) {
-        for (const h of held) this.release(h.pool, h.ids, true);
-        return this.blocked(type, grant.retryAfterMs, blockerText(step.what, grant.blockedBy), epoch);
-      }
-      if (grant.permits.length < want) {
-        want = grant.permits.length;
-        for (const h of held) {
-          this.release(h.pool, h.ids.slice(want), true);
-          h.ids = h.ids.slice(0, want);
-        }
-      }
-      held.push({ pool: step.pool, ids: grant.permits });
+    let want = plan.length > 0 ? Math.max(1, countDue(this.deps.store.sql, type, this.deps.now(), limit)) : limit;
+    let held: Held[] = [];
+    if (plan.length > 0) {
+      const taken = await takePermits(plan, { holder: this.deps.home(), want, ttlMs: settings.leaseMs * PERMIT_TTL_FACTOR }, this.deps.pool, (pool, ids) => this.release(pool, ids, true));
+      if (!taken.ok) return this.blocked(type, taken.retryAfterMs, taken.why, epoch);
+      want = taken.count;
+      held = taken.held;
     }
     const now = this.deps.now();
     const rows = claimJobs(this.deps.store, { worker: "push", types: [type], limit: want, leaseMs: settings.leaseMs }, now);
@@ -354,17 +304,6 @@ export class Dispatcher {
     if (!isSerial(this.deps.store, type)) return false;
     for (const c of this.calls) if (c.type === type) return true;
     return false;
-  }
-
-  /** localBusy: one of the types has due or running work in this object. */
-  private localBusy(types: readonly string[]): string | null {
-    const now = this.deps.now();
-    const present = pendingTypes(this.deps.store.sql);
-    for (const t of types) {
-      if (present.includes(t) && this.countDue(t, now, 1) > 0) return t;
-      if (this.deps.store.sql.exec(JOB_RUNNING_OF_TYPE, t).toArray().length > 0) return t;
-    }
-    return null;
   }
 
   /** blocked: back off this type, and say so once it has been blocked for long (a starving type names what starves it). */
@@ -642,23 +581,4 @@ function toDispatchJob(row: JobRow, now: number, journal: Journal | undefined): 
     runAt: row.run_at,
     scheduledFor: row.scheduled_for,
   };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => {
-    if (timer !== undefined) clearTimeout(timer);
-  });
-}
-
-function blockerText(what: string, by: BlockedBy | null): string {
-  if (by === null) return `${what}: the pool did not answer`;
-  if (by === "concurrency") return `${what} is full`;
-  if (by === "rate") return `${what}: the rate budget of this minute is spent`;
-  return `${what}: ${by.type} is running`;
 }

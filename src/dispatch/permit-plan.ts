@@ -7,11 +7,38 @@
  * - one presence permit in the guard of every `notWhileRunning` pair it is
  *   part of — refused while the other side is live, when this side declared it.
  *
+ * Pushed and pulled types take them the same way (takePermits): the
+ * dispatcher before a handler call, a pull claim before it leases
+ * (scope/pull-permits.ts).
+ *
  * @module
  */
 import type { QueueConfig } from "../config/schema";
-import type { AcquireRequest } from "../pool/permits";
+import type { AcquireRequest, BlockedBy } from "../pool/permits";
 import { guardName, resourcePoolName, typePoolName } from "../pool/pool-name";
+
+/**
+ * Permits live twice as long as the job lease they go with: if renewals stall,
+ * the job's lease lapses (and its attempt is recovered) before its slot can be
+ * handed to someone else.
+ */
+export const PERMIT_TTL_FACTOR = 2;
+/** A pool call that takes longer is given up (the type backs off): a stuck pool must not stall the object. */
+export const POOL_CALL_TIMEOUT_MS = 10_000;
+
+export interface PoolApi {
+  acquire(req: AcquireRequest): Promise<{ permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null }>;
+  renew(ids: string[], ttlMs: number): Promise<string[]>;
+  release(ids: string[], refund?: boolean): Promise<void>;
+}
+
+/** Permits held in one pool, one per job, in job order. */
+export interface Held {
+  pool: string;
+  ids: string[];
+}
+
+export type Taken = { ok: true; held: Held[]; count: number } | { ok: false; retryAfterMs: number; why: string };
 
 export interface PermitStep {
   pool: string;
@@ -46,10 +73,72 @@ export function permitPlan(config: QueueConfig, type: string): PermitStep[] {
   return steps.sort((a, b) => (a.pool < b.pool ? -1 : a.pool > b.pool ? 1 : 0));
 }
 
-/** guardPartners: types this one shares a notWhileRunning guard with, whichever side declared it. */
+/** guardPartners: types this one shares a notWhileRunning guard with, whichever side declared it (pushed or pulled). */
 function guardPartners(config: QueueConfig, type: string): string[] {
   const out = new Set(config.typeSettings(type).notWhileRunning);
-  for (const other of config.pushTypes) if (config.typeSettings(other).notWhileRunning.includes(type)) out.add(other);
+  for (const other of Object.keys(config.types)) if (config.typeSettings(other).notWhileRunning.includes(type)) out.add(other);
   out.delete(type);
   return [...out];
+}
+
+/** guarded: attempts of the type must take permits before they start. */
+export function guarded(config: QueueConfig, type: string): boolean {
+  return permitPlan(config, type).length > 0;
+}
+
+/**
+ * takePermits: every permit of the plan for up to `want` jobs, step by step in
+ * plan order, trimmed to the smallest grant. A refused step gives back what
+ * the earlier ones granted (`giveBack`, refunded: nothing started) and says
+ * what refused and when to ask again.
+ */
+export async function takePermits(
+  plan: readonly PermitStep[],
+  ask: { holder: string; want: number; ttlMs: number },
+  pool: (name: string) => PoolApi,
+  giveBack: (pool: string, ids: string[]) => void,
+): Promise<Taken> {
+  let want = ask.want;
+  const held: Held[] = [];
+  for (const step of plan) {
+    let grant: { permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null };
+    try {
+      grant = await withTimeout(pool(step.pool).acquire({ ...step.request, holder: ask.holder, want, ttlMs: ask.ttlMs }), POOL_CALL_TIMEOUT_MS);
+    } catch (e) {
+      console.error(JSON.stringify({ event: "pool:acquire_failed", pool: step.pool, error: String(e) }));
+      grant = { permits: [], retryAfterMs: 1_000, blockedBy: null };
+    }
+    if (grant.permits.length === 0) {
+      for (const h of held) giveBack(h.pool, h.ids);
+      return { ok: false, retryAfterMs: grant.retryAfterMs, why: blockerText(step.what, grant.blockedBy) };
+    }
+    if (grant.permits.length < want) {
+      want = grant.permits.length;
+      for (const h of held) {
+        giveBack(h.pool, h.ids.slice(want));
+        h.ids = h.ids.slice(0, want);
+      }
+    }
+    held.push({ pool: step.pool, ids: grant.permits.slice(0, want) });
+  }
+  return { ok: true, held, count: want };
+}
+
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => {
+    if (timer !== undefined) clearTimeout(timer);
+  });
+}
+
+function blockerText(what: string, by: BlockedBy | null): string {
+  if (by === null) return `${what}: the pool did not answer`;
+  if (by === "concurrency") return `${what} is full`;
+  if (by === "rate") return `${what}: the rate budget of this minute is spent`;
+  return `${what}: ${by.type} is running`;
 }

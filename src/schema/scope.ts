@@ -181,3 +181,26 @@ export const jobStep = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.jobSeq, t.seq] })],
 );
+
+/**
+ * The pool permits a pulled attempt holds (scope/pull-permits.ts; README
+ * "Pull workers"): taken when the claim leased it, renewed by its heartbeats,
+ * returned once no running attempt of that lease holds them — complete, fail,
+ * release, sleep, cancel or the reap pass. One row per (pool, permit).
+ */
+export const jobPermit = sqliteTable(
+  "job_permit",
+  {
+    pool: text("pool").notNull(),
+    permitId: text("permit_id").notNull(),
+    jobSeq: integer("job_seq").notNull(),
+    /** The lease the permit went with: a later attempt of the same job holds its own. */
+    leaseToken: text("lease_token").notNull(),
+    /**
+     * Cancelled while running: the worker learns it at its next heartbeat, so the permit is kept
+     * until the lease it had would have ended (then returned by the alarm). Null otherwise.
+     */
+    holdUntil: integer("hold_until"),
+  },
+  (t) => [primaryKey({ columns: [t.pool, t.permitId] }), index("job_permit_job_idx").on(t.jobSeq)],
+);

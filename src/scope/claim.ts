@@ -23,6 +23,8 @@ export interface ClaimRequest {
   exclude?: readonly string[];
   limit: number;
   leaseMs: number;
+  /** Per type, at most this many (a guarded type: the permits it was granted; scope/pull-permits.ts). */
+  caps?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -76,7 +78,8 @@ type Candidate = {
   run_at: number;
 };
 
-export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): JobRow[] {
+/** claimJobs: lease the best due jobs; `within` runs in the same transaction with what was leased. */
+export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, within?: (leased: JobRow[]) => void): JobRow[] {
   return store.atomic(() => {
     const present = pendingTypes(store.sql);
     const types = (req.types === null ? present : [...new Set(req.types)].filter((t) => present.includes(t))).filter(
@@ -88,7 +91,8 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): Jo
       // local and exact. A running row whose lease expired is not a blocker: it is about to be reaped.
       const serial = isSerial(store, type);
       if (serial && serialBusy(store.sql, type, now)) continue;
-      candidates.push(...bestDue(store.sql, type, serial ? 1 : req.limit, now));
+      const limit = Math.min(serial ? 1 : req.limit, req.caps?.get(type) ?? Infinity);
+      if (limit > 0) candidates.push(...bestDue(store.sql, type, limit, now));
     }
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
     const claimed: JobRow[] = [];
@@ -100,6 +104,7 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number): Jo
       );
     }
     if (claimed.length > 0) store.touched(now);
+    within?.(claimed);
     return claimed;
   });
 }
@@ -127,4 +132,32 @@ function bestDue(sql: SqlStorage, type: string, limit: number, now: number): Can
     level = sql.exec<{ priority: number }>(JOB_NEXT_PENDING_PRIORITY_BELOW, type, level).toArray()[0]?.priority;
   }
   return out;
+}
+
+/** jobRunningOfType: job_lease_idx WHERE running, filtered by type. */
+const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM job WHERE state = 'running' AND type = ? LIMIT 1";
+/**
+ * jobCountDue: job_due_idx (type, run_at) range, stopped at `limit`. A follower
+ * waiting behind its key's running job is not due yet (that job's end fills
+ * again) — counting it would keep asking the alarm for "now".
+ */
+const JOB_COUNT_DUE = `
+SELECT count(*) AS n FROM (
+  SELECT 1 FROM job AS j
+   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_RUNNING_KEY}
+   LIMIT ?)`;
+
+/** countDue: due jobs of the type here, counted up to `limit`. */
+export function countDue(sql: SqlStorage, type: string, now: number, limit: number): number {
+  return sql.exec<{ n: number }>(JOB_COUNT_DUE, type, now, limit).one().n;
+}
+
+/** busyHere: the first of the types with due or running work in this object (waitsFor's exact, local half), or null. */
+export function busyHere(sql: SqlStorage, types: readonly string[], now: number): string | null {
+  const present = pendingTypes(sql);
+  for (const t of types) {
+    if (present.includes(t) && countDue(sql, t, now, 1) > 0) return t;
+    if (sql.exec(JOB_RUNNING_OF_TYPE, t).toArray().length > 0) return t;
+  }
+  return null;
 }

@@ -24,7 +24,9 @@ import type { HandlerEntrypointApi } from "../dispatch/contract";
 import { CatalogReporter } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
 import { cancelAll, cancelJob, retryFailed, retryJob, type FailedCursor } from "./change";
-import { claimJobs, type ClaimRequest } from "./claim";
+import type { ClaimRequest } from "./claim";
+import { holdPermits, permitsOfLease, pullClaim, returnable } from "./pull-permits";
+import { guarded, PERMIT_TTL_FACTOR, POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
@@ -42,6 +44,7 @@ import { buildSummary, type HomeSummary } from "./summary";
 import { prune, sweepOnce } from "./sweep-pass";
 import { cameDueSince, nextWakeAt } from "./wake";
 import { WaitNotifier } from "./wait-notify";
+import { pendingTypes } from "./counts";
 
 /** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
 export const ALARM_AGAIN_MS = 20;
@@ -168,18 +171,30 @@ export class ScopeDO extends DurableObject<Env> {
     return checkEnqueue(this.store, jobs, this.clock.now());
   }
 
-  /** claim (pull): never hands out jobs of push types — those belong to their handler. */
+  /** claim (pull): never hands out jobs of push types — those belong to their handler. Guarded types take permits first. */
   async claim(req: ClaimRequest): Promise<(JobRow & { journal?: Journal })[]> {
+    const rows = await pullClaim(
+      {
+        store: this.store,
+        holder: this.home,
+        pool: (name) => this.env.POOL.getByName(name),
+        busyType: (types) => this.env.CATALOG.getByName("catalog").busyType(types),
+        giveBack: (pool, ids) => this.ctx.waitUntil(this.givePermitsBack(pool, ids, true)),
+        now: () => this.clock.now(),
+      },
+      { ...req, exclude: this.store.config.pushTypes },
+    );
     const now = this.clock.now();
-    const rows = claimJobs(this.store, { ...req, exclude: this.store.config.pushTypes }, now);
     if (rows.length > 0) await this.afterWrite(now, rows);
     // A job with durable steps goes out with its journal, so the worker replays them without asking (scope/steps.ts).
     const journals = journalsOf(this.store, rows.map((r) => r.seq));
     return journals.size === 0 ? rows : rows.map((r) => (journals.has(r.seq) ? { ...r, journal: journals.get(r.seq)! } : r));
   }
 
-  /** poke: a pool freed a slot this object was waiting for. */
+  /** poke: a pool freed a slot this object was waiting for — for a pushed type, or for a claim of a pulled one. */
   async poke(): Promise<void> {
+    const config = this.store.config;
+    this.waits.due(pendingTypes(this.store.sql).filter((t) => !config.pushTypes.includes(t) && guarded(config, t)), this.clock.now());
     this.dispatcher.unblock();
     await this.dispatcher.fill(this.dispatcher.newOrigin());
   }
@@ -189,6 +204,7 @@ export class ScopeDO extends DurableObject<Env> {
     const out = heartbeat(this.store, id, token, leaseMs, now);
     // Only an explicit leaseMs can shorten a lease (and need the alarm earlier); otherwise it only moves later.
     if (out.ok && leaseMs !== null) await this.arm(now);
+    if (out.ok) await this.renewPermits(id, token, (out.leaseExpiresAt - now) * PERMIT_TTL_FACTOR);
     return out;
   }
 
@@ -221,7 +237,8 @@ export class ScopeDO extends DurableObject<Env> {
   /** release: the holder gives the job back unrun — pending, due now, its attempt not counted. */
   async release(id: string, token: string): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
-    return this.settled(now, release(this.store, id, token, "given back by its worker", now));
+    // Given back unrun: its permits' rate spend is refunded, as for an attempt that never started.
+    return this.settled(now, release(this.store, id, token, "given back by its worker", now), true);
   }
 
   /** appendStep: a pull worker's journal write, fenced by its lease (a pushed handler writes through its batch's control). */
@@ -250,6 +267,7 @@ export class ScopeDO extends DurableObject<Env> {
   /** cancel: a running pushed job's handler sees its signal abort with reason `cancelled`. */
   async cancel(id: string, reason: string | null): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
+    holdPermits(this.store.sql, id);
     const out = cancelJob(this.store, id, reason, now);
     if (out.ok) this.dispatcher.cancelled(id);
     return this.settled(now, out);
@@ -274,8 +292,10 @@ export class ScopeDO extends DurableObject<Env> {
 
   async cancelAll(pendingOnly: boolean, reason: string | null): Promise<number> {
     const now = this.clock.now();
+    if (!pendingOnly) holdPermits(this.store.sql, null);
     const rows = cancelAll(this.store, pendingOnly, reason, now);
     for (const r of rows) this.dispatcher.cancelled(r.id);
+    await this.returnPermits();
     if (rows.length > 0) await this.afterWrite(now, rows);
     return rows.length;
   }
@@ -283,6 +303,7 @@ export class ScopeDO extends DurableObject<Env> {
   async prune(olderThan: number, states: TerminalState[]): Promise<number> {
     const now = this.clock.now();
     const n = prune(this.store, olderThan, states, now);
+    await this.returnPermits();
     if (n > 0) await this.afterWrite(now);
     return n;
   }
@@ -331,6 +352,8 @@ export class ScopeDO extends DurableObject<Env> {
       // Pulled jobs whose delay or backoff ended: parked claims may take them (reaped ones are told in reap()).
       this.waits.due(cameDue.filter((t) => !this.store.config.pushTypes.includes(t)), now);
       const swept = sweepOnce(this.store, now);
+      // Reaped attempts' permits, and any a crashed instance left after a settle (pull-permits.ts).
+      await this.returnPermits();
       pruneMetrics(this.store.sql, now, this.reporter.unreportedSince());
       again = reaped.more || swept.more;
       // The alarm is the safety net and the timer for delayed and retried push jobs.
@@ -418,7 +441,9 @@ export class ScopeDO extends DurableObject<Env> {
     await this.arm(now);
   }
 
-  private async settled<T extends { ok: true; row: JobRow } | { ok: false }>(now: number, outcome: T): Promise<T> {
+  private async settled<T extends { ok: true; row: JobRow } | { ok: false }>(now: number, outcome: T, refund = false): Promise<T> {
+    // Awaited: once complete, fail or release answers, the pull worker's slot is free for its next claim.
+    if (outcome.ok) await this.returnPermits(refund);
     if (outcome.ok) this.dueForClaims([outcome.row], now);
     if (outcome.ok) await this.afterWrite(now, [outcome.row], this.dispatcher.newOrigin());
     return outcome;
@@ -437,6 +462,33 @@ export class ScopeDO extends DurableObject<Env> {
       if ((r.state === "pending" && r.run_at <= now) || (r.dedupe_key !== null && r.state !== "running")) types.add(r.type);
     }
     if (types.size > 0) this.waits.due(types, now);
+  }
+
+  /** renewPermits: a pulled attempt's heartbeat keeps its permits as long as its lease (pull-permits.ts). */
+  private async renewPermits(id: string, token: string, ttlMs: number): Promise<void> {
+    for (const [pool, ids] of permitsOfLease(this.store.sql, id, token)) {
+      try {
+        const lost = await withTimeout(this.env.POOL.getByName(pool).renew(ids, ttlMs), POOL_CALL_TIMEOUT_MS);
+        // Only after heartbeats stalled past the permit's TTL, when the lease itself has lapsed: the reap pass ends the attempt.
+        if (lost.length > 0) console.warn(JSON.stringify({ event: "pool:permits_lost", pool, job: id, count: lost.length }));
+      } catch (e) {
+        console.error(JSON.stringify({ event: "pool:renew_failed", pool, job: id, error: String(e) }));
+      }
+    }
+  }
+
+  /** returnPermits: give back the permits of pulled attempts that ended (pull-permits.ts); `refund` when they never ran. */
+  private async returnPermits(refund = false): Promise<void> {
+    const taken = returnable(this.store, this.clock.now());
+    if (taken.size > 0) await Promise.all([...taken].map(([pool, ids]) => this.givePermitsBack(pool, ids, refund)));
+  }
+
+  /** givePermitsBack never throws: a release lost with the object or refused lapses with the permit's TTL. */
+  private async givePermitsBack(pool: string, ids: string[], refund: boolean): Promise<void> {
+    if (ids.length === 0) return;
+    await withTimeout(this.env.POOL.getByName(pool).release(ids, refund), POOL_CALL_TIMEOUT_MS).catch((e: unknown) =>
+      console.error(JSON.stringify({ event: "pool:release_failed", pool, error: String(e) })),
+    );
   }
 
   private async sendSummary(summary: HomeSummary): Promise<void> {

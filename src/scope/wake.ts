@@ -6,12 +6,14 @@
  *   for pull workers; it is there for the next claim),
  * - the earliest lease expiry (the reap pass),
  * - the next retention sweep,
- * - the deadline for a catalog summary that has not gone out.
+ * - the deadline for a catalog summary that has not gone out,
+ * - the end of a permit hold a cancel left (pull-permits.ts).
  *
  * @module
  */
 import { pendingTypes } from "./counts";
 import { nextSweepAt } from "./sweep-pass";
+import { permitHoldEndsAt } from "./pull-permits";
 import type { ScopeStore } from "./store";
 
 /** jobNextFutureRunAt: job_due_idx (type, run_at) — one seek per pending type. */
@@ -30,6 +32,8 @@ export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: numbe
   const sweep = nextSweepAt(store);
   if (sweep !== null) times.push(sweep);
   if (reportDeadline !== null) times.push(reportDeadline);
+  const hold = permitHoldEndsAt(store.sql);
+  if (hold !== null) times.push(hold);
   return times.length ? Math.min(...times) : null;
 }
 

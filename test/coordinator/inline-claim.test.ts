@@ -75,9 +75,13 @@ describe.each([
     expect((await api("GET", `/v1/jobs/${handle!.id}`)).body.job).toMatchObject({ state: "pending", attempts: 1, lastError: "transient" });
   });
 
-  it("refuses a pushed type and a missing key, naming the field", async () => {
+  it("refuses a pushed type, a guarded type and a missing key, naming the field", async () => {
     const pushed = await api("POST", "/v1/jobs/claim-or-enqueue", { job: { type: "demo.echo", payload: {}, dedupeKey: "k" }, worker: "w" });
     expect([pushed.status, pushed.body.error.details[0].path]).toEqual([400, "job.type"]);
+    // A guarded pulled type takes permits before it leases, which the one-transaction inline claim cannot wait for.
+    const guarded = await api("POST", "/v1/jobs/claim-or-enqueue", { job: { type: "pull.limited", payload: {}, dedupeKey: "k" }, worker: "w" });
+    expect([guarded.status, guarded.body.error.details[0].path]).toEqual([400, "job.type"]);
+    expect(guarded.body.error.message).toContain("claim it with a worker");
     const keyless = await api("POST", "/v1/jobs/claim-or-enqueue", { job: { type: "x.y", payload: {} }, worker: "w" });
     expect([keyless.status, keyless.body.error.details[0].path]).toEqual([400, "job.dedupeKey"]);
   });

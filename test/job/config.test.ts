@@ -54,7 +54,9 @@ describe("config", () => {
     const c = parseConfig({ types: { "email.send": { binding: "EMAIL", concurrency: 5, timeoutMs: 60_000, batchSize: 20, leaseMs: 10_000 } } });
     expect(c.pushTypes).toEqual(["email.send"]);
     expect(c.typeSettings("email.send")).toMatchObject({ binding: "EMAIL", concurrency: 5, timeoutMs: 60_000, batchSize: 20, leaseMs: 10_000 });
-    expect(() => parseConfig({ types: { t: { concurrency: 2 } } })).toThrow(/types.t.concurrency: concurrency applies to pushed jobs: give the type a binding too/);
+    expect(() => parseConfig({ types: { t: { batchSize: 2 } } })).toThrow(/types.t.batchSize: batchSize applies to pushed jobs: give the type a binding too/);
+    // Guards hold for pulled types too: their claims take the permits.
+    expect(parseConfig({ types: { t: { concurrency: 2 } } }).typeSettings("t").concurrency).toBe(2);
     expect(() => parseConfig({ types: { t: { binding: "not a name" } } })).toThrow(/types.t.binding: must be a binding name/);
   });
 
@@ -72,15 +74,17 @@ describe("config", () => {
     expect(() => checkBindings(c, { OK: {}, EMAIL: {}, OBS: {} })).not.toThrow();
   });
 
-  it("guards: pools need a dimension and pushed members; waitsFor cycles are refused; one-sided notWhileRunning warns", () => {
+  it("guards: pools need a dimension and declared members; waitsFor cycles are refused; one-sided notWhileRunning warns", () => {
     const push = (extra = {}) => ({ binding: "H", ...extra });
     expect(() => parseConfig({ types: { a: push() }, pools: { p: { types: ["a"] } } })).toThrow(/pools.p: give the pool a concurrency, a ratePerMinute, or both/);
-    expect(() => parseConfig({ types: { a: {} }, pools: { p: { concurrency: 1, types: ["a"] } } })).toThrow(/pools.p.types\[0\]: a is not a pushed type/);
+    expect(() => parseConfig({ types: { a: {} }, pools: { p: { concurrency: 1, types: ["b"] } } })).toThrow(/pools.p.types\[0\]: b is not a declared type/);
+    expect(() => parseConfig({ types: { a: {} }, pools: { p: { concurrency: 1, types: ["a"] } } })).not.toThrow();
     expect(() => parseConfig({ types: { a: push() }, pools: { p: { concurrency: 1, types: ["a"], costs: { b: 2 } } } })).toThrow(/pools.p.costs.b: b is not one of this pool's types/);
     expect(() =>
       parseConfig({ types: { a: push({ waitsFor: ["b"] }), b: push({ waitsFor: ["c"] }), c: push({ waitsFor: ["a"] }) } }),
     ).toThrow(/waitsFor cycle a → b → c → a/);
-    expect(() => parseConfig({ types: { a: push({ notWhileRunning: ["b"] }), b: {} } })).toThrow(/notWhileRunning\[0\]: b is not a pushed type/);
+    expect(() => parseConfig({ types: { a: push({ notWhileRunning: ["b"] }) } })).toThrow(/notWhileRunning\[0\]: b is not a declared type/);
+    expect(() => parseConfig({ types: { a: push({ notWhileRunning: ["b"] }), b: { notWhileRunning: ["a"] } } })).not.toThrow();
     expect(() => parseConfig({ types: { a: push({ notWhileRunning: ["a"] }) } })).toThrow(/notWhileRunning\[0\]: a type cannot exclude itself/);
     expect(() => parseConfig({ types: { a: push({ waitsFor: ["typo"] }) } })).toThrow(/waitsFor\[0\]: typo is not a declared type/);
     expect(() => parseConfig({ types: { a: push() }, pools: { p: { concurrency: 2, types: ["a"], costs: { a: 3 } } } })).toThrow(/pools.p.costs.a: a cost of 3 can never fit in concurrency 2/);

@@ -1,0 +1,137 @@
+/**
+ * Guards for pulled types (README "Pull workers"): a claim of a type with a
+ * `concurrency`, pools, a `notWhileRunning` pair or `waitsFor` takes the same
+ * permits a pushed call of it would (dispatch/permit-plan.ts), before it
+ * leases, and keeps them with the lease in `job_permit`:
+ *
+ * - taken: for no more jobs than are due, trimmed to the smallest grant; the
+ *   jobs leased and their permit rows are written in one transaction, and the
+ *   permits left over go back refunded (no attempt started with them);
+ * - renewed: by each heartbeat of the lease, to PERMIT_TTL_FACTOR × the lease;
+ * - returned: once no running attempt of that lease holds them (complete,
+ *   fail, release, sleep, the reap pass, retention) — `returnable`
+ *   takes every such row, so a return lost with the object is made by the
+ *   next one, and the pool's own TTL frees a permit whose release never came;
+ * - held past a cancel: a cancelled worker stops at its next heartbeat, so
+ *   the permits stay until the lease it had would have ended (`holdPermits`),
+ *   and the guard is never exceeded while it winds down.
+ *
+ * A refused claim joins the pool's waiting line as this object; the pool's
+ * poke when a slot frees wakes the claims parked for the type (scope-do.ts).
+ *
+ * @module
+ */
+import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../dispatch/permit-plan";
+import { busyHere, claimJobs, countDue, isSerial, serialBusy, type ClaimRequest } from "./claim";
+import { pendingTypes } from "./counts";
+import type { JobRow } from "./job-row";
+import type { ScopeStore } from "./store";
+
+const PERMIT_INSERT = "INSERT INTO job_permit (pool, permit_id, job_seq, lease_token) VALUES (?, ?, ?, ?)";
+/** permitsOfLease: job_permit_job_idx, then the job by its primary key. */
+const PERMITS_OF_LEASE = `
+SELECT p.pool, p.permit_id FROM job AS j JOIN job_permit AS p ON p.job_seq = j.seq
+ WHERE j.id = ? AND p.lease_token = ?`;
+/** permitsReturnable: the table holds only running pulled attempts' permits, so the scan is short. */
+const PERMITS_RETURNABLE = `
+DELETE FROM job_permit AS p
+ WHERE (p.hold_until IS NULL OR p.hold_until <= ?)
+   AND NOT EXISTS (SELECT 1 FROM job AS j WHERE j.seq = p.job_seq AND j.state = 'running' AND j.lease_token = p.lease_token)
+RETURNING pool, permit_id`;
+/** permitsHold: before a cancel ends running attempts, keep their permits until their leases would have ended. */
+const PERMITS_HOLD = `
+UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j WHERE j.seq = p.job_seq)
+ WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND (?1 IS NULL OR id = ?1))`;
+const PERMITS_NEXT_HOLD_END = "SELECT min(hold_until) AS t FROM job_permit";
+
+export interface PullClaimDeps {
+  store: ScopeStore;
+  holder: string;
+  pool(name: string): PoolApi;
+  /** The first of these types with due or running work anywhere (the catalog's view), or null. */
+  busyType(types: string[]): Promise<string | null>;
+  /** Give permits back (refunded: no attempt started with them). */
+  giveBack(pool: string, ids: string[]): void;
+  now(): number;
+}
+
+/**
+ * pullClaim: the claim of a pull worker. Unguarded types are claimed as
+ * before; each guarded type asked for is first checked (waitsFor) and granted
+ * permits, outside any transaction, and is then claimed at most that many
+ * times — all in the one claim transaction, so priority order across types holds.
+ */
+export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise<JobRow[]> {
+  const { store } = deps;
+  const config = store.config;
+  const present = pendingTypes(store.sql).filter((t) => (req.types === null || req.types.includes(t)) && !req.exclude?.includes(t));
+  const caps = new Map<string, number>();
+  const held = new Map<string, Held[]>();
+  for (const type of present) {
+    const plan = permitPlan(config, type);
+    const { waitsFor } = config.typeSettings(type);
+    if (plan.length === 0 && waitsFor.length === 0) continue;
+    caps.set(type, 0);
+    const serial = isSerial(store, type);
+    if (serial && serialBusy(store.sql, type, deps.now())) continue;
+    const due = countDue(store.sql, type, deps.now(), serial ? 1 : req.limit);
+    if (due === 0) continue;
+    if (waitsFor.length > 0) {
+      // This object's own work first (exact), then everyone's (the catalog, about a second behind at most).
+      const busy = busyHere(store.sql, waitsFor, deps.now()) ?? (await deps.busyType(waitsFor).catch(() => waitsFor[0]!));
+      if (busy !== null) continue;
+    }
+    if (plan.length === 0) {
+      caps.set(type, due);
+      continue;
+    }
+    const taken = await takePermits(plan, { holder: deps.holder, want: due, ttlMs: req.leaseMs * PERMIT_TTL_FACTOR }, deps.pool, deps.giveBack);
+    if (!taken.ok) continue;
+    caps.set(type, taken.count);
+    held.set(type, taken.held);
+  }
+  const rows = claimJobs(store, { ...req, caps }, deps.now(), (leased) => recordPermits(store.sql, leased, held));
+  for (const [type, steps] of held) {
+    const used = rows.filter((r) => r.type === type).length;
+    for (const h of steps) deps.giveBack(h.pool, h.ids.slice(used));
+  }
+  return rows;
+}
+
+/** recordPermits: the i-th leased job of a type takes the i-th permit of each pool its type was granted. */
+function recordPermits(sql: SqlStorage, leased: readonly JobRow[], held: ReadonlyMap<string, Held[]>): void {
+  const used = new Map<string, number>();
+  for (const row of leased) {
+    const steps = held.get(row.type);
+    if (!steps) continue;
+    const i = used.get(row.type) ?? 0;
+    used.set(row.type, i + 1);
+    for (const h of steps) sql.exec(PERMIT_INSERT, h.pool, h.ids[i]!, row.seq, row.lease_token!);
+  }
+}
+
+/** permitsOfLease: the permits the job's attempt under this lease holds, by pool. */
+export function permitsOfLease(sql: SqlStorage, id: string, token: string): Map<string, string[]> {
+  return byPool(sql.exec<{ pool: string; permit_id: string }>(PERMITS_OF_LEASE, id, token).toArray());
+}
+
+/** returnable: take every permit no running attempt of its lease holds any more (and no cancel holds), by pool. */
+export function returnable(store: ScopeStore, now: number): Map<string, string[]> {
+  return byPool(store.atomic(() => store.sql.exec<{ pool: string; permit_id: string }>(PERMITS_RETURNABLE, now).toArray()));
+}
+
+/** holdPermits: the running job `id` (null: every running job) is about to be cancelled. */
+export function holdPermits(sql: SqlStorage, id: string | null): void {
+  sql.exec(PERMITS_HOLD, id);
+}
+
+/** permitHoldEndsAt: when the alarm must return permits a cancel held, or null. */
+export function permitHoldEndsAt(sql: SqlStorage): number | null {
+  return sql.exec<{ t: number | null }>(PERMITS_NEXT_HOLD_END).one().t;
+}
+
+function byPool(rows: { pool: string; permit_id: string }[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.pool, [...(out.get(r.pool) ?? []), r.permit_id]);
+  return out;
+}
