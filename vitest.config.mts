@@ -63,6 +63,7 @@ const workersPool = cloudflareTest({
           "pull.renewed": { concurrency: 1 },
           "pull.reaped": { concurrency: 1 },
           "pull.cancelled": { concurrency: 1 },
+          "pull.worker.limited": { concurrency: 2 },
           "pull.rated": {},
           "pull.left": { notWhileRunning: ["pull.right"] },
           "pull.right": { notWhileRunning: ["pull.left"] },

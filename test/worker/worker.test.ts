@@ -79,4 +79,24 @@ describe("createWorker", () => {
     await stopped;
     expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "pending", result: null });
   });
+
+  it("a guarded pulled type: a worker of concurrency 4 runs at most the type's concurrency (2) at once, and drains the rest as slots free", async () => {
+    const type = "pull.worker.limited"; // concurrency = 2 (vitest.config.mts)
+    const ids = await Promise.all(Array.from({ length: 6 }, (_, n) => enqueue(type, { n })));
+    let running = 0;
+    let most = 0;
+    const w = worker([type], {
+      [type]: async () => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 100));
+        running--;
+        return { ok: true };
+      },
+    }, { concurrency: 4, waitMs: 1_000 });
+    const stopped = w.start();
+    for (const id of ids) expect((await waitForJob(id, (j) => j.state === "completed" || j.state === "failed")).state).toBe("completed");
+    await w.stop({ timeoutMs: 1_000 });
+    await stopped;
+    expect(most).toBe(2);
+  });
 });
