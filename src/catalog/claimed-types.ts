@@ -12,11 +12,11 @@
  */
 
 /** A type no claim has asked for in this long is no longer taken as being pulled. */
-export const CLAIM_SEEN_WINDOW_MS = 3600_000;
+const CLAIM_SEEN_WINDOW_MS = 3600_000;
 /** A type's claim time is rewritten at most this often (it is only compared with an hour). */
 const RECORD_EVERY_MS = 60_000;
 /** The key a claim without types is kept under: it takes any pulled type. */
-export const ANY_TYPE = "*";
+const ANY_TYPE = "*";
 
 const CLAIMED_UPSERT = "INSERT INTO claimed_type (type, asked_at) VALUES (?1, ?2) ON CONFLICT (type) DO UPDATE SET asked_at = excluded.asked_at";
 /** Types with due jobs in some home (home_type_next_idx), minus those a recent claim asked for. */

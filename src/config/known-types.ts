@@ -25,7 +25,7 @@ export function nearestTypes(name: string, known: readonly string[], n = 3): str
 }
 
 /** undeclaredMessage: what a person needs to fix an undeclared type name. */
-export function undeclaredMessage(type: string, config: QueueConfig): string {
+function undeclaredMessage(type: string, config: QueueConfig): string {
   const near = nearestTypes(type, Object.keys(config.types));
   const hint = near.length > 0 ? `; did you mean ${near.map((t) => JSON.stringify(t)).join(", ")}?` : `; declare it under [vars.EDGEQUEUE_CONFIG.types."${type}"]`;
   return `job type ${JSON.stringify(type)} is not declared in the config (strictTypes is on)${hint}`;

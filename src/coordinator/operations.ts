@@ -453,7 +453,7 @@ export class QueueOps {
     for (const home of homes) {
       if (jobs.length >= req.limit) break;
       try {
-        for (const r of await this.scope(home).claim({ ...req, limit: req.limit - jobs.length })) jobs.push(r.journal ? { ...toLeasedJob(r), journal: r.journal } : toLeasedJob(r));
+        for (const r of await this.scope(home).claim({ ...req, limit: req.limit - jobs.length })) jobs.push(toLeasedJob(r));
       } catch (e) {
         // Jobs leased by the homes that answered must reach the worker (as in claimNow): a failing home is skipped.
         console.error(JSON.stringify({ event: "claim:home_failed", failures: [{ home, error: String(e) }] }));
@@ -492,7 +492,7 @@ export class QueueOps {
       // Jobs leased by the homes that answered must reach the worker even if another home failed:
       // dropping them would strand them until their lease expires, spending an attempt.
       for (const [k, s] of settled.entries()) {
-        if (s.status === "fulfilled") for (const r of s.value) jobs.push(r.journal ? { ...toLeasedJob(r), journal: r.journal } : toLeasedJob(r));
+        if (s.status === "fulfilled") for (const r of s.value) jobs.push(toLeasedJob(r));
         else failures.push({ home: wave[k]!, error: String(s.reason) });
       }
     }

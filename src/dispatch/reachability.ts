@@ -15,8 +15,8 @@
  * @module
  */
 
-export const UNREACHABLE_BASE_MS = 1_000;
-export const UNREACHABLE_MAX_MS = 60_000;
+const UNREACHABLE_BASE_MS = 1_000;
+const UNREACHABLE_MAX_MS = 60_000;
 
 export class Reachability {
   /** Per binding: when its outage began (the first call that did not reach it), and the calls that failed since. */

@@ -63,3 +63,7 @@ export interface JobContext<T extends string = string, E = unknown> {
 export type JobHandler<T extends string, E> = (payload: PayloadOf<T>, ctx: JobContext<T, E>) => unknown;
 
 export type Handlers<E = unknown> = { [T in JobTypeName]?: JobHandler<T, E> };
+
+/** Handlers of any payload type, registered in JobTypes or not: how a pull worker and the test kit take them. */
+export type AnyHandler = (payload: any, ctx: JobContext<any, any>) => unknown;
+export type AnyHandlers = Handlers<any> | Record<string, AnyHandler>;

@@ -63,7 +63,7 @@ function sleepOutcome(id: string, s: SleepRequest): JobOutcome {
 }
 
 /** outcomeOf maps a thrown value to an outcome. Checked by name too: a second copy of this SDK in a bundle has its own classes. */
-export function outcomeOf(id: string, e: unknown): JobOutcome {
+function outcomeOf(id: string, e: unknown): JobOutcome {
   const name = (e as { name?: unknown })?.name;
   const message = e instanceof Error ? e.message : String(e);
   if (e instanceof NondeterminismError || name === "NondeterminismError") return { id, kind: "failed", error: `NondeterminismError: ${message}` };

@@ -151,7 +151,7 @@ function randomSeed(): string {
  * laid out as an RFC 9562 version 8 (custom) UUID. Synchronous (Web Crypto's
  * digests are not), deterministic, well spread; not for secrets.
  */
-export function derivedUuid(input: string): string {
+function derivedUuid(input: string): string {
   const bytes = new TextEncoder().encode(input);
   const fnv = (offset: bigint) => {
     let h = offset;

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Job, LeasedJob, Scope } from "../job/schemas";
+import type { Journal } from "../dispatch/contract";
 import type { FailureKind, JobState } from "../job/states";
 
 export type JobRow = {
@@ -72,7 +73,9 @@ export function toJob(row: JobRow): Job {
 }
 
 /** toLeasedJob: a freshly claimed row, with the token the worker must present. */
-export function toLeasedJob(row: JobRow): LeasedJob {
+/** toLeasedJob: a leased row as the claimer sees it, with its journal of durable steps when it has one. */
+export function toLeasedJob(row: JobRow & { journal?: Journal }): LeasedJob {
   if (row.lease_token === null || row.lease_expires_at === null) throw new Error(`job ${row.id} has no lease`);
-  return { ...toJob(row), leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at };
+  const leased = { ...toJob(row), leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at };
+  return row.journal ? { ...leased, journal: row.journal } : leased;
 }

@@ -11,13 +11,11 @@ import { TRANSITIONS } from "../job/transitions";
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
-import { getJob } from "./read";
+import { JOB_FIND_LEASED, LEASED, leaseRefusal } from "./lease";
 import type { ScopeStore } from "./store";
 import { writeStep } from "./steps";
 import type { JournalStart } from "../dispatch/contract";
 
-/** The live lease: right token, not yet expired (only running jobs hold a token). Params ?1 now, ?2 id, ?3 token. */
-const LEASED = "id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
 
 /** jobExtendLeaseIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 leaseMs or null (keep the claim's). Never past startedAt + timeoutMs. */
 const JOB_EXTEND_LEASE_IF_LEASED = `
@@ -37,7 +35,6 @@ UPDATE job
  WHERE ${LEASED} AND state IN (${sqlList(TRANSITIONS.complete.from)})
 RETURNING *`;
 
-const JOB_FIND_LEASED = `SELECT * FROM job WHERE ${LEASED}`;
 
 export function heartbeat(store: ScopeStore, id: string, token: string, leaseMs: number | null, now: number): Outcome<{ leaseExpiresAt: number }> {
   const row = store.sql.exec<{ lease_expires_at: number }>(JOB_EXTEND_LEASE_IF_LEASED, now, id, token, leaseMs).toArray()[0];
@@ -161,22 +158,3 @@ export function fail(store: ScopeStore, id: string, token: string, input: FailIn
   });
 }
 
-/** leaseRefusal explains why a fenced call matched nothing. */
-export function leaseRefusal(store: ScopeStore, id: string, token: string, now: number): Refusal {
-  const row = getJob(store.sql, id);
-  if (!row) return { ok: false, code: "not_found" };
-  switch (row.state) {
-    case "cancelled":
-      return { ok: false, code: "lease_lost", reason: "cancelled", state: row.state };
-    case "completed":
-    case "failed":
-      return { ok: false, code: "already_terminal", state: row.state };
-    case "pending":
-      return { ok: false, code: "lease_lost", reason: "expired", state: row.state };
-    case "running": {
-      if (row.lease_token !== token) return { ok: false, code: "lease_lost", reason: "stale_token", state: row.state };
-      const timedOut = row.timeout_ms !== null && row.started_at !== null && now >= row.started_at + row.timeout_ms;
-      return { ok: false, code: "lease_lost", reason: timedOut ? "timeout" : "expired", state: row.state };
-    }
-  }
-}

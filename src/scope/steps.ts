@@ -15,14 +15,14 @@
  */
 import type { Journal, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
 import { utf8Length } from "../job/json-size";
+import type { StepView } from "../job/schemas";
 import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { getJob } from "./read";
-import { leaseRefusal } from "./settle";
+import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
 import type { ScopeStore } from "./store";
 
 /** The lease check of settle.ts, as one row read. Params ?1 now, ?2 id, ?3 token. */
-const JOB_FIND_LEASED = "SELECT * FROM job WHERE id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
 const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ? AND seq = ?";
 const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
 const START_INSERT = "INSERT OR IGNORE INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, -1, '', 'start', ?, ?, ?, ?, NULL, 0)";
@@ -36,7 +36,6 @@ const JOURNAL_OF = "SELECT * FROM job_step WHERE job_seq = ? ORDER BY seq";
 const UNFINISHED_DELETE = "DELETE FROM job_step WHERE job_seq = ? AND kind = 'step' AND finished_at IS NULL";
 const UNFINISHED_BY_NAME = "SELECT seq FROM job_step WHERE job_seq = ? AND name = ? AND kind = 'step' AND finished_at IS NULL ORDER BY seq LIMIT 1";
 /** Does any job of these have a journal? One seek per job on the primary key. */
-const HAS_JOURNAL = "SELECT DISTINCT job_seq FROM job_step WHERE job_seq IN (SELECT value FROM json_each(?))";
 
 type StepRow = {
   job_seq: number;
@@ -58,10 +57,8 @@ type StepRefusal = Extract<Refusal, { code: "payload_too_large" | "journal_too_l
 export function journalsOf(store: ScopeStore, seqs: readonly number[]): Map<number, Journal> {
   const out = new Map<number, Journal>();
   if (seqs.length === 0) return out;
-  // Most jobs never journal: one cheap seek each first, and the rows only for those that do.
-  const have = store.sql.exec<{ job_seq: number }>(HAS_JOURNAL, JSON.stringify(seqs)).toArray().map((r) => r.job_seq);
-  if (have.length === 0) return out;
-  for (const r of store.sql.exec<StepRow>(JOURNALS_OF, JSON.stringify(have)).toArray()) {
+  // One index seek per job (job_step's key starts with job_seq); most jobs never journal and find nothing.
+  for (const r of store.sql.exec<StepRow>(JOURNALS_OF, JSON.stringify(seqs)).toArray()) {
     const j = out.get(r.job_seq) ?? { start: null, entries: [] };
     if (r.kind === "start") j.start = { at: r.started_at, seed: r.result ?? "" };
     else j.entries.push(toEntry(r));
@@ -105,17 +102,6 @@ export function writeStep(store: ScopeStore, job: JobRow, e: Omit<JournalEntry, 
   store.sql.exec(START_INSERT, job.seq, start.seed, start.at, start.at, job.attempts);
   store.sql.exec(STEP_UPSERT, job.seq, e.seq, e.name, e.kind, e.result, e.startedAt, e.finishedAt, job.attempts, e.wakeAt, bytes);
   return null;
-}
-
-export interface StepView {
-  name: string;
-  seq: number;
-  kind: "step" | "sleep";
-  result: unknown;
-  startedAt: number;
-  finishedAt: number | null;
-  attempt: number;
-  wakeAt: number | null;
 }
 
 /** listSteps: a job's journal as the API shows it (start record left out); null when there is no such job. */

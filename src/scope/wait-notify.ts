@@ -7,7 +7,7 @@
  * @module
  */
 
-export const NOTIFY_EVERY_MS = 50;
+const NOTIFY_EVERY_MS = 50;
 
 export class WaitNotifier {
   private readonly last = new Map<string, number>();

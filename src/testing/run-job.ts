@@ -22,17 +22,13 @@
  * @module
  */
 import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
-import type { Handlers, JobContext } from "../handler/context";
+import type { AnyHandler, AnyHandlers, Handlers } from "../handler/context";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
 import type { JsonObject } from "../job/json-safe";
 import type { Scope } from "../job/schemas";
 
-
-
-/** Handlers as tests write them: any payload type, registered in JobTypes or not. */
-export type AnyHandler = (payload: any, ctx: JobContext<any, any>) => unknown;
-export type AnyHandlers = Handlers<any> | Record<string, AnyHandler>;
+export type { AnyHandler, AnyHandlers };
 
 export interface RunOptions {
   /** The job type (default "test.job"; required when `handler` is a map of several types). */
@@ -190,7 +186,10 @@ class Run implements TestRun {
         throw new Crash(`crashed before journaling step ${JSON.stringify(w.name)}`);
       }
       const held = this.entries.get(w.seq);
-      if (held && held.name !== w.name) return { ok: false, code: "nondeterminism", message: `step ${w.seq} is ${JSON.stringify(held.name)} in the journal, ${JSON.stringify(w.name)} in the code` };
+      // As the queue's journal does (scope/steps.ts): a position held by another name, or by a sleep, is nondeterminism.
+      if (held && (held.name !== w.name || held.kind !== "step")) {
+        return { ok: false, code: "nondeterminism", message: `step ${w.seq} is ${JSON.stringify(held.name)} in the journal, ${JSON.stringify(w.name)} in the code` };
+      }
       this.start ??= w.start;
       if (!held || held.finishedAt === null) {
         this.entries.set(w.seq, {

@@ -19,7 +19,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 
 /** Notices are kept this long (a claim's longest wait), so a claim that started before one arrived still sees it. */
-export const RECENT_MS = 30_000;
+const RECENT_MS = 30_000;
 
 export class WaitDO extends DurableObject<Env> {
   private readonly waiting = new Set<(homes: string[], at: number) => void>();

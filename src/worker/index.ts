@@ -25,7 +25,7 @@ import type { JobOutcome, JournalAnswer, JournalWrite } from "../dispatch/contra
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
 import type { LeasedJob } from "../job/schemas";
-import type { AnyHandlers } from "../testing/run-job";
+import type { AnyHandlers } from "../handler/context";
 
 export interface WorkerOptions {
   /** The queue's base URL, e.g. https://edgequeue.<you>.workers.dev */

@@ -1,0 +1,35 @@
+/**
+ * The lease fence every holder's call passes (invariant 3): the right token
+ * on an unexpired lease, and — when it fails — the refusal that says why.
+ *
+ * @module
+ */
+import type { Refusal } from "./outcome";
+import { getJob } from "./read";
+import type { ScopeStore } from "./store";
+
+/** The live lease: right token, not yet expired (only running jobs hold a token). Params ?1 now, ?2 id, ?3 token. */
+export const LEASED = "id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
+
+/** jobFindLeased: the job, if this lease on it is live. Params ?1 now, ?2 id, ?3 token. */
+export const JOB_FIND_LEASED = `SELECT * FROM job WHERE ${LEASED}`;
+
+/** leaseRefusal explains why a fenced call matched nothing. */
+export function leaseRefusal(store: ScopeStore, id: string, token: string, now: number): Refusal {
+  const row = getJob(store.sql, id);
+  if (!row) return { ok: false, code: "not_found" };
+  switch (row.state) {
+    case "cancelled":
+      return { ok: false, code: "lease_lost", reason: "cancelled", state: row.state };
+    case "completed":
+    case "failed":
+      return { ok: false, code: "already_terminal", state: row.state };
+    case "pending":
+      return { ok: false, code: "lease_lost", reason: "expired", state: row.state };
+    case "running": {
+      if (row.lease_token !== token) return { ok: false, code: "lease_lost", reason: "stale_token", state: row.state };
+      const timedOut = row.timeout_ms !== null && row.started_at !== null && now >= row.started_at + row.timeout_ms;
+      return { ok: false, code: "lease_lost", reason: timedOut ? "timeout" : "expired", state: row.state };
+    }
+  }
+}
