@@ -48,7 +48,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
  */
 
 /** The files `wrangler dev` needs for every config the bench and soak run (sources, configs, migrations, the package's exports). */
-const TREE = ["package.json", "tsconfig.json", "wrangler.toml", "src", "migrations", "examples/handler", "bench/bare", "bench/pool", "bench/soak"];
+const TREE = ["package.json", "tsconfig.json", "wrangler.toml", "src", "migrations", "examples/handler", "bench/bare", "bench/pool", "bench/soak", "bench/cfq"];
 
 /**
  * snapshot copies the sources and configs into `dir` (node_modules is linked, not copied) and
@@ -124,7 +124,7 @@ export async function startWorker({ config, persistTo, vars = {}, cwd = process.
     }
     try {
       await fetch(`${url}/v1/health`);
-      return { url, stop };
+      return { url, stop, inspectorPort };
     } catch {
       await sleep(250);
     }

@@ -13,6 +13,8 @@ import { checkRelations, relationWarnings } from "./relations";
 
 const ms = (max: number) => z.number().int().min(0).max(max);
 const DAY_MS = 24 * 3600 * 1000;
+export const LOG_LEVELS = ["operator", "all", "none"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const BackoffSchema = z.strictObject({
   baseMs: ms(DAY_MS).optional(),
@@ -69,8 +71,11 @@ export const ConfigSchema = z.strictObject({
       lagAlertMs: z.number().int().min(1000).max(7 * 86_400_000).optional(),
     })
     .optional(),
-  /** `log: false` stops the JSON log line per lifecycle event. */
-  events: z.strictObject({ log: z.boolean().optional() }).optional(),
+  /**
+   * Lifecycle log lines: "operator" (default) writes the lines an operator acts on — job:failed and
+   * job:retry_scheduled (stalls included); "all" every transition; "none" (or false) none. true means "all".
+   */
+  events: z.strictObject({ log: z.union([z.enum(LOG_LEVELS), z.boolean()]).optional() }).optional(),
   defaults: z
     .strictObject({
       maxAttempts: z.number().int().min(1).max(1000).optional(),
@@ -140,7 +145,8 @@ export interface QueueConfig {
   waitedOn: readonly string[];
   observer: string | null;
   analytics: string | null;
-  logEvents: boolean;
+  /** Which lifecycle events get a JSON log line (scope/events.ts). */
+  logEvents: LogLevel;
   dashboard: { enabled: boolean; lagAlertMs: number };
   pools: Readonly<Record<string, PoolSettings>>;
   /** topic → its consumer types. */
@@ -156,9 +162,18 @@ export interface QueueConfig {
   typeSettings(type: string): TypeSettings;
 }
 
+
+function logLevel(v: LogLevel | boolean | undefined): LogLevel {
+  if (v === undefined) return "operator";
+  if (v === true) return "all";
+  if (v === false) return "none";
+  return v;
+}
+
 export const DEFAULTS = {
   maxAttempts: 3,
-  batchSize: 10,
+  /** Most jobs per handler call; fewer go when fewer are due (dispatch/dispatcher.ts, batchFor). */
+  batchSize: 100,
   leaseMs: 30_000,
   payloadMaxBytes: PAYLOAD_MAX_BYTES_DEFAULT,
   batchPayloadMaxBytes: 8 * 1024 * 1024,
@@ -216,7 +231,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     observer: input.observer ?? null,
     analytics: input.analytics ?? null,
     dashboard: { enabled: input.dashboard?.enabled ?? true, lagAlertMs: input.dashboard?.lagAlertMs ?? DEFAULTS.lagAlertMs },
-    logEvents: input.events?.log ?? true,
+    logEvents: logLevel(input.events?.log),
     pools,
     topics: Object.fromEntries(Object.entries(input.topics ?? {}).map(([t, v]) => [t, v.consumers])),
     schedules: input.schedules ?? {},

@@ -13,14 +13,18 @@ import { complete, fail, sleep, snooze } from "../scope/settle";
 import type { ScopeStore } from "../scope/store";
 import type { HandlerOutcome } from "./contract";
 
+/** resultText: a completed outcome's result as stored (JSON text or null), or undefined when it is over the size limit. */
+export function resultText(config: QueueConfig, o: Extract<HandlerOutcome, { kind: "completed" }>): string | null | undefined {
+  const result = o.result ? JSON.stringify(o.result) : null;
+  const limit = config.limits.payloadMaxBytes;
+  return result !== null && utf8Length(result, limit) > limit ? undefined : result;
+}
+
 export function applyOutcome(store: ScopeStore, config: QueueConfig, id: string, token: string, o: HandlerOutcome, now: number): Outcome<{ row: JobRow }> {
   switch (o.kind) {
     case "completed": {
-      const result = o.result ? JSON.stringify(o.result) : null;
-      const limit = config.limits.payloadMaxBytes;
-      if (result !== null && utf8Length(result, limit) > limit) {
-        return fail(store, id, token, { error: `handler result is larger than ${limit} bytes of JSON`, fatal: true }, now);
-      }
+      const result = resultText(config, o);
+      if (result === undefined) return fail(store, id, token, { error: `handler result is larger than ${config.limits.payloadMaxBytes} bytes of JSON`, fatal: true }, now);
       return complete(store, id, token, result, now);
     }
     case "retry":

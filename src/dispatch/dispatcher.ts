@@ -28,9 +28,9 @@ import type { QueueConfig, TypeSettings } from "../config/schema";
 import { busyHere, claimJobs, countDue, isSerial, serialBusy } from "../scope/claim";
 import { pendingTypes } from "../scope/counts";
 import { scopeOfRow, type JobRow } from "../scope/job-row";
-import { heartbeat } from "../scope/settle";
+import { completeMany, heartbeat } from "../scope/settle";
 import type { ScopeStore } from "../scope/store";
-import { applyOutcome } from "./apply-outcome";
+import { applyOutcome, resultText } from "./apply-outcome";
 import { BatchControl } from "./batch-control";
 import type { AbortReason, DispatchJob, HandlerEntrypointApi, HandlerOutcome, Journal, JournalAnswer, JournalWrite } from "./contract";
 import { appendStep, journalsOf } from "../scope/steps";
@@ -278,7 +278,7 @@ export class Dispatcher {
       if (busy) return this.blocked(type, WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`, epoch);
     }
     const plan = permitPlan(this.deps.config, type);
-    const limit = isSerial(this.deps.store, type) ? 1 : settings.batchSize;
+    const limit = isSerial(this.deps.store, type) ? 1 : this.batchFor(type, settings.batchSize);
     let want = plan.length > 0 ? Math.max(1, countDue(this.deps.store.sql, type, this.deps.now(), limit)) : limit;
     let held: Held[] = [];
     if (plan.length > 0) {
@@ -294,6 +294,19 @@ export class Dispatcher {
     if (rows.length === 0) return null;
     this.blockedTimes.delete(type);
     return { type, settings, rows, permits: rows.map((_, i) => held.map((h) => ({ pool: h.pool, id: h.ids[i]! }))), now };
+  }
+
+  /**
+   * batchFor: how many jobs the next call of the type carries — the due jobs
+   * spread over the calls that may still start, between 1 and `max` (the
+   * type's batchSize, 100 by default). A job alone goes alone, at once; a
+   * backlog goes 100 a call, where a call's fixed cost (the RPC, its claim and
+   * settle transactions, the re-arm) is shared by the most jobs.
+   */
+  private batchFor(type: string, max: number): number {
+    const free = Math.max(1, MAX_CALLS_IN_FLIGHT - this.calls.size);
+    const due = countDue(this.deps.store.sql, type, this.deps.now(), max * free);
+    return Math.min(max, Math.max(1, Math.ceil(due / free)));
   }
 
   /**
@@ -452,9 +465,25 @@ export class Dispatcher {
         ? { kind: "retry", error: failure.error, consumesAttempt: false, retryAfterMs: failure.unreachedWaitMs }
         : { kind: "retry", error: failure?.error ?? "no outcome" };
     try {
-      for (const id of call.rows.keys()) {
-        this.settleJob(call, id, outcomes?.get(id) ?? failed, now, true);
-      }
+      // Every outcome of the call in one transaction (one commit), and its completions in one statement.
+      this.deps.store.atomic(() => {
+        const completions: { id: string; token: string; result: string | null }[] = [];
+        for (const id of call.rows.keys()) {
+          const outcome = outcomes?.get(id) ?? failed;
+          const flight = this.flights.get(id);
+          const result = outcome.kind === "completed" ? resultText(this.deps.config, outcome) : undefined;
+          if (result !== undefined && flight && flight.call === call && flight.token === call.rows.get(id)!.lease_token) {
+            this.drop(flight);
+            completions.push({ id, token: flight.token, result });
+          } else this.settleJob(call, id, outcome, now, true);
+        }
+        try {
+          call.settled.push(...completeMany(this.deps.store, completions, now));
+        } catch (e) {
+          // The leases stay in SQL and are not renewed: the reap pass recovers the jobs.
+          console.error(JSON.stringify({ event: "dispatch:settle_failed", jobs: completions.length, error: String(e) }));
+        }
+      });
     } finally {
       // Permits of jobs that ended earlier (timed out, cancelled, lost) were kept by the call until now.
       for (const p of [...call.permits.values()].flat()) this.release(p.pool, [p.id]);

@@ -72,6 +72,20 @@ UPDATE job
  WHERE seq = ?5 AND state IN (${sqlList(TRANSITIONS.claim.from)})
 RETURNING *`;
 
+/**
+ * jobSetRunningMany: the claim transition for a whole claim in one statement (one call into SQLite, not
+ * one per job). Params ?1 now, ?2 leaseMs, ?3 worker, ?4 JSON [[seq, leaseToken], …]. RETURNING comes in
+ * no set order: the caller puts the rows back in claim order.
+ */
+const JOB_SET_RUNNING_MANY = `
+UPDATE job
+   SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = v.value ->> 1, lease_owner = ?3, lease_ms = ?2,
+       lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,
+       started_at = ?1, updated_at = ?1
+  FROM json_each(?4) AS v
+ WHERE job.seq = v.value ->> 0 AND job.state IN (${sqlList(TRANSITIONS.claim.from)})
+RETURNING *`;
+
 type Candidate = {
   seq: number;
   priority: number;
@@ -95,13 +109,15 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, wit
       if (limit > 0) candidates.push(...bestDue(store.sql, type, limit, now));
     }
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
-    const claimed: JobRow[] = [];
-    for (const c of candidates.slice(0, req.limit)) {
-      claimed.push(
-        ...store.sql
-          .exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, req.leaseMs, newLeaseToken(), req.worker, c.seq)
-          .toArray(),
-      );
+    const picked = candidates.slice(0, req.limit);
+    let claimed: JobRow[] = [];
+    if (picked.length === 1) {
+      claimed = store.sql.exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, req.leaseMs, newLeaseToken(), req.worker, picked[0]!.seq).toArray();
+    } else if (picked.length > 1) {
+      const order = new Map(picked.map((c, i) => [c.seq, i]));
+      const leases = JSON.stringify(picked.map((c) => [c.seq, newLeaseToken()]));
+      claimed = store.sql.exec<JobRow>(JOB_SET_RUNNING_MANY, now, req.leaseMs, req.worker, leases).toArray();
+      claimed.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
     }
     if (claimed.length > 0) store.touched(now);
     within?.(claimed);

@@ -57,6 +57,21 @@ VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING
 RETURNING *`;
 
+/**
+ * jobInsertManyIfNew: the keyless jobs of a batch in one statement (one call into SQLite, not one per
+ * job). ?1 is a JSON array of [id, type, payload, scopeType, scopeId, priority, runAt, maxAttempts,
+ * timeoutMs, tags, scheduledFor]; ?2 now. json_each keeps the array's order, so seq follows the batch.
+ * An id already taken is skipped (not returned); the caller reads the job that holds it.
+ */
+const JOB_INSERT_MANY_IF_NEW = `
+INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
+                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at)
+SELECT v.value ->> 0, v.value ->> 1, v.value ->> 2, v.value ->> 3, v.value ->> 4, 'pending', v.value ->> 5, v.value ->> 6, 0,
+       v.value ->> 7, v.value ->> 8, NULL, NULL, v.value ->> 9, v.value ->> 10, ?2, ?2
+  FROM json_each(?1) AS v WHERE true ORDER BY v.key
+ON CONFLICT DO NOTHING
+RETURNING *`;
+
 /** jobLatestStartOfKey: job_key_started_idx — the key's most recent start, whatever its state now. */
 const JOB_LATEST_START_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND started_at >= ? ORDER BY started_at DESC LIMIT 1";
 /** jobReplacePendingPayload: coalesce / debounce; pending only (a running job's payload never changes). */
@@ -118,13 +133,36 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
   const out: Enqueued[] = [];
   const created = new Map<string, number>();
   let changed = false;
+  // Keyless jobs wait in `plain` and are inserted together, before the next keyed job (which may read the key's
+  // jobs) and at the end: the batch's order is kept.
+  let plain: { job: NewJob; at: number }[] = [];
+  const flush = () => {
+    if (plain.length === 0) return;
+    const inserted = insertMany(store, plain.map((p) => p.job), now);
+    for (const { job, at } of plain) {
+      const row = inserted.get(job.id);
+      if (row) {
+        inserted.delete(job.id); // a second job of the same id in the batch gets the first, not created
+        out[at] = { row, created: true };
+        created.set(job.type, (created.get(job.type) ?? 0) + 1);
+        changed = true;
+      } else out[at] = { row: getJob(store.sql, job.id) ?? fail(`enqueue of ${job.id} conflicted with no job`), created: false };
+    }
+    plain = [];
+  };
   jobs.forEach((job, index) => {
+    if (job.dedupeKey === null) {
+      plain.push({ job, at: out.length });
+      out.push(undefined as unknown as Enqueued); // filled by flush
+      return;
+    }
+    flush();
     const existing = getJob(store.sql, job.id);
     if (existing) {
       out.push({ row: existing, created: false });
       return;
     }
-    const answer = job.dedupeKey === null ? null : answerFromKey(store, job, index, now);
+    const answer = answerFromKey(store, job, index, now);
     if (answer) {
       out.push({ row: answer.row, created: false });
       changed ||= answer.changed;
@@ -135,6 +173,7 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
     created.set(job.type, (created.get(job.type) ?? 0) + 1);
     changed = true;
   });
+  flush();
   for (const [type, n] of created) store.sql.exec(METRIC_COUNT_ENQUEUED, minuteOf(now), type, n);
   if (changed) store.touched(now);
   return out;
@@ -191,6 +230,28 @@ function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined
       now,
     )
     .toArray()[0];
+}
+
+/** insertMany: insert keyless jobs in one statement; returns the rows created, by id. */
+function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
+  const values = jobs.map((job) => {
+    const settings = store.config.typeSettings(job.type);
+    return [
+      job.id,
+      job.type,
+      job.payload,
+      job.scope?.type ?? null,
+      job.scope?.id ?? null,
+      job.priority,
+      job.runAt ?? now + job.delayMs,
+      job.maxAttempts ?? settings.maxAttempts,
+      job.timeoutMs ?? settings.timeoutMs,
+      JSON.stringify(job.tags),
+      job.scheduledFor ?? null,
+    ];
+  });
+  const rows = store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(values), now).toArray();
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 function fail(message: string): never {

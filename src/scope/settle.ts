@@ -52,6 +52,29 @@ export function complete(store: ScopeStore, id: string, token: string, result: s
   });
 }
 
+/**
+ * jobCompleteManyIfLeased: complete for a whole handler call in one statement. Params ?1 now, ?2 JSON
+ * [[id, leaseToken, result JSON text or null], …]; each row only under its live lease, as complete.
+ */
+const JOB_COMPLETE_MANY_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.complete.to}', result = v.value ->> 2, finished_at = ?1, updated_at = ?1,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+  FROM json_each(?2) AS v
+ WHERE job.id = v.value ->> 0 AND job.lease_token = v.value ->> 1 AND job.lease_expires_at > ?1
+   AND job.state IN (${sqlList(TRANSITIONS.complete.from)})
+RETURNING *`;
+
+/** completeMany: complete each job still under its lease; returns the rows completed (the others changed nothing). */
+export function completeMany(store: ScopeStore, items: readonly { id: string; token: string; result: string | null }[], now: number): JobRow[] {
+  if (items.length === 0) return [];
+  return store.atomic(() => {
+    const rows = store.sql.exec<JobRow>(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(items.map((i) => [i.id, i.token, i.result]))).toArray();
+    if (rows.length > 0) store.touched(now);
+    return rows;
+  });
+}
+
 export interface FailInput {
   error: string;
   retryAfterMs?: number;

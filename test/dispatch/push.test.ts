@@ -277,6 +277,23 @@ describe("concurrency and dispatch bounds", () => {
   }, 60_000);
 });
 
+describe("batch size follows the load", () => {
+  it("a lone job goes alone; a backlog goes in bigger calls, never over 100 (the default batchSize)", async () => {
+    const key = crypto.randomUUID();
+    const scope = uniqueScope("sizes");
+    const one = await api("POST", "/v1/jobs", { type: "test.raw", payload: { mode: "record", key }, scope });
+    await waitForJob(one.body.job.id, isTerminal);
+    expect(await probe.batchSizes(key)).toEqual([1]);
+    const many = await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 1000 }, () => ({ type: "test.raw", payload: { mode: "record", key }, scope })) });
+    for (const res of many.body.results) await waitForJob(res.job.id, isTerminal, 30_000);
+    const sizes = (await probe.batchSizes(key)).slice(1);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(1000);
+    // 1,000 due over 16 calls that may start: the first call carries ceil(1000 / 16) = 63.
+    expect(sizes[0]).toBe(63);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(100);
+  }, 60_000);
+});
+
 describe("lifecycle events and pull", () => {
   it("the observer binding receives started and completed", async () => {
     const job = await enqueue("demo.echo", { a: 1 });

@@ -14,6 +14,7 @@ interface ProbeApi {
   invocations(id: string): Promise<number>;
   stepRuns(id: string): Promise<Record<string, number>>;
   events(id: string): Promise<{ event: string; attempt: number }[]>;
+  batchSizes(key: string): Promise<number[]>;
 }
 
 export const probe = (env as unknown as { PROBE: ProbeApi }).PROBE;

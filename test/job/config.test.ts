@@ -11,7 +11,7 @@ describe("config", () => {
       binding: null,
       concurrency: null,
       timeoutMs: null,
-      batchSize: 10,
+      batchSize: 100,
       leaseMs: 30_000,
       serializeByScope: false,
       notWhileRunning: [],
@@ -19,6 +19,10 @@ describe("config", () => {
       pools: [],
     });
     expect(c.pushTypes).toEqual([]);
+    expect(c.logEvents).toBe("operator");
+    expect(parseConfig({ events: { log: true } }).logEvents).toBe("all");
+    expect(parseConfig({ events: { log: false } }).logEvents).toBe("none");
+    expect(() => parseConfig({ events: { log: "some" } })).toThrow(/events.log/);
     expect(c.limits.payloadMaxBytes).toBe(131_072);
     expect(c.retention.failedMs).toBe(7 * 86_400_000);
   });
