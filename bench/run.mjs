@@ -8,8 +8,17 @@
  *   object) ÷ the rate of a bare Durable Object doing one SQLite INSERT per
  *   RPC (HTTP → Worker → object), same client, same concurrency, runs
  *   alternated. Target ≥ 0.7.
- * - batchEnqueuePerSec: jobs/s enqueued in 1,000-job batches into one object.
- *   Target ≥ 20,000.
+ * - batchEnqueuePerSec: jobs/s enqueued in 1,000-job batches into one object;
+ *   batchEnqueueVsInEventInsert: that ÷ n INSERTs in a loop inside one event
+ *   of a bare Durable Object. Floor 0.3.
+ * - pushDrainVsCfQueues: push drain of 5,000 no-op jobs from one object
+ *   (pushJobsPerSec) ÷ Cloudflare Queues on the same runtime (bench/cfq:
+ *   batches of 100, a no-op consumer), each from the first send to the last
+ *   job done, alternated rounds, medians. Floor 0.5.
+ * - pullDrainVsBareClaim: the edgequeue/worker drain below ÷ 16 loops
+ *   claiming one row per HTTP request from a bare Durable Object. Floor 2.
+ * - scopeScaling: push throughput over 64 scope objects ÷ over 1 (the
+ *   scopes sweep). Floor 0.8.
  * - claimDepthRatio: time of one pull claim + complete at queue depth
  *   ~100,000 ÷ at depth ~1,000 (same object kind, alternated rounds).
  *   Target ≤ 1.5.
@@ -21,9 +30,10 @@
  *   and wait for due work) draining jobs of one object ÷ the limit-1 drain.
  * - idleWorkerPickupP50Ms / P95: one idle edgequeue/worker whose claim is
  *   waiting: enqueue (the job's createdAt) → handler start.
- * - logLinesOffVsOn: a 16-worker pull drain on a second coordinator with the
- *   same config but `events.log = false` ÷ the same drain with the shipped
- *   config (runs alternated): what the lifecycle log lines cost locally.
+ * - logLinesAllVsOperator: push drain on a second coordinator with the same
+ *   config but `events.log = "all"` (a line per transition) ÷ the same drain
+ *   with the shipped default ("operator": failures and retries only), runs
+ *   alternated: what the full stream costs locally.
  * - pushJobsPerSec: 5,000 jobs pushed to the example handler's no-op type
  *   (from one object), enqueue of the first to completion of the last; and
  *   pushVsPullDrain: that rate ÷ 16 pull workers draining 5,000 jobs of one
@@ -89,13 +99,15 @@ async function main() {
     const queue = await start({ config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });
     const bare = await start({ config: "bench/bare/wrangler.toml", persistTo: path.join(state, "bare") });
     const poolAlone = await start({ config: "bench/pool/wrangler.toml", persistTo: path.join(state, "pool") });
-    // The same coordinator and config with lifecycle log lines off, to price them.
+    const cfq = await start({ config: "bench/cfq/wrangler.toml", persistTo: path.join(state, "cfq") });
+    // The same coordinator and handler with a log line per transition, to price the full stream.
     const shipped = parse(readFileSync(path.join(cwd, "wrangler.toml"), "utf8")).vars.EDGEQUEUE_CONFIG;
-    const quiet = await start({
-      config: "wrangler.toml",
-      persistTo: path.join(state, "quiet"),
-      vars: { QUEUE_TOKEN: TOKEN, EDGEQUEUE_CONFIG: JSON.stringify({ ...shipped, events: { log: false } }) },
+    const loud = await start({
+      config: ["wrangler.toml", "examples/handler/wrangler.toml"],
+      persistTo: path.join(state, "loud"),
+      vars: { QUEUE_TOKEN: TOKEN, EDGEQUEUE_CONFIG: JSON.stringify({ ...shipped, events: { log: "all" } }) },
     });
+    await handlerConnected(loud.url);
     await handlerConnected(queue.url);
     // ------------------------------------------------ single enqueue vs bare insert
     const single = (type) => (i) => call(queue.url, "POST", "/v1/jobs", { type, payload: { i, to: "someone@example.com" } });
@@ -118,6 +130,18 @@ async function main() {
     for (let r = 0; r < 3; r++) batchRates.push(await fill(queue.url, P.batchesPerRound * 1000, batchJob("bench.batch"), 2));
     const batchEnqueuePerSec = median(batchRates);
     log(`  batch enqueue: ${batchRates.map((x) => x.toFixed(0)).join(", ")} jobs/s`);
+    // The same rows' worth of INSERTs in a loop inside one event of a bare object: the client times one request of n.
+    const loopN = quick ? 50_000 : 100_000;
+    const body = JSON.stringify({ i: 1, to: "someone@example.com" });
+    await call(bare.url, "POST", "/insert-loop", { n: 5_000, body });
+    const loopRates = [];
+    for (let r = 0; r < 3; r++) {
+      const t0 = performance.now();
+      await call(bare.url, "POST", "/insert-loop", { n: loopN, body });
+      loopRates.push(loopN / ((performance.now() - t0) / 1000));
+    }
+    const inEventInsertPerSec = median(loopRates);
+    log(`  bare in-event insert loop: ${loopRates.map((x) => x.toFixed(0)).join(", ")} rows/s`);
 
     // ------------------------------------------------ claim + complete at depth 1k vs 100k
     const drained = P.cycleRounds * P.cycles;
@@ -152,9 +176,35 @@ async function main() {
     const pullJobsPerSec = (pullRate * pulled) / pullJobs;
     log(`  pull: ${pullJobsPerSec.toFixed(0)} jobs/s (${pulled} of ${pullJobs} claims returned a job)`);
 
-    // ------------------------------------------------ push: throughput, pickup, delayed lateness
-    const pushJobsPerSec = await pushDrain(queue.url, { type: "demo.noop", n: P.pushJobs });
-    log(`  push: ${pushJobsPerSec.toFixed(0)} jobs/s (${P.pushJobs} jobs)`);
+    // ------------------------------------------------ push: throughput against Cloudflare Queues, pickup, delayed lateness
+    const cfqDrain = async (n) => {
+      const before = (await call(cfq.url, "GET", "/stats")).consumed;
+      const t0 = Date.now();
+      for (let c = 0; c < n; c += 1000) await call(cfq.url, "POST", "/send", { messages: Array.from({ length: Math.min(1000, n - c) }, (_, k) => ({ i: c + k })) });
+      const s = await until("cf queues drain", async () => {
+        const s = await call(cfq.url, "GET", "/stats");
+        return s.consumed >= before + n ? s : null;
+      });
+      return n / ((s.lastAt - t0) / 1000);
+    };
+    await cfqDrain(1000);
+    const pushRates = [];
+    const cfqRates = [];
+    for (let r = 0; r < (quick ? 2 : 3); r++) {
+      pushRates.push(await pushDrain(queue.url, { type: "demo.noop", n: P.pushJobs }));
+      cfqRates.push(await cfqDrain(P.pushJobs));
+    }
+    const pushJobsPerSec = median(pushRates);
+    const cfqJobsPerSec = median(cfqRates);
+    log(`  push: ${pushRates.map(Math.round).join(", ")} jobs/s vs Cloudflare Queues ${cfqRates.map(Math.round).join(", ")} jobs/s (${P.pushJobs} jobs)`);
+    // The full log stream: the same drain on a coordinator writing a line per transition, alternated.
+    const loudRates = [];
+    const quietRates = [];
+    for (let r = 0; r < 2; r++) {
+      loudRates.push(await pushDrain(loud.url, { type: "demo.noop", n: P.logDrain }));
+      quietRates.push(await pushDrain(queue.url, { type: "demo.noop", n: P.logDrain }));
+    }
+    log(`  push with a log line per transition ${loudRates.map(Math.round).join(", ")} jobs/s, with the default ${quietRates.map(Math.round).join(", ")} jobs/s`);
 
     const pullDrain = async (url, type, n) => {
       await fill(url, n, batchJob(type));
@@ -180,6 +230,13 @@ async function main() {
     };
     const workerDrainRate = await workerDrain("bench.worker.drain", P.pushJobs);
     log(`  pull drain with edgequeue/worker (16 workers, claim limit 10, one object): ${workerDrainRate.toFixed(0)} jobs/s (${(workerDrainRate / drainRate).toFixed(2)}× the limit-1 drain)`);
+    // The bare baseline: 16 loops, one row claimed per HTTP request from one object.
+    await call(bare.url, "POST", "/fill", { n: P.pushJobs + 500, body });
+    await rate(500, CONCURRENCY, () => call(bare.url, "POST", "/claim"));
+    const bareClaimPerSec = await rate(P.pushJobs, CONCURRENCY, async () => {
+      if (!(await call(bare.url, "POST", "/claim")).task) throw new Error("bare claim found nothing");
+    });
+    log(`  bare claim loop (16 loops, one row per request): ${bareClaimPerSec.toFixed(0)} rows/s`);
     // Pickup by an idle worker whose claim is waiting: enqueue → handler start (both by the server clock of this machine).
     const idlePickups = [];
     {
@@ -198,14 +255,6 @@ async function main() {
     }
     log(`  idle worker pickup (claim waiting): p50 ${percentile(idlePickups, 50)} ms, p95 ${percentile(idlePickups, 95)} ms`);
 
-    // Lifecycle log lines: the same pull drain, alternated between the shipped config and log = false.
-    const logOn = [];
-    const logOff = [];
-    for (let r = 0; r < 2; r++) {
-      logOn.push(await pullDrain(queue.url, `bench.logs.${r}`, P.logDrain));
-      logOff.push(await pullDrain(quiet.url, `bench.logs.${r}`, P.logDrain));
-    }
-    log(`  pull drain with log lines ${logOn.map(Math.round).join(", ")} jobs/s, without ${logOff.map(Math.round).join(", ")} jobs/s`);
 
     const pickups = [];
     for (let i = 0; i < P.pickups; i++) {
@@ -280,15 +329,23 @@ async function main() {
     // ------------------------------------------------ sweeps for the chart
     const byDepth = await depthSweep(queue.url, quick ? [1000, 10_000, 30_000] : [1000, 10_000, 50_000, 100_000, 200_000], quick ? 320 : 800);
     log(`  pull throughput by depth: ${byDepth.map((p) => `${p.x}: ${p.y}/s`).join(", ")}`);
-    const byScopes = await scopeSweep(queue.url, quick ? [1, 8, 64] : [1, 4, 16, 64, 256], quick ? 1024 : 4096);
+    const byScopes = await scopeSweep(queue.url, quick ? [1, 8, 64] : [1, 4, 16, 64, 256], quick ? 2048 : 5000);
     log(`  push throughput by scopes: ${byScopes.map((p) => `${p.x}: ${p.y}/s`).join(", ")}`);
 
     const result = {
       date: new Date().toISOString(),
       mode: quick ? "quick" : "full",
       machine: machine(),
+      pushDrainVsCfQueues: round(pushJobsPerSec / cfqJobsPerSec),
+      scopeScaling: round(byScopes.find((p) => p.x === 64).y / byScopes.find((p) => p.x === 1).y),
+      pullDrainVsBareClaim: round(workerDrainRate / bareClaimPerSec),
       enqueueVsBareInsert: round(enqueueVsBareInsert),
+      batchEnqueueVsInEventInsert: round(batchEnqueuePerSec / inEventInsertPerSec),
+      pushPickupP50Ms: percentile(pickups, 50),
       batchEnqueuePerSec: Math.round(batchEnqueuePerSec),
+      inEventInsertPerSec: Math.round(inEventInsertPerSec),
+      cfQueuesJobsPerSec: Math.round(cfqJobsPerSec),
+      bareClaimPerSec: Math.round(bareClaimPerSec),
       claimDepthRatio: round(claimDepthRatio),
       pullJobsPerSec: Math.round(pullJobsPerSec),
       pushJobsPerSec: Math.round(pushJobsPerSec),
@@ -297,8 +354,7 @@ async function main() {
       pullWorkerVsPullDrain: round(workerDrainRate / drainRate),
       idleWorkerPickupP50Ms: percentile(idlePickups, 50),
       idleWorkerPickupP95Ms: percentile(idlePickups, 95),
-      logLinesOffVsOn: round(median(logOff) / median(logOn)),
-      pushPickupP50Ms: percentile(pickups, 50),
+      logLinesAllVsOperator: round(median(loudRates) / median(quietRates)),
       pushPickupP95Ms: percentile(pickups, 95),
       delayedLatenessP50Ms: percentile(lateness, 50),
       delayedLatenessP95Ms: percentile(lateness, 95),
@@ -311,11 +367,15 @@ async function main() {
       eventFanoutPerSec: Math.round(eventFanoutPerSec),
       throughputByDepth: byDepth,
       throughputByScopes: byScopes,
+      // Floors and goals of issue 14 (bench/README.md); the rest are earlier targets.
       targets: {
-        enqueueVsBareInsert: ">= 0.7",
-        batchEnqueuePerSec: ">= 20000",
+        pushDrainVsCfQueues: { floor: ">= 0.5", goal: ">= 1" },
+        scopeScaling: { floor: ">= 0.8", goal: ">= 1" },
+        pullDrainVsBareClaim: { floor: ">= 2", goal: ">= 5" },
+        enqueueVsBareInsert: { floor: ">= 0.8", goal: ">= 0.9" },
+        batchEnqueueVsInEventInsert: { floor: ">= 0.3", goal: ">= 0.5" },
+        pushPickupP50Ms: { floor: "<= 3", goal: "<= 2" },
         claimDepthRatio: "<= 1.5",
-        pushPickupP50Ms: "<= 10",
         delayedLatenessP95Ms: "<= 50",
       },
       details: {
@@ -326,8 +386,11 @@ async function main() {
         claimCompleteMsAtDepth1k: msShallow.map((x) => round(x)),
         claimCompleteMsAtDepth100k: msDeep.map((x) => round(x)),
         pullDrainJobsPerSec: Math.round(drainRate),
-        pullDrainWithLogLines: logOn.map(Math.round),
-        pullDrainWithoutLogLines: logOff.map(Math.round),
+        pushJobsPerSec: pushRates.map(Math.round),
+        cfQueuesJobsPerSec: cfqRates.map(Math.round),
+        inEventInsertPerSec: loopRates.map(Math.round),
+        pushDrainWithEveryLogLine: loudRates.map(Math.round),
+        pushDrainWithOperatorLogLines: quietRates.map(Math.round),
         pushPickupMs: { min: Math.min(...pickups), max: Math.max(...pickups) },
         delayedLatenessMs: { min: Math.min(...lateness), max: Math.max(...lateness) },
         guardedPushJobsPerSec: guardedRates.map(Math.round),

@@ -15,7 +15,7 @@ import { migrateStorage } from "../schema/migrate";
 import type { HomeSummary } from "../scope/summary";
 import type { Stats, StatsResult } from "../job/schemas";
 import { MINUTE_MS, minuteOf, type Counters, type MinuteCounters } from "../metrics/counters";
-import { applyReport, busiestHomes, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, stats, statsByType } from "./catalog-store";
+import { applyReport, busiestHomes, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, ServedHomes, stats, statsByType } from "./catalog-store";
 import { metricSeries, metricTotals } from "./metrics-store";
 import { ClaimedTypes, unhandledTypes } from "./claimed-types";
 import { loadConfig } from "../config/load";
@@ -25,6 +25,7 @@ export class CatalogDO extends DurableObject<Env> {
   clock: Clock = systemClock;
   private readonly config: QueueConfig;
   private readonly claimed = new ClaimedTypes();
+  private readonly served = new ServedHomes();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -44,7 +45,7 @@ export class CatalogDO extends DurableObject<Env> {
     const now = this.clock.now();
     return this.ctx.storage.transactionSync(() => {
       this.claimed.record(this.sql, types, now);
-      return pickHomesForClaim(this.sql, types, exclude, limit, spare, now);
+      return pickHomesForClaim(this.sql, this.served, types, exclude, limit, spare, now);
     });
   }
 

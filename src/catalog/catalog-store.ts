@@ -59,41 +59,77 @@ function hasAny(t: TypeSummary): boolean {
 }
 
 /**
- * homePickForClaim: homes with due work of the given types (json array, or
- * NULL for any), the one that has waited longest first. "Waited" is measured
- * from the later of its oldest due job and the last time a claim was sent
- * there, so a tenant with 10,000 jobs is served, then steps back behind a
- * tenant with one. Uses home_type_next_idx, then sorts the due homes.
+ * homeDueForClaim: homes with due work of the given types (json array, or NULL
+ * for any), oldest due job first. Uses home_type_next_idx, then sorts the due
+ * homes. A read: a claim writes nothing here (ServedHomes keeps who was served).
  */
-const HOME_PICK_FOR_CLAIM = `
-SELECT t.home AS home FROM home_type t JOIN home h ON h.name = t.home
+const HOME_DUE_FOR_CLAIM = `
+SELECT t.home AS home, min(t.next_run_at) AS due FROM home_type t
  WHERE t.next_run_at <= ?1 AND (?2 IS NULL OR t.type IN (SELECT value FROM json_each(?2)))
    AND t.type NOT IN (SELECT value FROM json_each(?4))
  GROUP BY t.home
- ORDER BY max(min(t.next_run_at), h.last_served_at), t.home
+ ORDER BY due, t.home
  LIMIT ?3`;
-const HOME_MARK_SERVED = "UPDATE home SET last_served_at = ?1 WHERE name IN (SELECT value FROM json_each(?2))";
+
+/** How many due homes a pick reads per home it returns: room for recently served ones to step back. */
+const PICK_READ_FACTOR = 4;
+/** ServedHomes forgets a home served this long ago: by then its oldest due job decides its place alone. */
+const SERVED_MEMORY_MS = 60_000;
+const SERVED_MAX = 10_000;
+
+/**
+ * ServedHomes: when each home was last sent a claim, in this catalog
+ * instance's memory — not in SQLite, so a pull claim costs the catalog no
+ * write. Lost with the instance, it only resets who steps back next.
+ */
+export class ServedHomes {
+  private readonly at = new Map<string, number>();
+
+  get(home: string): number {
+    return this.at.get(home) ?? 0;
+  }
+
+  mark(homes: readonly string[], now: number): void {
+    for (const h of homes) {
+      this.at.delete(h); // re-inserted last: the map stays in serve order, oldest first
+      this.at.set(h, now);
+    }
+    if (this.at.size <= SERVED_MAX) return;
+    for (const [h, t] of this.at) {
+      if (this.at.size <= SERVED_MAX && now - t < SERVED_MEMORY_MS) break;
+      this.at.delete(h);
+    }
+  }
+}
 
 /**
  * pickHomesForClaim returns up to `limit + spare` homes, best first, and marks
- * the first `limit` as served now. The spares are fallbacks for a home whose
- * summary is a moment stale (it was emptied by a claim whose report is still
- * on its way); they keep their place in line. `exclude` (pushed types) keeps
- * an untyped claim from ranking homes whose due work it cannot take.
+ * the first `limit` as served now. "Best" is the one that has waited longest,
+ * measured from the later of its oldest due job and the last time a claim was
+ * sent there, so a tenant with 10,000 jobs is served, then steps back behind a
+ * tenant with one. The spares are fallbacks for a home whose summary is a
+ * moment stale (it was emptied by a claim whose report is still on its way);
+ * they keep their place in line. `exclude` (pushed types) keeps an untyped
+ * claim from ranking homes whose due work it cannot take.
  */
 export function pickHomesForClaim(
   sql: SqlStorage,
+  served: ServedHomes,
   types: readonly string[] | null,
   exclude: readonly string[],
   limit: number,
   spare: number,
   now: number,
 ): string[] {
+  const want = limit + spare;
   const homes = sql
-    .exec<{ home: string }>(HOME_PICK_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), limit + spare, JSON.stringify(exclude))
+    .exec<{ home: string; due: number }>(HOME_DUE_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), want * PICK_READ_FACTOR, JSON.stringify(exclude))
     .toArray()
+    .map((r) => ({ home: r.home, waited: Math.max(r.due, served.get(r.home)) }))
+    .sort((a, b) => a.waited - b.waited || (a.home < b.home ? -1 : a.home > b.home ? 1 : 0))
+    .slice(0, want)
     .map((r) => r.home);
-  if (homes.length > 0) sql.exec(HOME_MARK_SERVED, now, JSON.stringify(homes.slice(0, limit)));
+  served.mark(homes.slice(0, limit), now);
   return homes;
 }
 

@@ -41,6 +41,7 @@ import type {
   Timeline,
   ScopeStats,
   FailOutcome,
+  CompleteManyResult,
 } from "../job/schemas";
 import { zeroCounters } from "../metrics/counters";
 import type { Metrics, MetricsQuery } from "../metrics/schemas";
@@ -515,6 +516,42 @@ export class QueueOps {
     const out = await this.scope(this.homeOf(id)).complete(id, leaseToken, resultJson);
     if (!out.ok) throw refusalError(id, out, "complete");
     return toJob(out.row);
+  }
+
+  /**
+   * completeMany: each item as `complete` would answer it, in one call per home (one transaction and one
+   * statement there). An item's own problem (a result too large, a lost lease) is its answer, not the call's.
+   */
+  async completeMany(items: readonly { id: string; leaseToken: string; result?: object }[]): Promise<CompleteManyResult["results"]> {
+    const answers: CompleteManyResult["results"] = items.map((i) => ({ id: i.id, ok: true as const }));
+    const refuse = (k: number, e: unknown) => {
+      const q = e instanceof QueueError ? e : new QueueError("internal", String(e));
+      answers[k] = { id: items[k]!.id, ok: false, error: { code: q.code, message: q.message } };
+    };
+    const byHome = new Map<string, { k: number; id: string; token: string; result: string | null }[]>();
+    items.forEach((item, k) => {
+      try {
+        const result = item.result === undefined ? null : JSON.stringify(item.result);
+        if (result !== null) checkJsonSize(result, this.config.limits.payloadMaxBytes, `items[${k}].result`);
+        const home = this.homeOf(item.id);
+        byHome.set(home, [...(byHome.get(home) ?? []), { k, id: item.id, token: item.leaseToken, result }]);
+      } catch (e) {
+        refuse(k, e);
+      }
+    });
+    await Promise.all(
+      [...byHome].map(async ([home, group]) => {
+        try {
+          const outs = await this.scope(home).completeMany(group.map(({ id, token, result }) => ({ id, token, result })));
+          outs.forEach((out, i) => {
+            if (!out.ok) refuse(group[i]!.k, refusalError(group[i]!.id, out, "complete"));
+          });
+        } catch (e) {
+          for (const g of group) refuse(g.k, e);
+        }
+      }),
+    );
+    return answers;
   }
 
   async fail(id: string, req: FailRequest): Promise<{ job: Job; outcome: FailOutcome }> {

@@ -21,6 +21,8 @@ import {
   CancelScopeSchema,
   ClaimSchema,
   CompleteSchema,
+  CompleteManySchema,
+  type CompleteManyResult,
   DeadQuerySchema,
   DeadRetryParams,
   EmitSchema,
@@ -170,6 +172,11 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
       const b = parseInput(CompleteSchema, body, "body");
       return { job: await ops.complete(parseInput(JobId, id, "id"), b.leaseToken, b.result) };
     });
+  }
+
+  /** completeMany: several leased jobs completed in one call; each item answered on its own (POST /v1/jobs/complete). */
+  async completeMany(body: z.input<typeof CompleteManySchema>): Promise<RpcResult<CompleteManyResult>> {
+    return this.run(async (ops) => ({ results: await ops.completeMany(parseInput(CompleteManySchema, body, "body").items) }));
   }
 
   async fail(id: string, body: z.input<typeof FailSchema>): Promise<RpcResult<{ job: Job; outcome: FailOutcome }>> {

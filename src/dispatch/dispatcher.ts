@@ -297,16 +297,16 @@ export class Dispatcher {
   }
 
   /**
-   * batchFor: how many jobs the next call of the type carries — the due jobs
-   * spread over the calls that may still start, between 1 and `max` (the
-   * type's batchSize, 100 by default). A job alone goes alone, at once; a
-   * backlog goes 100 a call, where a call's fixed cost (the RPC, its claim and
-   * settle transactions, the re-arm) is shared by the most jobs.
+   * batchFor: how many jobs the next call of the type carries — every due job,
+   * up to `max` (the type's batchSize, 100 by default). A job alone goes alone,
+   * at once; a backlog goes 100 a call, where a call's fixed cost (the RPC, its
+   * claim and settle transactions, the re-arm) is shared by the most jobs.
+   * Spreading a few due jobs over several calls would buy nothing: a call runs
+   * its jobs concurrently, and reports each that finishes early on its own.
+   * Fewer, fuller calls are what let many objects share one handler Worker.
    */
   private batchFor(type: string, max: number): number {
-    const free = Math.max(1, MAX_CALLS_IN_FLIGHT - this.calls.size);
-    const due = countDue(this.deps.store.sql, type, this.deps.now(), max * free);
-    return Math.min(max, Math.max(1, Math.ceil(due / free)));
+    return Math.max(1, countDue(this.deps.store.sql, type, this.deps.now(), max));
   }
 
   /**

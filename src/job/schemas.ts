@@ -295,6 +295,19 @@ export const HeartbeatSchema = z.strictObject({ leaseToken, leaseMs: leaseMs.opt
 export const HeartbeatResultSchema = z.object({ leaseExpiresAt: z.number() });
 export const CompleteSchema = z.strictObject({ leaseToken, result: JsonObjectSchema.optional() });
 export const ReleaseSchema = z.strictObject({ leaseToken });
+/** POST /v1/jobs/complete: several leased jobs completed in one call (a pull worker's completions of one moment). */
+export const CompleteManySchema = z.strictObject({
+  items: z.array(z.strictObject({ id: JobId, leaseToken, result: JsonObjectSchema.optional() })).min(1).max(1000),
+});
+export const CompleteManyResultSchema = z.object({
+  results: z.array(
+    z.union([
+      z.object({ id: z.string(), ok: z.literal(true) }),
+      z.object({ id: z.string(), ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) }),
+    ]),
+  ).meta({ description: "One per item, in order: ok, or the error a single complete of that job would have answered (lease_lost, already_terminal, not_found, payload_too_large)." }),
+});
+export type CompleteManyResult = z.infer<typeof CompleteManyResultSchema>;
 export const FailSchema = z.strictObject({
   leaseToken,
   error: z.string().min(1).max(ERROR_MAX_CHARS),

@@ -10,7 +10,10 @@ export const home = sqliteTable("home", {
   name: text("name").primaryKey(),
   /** When the summary was built, by the home's clock; older summaries are ignored. */
   reportedAt: integer("reported_at").notNull(),
-  /** When a pull claim was last pointed here: fairness ranks homes by max(oldest due, last served). */
+  /**
+   * No longer written (always 0): who a claim was last pointed at is kept in the catalog's memory, so a
+   * claim costs the catalog no write (catalog-store.ts, ServedHomes). Kept to spare a table rebuild.
+   */
   lastServedAt: integer("last_served_at").notNull(),
 });
 

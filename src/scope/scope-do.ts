@@ -36,7 +36,8 @@ import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { releaseOrphans } from "./orphans";
 import { claimKey, claimOrEnqueue, type InlineClaim } from "./inline-claim";
-import { complete, fail, heartbeat, release, sleep, type FailInput, type SleepInput } from "./settle";
+import { complete, completeMany, fail, heartbeat, release, sleep, type FailInput, type SleepInput } from "./settle";
+import { leaseRefusal } from "./lease";
 import { appendStep, journalsOf, listSteps, resolveStep } from "./steps";
 import type { StepView } from "../job/schemas";
 import type { Journal, JournalWrite } from "../dispatch/contract";
@@ -212,6 +213,20 @@ export class ScopeDO extends DurableObject<Env> {
   async complete(id: string, token: string, result: string | null): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
     return this.settled(now, complete(this.store, id, token, result, now));
+  }
+
+  /** completeMany: a pull worker's completions of one moment, in one transaction and one statement (settle.ts). */
+  async completeMany(items: { id: string; token: string; result: string | null }[]): Promise<Outcome<{ id: string }>[]> {
+    const now = this.clock.now();
+    const rows = completeMany(this.store, items, now);
+    const done = new Set(rows.map((r) => r.id));
+    const outs: Outcome<{ id: string }>[] = items.map((i) => (done.has(i.id) ? { ok: true, id: i.id } : leaseRefusal(this.store, i.id, i.token, now)));
+    if (rows.length > 0) {
+      await this.returnPermits();
+      this.dueForClaims(rows, now);
+      await this.afterWrite(now, rows, this.dispatcher.newOrigin());
+    }
+    return outs;
   }
 
   async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: FailOutcome }>> {

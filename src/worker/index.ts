@@ -138,6 +138,37 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
+  /**
+   * Completions of one moment go in one request (POST /v1/jobs/complete, answered per job): a worker whose
+   * jobs finish together makes one call and the queue one transaction, not one of each per job.
+   */
+  let completions: { r: Running; result: object | undefined; resolve: () => void }[] = [];
+  function completeSoon(r: Running, result: object | undefined): Promise<void> {
+    if (!r.live) return Promise.resolve();
+    return new Promise((resolve) => {
+      if (completions.push({ r, result, resolve }) === 1) setTimeout(() => void flushCompletions(), 0);
+    });
+  }
+  async function flushCompletions(): Promise<void> {
+    const sent = completions;
+    completions = [];
+    const live = sent.filter((q) => q.r.live);
+    try {
+      if (live.length === 0) return;
+      const items = live.map((q) => ({ id: q.r.job.id, leaseToken: q.r.job.leaseToken, ...(q.result ? { result: q.result } : {}) }));
+      const { results } = await call<{ results: { id: string; ok: boolean; error?: { code: string; message: string } }[] }>("POST", "/v1/jobs/complete", { items });
+      results.forEach((a, i) => {
+        if (a.ok) return;
+        if (a.error?.code === "lease_lost" || a.error?.code === "already_terminal") lost(live[i]!.r);
+        else log({ event: "worker:write_failed", id: a.id, path: "complete", error: a.error?.message });
+      });
+    } catch (e) {
+      for (const q of live) log({ event: "worker:write_failed", id: q.r.job.id, path: "complete", error: String(e) });
+    } finally {
+      for (const q of sent) q.resolve();
+    }
+  }
+
   function lost(r: Running): void {
     r.live = false;
     if (!r.abort.signal.aborted) r.abort.abort(new JobAbortedError("lease_lost"));
@@ -163,7 +194,7 @@ export function createWorker(options: WorkerOptions): Worker {
   async function settle(r: Running, out: JobOutcome): Promise<void> {
     switch (out.kind) {
       case "completed":
-        return write(r, "complete", out.result ? { result: out.result } : {});
+        return completeSoon(r, out.result ?? undefined);
       case "retry":
         return write(r, "fail", { error: out.error.slice(0, 4000) || "error", ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}), ...(out.consumesAttempt === false ? { consumesAttempt: false } : {}) });
       case "failed":

@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
-import { pickHomesForClaim } from "../../src/catalog/catalog-store";
+import { pickHomesForClaim, ServedHomes } from "../../src/catalog/catalog-store";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { api, flushJobs, uniqueScope, uniqueType } from "../helpers/api";
 import { env } from "../helpers/scope";
@@ -60,8 +60,23 @@ describe("fair pull claims", () => {
     expect(await catalog.pickHomes(["other"], [], 3, 0)).toEqual([]);
     // An untyped claim leaves out excluded (pushed) types: nothing else is due here.
     expect(await catalog.pickHomes(null, [t], 3, 0)).toEqual([]);
-    const direct = await runInDurableObject(catalog, (_o: CatalogDO, state) => pickHomesForClaim(state.storage.sql, null, [], 1, 0, 10_001));
+    const direct = await runInDurableObject(catalog, (_o: CatalogDO, state) => pickHomesForClaim(state.storage.sql, new ServedHomes(), null, [], 1, 0, 10_001));
     expect(direct).toHaveLength(1);
+    // Ranking and marking write nothing to the catalog's storage: who was served is kept in memory.
+    const written = await runInDurableObject(catalog, (_o: CatalogDO, state) => {
+      let n = 0;
+      const counting = {
+        exec: (query: string, ...args: unknown[]) => {
+          const cursor = state.storage.sql.exec(query, ...args);
+          const rows = cursor.toArray();
+          n += cursor.rowsWritten;
+          return { toArray: () => rows };
+        },
+      } as unknown as SqlStorage;
+      pickHomesForClaim(counting, new ServedHomes(), [t], [], 2, 1, 10_002);
+      return n;
+    });
+    expect(written).toBe(0);
   });
 
   it("ignores a summary older than the one it holds", async () => {

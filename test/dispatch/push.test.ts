@@ -288,9 +288,9 @@ describe("batch size follows the load", () => {
     for (const res of many.body.results) await waitForJob(res.job.id, isTerminal, 30_000);
     const sizes = (await probe.batchSizes(key)).slice(1);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(1000);
-    // 1,000 due over 16 calls that may start: the first call carries ceil(1000 / 16) = 63.
-    expect(sizes[0]).toBe(63);
-    expect(Math.max(...sizes)).toBeLessThanOrEqual(100);
+    // 1,000 due at once: full calls of 100.
+    expect(sizes[0]).toBe(100);
+    expect(Math.max(...sizes)).toBe(100);
   }, 60_000);
 });
 

@@ -28,6 +28,20 @@ describe("createWorker", () => {
     for (const [i, id] of ids.entries()) expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", attempts: 1, result: { doubled: (i + 1) * 2 } });
   });
 
+  it("completions of one moment go to the queue in one request (POST /v1/jobs/complete)", async () => {
+    const type = uniqueType("together");
+    const ids = await Promise.all(Array.from({ length: 5 }, (_, n) => enqueue(type, { n })));
+    const posts: string[] = [];
+    const counting = ((input: string, init?: RequestInit) => {
+      if (init?.method === "POST") posts.push(new URL(input).pathname);
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    const w = worker([type], { [type]: async () => ({ ok: true }) }, { concurrency: 5, fetch: counting });
+    expect(await w.runOnce()).toBe(5);
+    for (const id of ids) expect((await api("GET", `/v1/jobs/${id}`)).body.job.state).toBe("completed");
+    expect(posts).toEqual(["/v1/claim", "/v1/jobs/complete"]);
+  });
+
   it("renews the lease by itself: a handler running for 2.5 leases keeps its job", async () => {
     const type = uniqueType("long");
     const id = await enqueue(type);

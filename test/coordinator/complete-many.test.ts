@@ -1,0 +1,54 @@
+/**
+ * POST /v1/jobs/complete: several leased jobs completed in one call, each
+ * answered as its own complete would be (README "Pull workers").
+ */
+import { describe, expect, it } from "vitest";
+import { api, flushJobs, uniqueScope, uniqueType } from "../helpers/api";
+
+describe("POST /v1/jobs/complete", () => {
+  it("completes jobs from several objects at once and answers each item on its own", async () => {
+    const type = uniqueType("many");
+    const scopes = [uniqueScope("a"), uniqueScope("b")];
+    const ids: string[] = [];
+    for (const scope of scopes) {
+      const r = await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: {}, scope }, { type, payload: {}, scope }] });
+      ids.push(...r.body.results.map((x: { job: { id: string } }) => x.job.id));
+    }
+    await flushJobs(...ids); // the catalog knows both scopes, so one claim reaches both
+    const jobs: { id: string; leaseToken: string }[] = [];
+    // A claim splits its limit over the objects it asks, so one may come back short: claim until all four are leased.
+    for (let i = 0; i < 4 && jobs.length < 4; i++) jobs.push(...(await api("POST", "/v1/claim", { worker: "w", types: [type], limit: 4 - jobs.length })).body.jobs);
+    expect(jobs).toHaveLength(4);
+    const [a, b, c, d] = jobs as [typeof jobs[0], typeof jobs[0], typeof jobs[0], typeof jobs[0]];
+    const r = await api("POST", "/v1/jobs/complete", {
+      items: [
+        { id: a.id, leaseToken: a.leaseToken, result: { n: 1 } },
+        { id: b.id, leaseToken: "not-the-token" },
+        { id: c.id, leaseToken: c.leaseToken },
+        { id: d.id, leaseToken: d.leaseToken, result: { big: "x".repeat(200_000) } },
+        { id: "nope", leaseToken: "t" },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((x: { ok: boolean; error?: { code: string } }) => (x.ok ? "ok" : x.error!.code))).toEqual([
+      "ok",
+      "lease_lost",
+      "ok",
+      "payload_too_large",
+      "not_found",
+    ]);
+    expect((await api("GET", `/v1/jobs/${a.id}`)).body.job).toMatchObject({ state: "completed", result: { n: 1 } });
+    expect((await api("GET", `/v1/jobs/${b.id}`)).body.job.state).toBe("running");
+    expect((await api("GET", `/v1/jobs/${c.id}`)).body.job).toMatchObject({ state: "completed", result: null });
+    // Twice: each item now answers as a late complete does.
+    const again = await api("POST", "/v1/jobs/complete", { items: [{ id: a.id, leaseToken: a.leaseToken }] });
+    expect(again.body.results[0].error.code).toBe("already_terminal");
+  });
+
+  it("refuses an empty or malformed call as a whole, naming the field", async () => {
+    const empty = await api("POST", "/v1/jobs/complete", { items: [] });
+    expect([empty.status, empty.body.error.details[0].path]).toEqual([400, "items"]);
+    const bad = await api("POST", "/v1/jobs/complete", { items: [{ id: "x" }] });
+    expect([bad.status, bad.body.error.details[0].path]).toEqual([400, "items[0].leaseToken"]);
+  });
+});
