@@ -21,11 +21,24 @@ import { ClaimedTypes, unhandledTypes } from "./claimed-types";
 import { loadConfig } from "../config/load";
 import type { QueueConfig } from "../config/schema";
 
+export interface RankedHome {
+  home: string;
+  /** max(oldest due, last served): the smaller, the longer it has waited. */
+  waited: number;
+}
+
+export interface Overview {
+  at: number;
+  types: (Stats & { type: string; unhandled: boolean })[];
+  totals: (Counters & { type: string })[];
+  minutes: MinuteCounters[];
+}
+
 export class CatalogDO extends DurableObject<Env> {
   clock: Clock = systemClock;
   private readonly config: QueueConfig;
   private readonly claimed = new ClaimedTypes();
-  private readonly served = new ServedHomes();
+  private readonly servedHomes = new ServedHomes();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -41,12 +54,18 @@ export class CatalogDO extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => applyReport(this.sql, summary));
   }
 
-  async pickHomes(types: string[] | null, exclude: string[], limit: number, spare: number): Promise<string[]> {
+  /** pickHomes: this shard's homes for a pull claim, best first; `mark` records the first `limit` as served. */
+  async pickHomes(types: string[] | null, exclude: string[], limit: number, spare: number, mark = true): Promise<RankedHome[]> {
     const now = this.clock.now();
     return this.ctx.storage.transactionSync(() => {
       this.claimed.record(this.sql, types, now);
-      return pickHomesForClaim(this.sql, this.served, types, exclude, limit, spare, now);
+      return pickHomesForClaim(this.sql, this.servedHomes, types, exclude, limit, spare, now, mark);
     });
+  }
+
+  /** served: a sharded pick kept these homes of this shard (catalog/shards.ts). Memory only. */
+  async served(homes: string[]): Promise<void> {
+    this.servedHomes.mark(homes, this.clock.now());
   }
 
   async busyType(types: string[]): Promise<string | null> {
@@ -59,10 +78,7 @@ export class CatalogDO extends DurableObject<Env> {
   }
 
   /** overview: per type (or one), counts and lag from the summaries, totals since the catalog began, and the last `minutes` minutes of the series. */
-  async overview(
-    minutes: number,
-    type: string | null,
-  ): Promise<{ at: number; types: (Stats & { type: string; unhandled: boolean })[]; totals: (Counters & { type: string })[]; minutes: MinuteCounters[] }> {
+  async overview(minutes: number, type: string | null): Promise<Overview> {
     const now = this.clock.now();
     const from = minuteOf(now) - (minutes - 1) * MINUTE_MS;
     const unhandled = new Set(unhandledTypes(this.sql, this.config.types, type, now));

@@ -59,16 +59,24 @@ function hasAny(t: TypeSummary): boolean {
 }
 
 /**
- * homeDueForClaim: homes with due work of the given types (json array, or NULL
- * for any), oldest due job first. Uses home_type_next_idx, then sorts the due
- * homes. A read: a claim writes nothing here (ServedHomes keeps who was served).
+ * homeDueForClaim: due (home, type) rows of the given types (json array, or
+ * NULL for any), oldest due first, walking home_type_next_idx in order and
+ * stopping at the limit — a claim's cost does not grow with the number of due
+ * homes (a GROUP BY over them did: 436 picks/s at 11,000 due homes). A home
+ * with several due types comes once per type; the caller keeps its first.
+ * A read: a claim writes nothing here (ServedHomes keeps who was served).
  */
 const HOME_DUE_FOR_CLAIM = `
-SELECT t.home AS home, min(t.next_run_at) AS due FROM home_type t
+SELECT t.home AS home, t.next_run_at AS due FROM home_type t INDEXED BY home_type_next_idx
  WHERE t.next_run_at <= ?1 AND (?2 IS NULL OR t.type IN (SELECT value FROM json_each(?2)))
    AND t.type NOT IN (SELECT value FROM json_each(?4))
- GROUP BY t.home
- ORDER BY due, t.home
+ ORDER BY t.next_run_at
+ LIMIT ?3`;
+/** homeDueForClaimOfType: the same for one type, along home_type_type_idx (type, next_run_at). */
+const HOME_DUE_FOR_CLAIM_OF_TYPE = `
+SELECT t.home AS home, t.next_run_at AS due FROM home_type t INDEXED BY home_type_type_idx
+ WHERE t.type = ?2 AND t.next_run_at <= ?1
+ ORDER BY t.next_run_at
  LIMIT ?3`;
 
 /** How many due homes a pick reads per home it returns: room for recently served ones to step back. */
@@ -120,17 +128,22 @@ export function pickHomesForClaim(
   limit: number,
   spare: number,
   now: number,
-): string[] {
+  mark = true,
+): { home: string; waited: number }[] {
   const want = limit + spare;
-  const homes = sql
-    .exec<{ home: string; due: number }>(HOME_DUE_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), want * PICK_READ_FACTOR, JSON.stringify(exclude))
-    .toArray()
+  const rows =
+    types !== null && types.length === 1 && !exclude.includes(types[0]!)
+      ? sql.exec<{ home: string; due: number }>(HOME_DUE_FOR_CLAIM_OF_TYPE, now, types[0]!, want * PICK_READ_FACTOR).toArray()
+      : sql.exec<{ home: string; due: number }>(HOME_DUE_FOR_CLAIM, now, types === null ? null : JSON.stringify(types), want * PICK_READ_FACTOR, JSON.stringify(exclude)).toArray();
+  const seen = new Set<string>();
+  const ranked = rows
+    .filter((r) => !seen.has(r.home) && seen.add(r.home))
     .map((r) => ({ home: r.home, waited: Math.max(r.due, served.get(r.home)) }))
     .sort((a, b) => a.waited - b.waited || (a.home < b.home ? -1 : a.home > b.home ? 1 : 0))
-    .slice(0, want)
-    .map((r) => r.home);
-  served.mark(homes.slice(0, limit), now);
-  return homes;
+    .slice(0, want);
+  // A sharded catalog marks only the homes its merge kept (catalog/shards.ts), afterwards.
+  if (mark) served.mark(ranked.slice(0, limit).map((r) => r.home), now);
+  return ranked;
 }
 
 /** The stats columns, summed over the rows of home_type a query groups. */

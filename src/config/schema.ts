@@ -10,6 +10,7 @@ import { BACKOFF_DEFAULT } from "../job/backoff";
 import { PAYLOAD_MAX_BYTES_DEFAULT } from "../job/json-size";
 import { ScheduleNameSchema, ScheduleSpecSchema, type ScheduleSpec } from "../schedule/spec";
 import { checkRelations, relationWarnings } from "./relations";
+import { CATALOG_SHARDS_DEFAULT, CATALOG_SHARDS_MAX } from "../catalog/shards";
 
 const ms = (max: number) => z.number().int().min(0).max(max);
 const DAY_MS = 24 * 3600 * 1000;
@@ -59,6 +60,11 @@ const PoolConfigSchema = z.strictObject({
 export const ConfigSchema = z.strictObject({
   /** true: an enqueue, claim or schedule naming a type not declared under `types` is refused (400, naming the nearest declared ones). */
   strictTypes: z.boolean().optional(),
+  /**
+   * The catalog's shards (catalog/shards.ts): each busy scope object reports to one, about once a second.
+   * Keep it fixed once jobs exist: a home that hashes to another shard is listed twice until pruned.
+   */
+  catalog: z.strictObject({ shards: z.number().int().min(1).max(CATALOG_SHARDS_MAX).optional() }).optional(),
   /** A service binding whose `observe(events)` receives every lifecycle event. */
   observer: bindingName.optional(),
   /** A Workers Analytics Engine dataset binding: every transition also writes a data point (metrics/analytics.ts). */
@@ -148,6 +154,8 @@ export interface QueueConfig {
   /** Which lifecycle events get a JSON log line (scope/events.ts). */
   logEvents: LogLevel;
   dashboard: { enabled: boolean; lagAlertMs: number };
+  /** How many CatalogDO objects share the homes' summaries (catalog/shards.ts). */
+  catalogShards: number;
   pools: Readonly<Record<string, PoolSettings>>;
   /** topic → its consumer types. */
   topics: Readonly<Record<string, string[]>>;
@@ -231,6 +239,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     observer: input.observer ?? null,
     analytics: input.analytics ?? null,
     dashboard: { enabled: input.dashboard?.enabled ?? true, lagAlertMs: input.dashboard?.lagAlertMs ?? DEFAULTS.lagAlertMs },
+    catalogShards: input.catalog?.shards ?? CATALOG_SHARDS_DEFAULT,
     logEvents: logLevel(input.events?.log),
     pools,
     topics: Object.fromEntries(Object.entries(input.topics ?? {}).map(([t, v]) => [t, v.consumers])),

@@ -16,6 +16,7 @@ import { homeFor, homeOfJobId, parseHome, scopeHome, typeHome } from "../job/hom
 import type { PoolLimits, PoolStatus } from "../pool/permits";
 import { resourcePoolName, typePoolName } from "../pool/pool-name";
 import { guarded } from "../dispatch/permit-plan";
+import { Catalogs } from "../catalog/shards";
 import type {
   ClaimRequest,
   EnqueueRequest,
@@ -87,8 +88,8 @@ export class QueueOps {
     return this.env.SCOPE.getByName(home);
   }
 
-  private catalog() {
-    return this.env.CATALOG.getByName("catalog");
+  private catalog(): Catalogs {
+    return new Catalogs(this.env.CATALOG, this.config.catalogShards);
   }
 
   /** homeOf routes a job id; an id that cannot name one of our objects is simply not found (and wakes no object). */

@@ -46,6 +46,7 @@ import { buildSummary, type HomeSummary } from "./summary";
 import { prune, sweepOnce } from "./sweep-pass";
 import { cameDueSince, nextWakeAt } from "./wake";
 import { WaitNotifier } from "./wait-notify";
+import { Catalogs } from "../catalog/shards";
 import { pendingTypes } from "./counts";
 
 /** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
@@ -64,6 +65,8 @@ export class ScopeDO extends DurableObject<Env> {
   private readonly events: EventSink;
   private readonly dispatcher: Dispatcher;
   private readonly waits: WaitNotifier;
+  /** The catalog's shards: this object reports to the one its home hashes to (catalog/shards.ts). */
+  private readonly catalogs: Catalogs;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
   private name: string | null;
 
@@ -84,6 +87,7 @@ export class ScopeDO extends DurableObject<Env> {
       },
     };
     this.alarmArm = new AlarmArm(ctx.storage);
+    this.catalogs = new Catalogs(env.CATALOG, this.store.config.catalogShards);
     const config = this.store.config;
     this.waits = new WaitNotifier((type) => env.WAIT.getByName(`wait:${type}`).notify(this.home), (p) => ctx.waitUntil(p));
     const binding = (name: string) => (env as unknown as Record<string, unknown>)[name];
@@ -103,7 +107,7 @@ export class ScopeDO extends DurableObject<Env> {
       keepAlive: (p) => ctx.waitUntil(p),
       invocationsPerCall: this.events.invocationsPerCall,
       changed: (rows, now) => this.afterWrite(now, rows, null),
-      busyType: (types) => env.CATALOG.getByName("catalog").busyType(types),
+      busyType: (types) => this.catalogs.busyType(types),
       reapNow: async () => {
         const now = this.clock.now();
         this.reap(now);
@@ -180,7 +184,7 @@ export class ScopeDO extends DurableObject<Env> {
         store: this.store,
         holder: this.home,
         pool: (name) => this.env.POOL.getByName(name),
-        busyType: (types) => this.env.CATALOG.getByName("catalog").busyType(types),
+        busyType: (types) => this.catalogs.busyType(types),
         giveBack: (pool, ids) => this.ctx.waitUntil(this.givePermitsBack(pool, ids, true)),
         now: () => this.clock.now(),
       },
@@ -508,6 +512,6 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private async sendSummary(summary: HomeSummary): Promise<void> {
-    await this.env.CATALOG.getByName("catalog").report(summary);
+    await this.catalogs.report(summary);
   }
 }

@@ -13,7 +13,7 @@ import { ManualClock } from "../../src/clock";
 import type { JobRow } from "../../src/scope/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
-import { env, freshScope, newJob, restartCold, T0, useClock, type ScopeStub, put } from "../helpers/scope";
+import { catalogOf, env, freshScope, newJob, restartCold, T0, useClock, type ScopeStub, put } from "../helpers/scope";
 import { chaosSeeds, int, pick, seeded } from "../helpers/random";
 
 const SEEDS = chaosSeeds([1, 2, 3, 4], 1000);
@@ -54,7 +54,7 @@ function expectedWake(rows: JobRow[], now: number): number | null {
 
 /** The catalog's view of one home, per type: what it would answer stats and claims with. */
 async function catalogView(home: string) {
-  return runInDurableObject(env.CATALOG.getByName("catalog"), (_o: CatalogDO, state) =>
+  return runInDurableObject(catalogOf(home), (_o: CatalogDO, state) =>
     state.storage.sql
       .exec<{ type: string; pending: number; running: number; completed: number }>(
         "SELECT type, pending + scheduled AS pending, running, completed FROM home_type WHERE home = ? AND pending + scheduled + running + completed > 0 ORDER BY type",

@@ -8,12 +8,19 @@ import { expect } from "vitest";
 import { env as workersEnv } from "cloudflare:workers";
 import { ManualClock } from "../../src/clock";
 import type { Env } from "../../src/env";
+import { catalogName, catalogShardOf } from "../../src/catalog/shards";
+import { loadConfig } from "../../src/config/load";
 import { jobIdFor, newLocalId, scopeHome, typeHome } from "../../src/job/home";
 import type { NewJob } from "../../src/scope/enqueue";
 import type { JobRow } from "../../src/scope/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
 
 export const env = workersEnv as unknown as Env;
+
+/** catalogOf: the catalog shard a home reports to (catalog/shards.ts), under the test config. */
+export function catalogOf(home: string) {
+  return env.CATALOG.getByName(catalogName(catalogShardOf(home, loadConfig(env).catalogShards)));
+}
 
 /** A fixed start time, far from the real clock, so no real alarm fires during a test. */
 export const T0 = Date.UTC(2030, 0, 1);

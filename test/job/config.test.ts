@@ -20,6 +20,9 @@ describe("config", () => {
     });
     expect(c.pushTypes).toEqual([]);
     expect(c.logEvents).toBe("operator");
+    expect(c.catalogShards).toBe(4);
+    expect(parseConfig({ catalog: { shards: 16 } }).catalogShards).toBe(16);
+    expect(() => parseConfig({ catalog: { shards: 0 } })).toThrow(/catalog.shards/);
     expect(parseConfig({ events: { log: true } }).logEvents).toBe("all");
     expect(parseConfig({ events: { log: false } }).logEvents).toBe("none");
     expect(() => parseConfig({ events: { log: "some" } })).toThrow(/events.log/);

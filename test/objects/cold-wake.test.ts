@@ -17,12 +17,10 @@ import type { PoolDO } from "../../src/pool/pool-do";
 import type { ScheduleDO } from "../../src/schedule/schedule-do";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, uniqueScope, uniqueType } from "../helpers/api";
-import { env, restartCold, T0 } from "../helpers/scope";
-
-const catalog = () => env.CATALOG.getByName("catalog");
+import { catalogOf, env, restartCold, T0 } from "../helpers/scope";
 
 async function catalogRow(home: string, type: string) {
-  return runInDurableObject(catalog(), (_o: CatalogDO, state) =>
+  return runInDurableObject(catalogOf(home), (_o: CatalogDO, state) =>
     state.storage.sql.exec<{ pending: number; scheduled: number; running: number; completed: number }>(
       "SELECT pending, scheduled, running, completed FROM home_type WHERE home = ? AND type = ?", home, type,
     ).toArray()[0],
@@ -32,12 +30,12 @@ async function catalogRow(home: string, type: string) {
 describe("a scope object woken cold by its alarm", () => {
   it("still reports to the catalog, so a delayed pull job that came due is claimed", async () => {
     const clock = new ManualClock(T0);
-    await runInDurableObject(catalog(), (o: CatalogDO) => {
-      o.clock = clock;
-    });
     const scope = uniqueScope("cold");
     const type = uniqueType("cold");
     const home = scopeHome(scope).name;
+    await runInDurableObject(catalogOf(home), (o: CatalogDO) => {
+      o.clock = clock;
+    });
     const named = env.SCOPE.getByName(home);
     await runInDurableObject(named, (o: ScopeDO) => {
       o.clock = clock;
@@ -155,8 +153,8 @@ describe("the other objects woken cold by their alarm", () => {
 
   it("the catalog (it has no alarm) answers a cold instance as it did before", async () => {
     const home = scopeHome(uniqueScope("cat")).name;
-    await catalog().report({ home, at: T0, types: [{ type: "cat.t", pending: 1, scheduled: 0, running: 0, completed: 0, failed: { retries_exhausted: 0, fatal: 0, stalled: 0, timeout: 0 }, cancelled: 0, nextRunAt: T0 }] });
-    const cold = await restartCold(env.CATALOG, catalog());
+    await catalogOf(home).report({ home, at: T0, types: [{ type: "cat.t", pending: 1, scheduled: 0, running: 0, completed: 0, failed: { retries_exhausted: 0, fatal: 0, stalled: 0, timeout: 0 }, cancelled: 0, nextRunAt: T0 }] });
+    const cold = await restartCold(env.CATALOG, catalogOf(home));
     expect(await runInDurableObject(cold, (o: CatalogDO) => o.stats("cat.t"))).toMatchObject({ pending: 1 });
   });
 });
