@@ -8,12 +8,13 @@
  *
  * @module
  */
+import { PUSH_WORKER } from "./dispatch-port";
 import type { JobRow } from "./job-row";
 import { releaseLeased } from "./settle";
 import type { ScopeStore } from "./store";
 
 /** Running jobs this object's dispatcher leased (claims made for pushed types say `push`): job_lease_idx. */
-const JOB_PUSHED_RUNNING = "SELECT * FROM job WHERE state = 'running' AND lease_owner = 'push'";
+const JOB_PUSHED_RUNNING = `SELECT * FROM job WHERE state = 'running' AND lease_owner = '${PUSH_WORKER}'`;
 
 /** releaseOrphans: call once per instance, before any call can start (nothing of this instance is in flight yet). */
 export function releaseOrphans(store: ScopeStore, now: number): JobRow[] {

@@ -20,6 +20,7 @@ import { migrateStorage } from "../schema/migrate";
 import { homeOfJobId } from "../job/home";
 import { keepName, ownName } from "../object-name";
 import { Dispatcher, type Origin } from "../dispatch/dispatcher";
+import { dispatchPort, reapedFlights } from "./dispatch-port";
 import type { HandlerEntrypointApi } from "../dispatch/contract";
 import { CatalogReporter } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
@@ -63,7 +64,7 @@ export class ScopeDO extends DurableObject<Env> {
   private readonly alarmArm: AlarmArm;
   private reporter!: CatalogReporter;
   private readonly events: EventSink;
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: Dispatcher<JobRow>;
   private readonly waits: WaitNotifier;
   /** The catalog's shards: this object reports to the one its home hashes to (catalog/shards.ts). */
   private readonly catalogs: Catalogs;
@@ -97,8 +98,8 @@ export class ScopeDO extends DurableObject<Env> {
       (p) => ctx.waitUntil(p),
       config.analytics ? (binding(config.analytics) as AnalyticsEngineDataset) : null,
     );
-    this.dispatcher = new Dispatcher({
-      store: this.store,
+    this.dispatcher = new Dispatcher<JobRow>({
+      jobs: dispatchPort(this.store, config),
       config,
       now: () => this.clock.now(),
       home: () => this.home,
@@ -414,7 +415,7 @@ export class ScopeDO extends DurableObject<Env> {
   /** reap: end the attempts whose lease ran out, tell the dispatcher (it aborts their handlers) and emit their events. */
   private reap(now: number): { more: boolean } {
     const reaped = reapOnce(this.store, now);
-    this.dispatcher.reaped(reaped.rows, now);
+    this.dispatcher.reaped(reapedFlights(reaped.rows, now));
     this.events.emit(reaped.rows, now);
     this.dueForClaims(reaped.rows, now);
     return reaped;

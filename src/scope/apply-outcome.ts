@@ -7,11 +7,11 @@
  */
 import type { QueueConfig } from "../config/schema";
 import { utf8Length } from "../job/json-size";
-import type { JobRow } from "../scope/job-row";
-import type { Outcome } from "../scope/outcome";
-import { complete, fail, sleep, snooze } from "../scope/settle";
-import type { ScopeStore } from "../scope/store";
-import type { HandlerOutcome } from "./contract";
+import type { JobRow } from "./job-row";
+import type { Outcome } from "./outcome";
+import { complete, fail, sleep, snooze } from "./settle";
+import type { ScopeStore } from "./store";
+import type { HandlerOutcome } from "../dispatch/contract";
 
 /** resultText: a completed outcome's result as stored (JSON text or null), or undefined when it is over the size limit. */
 export function resultText(config: QueueConfig, o: Extract<HandlerOutcome, { kind: "completed" }>): string | null | undefined {

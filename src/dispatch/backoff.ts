@@ -1,0 +1,62 @@
+/**
+ * TypeBackoff: a push type refused by a guard (a full pool, a spent rate, a
+ * running type, a waitsFor type) waits before the dispatcher asks again —
+ * until the pool's hint, or until the pool pokes the object (`unblock`).
+ *
+ * A refusal that was already on its way when a poke arrived must not back the
+ * type off again: each refusal carries the unblock epoch it was asked under.
+ * A type refused STARVING_AFTER times in a row logs `job:starving`, naming
+ * what blocks it, then every STARVING_EVERY more.
+ *
+ * @module
+ */
+
+/** A type blocked this many times in a row logs `job:starving`, then every STARVING_EVERY more. */
+export const STARVING_AFTER = 20;
+export const STARVING_EVERY = 100;
+
+export class TypeBackoff {
+  private readonly until = new Map<string, number>();
+  private readonly times = new Map<string, number>();
+  private unblocks = 0;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly home: () => string,
+  ) {}
+
+  /** epoch: pass it to `blocked` with a refusal that is asked for now. */
+  get epoch(): number {
+    return this.unblocks;
+  }
+
+  /** blockedAt: when the type may be asked again, or undefined when it is not backed off. */
+  blockedUntil(type: string): number | undefined {
+    return this.until.get(type);
+  }
+
+  isBlocked(type: string, now: number): boolean {
+    return (this.until.get(type) ?? 0) > now;
+  }
+
+  /** blocked: back the type off for `retryAfterMs` (unless unblocked since `epoch`) and count the refusal. */
+  blocked(type: string, retryAfterMs: number, why: string, epoch: number): void {
+    if (epoch === this.unblocks) this.until.set(type, this.now() + retryAfterMs);
+    const n = (this.times.get(type) ?? 0) + 1;
+    this.times.set(type, n);
+    if (n === STARVING_AFTER || (n > STARVING_AFTER && (n - STARVING_AFTER) % STARVING_EVERY === 0)) {
+      console.warn(JSON.stringify({ event: "job:starving", type, home: this.home(), blockedTimes: n, blockedBy: why }));
+    }
+  }
+
+  /** served: the type got a batch; its run of refusals is over. */
+  served(type: string): void {
+    this.times.delete(type);
+  }
+
+  /** unblock: a pool freed a slot for this object — forget every back-off. */
+  unblock(): void {
+    this.until.clear();
+    this.unblocks++;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * What the dispatcher asks of its scope object's jobs — and all it may ask:
+ * it never sees a row or a statement. `scope/dispatch-port.ts` implements it
+ * over the object's SQLite; the dispatcher's tests implement it in memory.
+ *
+ * `R` is whatever the scope wants back in `changed()` after a claim or a
+ * settle (its rows, for events and the catalog); the dispatcher only passes
+ * it on.
+ *
+ * @module
+ */
+import type { AbortReason, DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "./contract";
+
+/** One job leased to a handler call. */
+export interface Leased {
+  id: string;
+  /** The lease token: every write for this attempt is fenced by it. */
+  token: string;
+  /** When the job's timeoutMs ends this attempt (epoch ms), or null. */
+  timeoutAt: number | null;
+  /** What the handler is sent (its journal included). */
+  job: DispatchJob;
+}
+
+export interface ScopePort<R> {
+  /** Push types with a due job here; a serialized type whose scope has a job running is left out. */
+  dueTypes(now: number): string[];
+  /** Due jobs of the type, counted up to `max`. */
+  countDue(type: string, now: number, max: number): number;
+  /** The type is serialized per scope here: one job, one call at a time. */
+  serial(type: string): boolean;
+  /** The first of these types with due or running work here, or null (waitsFor's exact, local half). */
+  busyHere(types: readonly string[], now: number): string | null;
+  /** Lease up to `limit` due jobs of the type, best first, in one transaction. */
+  claim(type: string, limit: number, leaseMs: number, now: number): { leased: Leased[]; changed: R[] };
+  /** Settle outcomes, each under its lease, in one transaction; a write that matches no live lease changes nothing. */
+  settle(items: readonly { id: string; token: string; outcome: HandlerOutcome }[], now: number): R[];
+  /** Extend a lease; `reason` says why it cannot be. */
+  renew(id: string, token: string, leaseMs: number, now: number): { ok: true } | { ok: false; reason: AbortReason };
+  /** Journal durable steps, each under its lease, in one transaction. */
+  journal(writes: readonly { write: JournalWrite; token: string }[], now: number): JournalAnswer[];
+}

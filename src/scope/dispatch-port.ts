@@ -1,0 +1,123 @@
+/**
+ * The scope object's side of push dispatch (dispatch/scope-port.ts): the
+ * dispatcher's claims, settles, renewals and journal writes as transactions
+ * over this object's SQLite. The dispatcher gets jobs to send and opaque rows
+ * to hand back for events; it never sees the SQL.
+ *
+ * @module
+ */
+import type { QueueConfig } from "../config/schema";
+import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
+import type { Leased, ScopePort } from "../dispatch/scope-port";
+import { applyOutcome, resultText } from "./apply-outcome";
+import { busyHere, claimJobs, countDue, isSerial, serialBusy } from "./claim";
+import { pendingTypes } from "./counts";
+import { scopeOfRow, type JobRow } from "./job-row";
+import { completeMany, heartbeat } from "./settle";
+import { appendStep, journalsOf } from "./steps";
+import type { ScopeStore } from "./store";
+
+/** The lease owner the dispatcher's claims carry (scope/orphans.ts releases them when an instance restarts). */
+export const PUSH_WORKER = "push";
+
+export function dispatchPort(store: ScopeStore, config: QueueConfig): ScopePort<JobRow> {
+  return {
+    dueTypes(now) {
+      const push = config.pushTypes;
+      if (push.length === 0) return [];
+      return pendingTypes(store.sql).filter(
+        (t) => push.includes(t) && countDue(store.sql, t, now, 1) > 0 && !(isSerial(store, t) && serialBusy(store.sql, t, now)),
+      );
+    },
+    countDue: (type, now, max) => countDue(store.sql, type, now, max),
+    serial: (type) => isSerial(store, type),
+    busyHere: (types, now) => busyHere(store.sql, types, now),
+
+    claim(type, limit, leaseMs, now) {
+      const rows = claimJobs(store, { worker: PUSH_WORKER, types: [type], limit, leaseMs }, now);
+      // Each job's journal of durable steps rides with it, so a replayed step answers without a call back (steps.ts).
+      const journals = journalsOf(store, rows.map((r) => r.seq));
+      const leased: Leased[] = rows.map((r) => ({
+        id: r.id,
+        token: r.lease_token!,
+        timeoutAt: r.timeout_ms !== null && r.started_at !== null ? r.started_at + r.timeout_ms : null,
+        job: toDispatchJob(r, now, journals.get(r.seq)),
+      }));
+      return { leased, changed: rows };
+    },
+
+    settle(items, now) {
+      return store.atomic(() => {
+        // A call's completions in one statement; anything else (a retry, a failure, a result too large) one by one.
+        const completions: { id: string; token: string; result: string | null }[] = [];
+        const changed: JobRow[] = [];
+        for (const { id, token, outcome } of items) {
+          const result = outcome.kind === "completed" ? resultText(config, outcome) : undefined;
+          if (result !== undefined) completions.push({ id, token, result });
+          else settleOne(store, config, id, token, outcome, now, changed);
+        }
+        try {
+          changed.push(...completeMany(store, completions, now));
+        } catch (e) {
+          // The leases stay in SQL and are not renewed: the reap pass recovers the jobs.
+          console.error(JSON.stringify({ event: "dispatch:settle_failed", jobs: completions.length, error: String(e) }));
+        }
+        return changed;
+      });
+    },
+
+    renew(id, token, leaseMs, now) {
+      const out = heartbeat(store, id, token, leaseMs, now);
+      if (out.ok) return { ok: true };
+      return { ok: false, reason: out.code === "lease_lost" && (out.reason === "cancelled" || out.reason === "timeout") ? out.reason : "lease_lost" };
+    },
+
+    journal(writes, now) {
+      // The writes of one moment in one transaction: one commit for a batch whose jobs finish a step together.
+      return store.atomic(() => writes.map(({ write, token }) => journalOne(store, write, token, now)));
+    },
+  };
+}
+
+/** settleOne: one outcome under its lease; never throws (a failed write leaves the lease to the reap pass). */
+function settleOne(store: ScopeStore, config: QueueConfig, id: string, token: string, outcome: HandlerOutcome, now: number, changed: JobRow[]): void {
+  try {
+    const out = applyOutcome(store, config, id, token, outcome, now);
+    if (out.ok) changed.push(out.row);
+  } catch (e) {
+    console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
+  }
+}
+
+function journalOne(store: ScopeStore, w: JournalWrite, token: string, now: number): JournalAnswer {
+  try {
+    const out = appendStep(store, w, token, now);
+    if (out.ok) return { ok: true };
+    if (out.code === "lease_lost" || out.code === "already_terminal" || out.code === "not_found") return { ok: false, code: "lease_lost", message: `this attempt no longer holds the job (${out.code})` };
+    if (out.code === "conflict") return { ok: false, code: "lease_lost", message: out.reason };
+    return { ok: false, code: out.code, message: out.reason };
+  } catch (e) {
+    // Storage failed: the step did not journal, and the handler must not go on as if it had.
+    return { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` };
+  }
+}
+
+function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]): DispatchJob {
+  return {
+    dispatchedAt: now,
+    ...(journal ? { journal } : {}),
+    id: row.id,
+    type: row.type,
+    payloadJson: row.payload,
+    attempt: row.attempts,
+    maxAttempts: row.max_attempts,
+    scope: scopeOfRow(row),
+    runAt: row.run_at,
+    scheduledFor: row.scheduled_for,
+  };
+}
+
+/** reapedFlights: what the dispatcher needs of rows the reap pass ended — which, and whether the timeout did it. */
+export function reapedFlights(rows: readonly JobRow[], now: number): { id: string; timedOut: boolean }[] {
+  return rows.map((r) => ({ id: r.id, timedOut: r.timeout_ms !== null && r.started_at !== null && now >= r.started_at + r.timeout_ms }));
+}
