@@ -256,6 +256,22 @@ export async function pushDrain(url, { type, n, scopes = 0, scopeType = "Bench",
   return n / ((Math.max(...done.map((j) => j.finishedAt)) - t0) / 1000);
 }
 
+/**
+ * cfqDrain: Cloudflare Queues on the same local runtime (bench/cfq): n messages sent in requests of 1,000
+ * (the Worker sends them 100 a sendBatch), consumed by a no-op consumer in batches of up to 100; messages/s
+ * from the first send to the last batch consumed — the same span pushDrain times.
+ */
+export async function cfqDrain(url, n) {
+  const before = (await call(url, "GET", "/stats")).consumed;
+  const t0 = Date.now();
+  for (let c = 0; c < n; c += 1000) await call(url, "POST", "/send", { messages: Array.from({ length: Math.min(1000, n - c) }, (_, k) => ({ i: c + k })) });
+  const s = await until("cf queues drain", async () => {
+    const s = await call(url, "GET", "/stats");
+    return s.consumed >= before + n ? s : null;
+  });
+  return n / ((s.lastAt - t0) / 1000);
+}
+
 /** completedJob polls a job until it is completed. */
 export function completedJob(url, id) {
   return until(`job ${id}`, async () => {

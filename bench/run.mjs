@@ -67,7 +67,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { chartSvg } from "./chart.mjs";
 import { depthSweep, scopeSweep } from "./sweeps.mjs";
 import { parse } from "smol-toml";
-import { call, completedJob, fill, handlerConnected, listAll, machine, median, percentile, proxy, pullStep, pushDrain, rate, round, snapshot, startWorker, TOKEN, until } from "./lib.mjs";
+import { call, cfqDrain, completedJob, fill, handlerConnected, listAll, machine, median, percentile, proxy, pullStep, pushDrain, rate, round, snapshot, startWorker, TOKEN, until } from "./lib.mjs";
 
 const quick = process.argv.includes("--quick");
 const P = quick
@@ -177,22 +177,12 @@ async function main() {
     log(`  pull: ${pullJobsPerSec.toFixed(0)} jobs/s (${pulled} of ${pullJobs} claims returned a job)`);
 
     // ------------------------------------------------ push: throughput against Cloudflare Queues, pickup, delayed lateness
-    const cfqDrain = async (n) => {
-      const before = (await call(cfq.url, "GET", "/stats")).consumed;
-      const t0 = Date.now();
-      for (let c = 0; c < n; c += 1000) await call(cfq.url, "POST", "/send", { messages: Array.from({ length: Math.min(1000, n - c) }, (_, k) => ({ i: c + k })) });
-      const s = await until("cf queues drain", async () => {
-        const s = await call(cfq.url, "GET", "/stats");
-        return s.consumed >= before + n ? s : null;
-      });
-      return n / ((s.lastAt - t0) / 1000);
-    };
-    await cfqDrain(1000);
+    await cfqDrain(cfq.url, 1000);
     const pushRates = [];
     const cfqRates = [];
     for (let r = 0; r < (quick ? 2 : 3); r++) {
       pushRates.push(await pushDrain(queue.url, { type: "demo.noop", n: P.pushJobs }));
-      cfqRates.push(await cfqDrain(P.pushJobs));
+      cfqRates.push(await cfqDrain(cfq.url, P.pushJobs));
     }
     const pushJobsPerSec = median(pushRates);
     const cfqJobsPerSec = median(cfqRates);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm run bench:peers`: the same workloads, in one run on this machine,
- * against edgequeue (local workerd), BullMQ on Redis and pg-boss on
- * PostgreSQL (the Debian packages, started here on loopback with their data
+ * against edgequeue (local workerd), Cloudflare Queues on the same local
+ * runtime (bench/cfq), BullMQ on Redis and pg-boss on PostgreSQL (the Debian packages, started here on loopback with their data
  * in a temporary directory, stopped after). Each figure is also reported as a
  * ratio peer ÷ edgequeue.
  *
@@ -75,6 +75,7 @@ async function main() {
   const { openBullmq } = await import("./bullmq.mjs");
   const { openPgBoss } = await import("./pgboss.mjs");
   const { openEdgequeue } = await import("./edgequeue.mjs");
+  const { openCfQueues } = await import("./cfqueues.mjs");
 
   const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-peers-"));
   const redis = await startRedis(bins.redis, 6391);
@@ -83,11 +84,12 @@ async function main() {
   const cwd = snapshot(path.join(state, "tree"));
   const queue = await startWorker({ cwd, config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });
   const bare = await startWorker({ cwd, config: "bench/bare/wrangler.toml", persistTo: path.join(state, "bare") });
+  const cfq = await startWorker({ cwd, config: "bench/cfq/wrangler.toml", persistTo: path.join(state, "cfq") });
   const insert = (i) => call(bare.url, "POST", "/", { type: "bench.bare", payload: { i, to: "someone@example.com" } });
   const systems = [];
   try {
     await handlerConnected(queue.url);
-    systems.push(openEdgequeue(queue.url), await openBullmq(6391), await openPgBoss(pg.connection));
+    systems.push(openEdgequeue(queue.url), openCfQueues(cfq.url), await openBullmq(6391), await openPgBoss(pg.connection));
     const figures = Object.fromEntries(systems.map((s) => [s.name, { drain: {} }]));
 
     // Rounds alternate between the systems so that a noisy moment on this shared machine
@@ -152,6 +154,7 @@ async function main() {
     for (const s of systems) await s.close().catch((e) => console.error(`closing ${s.name}:`, e.message));
     await queue.stop();
     await bare.stop();
+    await cfq.stop();
     await redis.stop();
     await pg.stop();
     rmSync(state, { recursive: true, force: true });
