@@ -13,8 +13,13 @@ DELETE FROM job WHERE seq IN (
   SELECT seq FROM job WHERE state = ? AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?)
 RETURNING seq`;
 
-/** jobOldestFinished: uses job_finished_idx. */
-const JOB_OLDEST_FINISHED = "SELECT min(finished_at) AS t FROM job WHERE state = ? AND finished_at IS NOT NULL";
+/**
+ * jobOldestFinishedByState: one seek of job_finished_idx per terminal state, in one statement (the alarm
+ * is re-armed after every write, and three calls into SQLite per re-arm showed in profiles).
+ */
+const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${TERMINAL_STATES.map(
+  (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND finished_at IS NOT NULL) AS t${i}`,
+).join(", ")}`;
 
 export const SWEEP_BATCH = 1000;
 
@@ -38,11 +43,12 @@ export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): 
 
 /** nextSweepAt: when the oldest terminal job of any state passes its retention; null when there are none. */
 export function nextSweepAt(store: ScopeStore): number | null {
+  const oldest = store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one();
   let next: number | null = null;
-  for (const state of TERMINAL_STATES) {
-    const t = store.sql.exec<{ t: number | null }>(JOB_OLDEST_FINISHED, state).one().t;
+  TERMINAL_STATES.forEach((state, i) => {
+    const t = oldest[`t${i}`] ?? null;
     if (t !== null) next = Math.min(next ?? Infinity, t + retentionMs(store, state));
-  }
+  });
   return next;
 }
 
