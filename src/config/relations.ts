@@ -9,10 +9,12 @@
  * @module
  */
 import type { z } from "zod";
+import { BACKOFF_DEFAULT } from "../job/backoff";
 import { PAYLOAD_MAX_BYTES_DEFAULT, utf8Length } from "../job/json-size";
 
 interface TypeInput {
   binding?: string;
+  backoff?: { baseMs?: number; maxMs?: number };
   concurrency?: number;
   batchSize?: number;
   leaseMs?: number;
@@ -21,6 +23,7 @@ interface TypeInput {
 }
 
 interface ConfigInput {
+  defaults?: { backoff?: { baseMs?: number; maxMs?: number } };
   types?: Record<string, TypeInput>;
   topics?: Record<string, { consumers: string[] }>;
   pools?: Record<string, { concurrency?: number; ratePerMinute?: number; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
@@ -34,6 +37,18 @@ const PUSH_ONLY = ["batchSize", "leaseMs"] as const;
 
 export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void {
   const types = config.types ?? {};
+  // A backoff's cap below its base would make every delay the cap: say so, with the values in force (type → defaults → built in).
+  const base = { baseMs: config.defaults?.backoff?.baseMs ?? BACKOFF_DEFAULT.baseMs, maxMs: config.defaults?.backoff?.maxMs ?? BACKOFF_DEFAULT.maxMs };
+  if (base.maxMs < base.baseMs) {
+    ctx.addIssue({ code: "custom", path: ["defaults", "backoff", "maxMs"], message: `${base.maxMs} is below baseMs ${base.baseMs}: the cap must be at least the first delay` });
+  }
+  for (const [name, t] of Object.entries(types)) {
+    const b = { baseMs: t.backoff?.baseMs ?? base.baseMs, maxMs: t.backoff?.maxMs ?? base.maxMs };
+    if (t.backoff && b.maxMs < b.baseMs) {
+      const key = t.backoff.maxMs !== undefined ? "maxMs" : "baseMs";
+      ctx.addIssue({ code: "custom", path: ["types", name, "backoff", key], message: `maxMs ${b.maxMs} is below baseMs ${b.baseMs}: the cap must be at least the first delay` });
+    }
+  }
   const isPush = (t: string) => types[t]?.binding !== undefined;
   const declared = (t: string) => t in types;
   for (const [name, t] of Object.entries(types)) {

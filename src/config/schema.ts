@@ -17,6 +17,14 @@ const DAY_MS = 24 * 3600 * 1000;
 export const LOG_LEVELS = ["operator", "all", "none"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** A retention: milliseconds, or null / "forever" to keep terminal jobs until pruned. */
+const keepFor = z.union([ms(365 * DAY_MS), z.null(), z.literal("forever")]);
+
+function keptFor(v: number | null | "forever" | undefined, otherwise: number): number | null {
+  if (v === undefined) return otherwise;
+  return v === null || v === "forever" ? null : v;
+}
+
 const BackoffSchema = z.strictObject({
   baseMs: ms(DAY_MS).optional(),
   maxMs: ms(7 * DAY_MS).optional(),
@@ -105,11 +113,12 @@ export const ConfigSchema = z.strictObject({
       journalMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
     })
     .optional(),
+  /** How long terminal jobs are kept; null (JSON) or "forever" (TOML has no null) keeps them until pruned by hand. */
   retention: z
     .strictObject({
-      completedMs: ms(365 * DAY_MS).optional(),
-      failedMs: ms(365 * DAY_MS).optional(),
-      cancelledMs: ms(365 * DAY_MS).optional(),
+      completedMs: keepFor.optional(),
+      failedMs: keepFor.optional(),
+      cancelledMs: keepFor.optional(),
     })
     .optional(),
 }).superRefine(checkRelations);
@@ -163,7 +172,8 @@ export interface QueueConfig {
   /** Things that are allowed but probably a mistake (a one-sided notWhileRunning); logged at startup. */
   warnings: string[];
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number; journalMaxBytes: number };
-  retention: { completedMs: number; failedMs: number; cancelledMs: number };
+  /** Per terminal state, how long a job is kept; null: forever (only prune deletes it). */
+  retention: { completedMs: number | null; failedMs: number | null; cancelledMs: number | null };
   /** Undeclared type names are refused (config/known-types.ts). */
   strictTypes: boolean;
   /** Settings for any type, declared or not. */
@@ -250,7 +260,11 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       batchPayloadMaxBytes: input.limits?.batchPayloadMaxBytes ?? DEFAULTS.batchPayloadMaxBytes,
       journalMaxBytes: input.limits?.journalMaxBytes ?? DEFAULTS.journalMaxBytes,
     },
-    retention: { ...DEFAULTS.retention, ...input.retention },
+    retention: {
+      completedMs: keptFor(input.retention?.completedMs, DEFAULTS.retention.completedMs),
+      failedMs: keptFor(input.retention?.failedMs, DEFAULTS.retention.failedMs),
+      cancelledMs: keptFor(input.retention?.cancelledMs, DEFAULTS.retention.cancelledMs),
+    },
     strictTypes: input.strictTypes ?? false,
     typeSettings: (type) => (Object.hasOwn(types, type) ? types[type]! : base),
   };

@@ -11,8 +11,8 @@ export class RetryableJobError extends Error {
   override readonly name = "RetryableJobError";
   readonly retryAfterMs?: number;
   readonly consumesAttempt?: boolean;
-  constructor(message: string, options: { retryAfterMs?: number; consumesAttempt?: boolean } = {}) {
-    super(message);
+  constructor(message: string, options: { retryAfterMs?: number; consumesAttempt?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.retryAfterMs = options.retryAfterMs;
     this.consumesAttempt = options.consumesAttempt;
   }
@@ -21,6 +21,10 @@ export class RetryableJobError extends Error {
 /** Fail this job now, whatever attempts remain (`failureKind: "fatal"`). */
 export class TerminalJobError extends Error {
   override readonly name = "TerminalJobError";
+  /** `cause`: what went wrong underneath; its message is kept in the job's error after this one's. */
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  }
 }
 
 /** Not now: run this job again in `delayMs`, without spending the attempt. */

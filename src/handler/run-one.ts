@@ -65,7 +65,7 @@ function sleepOutcome(id: string, s: SleepRequest): JobOutcome {
 /** outcomeOf maps a thrown value to an outcome. Checked by name too: a second copy of this SDK in a bundle has its own classes. */
 function outcomeOf(id: string, e: unknown): JobOutcome {
   const name = (e as { name?: unknown })?.name;
-  const message = e instanceof Error ? e.message : String(e);
+  const message = messageWithCauses(e);
   if (e instanceof NondeterminismError || name === "NondeterminismError") return { id, kind: "failed", error: `NondeterminismError: ${message}` };
   if (e instanceof TerminalJobError || name === "TerminalJobError") return { id, kind: "failed", error: message };
   if (e instanceof SnoozeJobError || name === "SnoozeJobError") return { id, kind: "snooze", delayMs: wholeMs((e as SnoozeJobError).delayMs) ?? 0 };
@@ -75,6 +75,24 @@ function outcomeOf(id: string, e: unknown): JobOutcome {
   }
   if (e instanceof JobAbortedError || name === "JobAbortedError") return { id, kind: "retry", error: message };
   return { id, kind: "retry", error: message };
+}
+
+/** How many `cause`s deep a job's error follows (`new TerminalJobError("…", { cause })`). */
+const CAUSE_DEPTH = 3;
+
+/**
+ * messageWithCauses: the error's message, then each cause's — `charge failed; caused by TypeError: fetch
+ * failed` — so what the handler wrapped is kept in the job's error (the queue clips it to 4,000 characters).
+ */
+function messageWithCauses(e: unknown): string {
+  let text = e instanceof Error ? e.message : String(e);
+  let cause = e instanceof Error ? e.cause : undefined;
+  for (let depth = 0; cause !== undefined && cause !== null && depth < CAUSE_DEPTH; depth++) {
+    const name = cause instanceof Error ? cause.name : typeof cause;
+    text += `; caused by ${name}: ${cause instanceof Error ? cause.message : String(cause)}`;
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return text;
 }
 
 const wholeMs = (ms: number | undefined) => (ms === undefined || !Number.isFinite(ms) ? undefined : Math.max(0, Math.round(ms)));

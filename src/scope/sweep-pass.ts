@@ -23,7 +23,8 @@ const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${TERMINAL_STATES.map(
 
 export const SWEEP_BATCH = 1000;
 
-function retentionMs(store: ScopeStore, state: TerminalState): number {
+/** retentionMs: how long jobs of the state are kept; null when they are kept until pruned by hand. */
+function retentionMs(store: ScopeStore, state: TerminalState): number | null {
   const r = store.config.retention;
   return state === "completed" ? r.completedMs : state === "failed" ? r.failedMs : r.cancelledMs;
 }
@@ -32,8 +33,10 @@ export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): 
   let deleted = 0;
   let more = false;
   for (const state of TERMINAL_STATES) {
+    const keep = retentionMs(store, state);
+    if (keep === null) continue;
     // Due at finished_at + retention exactly (nextSweepAt), hence the + 1 on a strict "before".
-    const n = deleteFinished(store, state, now - retentionMs(store, state) + 1, limit);
+    const n = deleteFinished(store, state, now - keep + 1, limit);
     deleted += n;
     more ||= n === limit;
   }
@@ -47,7 +50,8 @@ export function nextSweepAt(store: ScopeStore): number | null {
   let next: number | null = null;
   TERMINAL_STATES.forEach((state, i) => {
     const t = oldest[`t${i}`] ?? null;
-    if (t !== null) next = Math.min(next ?? Infinity, t + retentionMs(store, state));
+    const keep = retentionMs(store, state);
+    if (t !== null && keep !== null) next = Math.min(next ?? Infinity, t + keep);
   });
   return next;
 }

@@ -23,6 +23,13 @@ describe("config", () => {
     expect(c.catalogShards).toBe(4);
     expect(parseConfig({ catalog: { shards: 16 } }).catalogShards).toBe(16);
     expect(() => parseConfig({ catalog: { shards: 0 } })).toThrow(/catalog.shards/);
+    // A backoff cap below its base, with the values in force.
+    expect(() => parseConfig({ defaults: { backoff: { baseMs: 5000, maxMs: 1000 } } })).toThrow(/defaults.backoff.maxMs: 1000 is below baseMs 5000/);
+    expect(() => parseConfig({ types: { t: { backoff: { baseMs: 600_000 } } } })).toThrow(/types.t.backoff.baseMs: maxMs 300000 is below baseMs 600000/);
+    expect(() => parseConfig({ types: { t: { backoff: { baseMs: 600_000, maxMs: 600_000 } } } })).not.toThrow();
+    // Retention: milliseconds, or kept until pruned (null in JSON, "forever" in TOML).
+    expect(parseConfig({ retention: { failedMs: null, cancelledMs: "forever" } }).retention).toEqual({ completedMs: 86_400_000, failedMs: null, cancelledMs: null });
+    expect(() => parseConfig({ retention: { failedMs: "never" } })).toThrow(/retention.failedMs/);
     expect(parseConfig({ events: { log: true } }).logEvents).toBe("all");
     expect(parseConfig({ events: { log: false } }).logEvents).toBe("none");
     expect(() => parseConfig({ events: { log: "some" } })).toThrow(/events.log/);

@@ -3,10 +3,24 @@
  * workerd, no queue), on the example handler's stepped demo types, importing
  * the package by name.
  */
-import type { JobContext } from "edgequeue/handler";
+import { RetryableJobError, TerminalJobError, type JobContext } from "edgequeue/handler";
 import { runJob } from "edgequeue/testing";
 import { describe, expect, it } from "vitest";
 import { stepHandlers } from "../../examples/handler/src/steps";
+
+describe("errors a handler wraps", () => {
+  it("TerminalJobError(message, { cause }) keeps the cause in the job's error; RetryableJobError too", async () => {
+    const terminal = await runJob(async () => {
+      throw new TerminalJobError("charge failed", { cause: new TypeError("fetch failed", { cause: "ECONNRESET" }) });
+    }, {});
+    expect(terminal.state).toBe("failed");
+    expect(terminal.outcome).toMatchObject({ kind: "failed", error: "charge failed; caused by TypeError: fetch failed; caused by string: ECONNRESET" });
+    const retry = await runJob(async () => {
+      throw new RetryableJobError("rate limited", { retryAfterMs: 1_000, cause: new Error("429") });
+    }, {});
+    expect(retry.outcome).toMatchObject({ kind: "retry", error: "rate limited; caused by Error: 429" });
+  });
+});
 
 describe("edgequeue/testing on the demo handlers", () => {
   it("crashAfter: the step is journaled, the attempt dies, and resume runs only what is left", async () => {

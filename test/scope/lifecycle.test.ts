@@ -1,6 +1,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
+import { parseConfig } from "../../src/config/load";
 import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put } from "../helpers/scope";
 
 const DAY = 86_400_000;
@@ -61,6 +62,24 @@ describe("scope object lifecycle", () => {
     await runDurableObjectAlarm(stub);
     expect(await rows(stub)).toEqual([]);
     expect(await alarmAt(stub)).toBeNull();
+  });
+
+  it("a retention of null keeps that state's jobs until pruned: no sweep, no alarm for them", async () => {
+    const { home, stub, clock } = await freshScope();
+    await runInDurableObject(stub, (o: ScopeDO) => {
+      (o.store as { config: unknown }).config = parseConfig({ retention: { failedMs: null } });
+    });
+    await put(stub, [newJob(home), newJob(home)]);
+    const [a, b] = await stub.claim(lease);
+    await stub.complete(a!.id, a!.lease_token!, null);
+    await stub.fail(b!.id, b!.lease_token!, { error: "x", fatal: true });
+    expect(await alarmAt(stub)).toBe(T0 + DAY); // the completed one only
+    clock!.advance(DAY);
+    await runDurableObjectAlarm(stub);
+    expect((await rows(stub)).map((r) => r.state)).toEqual(["failed"]);
+    expect(await alarmAt(stub)).toBeNull();
+    clock!.advance(400 * DAY);
+    expect(await stub.prune(clock!.now(), ["failed"])).toBe(1);
   });
 
   it("prune deletes terminal jobs of the chosen states finished before olderThan", async () => {
