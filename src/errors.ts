@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   already_terminal: 409,
   conflict: 409,
   payload_too_large: 413,
+  /** A type's maxDepth is reached in the object the job would join: nothing was written. */
+  queue_full: 429,
   internal: 500,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;

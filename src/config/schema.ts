@@ -47,6 +47,8 @@ const TypeConfigSchema = z.strictObject({
   batchSize: z.number().int().min(1).max(100).optional(),
   /** Lease of a pushed attempt, renewed every third of it while the call is in flight. */
   leaseMs: z.number().int().min(1000).max(3600_000).optional(),
+  /** Most pending jobs (due or delayed) of this type one scope object holds: an enqueue past it is refused (429 queue_full). */
+  maxDepth: z.number().int().min(1).max(10_000_000).optional(),
   /** At most one job of this type running per scope (jobs without a scope are unaffected). */
   serializeByScope: z.boolean().optional(),
   /** Never start while a job of one of these types is running. Declare it on both sides. */
@@ -135,6 +137,8 @@ export interface TypeSettings {
   batchSize: number;
   leaseMs: number;
   serializeByScope: boolean;
+  /** Most pending jobs of the type per scope object, or null (no cap). */
+  maxDepth: number | null;
   notWhileRunning: string[];
   waitsFor: string[];
   /** Declared pools this type draws on. */
@@ -214,6 +218,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     batchSize: DEFAULTS.batchSize,
     leaseMs: DEFAULTS.leaseMs,
     serializeByScope: false,
+    maxDepth: null,
     notWhileRunning: [],
     waitsFor: [],
     pools: [],
@@ -230,6 +235,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       batchSize: t.batchSize ?? base.batchSize,
       leaseMs: t.leaseMs ?? base.leaseMs,
       serializeByScope: t.serializeByScope ?? false,
+      maxDepth: t.maxDepth ?? null,
       notWhileRunning: t.notWhileRunning ?? [],
       waitsFor: t.waitsFor ?? [],
       pools: Object.entries(input.pools ?? {})

@@ -83,6 +83,7 @@ const MEANING: Record<ErrorCode, string> = {
   already_terminal: "the job has already finished",
   conflict: "the request conflicts with the current state (a dedupe key under another mode, a config schedule, a job not in a state to retry)",
   payload_too_large: "the body, a payload or a result is over its limit",
+  queue_full: "the job's type holds maxDepth pending jobs in the object it would join; nothing was written (retry later)",
   internal: "an unexpected failure; the request may not have been applied",
 };
 

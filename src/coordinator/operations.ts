@@ -134,12 +134,15 @@ export class QueueOps {
     });
     const conflict = (items: { index: number }[], out: EnqueueRefusal) => {
       const index = items[out.index]!.index;
-      const path = pathPrefix ? `${pathPrefix}[${index}].dedupeKey` : "dedupeKey";
-      return { index, error: new QueueError("conflict", `${path}: ${out.message}`, { path, index }) };
+      const field = out.code === "queue_full" ? "type" : "dedupeKey";
+      const path = pathPrefix ? `${pathPrefix}[${index}].${field}` : field;
+      return { index, error: new QueueError(out.code, `${path}: ${out.message}`, { path, index }) };
     };
-    // One object's enqueue is all or none by itself. Over several, a key conflict (decided inside each
-    // object) is asked of every object holding keyed jobs before any writes, so a refused batch writes nothing.
-    const keyed = [...byHome].filter(([, items]) => items.some((i) => i.job.dedupeKey !== null));
+    // One object's enqueue is all or none by itself. Over several, a key conflict or a full type (decided inside each
+    // object) is asked of every object holding keyed jobs or jobs of a capped type before any writes, so a refused
+    // batch writes nothing (short of a race with another enqueue in between).
+    const capped = (job: NewJob) => this.config.typeSettings(job.type).maxDepth !== null;
+    const keyed = [...byHome].filter(([, items]) => items.some((i) => i.job.dedupeKey !== null || capped(i.job)));
     if (byHome.size > 1 && keyed.length > 0) {
       const refusals: { index: number; error: QueueError }[] = [];
       await inParallel(keyed, ENQUEUE_PARALLEL, async ([home, items]) => {
@@ -265,6 +268,7 @@ export class QueueOps {
     requireDeclared(this.config, [body.type], () => "job.type");
     const { home, job } = prepareJob(this.config, body, payload, Date.now());
     const out = await this.scope(home).claimOrEnqueue(job, req.worker, req.leaseMs);
+    if (!out.ok && out.code === "queue_full") throw new QueueError("queue_full", `job.type: ${out.message}`, { path: "job.type" });
     if (!out.ok) throw new QueueError("conflict", `job.dedupeKey: ${out.message}`, { path: "job.dedupeKey" });
     return { leased: out.leased ? toLeasedJob(out.leased) : null, job: toJob(out.job), created: out.created };
   }

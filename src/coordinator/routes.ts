@@ -151,7 +151,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Enqueue a job (idempotent by id, deduplicated by dedupeKey)",
     body: EnqueueSchema,
     responses: { 201: EnqueueResultSchema, 200: EnqueueResultSchema },
-    errors: ["conflict"],
+    errors: ["conflict", "queue_full"],
     handle: async (ops, { body }) => {
       const r = await ops.enqueue(body);
       return { status: r.created ? 201 : 200, body: r };
@@ -164,7 +164,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Enqueue 1 to 1,000 jobs; one invalid item refuses the whole call",
     body: EnqueueBatchSchema,
     responses: { 200: EnqueueBatchResultSchema },
-    errors: ["conflict"],
+    errors: ["conflict", "queue_full"],
     handle: async (ops, { body }) => ok({ results: await ops.enqueueBatch(body.jobs) }),
   }),
   route({
@@ -184,7 +184,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Enqueue under a key (pending mode) and, when no job of the key is running, lease it to the caller in the same transaction",
     body: ClaimOrEnqueueSchema,
     responses: { 200: ClaimOrEnqueueResultSchema },
-    errors: ["conflict"],
+    errors: ["conflict", "queue_full"],
     handle: async (ops, { body }) => ok(await ops.claimOrEnqueue(body)),
   }),
   route({
@@ -424,7 +424,7 @@ export const ROUTES: readonly Route[] = [
     params: TopicParams,
     body: EmitSchema,
     responses: { 202: EmitResultSchema },
-    errors: ["not_found"],
+    errors: ["not_found", "queue_full"],
     handle: async (ops, { params, body }) => ({ status: 202, body: await ops.topics.emit(params.topic, body) }),
   }),
   route({

@@ -43,7 +43,7 @@ export interface Enqueued {
   created: boolean;
 }
 
-export type EnqueueRefusal = { ok: false; code: "conflict"; index: number; message: string };
+export type EnqueueRefusal = { ok: false; code: "conflict" | "queue_full"; index: number; message: string };
 export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 
 /**
@@ -91,11 +91,28 @@ class KeyModeConflict extends Error {
   }
 }
 
+/** QueueFull: thrown out of the transaction (rolling the whole enqueue back) when a type's maxDepth would be passed. */
+class QueueFull extends Error {
+  constructor(
+    readonly index: number,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  refusal(): EnqueueRefusal {
+    return { ok: false, code: "queue_full", index: this.index, message: this.message };
+  }
+}
+
+/** jobCountPendingOfType: the type's pending jobs here (job_count, kept by trigger). */
+const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(n), 0) AS n FROM job_count WHERE type = ? AND state = 'pending'";
+
 export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: number): EnqueueOutcome {
   try {
     return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now)) };
   } catch (e) {
-    if (!(e instanceof KeyModeConflict)) throw e;
+    if (!(e instanceof KeyModeConflict) && !(e instanceof QueueFull)) throw e;
     return e.refusal();
   }
 }
@@ -118,7 +135,7 @@ export function checkEnqueue(store: ScopeStore, jobs: readonly NewJob[], now: nu
     });
   } catch (e) {
     if (e === DRY_RUN) return null;
-    if (!(e instanceof KeyModeConflict)) throw e;
+    if (!(e instanceof KeyModeConflict) && !(e instanceof QueueFull)) throw e;
     return e.refusal();
   }
   return null;
@@ -174,6 +191,16 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
     changed = true;
   });
   flush();
+  // Depth caps, once every job of the batch is in: past a cap, the whole enqueue is rolled back.
+  for (const type of created.keys()) {
+    const cap = store.config.typeSettings(type).maxDepth;
+    if (cap === null) continue;
+    const depth = store.sql.exec<{ n: number }>(JOB_COUNT_PENDING_OF_TYPE, type).one().n;
+    if (depth > cap) {
+      const index = jobs.findIndex((j) => j.type === type);
+      throw new QueueFull(index, `${type} holds ${depth - created.get(type)!} pending jobs here and maxDepth is ${cap}: ${created.get(type)} more would pass it`);
+    }
+  }
   for (const [type, n] of created) store.sql.exec(METRIC_COUNT_ENQUEUED, minuteOf(now), type, n);
   if (changed) store.touched(now);
   return out;

@@ -24,6 +24,8 @@ declare module "edgequeue" {
     "demo.rollup": { ms: number };
     "demo.rated": { ms: number };
     "demo.fair": { ms: number };
+    // A depth cap (maxDepth = 5 pending per object): sleeps payload.ms if given.
+    "demo.capped": { ms?: number };
     // Event consumers (topic demo.topic).
     "demo.consumer.ok": Record<string, unknown>;
     "demo.consumer.bad": Record<string, unknown>;
@@ -81,6 +83,7 @@ export const DemoHandlers = defineHandlers({
   "demo.rollup": span,
   "demo.rated": span,
   "demo.fair": span,
+  "demo.capped": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
   "demo.consumer.ok": (payload, ctx) => ({ handled: ctx.id, keys: Object.keys(payload) }),
   "demo.consumer.bad": () => {
     throw new Error("demo consumer failure");
