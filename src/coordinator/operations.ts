@@ -43,6 +43,7 @@ import type {
   ScopeStats,
   FailOutcome,
   CompleteManyResult,
+  CancelKeysRequest,
 } from "../job/schemas";
 import { zeroCounters } from "../metrics/counters";
 import type { Metrics, MetricsQuery } from "../metrics/schemas";
@@ -347,6 +348,22 @@ export class QueueOps {
       if (homes.length < PRUNE_PAGE) return total;
       after = homes[homes.length - 1]!;
     }
+  }
+
+  /** cancelKeys: each key's object (its scope's, or the type shard its key hashes to) cancels the type's live jobs under it. */
+  async cancelKeys(req: CancelKeysRequest): Promise<number> {
+    requireDeclared(this.config, [req.type], () => "type");
+    const shards = this.config.typeSettings(req.type).shards;
+    const byHome = new Map<string, string[]>();
+    for (const key of new Set(req.dedupeKeys)) {
+      const home = homeFor({ type: req.type, scope: req.scope ?? null, dedupeKey: key, localId: "" }, shards).name;
+      byHome.set(home, [...(byHome.get(home) ?? []), key]);
+    }
+    let cancelled = 0;
+    await inParallel([...byHome], ENQUEUE_PARALLEL, async ([home, keys]) => {
+      cancelled += await this.scope(home).cancelKeys(req.type, keys, req.reason ?? null);
+    });
+    return cancelled;
   }
 
   async cancelScope(scope: Scope, pendingOnly: boolean, reason: string | undefined): Promise<number> {

@@ -13,6 +13,7 @@ import {
   CancelSchema,
   CancelScopeResultSchema,
   CancelScopeSchema,
+  CancelKeysSchema,
   ClaimResultSchema,
   ClaimSchema,
   CompleteSchema,
@@ -351,6 +352,16 @@ export const ROUTES: readonly Route[] = [
     errors: [],
     handle: async (ops, { params, body }) =>
       ok({ cancelled: await ops.cancelScope({ type: params.scopeType, id: params.scopeId }, body.pendingOnly ?? false, body.reason) }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/cancel",
+    operationId: "cancelKeys",
+    summary: "Cancel the live jobs of a type under these dedupe keys (in a scope, or among the type's unscoped jobs); running ones are aborted with the reason",
+    body: CancelKeysSchema,
+    responses: { 200: CancelScopeResultSchema },
+    errors: [],
+    handle: async (ops, { body }) => ok({ cancelled: await ops.cancelKeys(body) }),
   }),
   route({
     method: "post",

@@ -19,6 +19,7 @@ import type { ErrorBody } from "../errors";
 import {
   CancelSchema,
   CancelScopeSchema,
+  CancelKeysSchema,
   ClaimSchema,
   CompleteSchema,
   CompleteManySchema,
@@ -150,6 +151,11 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
       const b = parseInput(CancelScopeSchema, body, "body");
       return { cancelled: await ops.cancelScope(s, b.pendingOnly ?? false, b.reason) };
     });
+  }
+
+  /** cancelKeys: POST /v1/cancel — the live jobs of a type under these dedupe keys. */
+  async cancelKeys(body: z.input<typeof CancelKeysSchema>): Promise<RpcResult<{ cancelled: number }>> {
+    return this.run(async (ops) => ({ cancelled: await ops.cancelKeys(parseInput(CancelKeysSchema, body, "body")) }));
   }
 
   async prune(body: z.input<typeof PruneSchema>): Promise<RpcResult<{ deleted: number }>> {

@@ -212,6 +212,14 @@ export const CancelSchema = z.strictObject({ reason: reason.optional() });
 export const JobResultSchema = z.object({ job: JobSchema });
 export const CancelScopeSchema = z.strictObject({ pendingOnly: z.boolean().optional(), reason: reason.optional() });
 export const CancelScopeResultSchema = z.object({ cancelled: z.number().int() });
+/** POST /v1/cancel: the live jobs of a type under these dedupe keys (in `scope`, or among its unscoped jobs). */
+export const CancelKeysSchema = z.strictObject({
+  type: JobTypeName,
+  dedupeKeys: z.array(name(512)).min(1).max(1000),
+  scope: ScopeSchema.optional(),
+  reason: reason.optional(),
+});
+export type CancelKeysRequest = z.infer<typeof CancelKeysSchema>;
 export const PruneSchema = z.strictObject({
   olderThan: epochMs,
   states: z.array(TerminalStateSchema).min(1).optional(),

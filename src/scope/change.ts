@@ -23,6 +23,19 @@ const JOB_CANCEL_IF_LIVE = `UPDATE job ${CANCEL_SET} WHERE id = ? AND state IN (
 const JOB_CANCEL_ALL_LIVE = `UPDATE job ${CANCEL_SET} WHERE state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
 const JOB_CANCEL_ALL_PENDING = `UPDATE job ${CANCEL_SET} WHERE state = 'pending' RETURNING *`;
 
+/** jobCancelLiveOfKeys: the live jobs of one type under any of the keys (json array); job_dedupe_idx per key. */
+const JOB_CANCEL_LIVE_OF_KEYS = `UPDATE job ${CANCEL_SET}
+ WHERE dedupe_key IN (SELECT value FROM json_each(?)) AND type = ? AND state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
+
+/** cancelKeys: cancel the live jobs of `type` under these dedupe keys here. */
+export function cancelKeys(store: ScopeStore, type: string, keys: readonly string[], reason: string | null, now: number): JobRow[] {
+  return store.atomic(() => {
+    const rows = store.sql.exec<JobRow>(JOB_CANCEL_LIVE_OF_KEYS, reason, now, now, JSON.stringify(keys), type).toArray();
+    if (rows.length > 0) store.touched(now);
+    return rows;
+  });
+}
+
 /** jobRetryIfFinishedUnsuccessfully: failed|cancelled → pending, due now, attempts 0. */
 const JOB_RETRY_IF_FAILED = `
 UPDATE job

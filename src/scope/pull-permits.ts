@@ -42,6 +42,10 @@ RETURNING pool, permit_id`;
 const PERMITS_HOLD = `
 UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j WHERE j.seq = p.job_seq)
  WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND (?1 IS NULL OR id = ?1))`;
+/** permitsHoldOfKeys: the same, before a cancel by dedupe keys (?1 type, ?2 json array of keys). */
+const PERMITS_HOLD_OF_KEYS = `
+UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j WHERE j.seq = p.job_seq)
+ WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND type = ?1 AND dedupe_key IN (SELECT value FROM json_each(?2)))`;
 const PERMITS_NEXT_HOLD_END = "SELECT min(hold_until) AS t FROM job_permit";
 
 export interface PullClaimDeps {
@@ -123,6 +127,11 @@ export function returnable(store: ScopeStore, now: number): Map<string, string[]
 /** holdPermits: the running job `id` (null: every running job) is about to be cancelled. */
 export function holdPermits(sql: SqlStorage, id: string | null): void {
   sql.exec(PERMITS_HOLD, id);
+}
+
+/** holdPermitsOfKeys: the running jobs of `type` under these keys are about to be cancelled. */
+export function holdPermitsOfKeys(sql: SqlStorage, type: string, keys: readonly string[]): void {
+  sql.exec(PERMITS_HOLD_OF_KEYS, type, JSON.stringify(keys));
 }
 
 /** permitHoldEndsAt: when the alarm must return permits a cancel held, or null. */

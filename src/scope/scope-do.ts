@@ -24,9 +24,9 @@ import { dispatchPort, reapedFlights } from "./dispatch-port";
 import type { HandlerEntrypointApi } from "../dispatch/contract";
 import { CatalogReporter } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
-import { cancelAll, cancelJob, retryFailed, retryJob, type FailedCursor } from "./change";
+import { cancelAll, cancelJob, cancelKeys, retryFailed, retryJob, type FailedCursor } from "./change";
 import type { ClaimRequest } from "./claim";
-import { holdPermits, permitsOfLease, pullClaim, returnable } from "./pull-permits";
+import { holdPermits, holdPermitsOfKeys, permitsOfLease, pullClaim, returnable } from "./pull-permits";
 import { guarded, PERMIT_TTL_FACTOR, POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
@@ -292,6 +292,19 @@ export class ScopeDO extends DurableObject<Env> {
     const out = cancelJob(this.store, id, reason, now);
     if (out.ok) this.dispatcher.cancelled(id);
     return this.settled(now, out);
+  }
+
+  /** cancelKeys: the live jobs of `type` under these dedupe keys; running ones are aborted with the reason. */
+  async cancelKeys(type: string, keys: string[], reason: string | null): Promise<number> {
+    const now = this.clock.now();
+    holdPermitsOfKeys(this.store.sql, type, keys);
+    const rows = cancelKeys(this.store, type, keys, reason, now);
+    for (const r of rows) this.dispatcher.cancelled(r.id);
+    await this.returnPermits();
+    // A follower waiting behind a cancelled running job of its key is due now.
+    this.dueForClaims(rows, now);
+    if (rows.length > 0) await this.afterWrite(now, rows, this.dispatcher.newOrigin());
+    return rows.length;
   }
 
   async retry(id: string): Promise<Outcome<{ row: JobRow }>> {
