@@ -15,7 +15,7 @@ import { migrateStorage } from "../schema/migrate";
 import type { HomeSummary } from "../scope/summary";
 import type { Stats, StatsResult } from "../job/schemas";
 import { MINUTE_MS, minuteOf, type Counters, type MinuteCounters } from "../metrics/counters";
-import { applyReport, busiestHomes, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, ServedHomes, stats, statsByType } from "./catalog-store";
+import { type HomeFilter, applyReport, busiestHomes, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, ServedHomes, stats, statsByType } from "./catalog-store";
 import { metricSeries, metricTotals } from "./metrics-store";
 import { ClaimedTypes, unhandledTypes } from "./claimed-types";
 import { loadConfig } from "../config/load";
@@ -90,7 +90,7 @@ export class CatalogDO extends DurableObject<Env> {
     return busiestHomes(this.sql, limit, this.clock.now());
   }
 
-  async listHomes(filter: { type?: string; state?: JobState }, after: string, inclusive: boolean, limit: number): Promise<string[]> {
+  async listHomes(filter: HomeFilter, after: string, inclusive: boolean, limit: number): Promise<string[]> {
     return listHomes(this.sql, filter, after, inclusive, limit);
   }
 

@@ -213,29 +213,30 @@ export function busyType(sql: SqlStorage, types: readonly string[], now: number)
   return sql.exec<{ type: string }>(TYPE_BUSY, JSON.stringify(types), now).toArray()[0]?.type ?? null;
 }
 
-/** homeListAfter: homes in name order after `after` (or from it, when inclusive), holding jobs of the type/state asked for. */
+/** homeListAfter: homes in name order after `after` (or from it, when inclusive), holding jobs of any of the types in any of the states asked for (JSON arrays). */
 const HOME_LIST_AFTER = `
 SELECT DISTINCT home FROM home_type
  WHERE (home > ?1 OR (?2 AND home = ?1))
-   AND (?3 IS NULL OR type = ?3)
-   AND (?4 IS NULL OR CASE ?4
+   AND (?3 IS NULL OR type IN (SELECT value FROM json_each(?3)))
+   AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(?4) AS s WHERE CASE s.value
          WHEN 'pending' THEN pending + scheduled
          WHEN 'running' THEN running
          WHEN 'completed' THEN completed
          WHEN 'failed' THEN failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout
-         WHEN 'cancelled' THEN cancelled END > 0)
+         WHEN 'cancelled' THEN cancelled END > 0))
  ORDER BY home
  LIMIT ?5`;
 
-export function listHomes(
-  sql: SqlStorage,
-  filter: { type?: string; state?: JobState },
-  after: string,
-  inclusive: boolean,
-  limit: number,
-): string[] {
+/** HomeFilter: homes holding jobs of any of `types` (all when absent) in any of `states` (all when absent). */
+export interface HomeFilter {
+  types?: readonly string[];
+  states?: readonly JobState[];
+}
+
+export function listHomes(sql: SqlStorage, filter: HomeFilter, after: string, inclusive: boolean, limit: number): string[] {
+  const list = (v: readonly string[] | undefined) => (v === undefined ? null : JSON.stringify(v));
   return sql
-    .exec<{ home: string }>(HOME_LIST_AFTER, after, inclusive ? 1 : 0, filter.type ?? null, filter.state ?? null, limit)
+    .exec<{ home: string }>(HOME_LIST_AFTER, after, inclusive ? 1 : 0, list(filter.types), list(filter.states), limit)
     .toArray()
     .map((r) => r.home);
 }

@@ -23,6 +23,7 @@ import { COUNTERS } from "../metrics/counters";
 import { REPORT_MIN_INTERVAL_MS } from "../scope/catalog-report";
 import type { HomeSummary } from "../scope/summary";
 import type { CatalogDO, Overview, RankedHome } from "./catalog-do";
+import type { HomeFilter } from "./catalog-store";
 
 export const CATALOG_SHARDS_DEFAULT = 4;
 export const CATALOG_SHARDS_MAX = 256;
@@ -103,7 +104,7 @@ export class Catalogs {
       .slice(0, limit);
   }
 
-  async listHomes(filter: { type?: string; state?: JobState }, after: string, inclusive: boolean, limit: number): Promise<string[]> {
+  async listHomes(filter: HomeFilter, after: string, inclusive: boolean, limit: number): Promise<string[]> {
     return firstByName(await this.each((c) => c.listHomes(filter, after, inclusive, limit)), limit);
   }
 

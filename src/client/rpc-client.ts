@@ -40,8 +40,13 @@ export interface EnqueueOptions {
 export type EnqueueInput<T extends JobTypeName = JobTypeName> = { [K in T]: { type: K; payload: PayloadOf<K> } & EnqueueOptions }[T];
 
 export interface ListQuery {
-  type?: JobTypeName;
-  state?: Job["state"];
+  /** A type, or several (any of them). */
+  type?: JobTypeName | JobTypeName[];
+  /** A state, or several (any of them). */
+  state?: Job["state"] | Job["state"][];
+  /** Failed jobs of this kind, or of any of several. */
+  failureKind?: NonNullable<Job["failureKind"]> | NonNullable<Job["failureKind"]>[];
+  dedupeKey?: string;
   scopeType?: string;
   scopeId?: string;
   tag?: string;
@@ -60,7 +65,8 @@ export interface QueueClient {
   /** metrics: per type counts, lag and totals, and per-minute counters of the last `minutes` (default 60). */
   metrics(query?: { type?: JobTypeName; minutes?: number }): Promise<Metrics>;
   /** retryFailed: every failed job of a type and/or scope back to pending (BullMQ's `retryJobs`). */
-  retryFailed(filter?: { type?: JobTypeName; scopeType?: string; scopeId?: string }): Promise<{ retried: number; skipped: number }>;
+  /** With `limit`, at most that many failed jobs are looked at; pass `nextCursor` back as `cursor` to go on. */
+  retryFailed(filter?: { type?: JobTypeName; scopeType?: string; scopeId?: string; limit?: number; cursor?: string }): Promise<{ retried: number; skipped: number; nextCursor: string | null }>;
   /**
    * claimOrEnqueue: enqueue under `dedupeKey` (pending mode) and, when no job of the key is running,
    * get it leased to you in the same transaction — run it now (runClaimed); null: a job of the key is
@@ -132,7 +138,9 @@ export function createClient(service: QueueBinding | ServiceBindingLike): QueueC
       return unwrap<{ job: TypedJob }>(await rpc(binding, "cancelJob", id, reason === undefined ? {} : { reason })).job;
     },
     async list(query = {}) {
-      return unwrap(await rpc(binding, "listJobs", query));
+      // The API takes a list as comma-separated text, as in a query string.
+      const flat = Object.fromEntries(Object.entries(query).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v]));
+      return unwrap(await rpc(binding, "listJobs", flat));
     },
     async stats(type) {
       return unwrap(await rpc(binding, "stats", type === undefined ? {} : { type }));

@@ -54,7 +54,7 @@ import type { EnqueueRefusal, NewJob } from "../scope/enqueue";
 import { prepareJob } from "../scope/new-job";
 import { toJob, toLeasedJob } from "../scope/job-row";
 import type { Refusal } from "../scope/outcome";
-import { decodeCursor, encodeCursor } from "./cursor";
+import { decodeCursor, encodeCursor, packJson, unpackJson } from "./cursor";
 import { Schedules } from "./schedules";
 import { Topics } from "./topics";
 
@@ -173,7 +173,7 @@ export class QueueOps {
   }
 
   async list(q: ListQuery): Promise<ListResult> {
-    const filter = { type: q.type, state: q.state, tag: q.tag };
+    const filter = { types: q.type, states: q.state, tag: q.tag, failureKinds: q.failureKind, dedupeKey: q.dedupeKey };
     if (q.scopeType !== undefined && q.scopeId !== undefined) {
       const home = scopeHome({ type: q.scopeType, id: q.scopeId }).name;
       const cursor = q.cursor ? decodeCursor(q.cursor) : { h: home, s: 0 };
@@ -185,7 +185,9 @@ export class QueueOps {
     }
 
     const cursor = q.cursor ? decodeCursor(q.cursor) : { h: "", s: -1 };
-    const homes = await this.catalog().listHomes({ type: q.type, state: q.state }, cursor.h, cursor.s >= 0, LIST_HOMES_PER_PAGE);
+    // A failure-kind filter only finds failed jobs: only homes holding some are visited.
+    const states = q.failureKind ? (q.state ?? ["failed"]).filter((s) => s === "failed") : q.state;
+    const homes = await this.catalog().listHomes({ types: q.type, states }, cursor.h, cursor.s >= 0, LIST_HOMES_PER_PAGE);
     const items: Job[] = [];
     for (const home of homes) {
       const need = q.limit - items.length;
@@ -322,8 +324,9 @@ export class QueueOps {
   }
 
   /** retryFailed: every failed job of a scope, or of every home holding failed jobs (of `type`), back to pending. */
-  async retryFailed(req: RetryFailedRequest): Promise<{ retried: number; skipped: number }> {
-    const total = { retried: 0, skipped: 0 };
+  async retryFailed(req: RetryFailedRequest): Promise<{ retried: number; skipped: number; nextCursor: string | null }> {
+    if (req.limit !== undefined || req.cursor !== undefined) return this.retryFailedPage(req, req.limit ?? 1000);
+    const total = { retried: 0, skipped: 0, nextCursor: null };
     const add = (r: { retried: number; skipped: number }) => {
       total.retried += r.retried;
       total.skipped += r.skipped;
@@ -343,7 +346,7 @@ export class QueueOps {
       return total;
     }
     for (let after = ""; ; ) {
-      const homes = await this.catalog().listHomes({ type: req.type, state: "failed" }, after, false, PRUNE_PAGE);
+      const homes = await this.catalog().listHomes({ types: req.type === undefined ? undefined : [req.type], states: ["failed"] }, after, false, PRUNE_PAGE);
       await inParallel(homes, PRUNE_PARALLEL, drain);
       if (homes.length < PRUNE_PAGE) return total;
       after = homes[homes.length - 1]!;
@@ -364,6 +367,39 @@ export class QueueOps {
       cancelled += await this.scope(home).cancelKeys(req.type, keys, req.reason ?? null);
     });
     return cancelled;
+  }
+
+  /**
+   * retryFailedPage: bulk retry that looks at `limit` failed jobs at most, home by home in name order and
+   * within a home by finish time, and says where the next call goes on: `{h: home, f: finishedAt, s: seq}`.
+   */
+  private async retryFailedPage(req: RetryFailedRequest, limit: number): Promise<{ retried: number; skipped: number; nextCursor: string | null }> {
+    const type = req.type ?? null;
+    const total = { retried: 0, skipped: 0 };
+    const at = req.cursor === undefined ? null : decodeRetryCursor(req.cursor);
+    const single = req.scopeType !== undefined && req.scopeId !== undefined ? scopeHome({ type: req.scopeType, id: req.scopeId }).name : null;
+    let after = at?.h ?? "";
+    let inHome: FailedCursor | null = at ? { finishedAt: at.f, seq: at.s } : null;
+    for (;;) {
+      const homes = single !== null ? (after === "" || after === single ? [single] : []) : await this.catalog().listHomes({ types: type === null ? undefined : [type], states: ["failed"] }, after, at !== null && after === at.h, PRUNE_PAGE);
+      for (const home of homes) {
+        for (;;) {
+          const left = limit - total.retried - total.skipped;
+          if (left <= 0) return { ...total, nextCursor: packJson({ h: home, f: inHome?.finishedAt ?? -1, s: inHome?.seq ?? -1 }) };
+          const page = await this.scope(home).retryFailed(type, inHome, Math.min(left, 200));
+          total.retried += page.retried;
+          total.skipped += page.skipped;
+          inHome = page.next;
+          if (!page.next) break;
+        }
+        // This home is done: a call that stops now goes on after it (past every finish time here), the next home from its start.
+        inHome = { finishedAt: Number.MAX_SAFE_INTEGER, seq: Number.MAX_SAFE_INTEGER };
+        if (limit - total.retried - total.skipped <= 0) return { ...total, nextCursor: packJson({ h: home, f: inHome.finishedAt, s: inHome.seq }) };
+        inHome = null;
+        after = home;
+      }
+      if (single !== null || homes.length < PRUNE_PAGE) return { ...total, nextCursor: null };
+    }
   }
 
   async cancelScope(scope: Scope, pendingOnly: boolean, reason: string | undefined): Promise<number> {
@@ -647,3 +683,14 @@ const LEASE_LOST_WHY = {
   cancelled: "the job was cancelled",
   timeout: "the attempt ran past the job's timeoutMs",
 } as const;
+
+/** decodeRetryCursor: a bulk retry's `nextCursor` (base64url JSON `{h, f, s}`), or a 400 naming `cursor`. */
+function decodeRetryCursor(text: string): { h: string; f: number; s: number } {
+  try {
+    const v = unpackJson(text) as Record<string, unknown>;
+    if (typeof v.h === "string" && Number.isSafeInteger(v.f) && Number.isSafeInteger(v.s)) return { h: v.h, f: v.f as number, s: v.s as number };
+  } catch {
+    // fall through to the error below
+  }
+  throw new QueueError("invalid_request", "cursor: not a cursor returned by this API", [{ path: "cursor", message: "not a cursor returned by this API" }]);
+}

@@ -133,7 +133,7 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
     return this.run(async (ops) => ({ job: await ops.sleep(parseInput(JobId, id, "id"), parseInput(SleepSchema, body, "body")) }));
   }
 
-  async retryFailed(body: z.input<typeof RetryFailedSchema> = {}): Promise<RpcResult<{ retried: number; skipped: number }>> {
+  async retryFailed(body: z.input<typeof RetryFailedSchema> = {}): Promise<RpcResult<{ retried: number; skipped: number; nextCursor: string | null }>> {
     return this.run(async (ops) => ops.retryFailed(parseInput(RetryFailedSchema, body, "body")));
   }
 

@@ -55,7 +55,7 @@ export class Topics {
     let { at, inner } = q.cursor === undefined ? { at: 0, inner: undefined as string | undefined } : decodeDeadCursor(q.cursor, list);
     const items: DeadDelivery[] = [];
     for (; at < list.length; at++, inner = undefined) {
-      const page = await this.ops.list({ type: list[at], state: "failed", tag, limit: q.limit - items.length, cursor: inner });
+      const page = await this.ops.list({ type: [list[at]!], state: ["failed"], tag, limit: q.limit - items.length, cursor: inner });
       items.push(...page.items.map(toDead));
       if (page.nextCursor !== null) return { items, nextCursor: encodeDeadCursor(list[at]!, page.nextCursor) };
       if (items.length === q.limit) return { items, nextCursor: at + 1 < list.length ? encodeDeadCursor(list[at + 1]!, null) : null };

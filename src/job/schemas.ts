@@ -161,9 +161,19 @@ export const EnqueueBatchResultSchema = z.object({ results: z.array(EnqueueResul
 
 // ---------------------------------------------------------------- read
 
+/** A comma-separated list in a query string (`state=failed,cancelled`): its items, trimmed, empty ones left out. */
+const commaSplit = z
+  .string()
+  .max(4096)
+  .transform((v) => v.split(",").map((s) => s.trim()).filter((s) => s !== ""));
+const oneOrMore = (what: string) => ({ description: `One ${what}, or several separated by commas.` });
+
 export const ListQuerySchema = z.strictObject({
-  type: JobTypeName.optional(),
-  state: JobStateSchema.optional(),
+  type: commaSplit.pipe(z.array(JobTypeName).min(1, "give at least one job type").max(32)).meta(oneOrMore("job type")).optional(),
+  state: commaSplit.pipe(z.array(JobStateSchema).min(1, "give at least one state").max(32)).meta(oneOrMore("state")).optional(),
+  /** Failed jobs of any of these kinds. */
+  failureKind: commaSplit.pipe(z.array(FailureKindSchema).min(1, "give at least one failure kind").max(32)).meta(oneOrMore("failure kind")).optional(),
+  dedupeKey: name(512).optional(),
   scopeType: name(128).optional(),
   scopeId: name(256).optional(),
   tag: name(128).optional(),
@@ -232,6 +242,9 @@ export const RetryFailedSchema = z
     type: JobTypeName.optional(),
     scopeType: name(128).optional(),
     scopeId: name(256).optional(),
+    /** At most this many failed jobs looked at in this call; `nextCursor` goes on from there. Without it, all of them. */
+    limit: z.number().int().min(1).max(10_000).optional(),
+    cursor: z.string().max(4096).optional(),
   })
   .superRefine((q, ctx) => {
     if ((q.scopeType === undefined) !== (q.scopeId === undefined)) {
@@ -242,6 +255,7 @@ export type RetryFailedRequest = z.infer<typeof RetryFailedSchema>;
 export const RetryFailedResultSchema = z.object({
   retried: z.number().int(),
   skipped: z.number().int().meta({ description: "Failed jobs left failed because a live job holds their dedupe key." }),
+  nextCursor: z.string().nullable().meta({ description: "With `limit`: where the next call goes on (pass it as `cursor`); null when every failed job was looked at." }),
 });
 
 export const TimelineSchema = z.object({

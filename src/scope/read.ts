@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { LIVE_STATES, sqlList, type JobState } from "../job/states";
+import { LIVE_STATES, sqlList, type FailureKind, type JobState } from "../job/states";
 import type { JobRow } from "./job-row";
 
 /** jobFindById: unique index job_id_idx. */
@@ -14,20 +14,27 @@ const JOB_FIND_BY_ID = "SELECT * FROM job WHERE id = ?";
 /** jobFindLiveByDedupeKey: the pending and the running job of a key (at most one each); the WHERE repeats job_dedupe_idx's condition so the partial index applies. */
 const JOB_FIND_LIVE_BY_DEDUPE_KEY = `SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`;
 
-/** jobListAfter: primary key order; filters are optional (NULL = any). */
+/** jobListAfter: primary key order; filters are optional (NULL = any); lists are JSON arrays. */
 const JOB_LIST_AFTER = `
 SELECT * FROM job
  WHERE seq > ?1
-   AND (?2 IS NULL OR type = ?2)
-   AND (?3 IS NULL OR state = ?3)
+   AND (?2 IS NULL OR type IN (SELECT value FROM json_each(?2)))
+   AND (?3 IS NULL OR state IN (SELECT value FROM json_each(?3)))
    AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(job.tags) WHERE value = ?4))
+   AND (?6 IS NULL OR failure_kind IN (SELECT value FROM json_each(?6)))
+   AND (?7 IS NULL OR dedupe_key = ?7)
  ORDER BY seq
  LIMIT ?5`;
 
 export interface ListFilter {
-  type?: string;
-  state?: JobState;
+  /** Any of these types. */
+  types?: readonly string[];
+  /** Any of these states. */
+  states?: readonly JobState[];
   tag?: string;
+  /** Failed jobs of any of these kinds. */
+  failureKinds?: readonly FailureKind[];
+  dedupeKey?: string;
 }
 
 export function getJob(sql: SqlStorage, id: string): JobRow | null {
@@ -40,5 +47,8 @@ export function liveJobsOfKey(sql: SqlStorage, dedupeKey: string): JobRow[] {
 }
 
 export function listJobs(sql: SqlStorage, filter: ListFilter, afterSeq: number, limit: number): JobRow[] {
-  return sql.exec<JobRow>(JOB_LIST_AFTER, afterSeq, filter.type ?? null, filter.state ?? null, filter.tag ?? null, limit).toArray();
+  const list = (v: readonly string[] | undefined) => (v === undefined ? null : JSON.stringify(v));
+  return sql
+    .exec<JobRow>(JOB_LIST_AFTER, afterSeq, list(filter.types), list(filter.states), filter.tag ?? null, limit, list(filter.failureKinds), filter.dedupeKey ?? null)
+    .toArray();
 }

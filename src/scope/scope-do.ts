@@ -317,9 +317,9 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   /** retryFailed: a page of failed jobs here (of one type, or all) back to pending, due now; `next` resumes. */
-  async retryFailed(type: string | null, after: FailedCursor | null): Promise<{ retried: number; skipped: number; next: FailedCursor | null }> {
+  async retryFailed(type: string | null, after: FailedCursor | null, limit?: number): Promise<{ retried: number; skipped: number; next: FailedCursor | null }> {
     const now = this.clock.now();
-    const out = retryFailed(this.store, type, after, now);
+    const out = retryFailed(this.store, type, after, now, limit);
     if (out.retried > 0) await this.afterWrite(now, [], this.dispatcher.newOrigin());
     return out;
   }

@@ -111,7 +111,8 @@ class Store {
       },
       list: async (q: ListQuery = {}): Promise<ListResult> => ({
         items: this.jobs
-          .filter((j) => (q.type === undefined || j.type === q.type) && (q.state === undefined || j.state === q.state) && (q.tag === undefined || j.tags.includes(q.tag)))
+          .filter((j) => anyOf(q.type, j.type) && anyOf(q.state, j.state) && anyOf(q.failureKind, j.failureKind) && (q.tag === undefined || j.tags.includes(q.tag)))
+          .filter((j) => q.dedupeKey === undefined || j.dedupeKey === q.dedupeKey)
           .filter((j) => q.scopeType === undefined || (j.scope?.type === q.scopeType && (q.scopeId === undefined || j.scope.id === q.scopeId)))
           .slice(0, q.limit ?? 50),
         nextCursor: null,
@@ -150,7 +151,7 @@ class Store {
           retried++;
           await onEnqueue(j);
         }
-        return { retried, skipped: 0 };
+        return { retried, skipped: 0, nextCursor: null };
       },
     };
   }
@@ -212,4 +213,11 @@ export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknow
     });
   });
   return Object.assign(client, { jobs: store.jobs as TypedJob[], clear: () => void store.jobs.splice(0) });
+}
+
+/** anyOf: a list filter as the API reads it — absent (any), one value, several, or comma-separated text. */
+function anyOf(want: string | readonly string[] | undefined, value: string | null): boolean {
+  if (want === undefined) return true;
+  const list = typeof want === "string" ? want.split(",").map((s) => s.trim()) : want;
+  return value !== null && list.includes(value);
 }

@@ -37,7 +37,7 @@ describe("a sharded catalog", () => {
     const pages: string[][] = [];
     let after = "";
     for (;;) {
-      const page = await catalogs.listHomes({ type }, after, false, 5);
+      const page = await catalogs.listHomes({ types: [type] }, after, false, 5);
       if (page.length === 0) break;
       pages.push(page);
       after = page.at(-1)!;

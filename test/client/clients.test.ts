@@ -35,7 +35,7 @@ describe.each([
     expect(await queue.stats(type)).toMatchObject({ pending: 2, cancelled: 1, running: 0 });
     const m = await queue.metrics({ type, minutes: 5 });
     expect(m.types).toEqual([expect.objectContaining({ type, cancelled: 1, totals: expect.objectContaining({ enqueued: 3, cancelled: 1 }) })]);
-    expect(await queue.retryFailed({ type, scopeType: scope.type, scopeId: scope.id })).toEqual({ retried: 0, skipped: 0 });
+    expect(await queue.retryFailed({ type, scopeType: scope.type, scopeId: scope.id })).toEqual({ retried: 0, skipped: 0, nextCursor: null });
     const refused = await queue.retryFailed({ scopeType: "Tenant" } as never).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: "invalid_request", details: [{ path: "scopeId" }] });
   });

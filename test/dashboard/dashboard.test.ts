@@ -234,7 +234,7 @@ describe("dashboard pages", () => {
     }
     const bad = await page("GET", "/dashboard/jobs?state=sleeping", { cookie });
     expect(bad.status).toBe(400);
-    expect(await bad.text()).toContain("state:");
+    expect(await bad.text()).toContain("state[0]:");
     expect((await page("GET", "/dashboard/jobs/nope.nope", { cookie })).status).toBe(404);
   });
 

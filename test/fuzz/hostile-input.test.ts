@@ -113,7 +113,7 @@ describe("hostile input over HTTP", () => {
     );
     const batch = await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: {} }, { type, payload: {}, maxAttempts: 0 }] });
     expect(batch.status).toBe(400);
-    const rows = await env.SCOPE.getByName(typeHome(type, 0).name).list({ type }, 0, 10);
+    const rows = await env.SCOPE.getByName(typeHome(type, 0).name).list({ types: [type] }, 0, 10);
     expect(rows).toEqual([]);
   });
 

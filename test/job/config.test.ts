@@ -14,6 +14,7 @@ describe("config", () => {
       batchSize: 100,
       leaseMs: 30_000,
       serializeByScope: false,
+      maxDepth: null,
       notWhileRunning: [],
       waitsFor: [],
       pools: [],

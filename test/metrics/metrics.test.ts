@@ -220,18 +220,18 @@ describe("retry failed in bulk", () => {
     const inS1 = [await failFatally(t, s1), await failFatally(t, s1)];
     const inS2 = await failFatally(t, s2);
     const r1 = await api("POST", "/v1/retry", { scopeType: s1.type, scopeId: s1.id });
-    expect(r1.body).toEqual({ retried: 2, skipped: 0 });
+    expect(r1.body).toEqual({ retried: 2, skipped: 0, nextCursor: null });
     for (const id of inS1) expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "pending", attempts: 0 });
     expect((await api("GET", `/v1/jobs/${inS2}`)).body.job.state).toBe("failed");
 
     await flushJobs(inS2);
-    expect((await api("POST", "/v1/retry", { type: t })).body).toEqual({ retried: 1, skipped: 0 });
+    expect((await api("POST", "/v1/retry", { type: t })).body).toEqual({ retried: 1, skipped: 0, nextCursor: null });
     expect((await api("GET", `/v1/jobs/${inS2}`)).body.job.state).toBe("pending");
 
     const t2 = uniqueType("rk");
     const keyed = await failFatally(t2, s2, { dedupeKey: "k" });
     await enqueue({ type: t2, scope: s2, dedupeKey: "k" });
-    expect((await api("POST", "/v1/retry", { type: t2, scopeType: s2.type, scopeId: s2.id })).body).toEqual({ retried: 0, skipped: 1 });
+    expect((await api("POST", "/v1/retry", { type: t2, scopeType: s2.type, scopeId: s2.id })).body).toEqual({ retried: 0, skipped: 1, nextCursor: null });
     expect((await api("GET", `/v1/jobs/${keyed}`)).body.job.state).toBe("failed");
   });
 

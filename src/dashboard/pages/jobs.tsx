@@ -18,6 +18,7 @@ export function jobHref(id: string): string {
 export function JobsPage(props: { frame: PageFrame; query: Partial<ListQuery>; types: string[]; items: Job[]; nextCursor: string | null }) {
   const { query: q, items, frame } = props;
   const keep = new URLSearchParams();
+  // Lists go back as the comma-separated text they came in as (String of an array joins with commas).
   for (const k of ["type", "state", "scopeType", "scopeId", "tag"] as const) if (q[k]) keep.set(k, String(q[k]));
   const next = props.nextCursor ? `/dashboard/jobs?${new URLSearchParams([...keep, ["cursor", props.nextCursor]])}` : null;
   return (
@@ -26,7 +27,7 @@ export function JobsPage(props: { frame: PageFrame; query: Partial<ListQuery>; t
         <form class="filters" method="get" action="/dashboard/jobs">
           <label>
             Type
-            <input name="type" list="job-types" value={q.type ?? ""} placeholder="any" />
+            <input name="type" list="job-types" value={q.type?.join(",") ?? ""} placeholder="any (or a,b)" />
           </label>
           <datalist id="job-types">
             {props.types.map((t) => (
@@ -38,7 +39,7 @@ export function JobsPage(props: { frame: PageFrame; query: Partial<ListQuery>; t
             <select name="state">
               <option value="">any</option>
               {JOB_STATES.map((s) => (
-                <option value={s} selected={q.state === s}>
+                <option value={s} selected={q.state?.length === 1 && q.state[0] === s}>
                   {s}
                 </option>
               ))}
