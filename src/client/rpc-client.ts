@@ -34,6 +34,8 @@ export interface EnqueueOptions {
   coalesce?: "latest";
   debounceMs?: number;
   throttleMs?: number;
+  /** This job's retry delays instead of its type's: exponential (full jitter, the default) or fixed (baseMs each time). */
+  backoff?: { kind?: "exponential" | "fixed"; baseMs: number; maxMs?: number };
 }
 
 /** One enqueue: `{ type, payload, ...options }`, typed by the registry per type. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { BACKOFF_DEFAULT } from "../job/backoff";
+import { BACKOFF_DEFAULT, type Backoff } from "../job/backoff";
 import { PAYLOAD_MAX_BYTES_DEFAULT } from "../job/json-size";
 import { ScheduleNameSchema, ScheduleSpecSchema, type ScheduleSpec } from "../schedule/spec";
 import { checkRelations, relationWarnings } from "./relations";
@@ -26,6 +26,8 @@ function keptFor(v: number | null | "forever" | undefined, otherwise: number): n
 }
 
 const BackoffSchema = z.strictObject({
+  /** exponential (full jitter, the default) or fixed (baseMs every time). */
+  kind: z.enum(["exponential", "fixed"]).optional(),
   baseMs: ms(DAY_MS).optional(),
   maxMs: ms(7 * DAY_MS).optional(),
 });
@@ -129,7 +131,7 @@ export type ConfigInput = z.infer<typeof ConfigSchema>;
 export interface TypeSettings {
   shards: number;
   maxAttempts: number;
-  backoff: { baseMs: number; maxMs: number };
+  backoff: Backoff;
   /** Push types only. */
   binding: string | null;
   concurrency: number | null;
@@ -209,6 +211,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     shards: 1,
     maxAttempts: input.defaults?.maxAttempts ?? DEFAULTS.maxAttempts,
     backoff: {
+      kind: input.defaults?.backoff?.kind ?? "exponential",
       baseMs: input.defaults?.backoff?.baseMs ?? BACKOFF_DEFAULT.baseMs,
       maxMs: input.defaults?.backoff?.maxMs ?? BACKOFF_DEFAULT.maxMs,
     },
@@ -228,7 +231,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     types[name] = {
       shards: t.shards ?? base.shards,
       maxAttempts: t.maxAttempts ?? base.maxAttempts,
-      backoff: { baseMs: t.backoff?.baseMs ?? base.backoff.baseMs, maxMs: t.backoff?.maxMs ?? base.backoff.maxMs },
+      backoff: { kind: t.backoff?.kind ?? base.backoff.kind, baseMs: t.backoff?.baseMs ?? base.backoff.baseMs, maxMs: t.backoff?.maxMs ?? base.backoff.maxMs },
       binding: t.binding ?? null,
       concurrency: t.concurrency ?? null,
       timeoutMs: t.timeoutMs ?? null,

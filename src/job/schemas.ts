@@ -84,6 +84,10 @@ export const JobSchema = z
     cancelReason: z.string().nullable(),
     dedupeMode: z.string().nullable().meta({ description: "How the dedupe key behaves: active, active+latest, pending, pending+latest, debounce, throttle." }),
     scheduledFor: z.number().nullable().meta({ description: "The schedule slot this job was fired for; null when not from a schedule." }),
+    backoff: z
+      .object({ kind: z.enum(["exponential", "fixed"]), baseMs: z.number(), maxMs: z.number() })
+      .nullable()
+      .meta({ description: "The job's own backoff, when it was enqueued with one; null: its type's." }),
     createdAt: z.number(),
     updatedAt: z.number(),
     startedAt: z.number().nullable().meta({ description: "When the latest attempt was claimed." }),
@@ -113,6 +117,17 @@ export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 
 // ---------------------------------------------------------------- enqueue
 
+/** A job's own backoff (enqueue `backoff`). maxMs defaults to the larger of baseMs and 5 minutes. */
+export const JobBackoffSchema = z
+  .strictObject({
+    kind: z.enum(["exponential", "fixed"]).default("exponential"),
+    baseMs: z.number().int().min(0).max(24 * 3600 * 1000),
+    maxMs: z.number().int().min(0).max(7 * 24 * 3600 * 1000).optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.maxMs !== undefined && b.maxMs < b.baseMs) ctx.addIssue({ code: "custom", path: ["maxMs"], message: `${b.maxMs} is below baseMs ${b.baseMs}: the cap must be at least the first delay` });
+  });
+
 export const EnqueueSchema = z
   .strictObject({
     type: JobTypeName,
@@ -130,6 +145,7 @@ export const EnqueueSchema = z
     coalesce: z.literal("latest").optional().meta({ description: "A duplicate replaces the pending job's payload (never a running job's)." }),
     debounceMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Run once after the burst: each duplicate replaces the payload and pushes runAt to now + debounceMs." }),
     throttleMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Once a job of the key has started, duplicates within this window get it and create nothing." }),
+    backoff: JobBackoffSchema.optional().meta({ description: "This job's retry delays instead of its type's: exponential (full jitter up to min(maxMs, baseMs·2^(attempt−1))) or fixed (baseMs each time)." }),
   })
   .superRefine((body, ctx) => {
     if (body.runAt !== undefined && body.delayMs !== undefined) {

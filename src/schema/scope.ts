@@ -32,6 +32,8 @@ export const job = sqliteTable(
     dedupeMode: text("dedupe_mode"),
     /** The schedule slot this job was fired for (epoch ms); null when not from a schedule. */
     scheduledFor: integer("scheduled_for"),
+    /** The job's own backoff (JSON `{kind, baseMs, maxMs}`), or null for its type's (job/backoff.ts). */
+    backoff: text("backoff"),
     /** JSON array of strings. */
     tags: text("tags").notNull(),
     lastError: text("last_error"),

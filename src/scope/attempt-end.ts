@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { retryDelayMs } from "../job/backoff";
+import { retryDelayMs, type Backoff } from "../job/backoff";
 import { sqlList, type FailureKind } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import type { JobRow } from "./job-row";
@@ -32,7 +32,8 @@ export function decideAttemptEnd(store: ScopeStore, row: JobRow, f: AttemptFailu
   if (f.fatal) return { to: "failed", failureKind: "fatal", error: f.error };
   const attempts = f.consumesAttempt ? row.attempts : Math.max(row.attempts - 1, 0);
   if (f.consumesAttempt && row.attempts >= row.max_attempts) return { to: "failed", failureKind: f.exhaustedKind, error: f.error };
-  const backoff = store.config.typeSettings(row.type).backoff;
+  // The job's own backoff (enqueue `backoff`) before its type's.
+  const backoff: Backoff = row.backoff !== null ? (JSON.parse(row.backoff) as Backoff) : store.config.typeSettings(row.type).backoff;
   const delay = retryDelayMs(backoff, Math.max(row.attempts, 1), f.retryAfterMs, store.random);
   return { to: "pending", runAt: now + delay, attempts, error: f.error };
 }

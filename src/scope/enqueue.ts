@@ -34,6 +34,8 @@ export interface NewJob {
   /** null: the type's configured timeoutMs, if any. */
   timeoutMs: number | null;
   tags: string[];
+  /** JSON {kind, baseMs, maxMs}: the job's own backoff; null or absent: its type's. */
+  backoff?: string | null;
   /** The schedule slot it fires for. */
   scheduledFor?: number | null;
 }
@@ -52,22 +54,22 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
  */
 const JOB_INSERT_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
-                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)
+                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff)
+VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING
 RETURNING *`;
 
 /**
  * jobInsertManyIfNew: the keyless jobs of a batch in one statement (one call into SQLite, not one per
  * job). ?1 is a JSON array of [id, type, payload, scopeType, scopeId, priority, runAt, maxAttempts,
- * timeoutMs, tags, scheduledFor]; ?2 now. json_each keeps the array's order, so seq follows the batch.
+ * timeoutMs, tags, scheduledFor, backoff]; ?2 now. json_each keeps the array's order, so seq follows the batch.
  * An id already taken is skipped (not returned); the caller reads the job that holds it.
  */
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
-                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at)
+                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff)
 SELECT v.value ->> 0, v.value ->> 1, v.value ->> 2, v.value ->> 3, v.value ->> 4, 'pending', v.value ->> 5, v.value ->> 6, 0,
-       v.value ->> 7, v.value ->> 8, NULL, NULL, v.value ->> 9, v.value ->> 10, ?2, ?2
+       v.value ->> 7, v.value ->> 8, NULL, NULL, v.value ->> 9, v.value ->> 10, ?2, ?2, v.value ->> 11
   FROM json_each(?1) AS v WHERE true ORDER BY v.key
 ON CONFLICT DO NOTHING
 RETURNING *`;
@@ -255,6 +257,7 @@ function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined
       job.scheduledFor ?? null,
       now,
       now,
+      job.backoff ?? null,
     )
     .toArray()[0];
 }
@@ -275,6 +278,7 @@ function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Ma
       job.timeoutMs ?? settings.timeoutMs,
       JSON.stringify(job.tags),
       job.scheduledFor ?? null,
+      job.backoff ?? null,
     ];
   });
   const rows = store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(values), now).toArray();

@@ -26,6 +26,8 @@ export type JobRow = {
   dedupe_key: string | null;
   dedupe_mode: string | null;
   scheduled_for: number | null;
+  /** JSON {kind, baseMs, maxMs}, or null: the type's backoff. */
+  backoff: string | null;
   tags: string;
   last_error: string | null;
   result: string | null;
@@ -65,6 +67,7 @@ export function toJob(row: JobRow): Job {
     cancelReason: row.cancel_reason,
     dedupeMode: row.dedupe_mode,
     scheduledFor: row.scheduled_for,
+    backoff: row.backoff === null ? null : JSON.parse(row.backoff),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     startedAt: row.started_at,

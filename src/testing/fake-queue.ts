@@ -74,6 +74,7 @@ class Store {
       cancelReason: null,
       dedupeMode: input.dedupeKey === undefined ? null : input.dedupeMode ?? "active",
       scheduledFor: null,
+      backoff: input.backoff ? { kind: input.backoff.kind ?? "exponential", baseMs: input.backoff.baseMs, maxMs: input.backoff.maxMs ?? Math.max(input.backoff.baseMs, 300_000) } : null,
       createdAt: now,
       updatedAt: now,
       startedAt: null,

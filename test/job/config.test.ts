@@ -7,7 +7,7 @@ describe("config", () => {
     expect(c.typeSettings("any")).toEqual({
       shards: 1,
       maxAttempts: 3,
-      backoff: { baseMs: 1000, maxMs: 300_000 },
+      backoff: { kind: "exponential", baseMs: 1000, maxMs: 300_000 },
       binding: null,
       concurrency: null,
       timeoutMs: null,

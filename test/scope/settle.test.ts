@@ -108,3 +108,21 @@ describe("heartbeat / complete / fail (scope object)", () => {
     });
   });
 });
+
+describe("a job's own backoff", () => {
+  it("fixed: a retry waits exactly baseMs; exponential with a cap: never past maxMs; without one, the type's", async () => {
+    const { home, stub, clock } = await freshScope();
+    const backoff = (b: object) => JSON.stringify(b);
+    await put(stub, [
+      newJob(home, { id: "fixed", backoff: backoff({ kind: "fixed", baseMs: 5_000, maxMs: 5_000 }) }),
+      newJob(home, { id: "capped", backoff: backoff({ kind: "exponential", baseMs: 100, maxMs: 100 }) }),
+    ]);
+    const leased = await stub.claim({ worker: "w", types: null, limit: 2, leaseMs: 30_000 });
+    for (const j of leased) expect((await stub.fail(j.id, j.lease_token!, { error: "again" })).ok).toBe(true);
+    const now = clock!.now();
+    const byId = Object.fromEntries((await Promise.all(leased.map((j) => row(stub, j.id)))).map((r) => [r.id.split(".").pop(), r]));
+    expect(byId.fixed!.run_at).toBe(now + 5_000);
+    expect(byId.capped!.run_at).toBeGreaterThanOrEqual(now);
+    expect(byId.capped!.run_at).toBeLessThanOrEqual(now + 100);
+  });
+});
