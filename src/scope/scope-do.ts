@@ -30,7 +30,7 @@ import { holdPermits, holdPermitsOfKeys, permitsOfLease, pullClaim, returnable }
 import { guarded, PERMIT_TTL_FACTOR, POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
-import type { Outcome } from "./outcome";
+import type { Outcome, Refusal } from "./outcome";
 import { pruneMetrics } from "./minute-counters";
 import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
@@ -128,6 +128,7 @@ export class ScopeDO extends DurableObject<Env> {
       // Pushed attempts of the previous instance have no call any more: give them back now, unspent (orphans.ts).
       const now = this.clock.now();
       const orphans = releaseOrphans(this.store, now);
+      this.events.released(orphans, now, "its object restarted while the handler call was in flight");
       if (orphans.length > 0) {
         console.log(JSON.stringify({ event: "dispatch:released_orphans", home: this.name, jobs: orphans.length }));
         await this.alarmArm.set(now);
@@ -209,6 +210,7 @@ export class ScopeDO extends DurableObject<Env> {
   async heartbeat(id: string, token: string, leaseMs: number | null): Promise<Outcome<{ leaseExpiresAt: number }>> {
     const now = this.clock.now();
     const out = heartbeat(this.store, id, token, leaseMs, now);
+    this.refused("heartbeat", id, out, now);
     // Only an explicit leaseMs can shorten a lease (and need the alarm earlier); otherwise it only moves later.
     if (out.ok && leaseMs !== null) await this.arm(now);
     if (out.ok) await this.renewPermits(id, token, (out.leaseExpiresAt - now) * PERMIT_TTL_FACTOR);
@@ -217,7 +219,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   async complete(id: string, token: string, result: string | null): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
-    return this.settled(now, complete(this.store, id, token, result, now));
+    return this.settled(now, this.refused("complete", id, complete(this.store, id, token, result, now), now));
   }
 
   /** completeMany: a pull worker's completions of one moment, in one transaction and one statement (settle.ts). */
@@ -225,7 +227,7 @@ export class ScopeDO extends DurableObject<Env> {
     const now = this.clock.now();
     const rows = completeMany(this.store, items, now);
     const done = new Set(rows.map((r) => r.id));
-    const outs: Outcome<{ id: string }>[] = items.map((i) => (done.has(i.id) ? { ok: true, id: i.id } : leaseRefusal(this.store, i.id, i.token, now)));
+    const outs: Outcome<{ id: string }>[] = items.map((i) => (done.has(i.id) ? { ok: true, id: i.id } : this.refused("complete", i.id, leaseRefusal(this.store, i.id, i.token, now), now)));
     if (rows.length > 0) {
       await this.returnPermits();
       this.dueForClaims(rows, now);
@@ -236,7 +238,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: FailOutcome }>> {
     const now = this.clock.now();
-    return this.settled(now, fail(this.store, id, token, input, now));
+    return this.settled(now, this.refused("fail", id, fail(this.store, id, token, input, now), now));
   }
 
   /** claimOrEnqueue: enqueue under the key (pending mode) and lease it to the caller when no job of the key runs (inline-claim.ts). */
@@ -258,19 +260,26 @@ export class ScopeDO extends DurableObject<Env> {
   /** release: the holder gives the job back unrun — pending, due now, its attempt not counted. */
   async release(id: string, token: string): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
-    // Given back unrun: its permits' rate spend is refunded, as for an attempt that never started.
-    return this.settled(now, release(this.store, id, token, "given back by its worker", now), true);
+    const out = this.refused("release", id, release(this.store, id, token, "given back by its worker", now), now);
+    if (!out.ok) return out;
+    // Given back unrun: its permits' rate spend is refunded, as for an attempt that never started; the event is job:released.
+    await this.returnPermits(true);
+    this.dueForClaims([out.row], now);
+    this.events.released([out.row], now, "given back by its worker");
+    await this.afterWrite(now, [], this.dispatcher.newOrigin());
+    return out;
   }
 
   /** appendStep: a pull worker's journal write, fenced by its lease (a pushed handler writes through its batch's control). */
   async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ row: JobRow }>> {
-    return appendStep(this.store, write, token, this.clock.now());
+    const now = this.clock.now();
+    return this.refused("step", write.id, appendStep(this.store, write, token, now), now);
   }
 
   /** sleep: a pull worker's ctx.sleep — journal it and put the job back to pending until then, unspent. */
   async sleep(id: string, token: string, input: SleepInput): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
-    return this.settled(now, sleep(this.store, id, token, input, now));
+    return this.settled(now, this.refused("sleep", id, sleep(this.store, id, token, input, now), now));
   }
 
   /** resolveStep: an operator journals what an unfinished atMostOnce step did; a failed or cancelled job goes back to pending. */
@@ -429,6 +438,7 @@ export class ScopeDO extends DurableObject<Env> {
   private reap(now: number): { more: boolean } {
     const reaped = reapOnce(this.store, now);
     this.dispatcher.reaped(reapedFlights(reaped.rows, now));
+    this.events.reaped(this.knownHome() ?? "?", reaped.rows, now);
     this.events.emit(reaped.rows, now);
     this.dueForClaims(reaped.rows, now);
     return reaped;
@@ -473,6 +483,15 @@ export class ScopeDO extends DurableObject<Env> {
     // Kick before arming: a report in flight changes the deadline the alarm is armed for.
     this.reporter.kick(urgentReport);
     await this.arm(now);
+  }
+
+  /** refused: a holder's write that no longer holds the job is an event (job:lease_lost, naming the write); the outcome passes through. */
+  private refused<T extends { ok: true } | Refusal>(write: string, id: string, out: T, now: number): T {
+    if (!out.ok && out.code === "lease_lost") {
+      const row = getJob(this.store.sql, id);
+      if (row) this.events.leaseLost(row, now, write, out.reason);
+    }
+    return out;
   }
 
   private async settled<T extends { ok: true; row: JobRow } | { ok: false }>(now: number, outcome: T, refund = false): Promise<T> {

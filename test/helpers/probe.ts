@@ -15,6 +15,7 @@ interface ProbeApi {
   stepRuns(id: string): Promise<Record<string, number>>;
   events(id: string): Promise<{ event: string; attempt: number }[]>;
   batchSizes(key: string): Promise<number[]>;
+  summaries(home: string): Promise<{ event: string; count: number; retried: number; failed: number }[]>;
 }
 
 export const probe = (env as unknown as { PROBE: ProbeApi }).PROBE;
