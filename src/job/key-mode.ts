@@ -1,8 +1,11 @@
 /**
  * How a dedupe key behaves over time (durabl's dedupe scopes and coalescing,
- * plus debounce and throttle). One key lives under one mode at a time: a key
- * live under another mode is refused (409), because two modes on one key
- * would each assume an exclusion the other does not give.
+ * plus debounce and throttle). One key lives under one mode at a time —
+ * `active`, `pending`, debounce or throttle: a key live under another mode is
+ * refused (409), because two modes on one key would each assume an exclusion
+ * the other does not give. Coalescing is not part of that: it is a property of
+ * the call, as in durabl — a duplicate enqueued with `coalesce: "latest"`
+ * replaces the pending job's payload whichever way that job was enqueued.
  *
  * - `active` (default): one pending-or-running job per key; a duplicate gets it.
  * - `pending`: one pending follower may wait behind one running job.
@@ -33,6 +36,11 @@ export function keyModeOf(o: KeyOptions): KeyMode {
   if (o.debounceMs !== undefined) return "debounce";
   const base = o.dedupeMode ?? "active";
   return o.coalesce === "latest" ? `${base}+latest` : base;
+}
+
+/** baseMode: the mode a key must match — coalescing left out (each call chooses it for itself). */
+export function baseMode(mode: KeyMode): KeyMode {
+  return mode === "active+latest" ? "active" : mode === "pending+latest" ? "pending" : mode;
 }
 
 /** replacesPayload: a duplicate's payload wins over the pending job's. */

@@ -7,7 +7,7 @@
  * @module
  */
 import { minuteOf } from "../metrics/counters";
-import { replacesPayload, type KeyMode } from "../job/key-mode";
+import { baseMode, replacesPayload, type KeyMode } from "../job/key-mode";
 import type { Scope } from "../job/schemas";
 import type { JobRow } from "./job-row";
 import { getJob, liveJobsOfKey } from "./read";
@@ -212,9 +212,10 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
 function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: number): { row: JobRow; changed: boolean } | null {
   const mode = job.keyMode ?? "active";
   const live = liveJobsOfKey(store.sql, job.dedupeKey!);
-  const other = live.find((r) => (r.dedupe_mode ?? "active") !== mode);
+  // The mode must match; coalescing is the call's own choice (job/key-mode.ts).
+  const other = live.find((r) => baseMode((r.dedupe_mode ?? "active") as KeyMode) !== baseMode(mode));
   if (other) {
-    throw new KeyModeConflict(index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${other.dedupe_mode ?? "active"} (job ${other.id}); this enqueue asks for mode ${mode}`);
+    throw new KeyModeConflict(index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${baseMode((other.dedupe_mode ?? "active") as KeyMode)} (job ${other.id}); this enqueue asks for mode ${baseMode(mode)}`);
   }
   const pending = live.find((r) => r.state === "pending");
   const running = live.find((r) => r.state === "running");

@@ -33,6 +33,21 @@ describe("dedupe modes", () => {
     expect(a!.row.id).toBe(running!.id);
   });
 
+  it("coalescing is the call's: a latest call replaces a pending follower enqueued without it; a plain call keeps it", async () => {
+    const { home, stub } = await freshScope();
+    await put(stub, [keyed(home, "pending", { v: 1 })]);
+    const [running] = await stub.claim(lease);
+    const [f] = await put(stub, [keyed(home, "pending", { v: 2 })]);
+    const [g] = await put(stub, [keyed(home, "pending+latest", { v: 3 })]); // was a 409 when coalescing was part of the mode
+    expect(g).toMatchObject({ created: false, row: { id: f!.row.id, payload: '{"v":3}' } });
+    const [h] = await put(stub, [keyed(home, "pending", { v: 4 })]);
+    expect(h).toMatchObject({ created: false, row: { id: f!.row.id, payload: '{"v":3}' } });
+    expect((await row(stub, running!.id)).payload).toBe('{"v":1}');
+    // The mode itself still has to match.
+    const out = await stub.enqueue([keyed(home, "active+latest", { v: 5 })]);
+    expect(out).toMatchObject({ ok: false, code: "conflict" });
+  });
+
   it("coalesce latest: a duplicate replaces the pending payload, never the running one", async () => {
     const { home, stub } = await freshScope();
     const [a] = await put(stub, [keyed(home, "pending+latest", { v: 1 })]);
