@@ -31,6 +31,6 @@ export type PayloadOf<T extends string> = T extends keyof JobTypes ? JobTypes[T]
 export type { JsonObject } from "./job/json-safe";
 export type { Job, LeasedJob, ListResult, Scope, Stats, StatsResult } from "./job/schemas";
 export type { LifecycleEvent, LifecycleEventName } from "./scope/events";
-export { createClient, type QueueBinding, type QueueClient, type EnqueueInput, type ServiceBindingLike, type TypedJob } from "./client/rpc-client";
+export { createClient, type Enqueued, type QueueBinding, type QueueClient, type EnqueueInput, type ServiceBindingLike, type TypedJob } from "./client/rpc-client";
 export { createHttpClient } from "./client/http-client";
 export { QueueClientError } from "./client/errors";

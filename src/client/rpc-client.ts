@@ -41,6 +41,12 @@ export interface EnqueueOptions {
 /** One enqueue: `{ type, payload, ...options }`, typed by the registry per type. */
 export type EnqueueInput<T extends JobTypeName = JobTypeName> = { [K in T]: { type: K; payload: PayloadOf<K> } & EnqueueOptions }[T];
 
+/**
+ * An enqueue's answer. `job` is null only when the id belonged to a job that finished and was deleted by
+ * retention: the id is still taken for `retention.idempotencyMs` (7 days), and nothing was created.
+ */
+export type Enqueued<T extends JobTypeName = JobTypeName> = { id: string; created: true; job: TypedJob<T> } | { id: string; created: false; job: TypedJob<T> | null };
+
 export interface ListQuery {
   /** A type, or several (any of them). */
   type?: JobTypeName | JobTypeName[];
@@ -57,9 +63,9 @@ export interface ListQuery {
 }
 
 export interface QueueClient {
-  enqueue<T extends JobTypeName>(input: EnqueueInput<T>): Promise<{ job: TypedJob<T>; created: boolean }>;
+  enqueue<T extends JobTypeName>(input: EnqueueInput<T>): Promise<Enqueued<T>>;
   /** enqueueMany: 1 to 1,000 jobs in one call, all or none validated first. */
-  enqueueMany(inputs: EnqueueInput[]): Promise<{ job: TypedJob; created: boolean }[]>;
+  enqueueMany(inputs: EnqueueInput[]): Promise<Enqueued[]>;
   get(id: string): Promise<TypedJob>;
   cancel(id: string, reason?: string): Promise<TypedJob>;
   list(query?: ListQuery): Promise<ListResult>;
@@ -131,7 +137,7 @@ export function createClient(service: QueueBinding | ServiceBindingLike): QueueC
       return unwrap(await rpc(binding, "enqueue", input));
     },
     async enqueueMany(inputs) {
-      return unwrap<{ results: { job: TypedJob; created: boolean }[] }>(await rpc(binding, "enqueueBatch", { jobs: inputs })).results;
+      return unwrap<{ results: Enqueued[] }>(await rpc(binding, "enqueueBatch", { jobs: inputs })).results;
     },
     async get(id) {
       return unwrap<{ job: TypedJob }>(await rpc(binding, "getJob", id)).job;

@@ -123,6 +123,8 @@ export const ConfigSchema = z.strictObject({
       completedMs: keepFor.optional(),
       failedMs: keepFor.optional(),
       cancelledMs: keepFor.optional(),
+      /** How long a deleted job's id still answers an enqueue as a duplicate (0: not at all). */
+      idempotencyMs: ms(365 * DAY_MS).optional(),
     })
     .optional(),
 }).superRefine(checkRelations);
@@ -179,7 +181,7 @@ export interface QueueConfig {
   warnings: string[];
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number; journalMaxBytes: number };
   /** Per terminal state, how long a job is kept; null: forever (only prune deletes it). */
-  retention: { completedMs: number | null; failedMs: number | null; cancelledMs: number | null };
+  retention: { completedMs: number | null; failedMs: number | null; cancelledMs: number | null; idempotencyMs: number };
   /** Undeclared type names are refused (config/known-types.ts). */
   strictTypes: boolean;
   /** Settings for any type, declared or not. */
@@ -202,7 +204,7 @@ export const DEFAULTS = {
   payloadMaxBytes: PAYLOAD_MAX_BYTES_DEFAULT,
   batchPayloadMaxBytes: 8 * 1024 * 1024,
   journalMaxBytes: 1024 * 1024,
-  retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS },
+  retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS, idempotencyMs: 7 * DAY_MS },
   lagAlertMs: 60_000,
 } as const;
 
@@ -273,6 +275,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       completedMs: keptFor(input.retention?.completedMs, DEFAULTS.retention.completedMs),
       failedMs: keptFor(input.retention?.failedMs, DEFAULTS.retention.failedMs),
       cancelledMs: keptFor(input.retention?.cancelledMs, DEFAULTS.retention.cancelledMs),
+      idempotencyMs: input.retention?.idempotencyMs ?? DEFAULTS.retention.idempotencyMs,
     },
     strictTypes: input.strictTypes ?? false,
     typeSettings: (type) => (Object.hasOwn(types, type) ? types[type]! : base),

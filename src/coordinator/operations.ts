@@ -158,7 +158,7 @@ export class QueueOps {
       const out = await this.scope(home).enqueue(items.map((i) => i.job));
       if (!out.ok) throw conflict(items, out).error;
       out.results.forEach((r, k) => {
-        results[items[k]!.index] = { job: toJob(r.row), created: r.created };
+        results[items[k]!.index] = { id: items[k]!.job.id, job: r.row === null ? null : toJob(r.row), created: r.created };
       });
     });
     return results;

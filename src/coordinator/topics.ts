@@ -37,7 +37,7 @@ export class Topics {
       consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(topic, eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
       "",
     );
-    return { eventId, deliveries: results.map((r) => r.job.id) };
+    return { eventId, deliveries: results.map((r) => r.id) };
   }
 
   /** dead: the quarantined deliveries of a topic (failed delivery jobs), for one consumer or all. */

@@ -171,7 +171,11 @@ export const ENQUEUE_BATCH_MAX = 1000;
 export const EnqueueBatchSchema = z
   .strictObject({ jobs: z.array(EnqueueSchema).min(1).max(ENQUEUE_BATCH_MAX) });
 
-export const EnqueueResultSchema = z.object({ job: JobSchema, created: z.boolean() });
+export const EnqueueResultSchema = z.object({
+  id: z.string().meta({ description: "The job's id (also when `job` is null)." }),
+  job: JobSchema.nullable().meta({ description: "null: the id belonged to a job that finished and was deleted by retention; it is still taken (retention.idempotencyMs), and nothing was created." }),
+  created: z.boolean(),
+});
 export type EnqueueResult = z.infer<typeof EnqueueResultSchema>;
 export const EnqueueBatchResultSchema = z.object({ results: z.array(EnqueueResultSchema) });
 

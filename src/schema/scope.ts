@@ -206,3 +206,18 @@ export const jobPermit = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.pool, t.permitId] }), index("job_permit_job_idx").on(t.jobSeq)],
 );
+
+/**
+ * What retention leaves of a deleted job: its id, until `expires_at`
+ * (`retention.idempotencyMs` after the delete), so an enqueue with the same
+ * id still answers "already done" (`{created: false, job: null}`) and creates
+ * nothing (scope/tombstones.ts; README "Guarantees and limits").
+ */
+export const jobTombstone = sqliteTable(
+  "job_tombstone",
+  {
+    id: text("id").primaryKey(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("job_tombstone_expires_idx").on(t.expiresAt)],
+);

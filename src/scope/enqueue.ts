@@ -12,6 +12,7 @@ import type { Scope } from "../job/schemas";
 import type { JobRow } from "./job-row";
 import { getJob, liveJobsOfKey } from "./read";
 import type { ScopeStore } from "./store";
+import { buried } from "./tombstones";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
 export interface NewJob {
@@ -40,10 +41,8 @@ export interface NewJob {
   scheduledFor?: number | null;
 }
 
-export interface Enqueued {
-  row: JobRow;
-  created: boolean;
-}
+/** One job's answer: the job created or found, or — its id only a tombstone now (tombstones.ts) — nothing. */
+export type Enqueued = { row: JobRow; created: boolean } | { row: null; created: false };
 
 export type EnqueueRefusal = { ok: false; code: "conflict" | "queue_full"; index: number; message: string };
 export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
@@ -157,6 +156,10 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
   let plain: { job: NewJob; at: number }[] = [];
   const flush = () => {
     if (plain.length === 0) return;
+    // An id a deleted job held is still taken: answered, not created.
+    const gone = buried(store, plain.map((p) => p.job.id), now);
+    for (const { job, at } of plain) if (gone.has(job.id)) out[at] = { row: null, created: false };
+    plain = plain.filter((p) => !gone.has(p.job.id));
     const inserted = insertMany(store, plain.map((p) => p.job), now);
     for (const { job, at } of plain) {
       const row = inserted.get(job.id);
@@ -179,6 +182,10 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
     const existing = getJob(store.sql, job.id);
     if (existing) {
       out.push({ row: existing, created: false });
+      return;
+    }
+    if (buried(store, [job.id], now).size > 0) {
+      out.push({ row: null, created: false });
       return;
     }
     const answer = answerFromKey(store, job, index, now);

@@ -24,6 +24,8 @@ export function claimOrEnqueue(store: ScopeStore, job: NewJob, worker: string, l
     const out = enqueueJobs(store, [job], now);
     if (!out.ok) return out;
     const { row, created } = out.results[0]!;
+    // Its id belonged to a job retention deleted: nothing was created, so there is nothing to run.
+    if (row === null) return { ok: false, code: "conflict", index: 0, message: `id ${job.id} belonged to a job that was completed and deleted; it is kept as done (retention.idempotencyMs)` };
     const leased = leaseIfFree(store, job.type, job.dedupeKey!, worker, leaseMs, now);
     return { ok: true, job: leased ?? row, created, leased };
   });

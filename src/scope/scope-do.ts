@@ -165,11 +165,11 @@ export class ScopeDO extends DurableObject<Env> {
     const now = this.clock.now();
     const out = enqueueJobs(this.store, jobs, now);
     if (!out.ok) return out;
-    const created = out.results.filter((r) => r.created).map((r) => r.row);
+    const created = out.results.flatMap((r) => (r.created ? [r.row] : []));
     this.events.enqueued(created);
     this.dueForClaims(created, now);
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
-    const urgent = out.results.some((e) => e.created && this.store.config.waitedOn.includes(e.row.type));
+    const urgent = created.some((row) => this.store.config.waitedOn.includes(row.type));
     await this.afterWrite(now, [], this.dispatcher.newOrigin(), urgent);
     return out;
   }

@@ -6,12 +6,13 @@
  */
 import { TERMINAL_STATES, type TerminalState } from "../job/states";
 import type { ScopeStore } from "./store";
+import { bury, sweepTombstones } from "./tombstones";
 
 /** jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at). */
 const JOB_DELETE_FINISHED_BEFORE = `
 DELETE FROM job WHERE seq IN (
   SELECT seq FROM job WHERE state = ? AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?)
-RETURNING seq`;
+RETURNING id`;
 
 /**
  * jobOldestFinishedByState: one seek of job_finished_idx per terminal state, in one statement (the alarm
@@ -19,7 +20,7 @@ RETURNING seq`;
  */
 const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${TERMINAL_STATES.map(
   (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND finished_at IS NOT NULL) AS t${i}`,
-).join(", ")}`;
+).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone`;
 
 export const SWEEP_BATCH = 1000;
 
@@ -36,10 +37,11 @@ export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): 
     const keep = retentionMs(store, state);
     if (keep === null) continue;
     // Due at finished_at + retention exactly (nextSweepAt), hence the + 1 on a strict "before".
-    const n = deleteFinished(store, state, now - keep + 1, limit);
+    const n = deleteFinished(store, state, now - keep + 1, limit, now);
     deleted += n;
     more ||= n === limit;
   }
+  more ||= store.atomic(() => sweepTombstones(store, now, limit)) === limit;
   if (deleted > 0) store.touched(now);
   return { deleted, more };
 }
@@ -53,6 +55,8 @@ export function nextSweepAt(store: ScopeStore): number | null {
     const keep = retentionMs(store, state);
     if (t !== null && keep !== null) next = Math.min(next ?? Infinity, t + keep);
   });
+  const tombstone = oldest.tombstone ?? null;
+  if (tombstone !== null) next = Math.min(next ?? Infinity, tombstone);
   return next;
 }
 
@@ -61,7 +65,7 @@ export function prune(store: ScopeStore, olderThan: number, states: readonly Ter
   let deleted = 0;
   for (const state of states) {
     for (;;) {
-      const n = deleteFinished(store, state, olderThan, SWEEP_BATCH);
+      const n = deleteFinished(store, state, olderThan, SWEEP_BATCH, now);
       deleted += n;
       if (n < SWEEP_BATCH) break;
     }
@@ -70,6 +74,11 @@ export function prune(store: ScopeStore, olderThan: number, states: readonly Ter
   return deleted;
 }
 
-function deleteFinished(store: ScopeStore, state: TerminalState, before: number, limit: number): number {
-  return store.atomic(() => store.sql.exec(JOB_DELETE_FINISHED_BEFORE, state, before, limit).toArray().length);
+/** deleteFinished: one bounded delete, its ids kept as tombstones in the same transaction (tombstones.ts). */
+function deleteFinished(store: ScopeStore, state: TerminalState, before: number, limit: number, now: number): number {
+  return store.atomic(() => {
+    const ids = store.sql.exec<{ id: string }>(JOB_DELETE_FINISHED_BEFORE, state, before, limit).toArray().map((r) => r.id);
+    bury(store, ids, now);
+    return ids.length;
+  });
 }

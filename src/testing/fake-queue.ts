@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { EnqueueInput, ListQuery, QueueClient, TypedJob } from "../client/rpc-client";
+import type { Enqueued, EnqueueInput, ListQuery, QueueClient, TypedJob } from "../client/rpc-client";
 import { QueueClientError } from "../client/errors";
 import type { JsonObject } from "../job/json-safe";
 import type { Job, LeasedJob, ListResult, StatsResult } from "../job/schemas";
@@ -96,12 +96,12 @@ class Store {
       enqueue: async (input) => {
         const out = this.enqueue(input as Input);
         if (out.created) await onEnqueue(out.job);
-        return out as { job: TypedJob<never>; created: boolean };
+        return { ...out, id: out.job.id } as unknown as Enqueued<never>;
       },
       enqueueMany: async (inputs) => {
         const outs = inputs.map((i) => this.enqueue(i as Input));
         for (const o of outs) if (o.created) await onEnqueue(o.job);
-        return outs as { job: TypedJob; created: boolean }[];
+        return outs.map((o) => ({ ...o, id: o.job.id })) as unknown as Enqueued[];
       },
       get: async (id) => this.get(id) as TypedJob,
       cancel: async (id, reason) => {

@@ -19,10 +19,10 @@ describe.each([
   it("enqueue, get, list, cancel, stats", async () => {
     const type = uniqueType();
     const scope = uniqueScope();
-    const { job, created } = await queue.enqueue({ type, payload: { to: "a@b.c" }, scope, tags: ["x"] });
+    const { id, job, created } = await queue.enqueue({ type, payload: { to: "a@b.c" }, scope, tags: ["x"] });
     expect(created).toBe(true);
-    expect(job).toMatchObject({ type, payload: { to: "a@b.c" }, state: "pending" });
-    expect((await queue.get(job.id)).id).toBe(job.id);
+    expect(job).toMatchObject({ id, type, payload: { to: "a@b.c" }, state: "pending" });
+    expect((await queue.get(id)).id).toBe(id);
     const many = await queue.enqueueMany([
       { type, payload: { n: 1 }, scope },
       { type, payload: { n: 2 }, scope, dedupeKey: "d" },
@@ -30,8 +30,8 @@ describe.each([
     expect(many.map((r) => r.created)).toEqual([true, true]);
     const page = await queue.list({ scopeType: scope.type, scopeId: scope.id, limit: 10 });
     expect(page.items).toHaveLength(3);
-    expect((await queue.cancel(job.id, "no longer needed")).state).toBe("cancelled");
-    await flushJobs(job.id);
+    expect((await queue.cancel(id, "no longer needed")).state).toBe("cancelled");
+    await flushJobs(id);
     expect(await queue.stats(type)).toMatchObject({ pending: 2, cancelled: 1, running: 0 });
     const m = await queue.metrics({ type, minutes: 5 });
     expect(m.types).toEqual([expect.objectContaining({ type, cancelled: 1, totals: expect.objectContaining({ enqueued: 3, cancelled: 1 }) })]);
@@ -49,8 +49,8 @@ describe.each([
   });
 
   it("a pushed job runs through its handler", async () => {
-    const { job } = await queue.enqueue({ type: "demo.echo", payload: { via: _name } });
-    expect(await waitForJob(job.id, isTerminal)).toMatchObject({ state: "completed", result: { via: _name } });
+    const { id } = await queue.enqueue({ type: "demo.echo", payload: { via: _name } });
+    expect(await waitForJob(id, isTerminal)).toMatchObject({ state: "completed", result: { via: _name } });
   });
 });
 

@@ -15,8 +15,8 @@ describe("EdgeQueue RPC entrypoint", () => {
     const e = await queue.enqueue({ type, payload: { a: 1 }, scope: uniqueScope() });
     if (!e.ok) throw new Error(e.error.message);
     expect(e.created).toBe(true);
-    const got = await queue.getJob(e.job.id);
-    expect(got).toMatchObject({ ok: true, job: { id: e.job.id, payload: { a: 1 } } });
+    const got = await queue.getJob(e.id);
+    expect(got).toMatchObject({ ok: true, job: { id: e.id, payload: { a: 1 } } });
     const batch = await queue.enqueueBatch({ jobs: [{ type, payload: {} }] });
     expect(batch).toMatchObject({ ok: true, results: [{ created: true }] });
     const c = await queue.claim({ worker: "rpc", types: [type], limit: 5 });
@@ -50,9 +50,9 @@ describe("EdgeQueue RPC entrypoint", () => {
     expect(await queue.getJob("nope")).toMatchObject({ ok: false, error: { code: "not_found" } });
     const e = await queue.enqueue({ type: uniqueType(), payload: {} });
     if (!e.ok) throw new Error();
-    expect(await queue.retryJob(e.job.id)).toMatchObject({ ok: false, error: { code: "conflict" } });
-    expect(await queue.fail(e.job.id, { leaseToken: "x", error: "e" })).toMatchObject({ ok: false, error: { code: "lease_lost", details: { reason: "expired" } } });
-    expect(await queue.cancelJob(e.job.id, { reason: "r" })).toMatchObject({ ok: true, job: { state: "cancelled" } });
+    expect(await queue.retryJob(e.id)).toMatchObject({ ok: false, error: { code: "conflict" } });
+    expect(await queue.fail(e.id, { leaseToken: "x", error: "e" })).toMatchObject({ ok: false, error: { code: "lease_lost", details: { reason: "expired" } } });
+    expect(await queue.cancelJob(e.id, { reason: "r" })).toMatchObject({ ok: true, job: { state: "cancelled" } });
     expect(await queue.cancelScope(uniqueScope())).toEqual({ ok: true, cancelled: 0 });
     expect(await queue.prune({ olderThan: 0 })).toEqual({ ok: true, deleted: 0 });
   });

@@ -83,11 +83,14 @@ export async function alarmAt(stub: ScopeStub, { flush = true } = {}): Promise<n
   return runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.getAlarm());
 }
 
-/** put: enqueue into a scope object directly and return the per-job results (throws on a key-mode conflict). */
-export async function put(stub: ScopeStub, jobs: NewJob[]) {
+/** put: enqueue into a scope object directly and return the per-job results (throws on a refusal, and on an id only a tombstone holds). */
+export async function put(stub: ScopeStub, jobs: NewJob[]): Promise<{ row: JobRow; created: boolean }[]> {
   const out = await stub.enqueue(jobs);
   if (!out.ok) throw new Error(out.message);
-  return out.results;
+  return out.results.map((r) => {
+    if (r.row === null) throw new Error("the id is a tombstone's: nothing was created");
+    return { row: r.row, created: r.created };
+  });
 }
 
 /**

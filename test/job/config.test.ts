@@ -29,7 +29,7 @@ describe("config", () => {
     expect(() => parseConfig({ types: { t: { backoff: { baseMs: 600_000 } } } })).toThrow(/types.t.backoff.baseMs: maxMs 300000 is below baseMs 600000/);
     expect(() => parseConfig({ types: { t: { backoff: { baseMs: 600_000, maxMs: 600_000 } } } })).not.toThrow();
     // Retention: milliseconds, or kept until pruned (null in JSON, "forever" in TOML).
-    expect(parseConfig({ retention: { failedMs: null, cancelledMs: "forever" } }).retention).toEqual({ completedMs: 86_400_000, failedMs: null, cancelledMs: null });
+    expect(parseConfig({ retention: { failedMs: null, cancelledMs: "forever" } }).retention).toEqual({ completedMs: 86_400_000, failedMs: null, cancelledMs: null, idempotencyMs: 604_800_000 });
     expect(() => parseConfig({ retention: { failedMs: "never" } })).toThrow(/retention.failedMs/);
     expect(parseConfig({ events: { log: true } }).logEvents).toBe("all");
     expect(parseConfig({ events: { log: false } }).logEvents).toBe("none");

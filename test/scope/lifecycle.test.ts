@@ -61,7 +61,8 @@ describe("scope object lifecycle", () => {
     clock!.advance(6 * DAY);
     await runDurableObjectAlarm(stub);
     expect(await rows(stub)).toEqual([]);
-    expect(await alarmAt(stub)).toBeNull();
+    // What is left are the deleted ids' tombstones (retention.idempotencyMs, 7 days): the first lapse at T0 + 8 days.
+    expect(await alarmAt(stub)).toBe(T0 + 8 * DAY);
   });
 
   it("a retention of null keeps that state's jobs until pruned: no sweep, no alarm for them", async () => {
@@ -77,9 +78,29 @@ describe("scope object lifecycle", () => {
     clock!.advance(DAY);
     await runDurableObjectAlarm(stub);
     expect((await rows(stub)).map((r) => r.state)).toEqual(["failed"]);
-    expect(await alarmAt(stub)).toBeNull();
+    expect(await alarmAt(stub)).toBe(T0 + 8 * DAY); // the completed job's tombstone only; the failed one is never swept
     clock!.advance(400 * DAY);
     expect(await stub.prune(clock!.now(), ["failed"])).toBe(1);
+  });
+
+  it("a deleted job's id stays taken for retention.idempotencyMs: answered, not created; then free again", async () => {
+    const { home, stub, clock } = await freshScope();
+    const job = newJob(home, { id: "once" });
+    await put(stub, [job]);
+    const [leased] = await stub.claim(lease);
+    await stub.complete(leased!.id, leased!.lease_token!, null);
+    clock!.advance(DAY);
+    await runDurableObjectAlarm(stub);
+    expect(await rows(stub)).toEqual([]);
+    const again = await stub.enqueue([job]);
+    expect(again).toEqual({ ok: true, results: [{ row: null, created: false }] });
+    expect(await rows(stub)).toEqual([]);
+    // The alarm comes back to drop the tombstone, seven days after the delete.
+    expect(await alarmAt(stub)).toBe(T0 + 8 * DAY);
+    clock!.advance(7 * DAY);
+    await runDurableObjectAlarm(stub);
+    expect(await alarmAt(stub)).toBeNull();
+    expect((await put(stub, [job]))[0]!.created).toBe(true);
   });
 
   it("prune deletes terminal jobs of the chosen states finished before olderThan", async () => {

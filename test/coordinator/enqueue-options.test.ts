@@ -1,0 +1,33 @@
+/** Enqueue options and answers (README "The HTTP API"): a job's own backoff; an id still taken after retention. */
+import { describe, expect, it } from "vitest";
+import { api, flushJobs, uniqueType } from "../helpers/api";
+
+describe("enqueue backoff", () => {
+  it("is kept with the job (maxMs defaulting to the larger of baseMs and 5 minutes); a cap below its base is refused, naming the field", async () => {
+    const type = uniqueType("bo");
+    const fixed = (await api("POST", "/v1/jobs", { type, payload: {}, backoff: { kind: "fixed", baseMs: 2_000 } })).body.job;
+    expect(fixed.backoff).toEqual({ kind: "fixed", baseMs: 2_000, maxMs: 300_000 });
+    const plain = (await api("POST", "/v1/jobs", { type, payload: {} })).body.job;
+    expect(plain.backoff).toBeNull();
+    const bad = await api("POST", "/v1/jobs", { type, payload: {}, backoff: { baseMs: 5_000, maxMs: 1_000 } });
+    expect([bad.status, bad.body.error.details[0].path]).toEqual([400, "backoff.maxMs"]);
+    const kind = await api("POST", "/v1/jobs", { type, payload: {}, backoff: { kind: "linear", baseMs: 1 } });
+    expect([kind.status, kind.body.error.details[0].path]).toEqual([400, "backoff.kind"]);
+  });
+});
+
+describe("ids after retention", () => {
+  it("an enqueue with the id of a job pruned since answers 200 {created: false, job: null} and creates nothing", async () => {
+    const type = uniqueType("tomb");
+    const created = await api("POST", "/v1/jobs", { type, payload: {}, id: "only-once" });
+    expect(created.status).toBe(201);
+    const [j] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    await api("POST", `/v1/jobs/${j.id}/complete`, { leaseToken: j.leaseToken });
+    await flushJobs(j.id);
+    expect((await api("POST", "/v1/prune", { olderThan: Date.now() + 1, states: ["completed"] })).body.deleted).toBeGreaterThanOrEqual(1);
+    const again = await api("POST", "/v1/jobs", { type, payload: {}, id: "only-once" });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ id: created.body.job.id, job: null, created: false });
+    expect((await api("GET", `/v1/jobs/${created.body.job.id}`)).status).toBe(404);
+  });
+});
