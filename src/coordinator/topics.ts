@@ -12,10 +12,9 @@ import { QueueError } from "../errors";
 import { jobIdFor, newLocalId, shardOf, typeHome } from "../job/home";
 import type { DeadDelivery, DeadQuery, EmitRequest, Job } from "../job/schemas";
 import { packJson, unpackJson } from "./cursor";
+import { EVENT_TAG, TOPIC_TAG } from "../job/event-tags";
 import type { QueueOps } from "./operations";
 
-const TOPIC_TAG = "topic:";
-const EVENT_TAG = "event:";
 
 export class Topics {
   constructor(

@@ -25,6 +25,8 @@ export interface DispatchJob {
   dispatchedAt?: number;
   /** The job's journal of durable steps, when it has one (scope/steps.ts); absent for a job that never journaled. */
   journal?: Journal;
+  /** A topic's delivery job: the event it carries (job/event-tags.ts); absent otherwise. */
+  event?: { id: string; topic: string };
 }
 
 /** The start record: the first attempt's start and a seed, from which `ctx.now()` and `ctx.uuid()` derive. */

@@ -38,6 +38,8 @@ export interface JobContext<T extends string = string, E = unknown> {
   runAt: number;
   /** The schedule slot this job was fired for (epoch ms), kept across retries; null when not from a schedule. */
   scheduledFor: number | null;
+  /** A topic consumer's job: the event it delivers (`id`: the emit's event id); null for any other job. */
+  event: { id: string; topic: string } | null;
   /** Aborts with a JobAbortedError reason: `cancelled`, `timeout` or `lease_lost`. Pass it to fetch and friends. */
   signal: AbortSignal;
   /** A structured log line tagged with the job. */

@@ -34,6 +34,7 @@ export async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, o: RunO
     scope: job.scope,
     runAt: job.runAt,
     scheduledFor: job.scheduledFor ?? null,
+    event: job.event ?? null,
     signal: o.signal,
     env: o.env,
     log: (message, fields = {}) => log({ event: "job:log", id: job.id, type: job.type, attempt: job.attempt, message, ...fields }),

@@ -13,6 +13,7 @@ import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countDue, isSerial, serialBusy } from "./claim";
 import { pendingTypes } from "./counts";
 import { scopeOfRow, type JobRow } from "./job-row";
+import { eventOfTags } from "../job/event-tags";
 import { completeMany, heartbeat } from "./settle";
 import { appendStep, journalsOf } from "./steps";
 import type { ScopeStore } from "./store";
@@ -103,9 +104,12 @@ function journalOne(store: ScopeStore, w: JournalWrite, token: string, now: numb
 }
 
 function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]): DispatchJob {
+  // Only a tagged job can be a delivery: the common untagged one parses nothing.
+  const event = row.tags === "[]" ? null : eventOfTags(JSON.parse(row.tags) as string[]);
   return {
     dispatchedAt: now,
     ...(journal ? { journal } : {}),
+    ...(event ? { event } : {}),
     id: row.id,
     type: row.type,
     payloadJson: row.payload,

@@ -37,6 +37,8 @@ export interface RunOptions {
   id?: string;
   maxAttempts?: number;
   scope?: Scope | null;
+  /** `ctx.event`: run the handler as a topic consumer delivering this event. */
+  event?: { id: string; topic: string };
   /** `ctx.env`. */
   env?: unknown;
   /**
@@ -222,6 +224,7 @@ class Run implements TestRun {
         scope: this.options.scope ?? null,
         runAt: this.runAt,
         scheduledFor: null,
+        ...(this.options.event ? { event: this.options.event } : {}),
         dispatchedAt: this.now,
         journal,
       },

@@ -26,6 +26,7 @@ import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
 import type { LeasedJob } from "../job/schemas";
 import type { AnyHandlers } from "../handler/context";
+import { eventOfTags } from "../job/event-tags";
 
 export interface WorkerOptions {
   /** The queue's base URL, e.g. https://edgequeue.<you>.workers.dev */
@@ -224,6 +225,7 @@ export function createWorker(options: WorkerOptions): Worker {
             scope: job.scope,
             runAt: job.runAt,
             scheduledFor: job.scheduledFor,
+            ...(eventOfTags(job.tags) ? { event: eventOfTags(job.tags)! } : {}),
             dispatchedAt: job.startedAt ?? Date.now(),
             ...(job.journal ? { journal: job.journal } : {}),
           },

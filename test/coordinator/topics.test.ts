@@ -13,6 +13,8 @@ describe("topics", () => {
     expect(again.body.deliveries).toEqual(r.body.deliveries);
     const [ok, bad] = await Promise.all(r.body.deliveries.map((id: string) => waitForJob(id, isTerminal, 10_000)));
     expect(ok).toMatchObject({ type: "demo.consumer.ok", state: "completed", payload: { order: 7 }, tags: ["topic:demo.topic", `event:${eventId}`] });
+    // The consumer's handler saw which event it delivered (ctx.event).
+    expect(ok.result.event).toEqual({ id: eventId, topic: "demo.topic" });
     expect(bad).toMatchObject({ type: "demo.consumer.bad", state: "failed", attempts: 2, failureKind: "retries_exhausted" });
   });
 

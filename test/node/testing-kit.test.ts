@@ -22,6 +22,14 @@ describe("errors a handler wraps", () => {
   });
 });
 
+describe("ctx.event", () => {
+  it("is the delivered event for a topic consumer (given to runJob), null otherwise", async () => {
+    const consumer = async (_p: object, ctx: JobContext) => ({ event: ctx.event });
+    expect((await runJob(consumer, {}, { event: { id: "e1", topic: "orders" } })).result).toEqual({ event: { id: "e1", topic: "orders" } });
+    expect((await runJob(consumer, {})).result).toEqual({ event: null });
+  });
+});
+
 describe("edgequeue/testing on the demo handlers", () => {
   it("crashAfter: the step is journaled, the attempt dies, and resume runs only what is left", async () => {
     const run = await runJob(stepHandlers, {}, { type: "demo.steps", crashAfter: "charge" });

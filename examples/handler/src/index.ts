@@ -84,7 +84,7 @@ export const DemoHandlers = defineHandlers({
   "demo.rated": span,
   "demo.fair": span,
   "demo.capped": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
-  "demo.consumer.ok": (payload, ctx) => ({ handled: ctx.id, keys: Object.keys(payload) }),
+  "demo.consumer.ok": (payload, ctx) => ({ handled: ctx.id, keys: Object.keys(payload), event: ctx.event }),
   "demo.consumer.bad": () => {
     throw new Error("demo consumer failure");
   },
