@@ -48,27 +48,17 @@ export type EnqueueRefusal = { ok: false; code: "conflict" | "queue_full"; index
 export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 
 /**
- * jobInsertIfNew: the unique indexes on id (job_id_idx) and on a key's pending
- * job (job_dedupe_pending_idx) decide; a conflict inserts nothing and returns no row.
- */
-const JOB_INSERT_IF_NEW = `
-INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
-                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff)
-VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT DO NOTHING
-RETURNING *`;
-
-/**
- * jobInsertManyIfNew: the keyless jobs of a batch in one statement (one call into SQLite, not one per
- * job). ?1 is a JSON array of [id, type, payload, scopeType, scopeId, priority, runAt, maxAttempts,
- * timeoutMs, tags, scheduledFor, backoff]; ?2 now. json_each keeps the array's order, so seq follows the batch.
- * An id already taken is skipped (not returned); the caller reads the job that holds it.
+ * jobInsertManyIfNew: jobs in one statement (one call into SQLite, not one per job) — a batch's
+ * keyless ones, or one keyed job. ?1 is a JSON array of rows as `jobValues` builds them; ?2 now.
+ * json_each keeps the array's order, so seq follows the batch. The unique indexes on id (job_id_idx)
+ * and on a key's pending job (job_dedupe_pending_idx) decide: a conflicting row is skipped (not
+ * returned), and the caller reads the job that holds it.
  */
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
                  timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff)
 SELECT v.value ->> 0, v.value ->> 1, v.value ->> 2, v.value ->> 3, v.value ->> 4, 'pending', v.value ->> 5, v.value ->> 6, 0,
-       v.value ->> 7, v.value ->> 8, NULL, NULL, v.value ->> 9, v.value ->> 10, ?2, ?2, v.value ->> 11
+       v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, v.value ->> 12, ?2, ?2, v.value ->> 13
   FROM json_each(?1) AS v WHERE true ORDER BY v.key
 ON CONFLICT DO NOTHING
 RETURNING *`;
@@ -244,53 +234,37 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
   return null;
 }
 
+/** insert: one keyed job; undefined when a unique index refused it. */
 function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined {
-  const settings = store.config.typeSettings(job.type);
-  const runAt = job.keyMode === "debounce" ? now + (job.debounceMs ?? 0) : (job.runAt ?? now + job.delayMs);
-  return store.sql
-    .exec<JobRow>(
-      JOB_INSERT_IF_NEW,
-      job.id,
-      job.type,
-      job.payload,
-      job.scope?.type ?? null,
-      job.scope?.id ?? null,
-      job.priority,
-      runAt,
-      job.maxAttempts ?? settings.maxAttempts,
-      job.timeoutMs ?? settings.timeoutMs,
-      job.dedupeKey,
-      job.dedupeKey === null ? null : (job.keyMode ?? "active"),
-      JSON.stringify(job.tags),
-      job.scheduledFor ?? null,
-      now,
-      now,
-      job.backoff ?? null,
-    )
-    .toArray()[0];
+  return insertMany(store, [job], now).get(job.id);
 }
 
-/** insertMany: insert keyless jobs in one statement; returns the rows created, by id. */
+/** insertMany: insert jobs in one statement; returns the rows created, by id. */
 function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
-  const values = jobs.map((job) => {
-    const settings = store.config.typeSettings(job.type);
-    return [
-      job.id,
-      job.type,
-      job.payload,
-      job.scope?.type ?? null,
-      job.scope?.id ?? null,
-      job.priority,
-      job.runAt ?? now + job.delayMs,
-      job.maxAttempts ?? settings.maxAttempts,
-      job.timeoutMs ?? settings.timeoutMs,
-      JSON.stringify(job.tags),
-      job.scheduledFor ?? null,
-      job.backoff ?? null,
-    ];
-  });
-  const rows = store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(values), now).toArray();
+  const rows = store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(jobs.map((job) => jobValues(store, job, now))), now).toArray();
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** jobValues: a job's columns in JOB_INSERT_MANY_IF_NEW's order, the type's settings filling what the enqueue left out. */
+function jobValues(store: ScopeStore, job: NewJob, now: number): unknown[] {
+  const settings = store.config.typeSettings(job.type);
+  const runAt = job.keyMode === "debounce" ? now + (job.debounceMs ?? 0) : (job.runAt ?? now + job.delayMs);
+  return [
+    job.id,
+    job.type,
+    job.payload,
+    job.scope?.type ?? null,
+    job.scope?.id ?? null,
+    job.priority,
+    runAt,
+    job.maxAttempts ?? settings.maxAttempts,
+    job.timeoutMs ?? settings.timeoutMs,
+    job.dedupeKey,
+    job.dedupeKey === null ? null : (job.keyMode ?? "active"),
+    JSON.stringify(job.tags),
+    job.scheduledFor ?? null,
+    job.backoff ?? null,
+  ];
 }
 
 function fail(message: string): never {
