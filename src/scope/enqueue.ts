@@ -13,6 +13,7 @@ import type { JobRow } from "./job-row";
 import { getJob, liveJobsOfKey } from "./read";
 import type { ScopeStore } from "./store";
 import { buried } from "./tombstones";
+import { jsonChunks } from "./json-chunks";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
 export interface NewJob {
@@ -68,9 +69,10 @@ const JOB_LATEST_START_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedu
 /** jobReplacePendingPayload: coalesce / debounce; pending only (a running job's payload never changes). */
 const JOB_REPLACE_PENDING = "UPDATE job SET payload = ?, run_at = coalesce(?, run_at), updated_at = ? WHERE seq = ? AND state = 'pending' RETURNING *";
 
-/** KeyModeConflict: thrown out of the transaction (rolling it back) when item `index` cannot be enqueued. */
-class KeyModeConflict extends Error {
+/** Refused: thrown out of the transaction (rolling the whole enqueue back) when item `index` cannot be enqueued — a key under another mode, or a type past its maxDepth. */
+class Refused extends Error {
   constructor(
+    readonly code: EnqueueRefusal["code"],
     readonly index: number,
     message: string,
   ) {
@@ -78,21 +80,7 @@ class KeyModeConflict extends Error {
   }
 
   refusal(): EnqueueRefusal {
-    return { ok: false, code: "conflict", index: this.index, message: this.message };
-  }
-}
-
-/** QueueFull: thrown out of the transaction (rolling the whole enqueue back) when a type's maxDepth would be passed. */
-class QueueFull extends Error {
-  constructor(
-    readonly index: number,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  refusal(): EnqueueRefusal {
-    return { ok: false, code: "queue_full", index: this.index, message: this.message };
+    return { ok: false, code: this.code, index: this.index, message: this.message };
   }
 }
 
@@ -103,7 +91,7 @@ export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: num
   try {
     return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now)) };
   } catch (e) {
-    if (!(e instanceof KeyModeConflict) && !(e instanceof QueueFull)) throw e;
+    if (!(e instanceof Refused)) throw e;
     return e.refusal();
   }
 }
@@ -126,7 +114,7 @@ export function checkEnqueue(store: ScopeStore, jobs: readonly NewJob[], now: nu
     });
   } catch (e) {
     if (e === DRY_RUN) return null;
-    if (!(e instanceof KeyModeConflict) && !(e instanceof QueueFull)) throw e;
+    if (!(e instanceof Refused)) throw e;
     return e.refusal();
   }
   return null;
@@ -197,7 +185,7 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
     const depth = store.sql.exec<{ n: number }>(JOB_COUNT_PENDING_OF_TYPE, type).one().n;
     if (depth > cap) {
       const index = jobs.findIndex((j) => j.type === type);
-      throw new QueueFull(index, `${type} holds ${depth - created.get(type)!} pending jobs here and maxDepth is ${cap}: ${created.get(type)} more would pass it`);
+      throw new Refused("queue_full", index, `${type} holds ${depth - created.get(type)!} pending jobs here and maxDepth is ${cap}: ${created.get(type)} more would pass it`);
     }
   }
   for (const [type, n] of created) store.sql.exec(METRIC_COUNT_ENQUEUED, minuteOf(now), type, n);
@@ -212,7 +200,7 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
   // The mode must match; coalescing is the call's own choice (job/key-mode.ts).
   const other = live.find((r) => baseMode((r.dedupe_mode ?? "active") as KeyMode) !== baseMode(mode));
   if (other) {
-    throw new KeyModeConflict(index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${baseMode((other.dedupe_mode ?? "active") as KeyMode)} (job ${other.id}); this enqueue asks for mode ${baseMode(mode)}`);
+    throw new Refused("conflict", index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${baseMode((other.dedupe_mode ?? "active") as KeyMode)} (job ${other.id}); this enqueue asks for mode ${baseMode(mode)}`);
   }
   const pending = live.find((r) => r.state === "pending");
   const running = live.find((r) => r.state === "running");
@@ -224,7 +212,7 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
     if (!replacesPayload(mode)) return same(pending);
     // A key spans the types of a scope (API.md), but a payload is only ever replaced by one of its own type.
     if (pending.type !== job.type) {
-      throw new KeyModeConflict(index, `dedupe key ${JSON.stringify(job.dedupeKey)} is held by pending job ${pending.id} of type ${pending.type}; mode ${mode} would replace its payload with one for ${job.type}`);
+      throw new Refused("conflict", index, `dedupe key ${JSON.stringify(job.dedupeKey)} is held by pending job ${pending.id} of type ${pending.type}; mode ${mode} would replace its payload with one for ${job.type}`);
     }
     const runAt = mode === "debounce" ? now + (job.debounceMs ?? 0) : null;
     return { row: store.sql.exec<JobRow>(JOB_REPLACE_PENDING, job.payload, runAt, now, pending.seq).one(), changed: true };
@@ -239,10 +227,13 @@ function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined
   return insertMany(store, [job], now).get(job.id);
 }
 
-/** insertMany: insert jobs in one statement; returns the rows created, by id. */
+/** insertMany: insert jobs, one statement per part of at most ~1 MB (json-chunks.ts); returns the rows created, by id. */
 function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
-  const rows = store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(jobs.map((job) => jobValues(store, job, now))), now).toArray();
-  return new Map(rows.map((r) => [r.id, r]));
+  const created = new Map<string, JobRow>();
+  for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
+    for (const r of store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now)) created.set(r.id, r);
+  }
+  return created;
 }
 
 /** jobValues: a job's columns in JOB_INSERT_MANY_IF_NEW's order, the type's settings filling what the enqueue left out. */

@@ -12,6 +12,7 @@ import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { JOB_FIND_LEASED, LEASED, leaseRefusal } from "./lease";
+import { jsonChunks } from "./json-chunks";
 import type { ScopeStore } from "./store";
 import { writeStep } from "./steps";
 import type { JournalStart } from "../dispatch/contract";
@@ -69,7 +70,10 @@ RETURNING *`;
 export function completeMany(store: ScopeStore, items: readonly { id: string; token: string; result: string | null }[], now: number): JobRow[] {
   if (items.length === 0) return [];
   return store.atomic(() => {
-    const rows = store.sql.exec<JobRow>(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(items.map((i) => [i.id, i.token, i.result]))).toArray();
+    const rows: JobRow[] = [];
+    for (const part of jsonChunks(items, (i) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16)) {
+      rows.push(...store.sql.exec<JobRow>(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result]))).toArray());
+    }
     if (rows.length > 0) store.touched(now);
     return rows;
   });

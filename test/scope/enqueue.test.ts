@@ -1,4 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
+import { jsonChunks } from "../../src/scope/json-chunks";
 import { describe, expect, it } from "vitest";
 import { enqueueJobs, type NewJob } from "../../src/scope/enqueue";
 import type { ScopeDO } from "../../src/scope/scope-do";
@@ -63,5 +64,20 @@ describe("enqueue (scope object)", () => {
     });
     expect(error).toMatch(/NOT NULL constraint failed: job.priority/);
     expect(await rows(stub)).toHaveLength(0);
+  });
+});
+
+describe("a batch larger than one SQL string", () => {
+  it("goes in parts of about 1 MB (json-chunks.ts), each job created once and in batch order", async () => {
+    const { home, stub } = await freshScope();
+    const big = "x".repeat(8_000);
+    const jobs = Array.from({ length: 300 }, (_, i) => newJob(home, { id: `big-${i}`, payload: JSON.stringify({ i, big }) }));
+    const results = await put(stub, jobs);
+    expect(results.every((r) => r.created)).toBe(true);
+    const seqs = results.map((r) => r.row.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(300);
+    // 2.4 MB of payloads: three parts under 1 MB each.
+    expect(jsonChunks(jobs, (j) => j.payload.length).map((p) => p.length)).toEqual([124, 124, 52]);
   });
 });
