@@ -267,9 +267,14 @@ export class Dispatcher<R> {
       held = taken.held;
     }
     const now = this.deps.now();
-    const { leased, changed } = jobs.claim(type, want, settings.leaseMs, now);
-    // Fewer due than permits (another claim took some): the rest never start, so their rate spend is refunded.
-    for (const h of held) this.permits.release(h.pool, h.ids.slice(leased.length), true);
+    let claimed: { leased: Leased[]; changed: R[] } = { leased: [], changed: [] };
+    try {
+      claimed = jobs.claim(type, want, settings.leaseMs, now);
+    } finally {
+      // Fewer due than permits (another claim took some), or the claim failed: the rest never start, so their rate spend is refunded.
+      for (const h of held) this.permits.release(h.pool, h.ids.slice(claimed.leased.length), true);
+    }
+    const { leased, changed } = claimed;
     if (leased.length === 0) return null;
     this.backoff.served(type);
     return {

@@ -46,7 +46,6 @@ UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j
 const PERMITS_HOLD_OF_KEYS = `
 UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j WHERE j.seq = p.job_seq)
  WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND type = ?1 AND dedupe_key IN (SELECT value FROM json_each(?2)))`;
-const PERMITS_NEXT_HOLD_END = "SELECT min(hold_until) AS t FROM job_permit";
 
 export interface PullClaimDeps {
   store: ScopeStore;
@@ -94,10 +93,15 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
     caps.set(type, taken.count);
     held.set(type, taken.held);
   }
-  const rows = claimJobs(store, { ...req, caps }, deps.now(), (leased) => recordPermits(store.sql, leased, held));
-  for (const [type, steps] of held) {
-    const used = rows.filter((r) => r.type === type).length;
-    for (const h of steps) deps.giveBack(h.pool, h.ids.slice(used));
+  let rows: JobRow[] = [];
+  try {
+    rows = claimJobs(store, { ...req, caps }, deps.now(), (leased) => recordPermits(store.sql, leased, held));
+  } finally {
+    // What no leased job holds goes back refunded — all of it when the claim failed.
+    for (const [type, steps] of held) {
+      const used = rows.filter((r) => r.type === type).length;
+      for (const h of steps) deps.giveBack(h.pool, h.ids.slice(used));
+    }
   }
   return rows;
 }
@@ -129,15 +133,17 @@ export function holdPermits(sql: SqlStorage, id: string | null): void {
   sql.exec(PERMITS_HOLD, id);
 }
 
+/** anyPermits: whether this object holds any pulled attempt's permits. */
+export function anyPermits(sql: SqlStorage): boolean {
+  return sql.exec("SELECT 1 FROM job_permit LIMIT 1").toArray().length > 0;
+}
+
 /** holdPermitsOfKeys: the running jobs of `type` under these keys are about to be cancelled. */
 export function holdPermitsOfKeys(sql: SqlStorage, type: string, keys: readonly string[]): void {
   sql.exec(PERMITS_HOLD_OF_KEYS, type, JSON.stringify(keys));
 }
 
-/** permitHoldEndsAt: when the alarm must return permits a cancel held, or null. */
-export function permitHoldEndsAt(sql: SqlStorage): number | null {
-  return sql.exec<{ t: number | null }>(PERMITS_NEXT_HOLD_END).one().t;
-}
+
 
 function byPool(rows: { pool: string; permit_id: string }[]): Map<string, string[]> {
   const out = new Map<string, string[]>();

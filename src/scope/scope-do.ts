@@ -26,7 +26,7 @@ import { CatalogReporter } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
 import { cancelAll, cancelJob, cancelKeys, retryFailed, retryJob, type FailedCursor } from "./change";
 import type { ClaimRequest } from "./claim";
-import { holdPermits, holdPermitsOfKeys, permitsOfLease, pullClaim, returnable } from "./pull-permits";
+import { anyPermits, holdPermits, holdPermitsOfKeys, permitsOfLease, pullClaim, returnable } from "./pull-permits";
 import { guarded, PERMIT_TTL_FACTOR, POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import type { JobRow } from "./job-row";
@@ -68,6 +68,8 @@ export class ScopeDO extends DurableObject<Env> {
   private readonly waits: WaitNotifier;
   /** The catalog's shards: this object reports to the one its home hashes to (catalog/shards.ts). */
   private readonly catalogs: Catalogs;
+  /** Some job_permit row may exist here (unknown after a restart, so true): while false, settles skip the permit pass. */
+  private permitsHeld = true;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
   private name: string | null;
 
@@ -193,6 +195,7 @@ export class ScopeDO extends DurableObject<Env> {
       { ...req, exclude: this.store.config.pushTypes },
     );
     const now = this.clock.now();
+    if (rows.some((r) => guarded(this.store.config, r.type))) this.permitsHeld = true;
     if (rows.length > 0) await this.afterWrite(now, rows);
     // A job with durable steps goes out with its journal, so the worker replays them without asking (scope/steps.ts).
     const journals = journalsOf(this.store, rows.map((r) => r.seq));
@@ -260,10 +263,11 @@ export class ScopeDO extends DurableObject<Env> {
   /** release: the holder gives the job back unrun — pending, due now, its attempt not counted. */
   async release(id: string, token: string): Promise<Outcome<{ row: JobRow }>> {
     const now = this.clock.now();
+    // Given back unrun: this lease's permits have their rate spend refunded, as for an attempt that never started.
+    const unrun = this.permitsHeld ? permitsOfLease(this.store.sql, id, token) : new Map<string, string[]>();
     const out = this.refused("release", id, release(this.store, id, token, "given back by its worker", now), now);
     if (!out.ok) return out;
-    // Given back unrun: its permits' rate spend is refunded, as for an attempt that never started; the event is job:released.
-    await this.returnPermits(true);
+    await this.returnPermits(unrun);
     this.dueForClaims([out.row], now);
     this.events.released([out.row], now, "given back by its worker");
     await this.afterWrite(now, [], this.dispatcher.newOrigin());
@@ -494,9 +498,9 @@ export class ScopeDO extends DurableObject<Env> {
     return out;
   }
 
-  private async settled<T extends { ok: true; row: JobRow } | { ok: false }>(now: number, outcome: T, refund = false): Promise<T> {
+  private async settled<T extends { ok: true; row: JobRow } | { ok: false }>(now: number, outcome: T): Promise<T> {
     // Awaited: once complete, fail or release answers, the pull worker's slot is free for its next claim.
-    if (outcome.ok) await this.returnPermits(refund);
+    if (outcome.ok) await this.returnPermits();
     if (outcome.ok) this.dueForClaims([outcome.row], now);
     if (outcome.ok) await this.afterWrite(now, [outcome.row], this.dispatcher.newOrigin());
     return outcome;
@@ -519,6 +523,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** renewPermits: a pulled attempt's heartbeat keeps its permits as long as its lease (pull-permits.ts). */
   private async renewPermits(id: string, token: string, ttlMs: number): Promise<void> {
+    if (!this.permitsHeld) return;
     for (const [pool, ids] of permitsOfLease(this.store.sql, id, token)) {
       try {
         const lost = await withTimeout(this.env.POOL.getByName(pool).renew(ids, ttlMs), POOL_CALL_TIMEOUT_MS);
@@ -530,10 +535,20 @@ export class ScopeDO extends DurableObject<Env> {
     }
   }
 
-  /** returnPermits: give back the permits of pulled attempts that ended (pull-permits.ts); `refund` when they never ran. */
-  private async returnPermits(refund = false): Promise<void> {
+  /**
+   * returnPermits: give back the permits of pulled attempts that ended (pull-permits.ts); those in `unrun` (a released
+   * lease's) with their rate spend refunded. Skipped while the object holds none: most objects never do.
+   */
+  private async returnPermits(unrun: ReadonlyMap<string, string[]> = new Map()): Promise<void> {
+    if (!this.permitsHeld) return;
     const taken = returnable(this.store, this.clock.now());
-    if (taken.size > 0) await Promise.all([...taken].map(([pool, ids]) => this.givePermitsBack(pool, ids, refund)));
+    this.permitsHeld = anyPermits(this.store.sql);
+    const back: Promise<void>[] = [];
+    for (const [pool, ids] of taken) {
+      const refunded = new Set(unrun.get(pool) ?? []);
+      back.push(this.givePermitsBack(pool, ids.filter((i) => refunded.has(i)), true), this.givePermitsBack(pool, ids.filter((i) => !refunded.has(i)), false));
+    }
+    await Promise.all(back);
   }
 
   /** givePermitsBack never throws: a release lost with the object or refused lapses with the permit's TTL. */

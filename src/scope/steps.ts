@@ -22,7 +22,7 @@ import { getJob } from "./read";
 import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
 import type { ScopeStore } from "./store";
 
-/** The lease check of settle.ts, as one row read. Params ?1 now, ?2 id, ?3 token. */
+/** The journal's row at a position (nondeterminism and the cap check). */
 const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ? AND seq = ?";
 const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
 const START_INSERT = "INSERT OR IGNORE INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, -1, '', 'start', ?, ?, ?, ?, NULL, 0)";
@@ -35,8 +35,6 @@ const JOURNAL_OF = "SELECT * FROM job_step WHERE job_seq = ? ORDER BY seq";
 /** Unfinished steps (atMostOnce, started in an attempt that died): a manual retry runs them again. */
 const UNFINISHED_DELETE = "DELETE FROM job_step WHERE job_seq = ? AND kind = 'step' AND finished_at IS NULL";
 const UNFINISHED_BY_NAME = "SELECT seq FROM job_step WHERE job_seq = ? AND name = ? AND kind = 'step' AND finished_at IS NULL ORDER BY seq LIMIT 1";
-/** Does any job of these have a journal? One seek per job on the primary key. */
-
 type StepRow = {
   job_seq: number;
   seq: number;

@@ -13,13 +13,12 @@
  */
 import { pendingTypes } from "./counts";
 import { nextSweepAt } from "./sweep-pass";
-import { permitHoldEndsAt } from "./pull-permits";
 import type { ScopeStore } from "./store";
 
 /** jobNextFutureRunAt: job_due_idx (type, run_at) — one seek per pending type. */
 const JOB_NEXT_FUTURE_RUN_AT = "SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ? AND run_at > ?";
-/** jobNextLeaseExpiry: job_lease_idx. */
-const JOB_NEXT_LEASE_EXPIRY = "SELECT min(lease_expires_at) AS t FROM job WHERE state = 'running'";
+/** jobNextLeaseExpiry: job_lease_idx; and the end of a permit hold a cancel left (pull-permits.ts), in the same call. */
+const JOB_NEXT_LEASE_EXPIRY = "SELECT (SELECT min(lease_expires_at) FROM job WHERE state = 'running') AS t, (SELECT min(hold_until) FROM job_permit) AS hold";
 
 export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: number | null): number | null {
   const times: number[] = [];
@@ -27,13 +26,12 @@ export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: numbe
     const t = store.sql.exec<{ t: number | null }>(JOB_NEXT_FUTURE_RUN_AT, type, now).one().t;
     if (t !== null) times.push(t);
   }
-  const lease = store.sql.exec<{ t: number | null }>(JOB_NEXT_LEASE_EXPIRY).one().t;
+  const { t: lease, hold } = store.sql.exec<{ t: number | null; hold: number | null }>(JOB_NEXT_LEASE_EXPIRY).one();
   if (lease !== null) times.push(lease);
+  if (hold !== null) times.push(hold);
   const sweep = nextSweepAt(store);
   if (sweep !== null) times.push(sweep);
   if (reportDeadline !== null) times.push(reportDeadline);
-  const hold = permitHoldEndsAt(store.sql);
-  if (hold !== null) times.push(hold);
   return times.length ? Math.min(...times) : null;
 }
 
