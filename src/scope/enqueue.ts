@@ -227,7 +227,7 @@ function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined
   return insertMany(store, [job], now).get(job.id);
 }
 
-/** insertMany: insert jobs, one statement per part of at most ~1 MB (json-chunks.ts); returns the rows created, by id. */
+/** insertMany: insert jobs, one statement per part under 2 MB (json-chunks.ts); returns the rows created, by id. */
 function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
   const created = new Map<string, JobRow>();
   for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
