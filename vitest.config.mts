@@ -71,6 +71,8 @@ const workersPool = cloudflareTest({
           "pull.before": {},
           "pull.vs.push": { notWhileRunning: ["test.push.guarded"] },
           "test.push.guarded": { binding: "TEST", notWhileRunning: ["pull.vs.push"] },
+          // Paused and resumed queue-wide by test/coordinator/pause.test.ts alone.
+          "test.pausable": { binding: "TEST" },
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] } },
       },

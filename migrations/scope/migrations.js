@@ -9,6 +9,7 @@ import m0006 from './0006_job_step_triggers.sql';
 import m0007 from './0007_job_permits.sql';
 import m0008 from './0008_job_backoff.sql';
 import m0009 from './0009_job_tombstones.sql';
+import m0010 from './0010_type_pause.sql';
 
   export default {
     journal,
@@ -22,7 +23,8 @@ m0005,
 m0006,
 m0007,
 m0008,
-m0009
+m0009,
+m0010
     }
   }
   

@@ -19,6 +19,7 @@ import { type HomeFilter, applyReport, busiestHomes, busyType, listHomes, listHo
 import { metricSeries, metricTotals } from "./metrics-store";
 import { ClaimedTypes, unhandledTypes } from "./claimed-types";
 import { loadConfig } from "../config/load";
+import { type PauseSync, pauseChanges, pausedTypes, promise, setPaused } from "./pause-store";
 import type { QueueConfig } from "../config/schema";
 
 export interface RankedHome {
@@ -33,6 +34,9 @@ export interface Overview {
   totals: (Counters & { type: string })[];
   minutes: MinuteCounters[];
 }
+
+/** How many homes a pause notice goes to at once. */
+const PAUSE_NOTICE_FANOUT = 32;
 
 export class CatalogDO extends DurableObject<Env> {
   clock: Clock = systemClock;
@@ -50,8 +54,47 @@ export class CatalogDO extends DurableObject<Env> {
     return this.ctx.storage.sql;
   }
 
-  async report(summary: HomeSummary): Promise<void> {
-    this.ctx.storage.transactionSync(() => applyReport(this.sql, summary));
+  /** report: take a home's summary; the answer is the pause state, with this shard's promise to tell the home of changes renewed. */
+  async report(summary: HomeSummary): Promise<PauseSync> {
+    const now = this.clock.now();
+    return this.ctx.storage.transactionSync(() => {
+      applyReport(this.sql, summary);
+      return promise(this.sql, summary.home, now);
+    });
+  }
+
+  /** pauseSync: a home whose promise lapsed asks before it dispatches (scope/pause-gate.ts). */
+  async pauseSync(home: string): Promise<PauseSync> {
+    const now = this.clock.now();
+    return this.ctx.storage.transactionSync(() => promise(this.sql, home, now));
+  }
+
+  /**
+   * setPaused: record the change, then tell every home promised it, PAUSE_NOTICE_FANOUT at a time. Answers
+   * how many could not be told: each of those asks again when its promise lapses, at most PAUSE_PROMISE_MS later.
+   */
+  async setPaused(type: string, paused: boolean): Promise<{ told: number; untold: string[] }> {
+    const now = this.clock.now();
+    const { notice, homes } = this.ctx.storage.transactionSync(() => setPaused(this.sql, type, paused, now));
+    const untold: string[] = [];
+    for (let i = 0; i < homes.length; i += PAUSE_NOTICE_FANOUT) {
+      await Promise.all(
+        homes.slice(i, i + PAUSE_NOTICE_FANOUT).map((home) =>
+          this.env.SCOPE.getByName(home)
+            .applyPause(notice)
+            .catch((e: unknown) => {
+              untold.push(home);
+              console.error(JSON.stringify({ event: "pause:notice_failed", home, type, error: String(e) }));
+            }),
+        ),
+      );
+    }
+    return { told: homes.length - untold.length, untold };
+  }
+
+  /** pauses: every type paused here at some time, with whether it is now (GET /v1/types). */
+  async pauses(): Promise<{ type: string; paused: boolean; changedAt: number }[]> {
+    return pauseChanges(this.sql);
   }
 
   /** pickHomes: this shard's homes for a pull claim, best first; `mark` records the first `limit` as served. */
@@ -59,7 +102,8 @@ export class CatalogDO extends DurableObject<Env> {
     const now = this.clock.now();
     return this.ctx.storage.transactionSync(() => {
       this.claimed.record(this.sql, types, now);
-      return pickHomesForClaim(this.sql, this.servedHomes, types, exclude, limit, spare, now, mark);
+      // A paused type's due work is not handed out: ranking homes by it would send claims where they get nothing.
+      return pickHomesForClaim(this.sql, this.servedHomes, types, [...exclude, ...pausedTypes(this.sql)], limit, spare, now, mark);
     });
   }
 

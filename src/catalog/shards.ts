@@ -23,6 +23,7 @@ import { COUNTERS } from "../metrics/counters";
 import { REPORT_MIN_INTERVAL_MS } from "../scope/catalog-report";
 import type { HomeSummary } from "../scope/summary";
 import type { CatalogDO, Overview, RankedHome } from "./catalog-do";
+import type { PauseSync } from "./pause-store";
 import type { HomeFilter } from "./catalog-store";
 
 export const CATALOG_SHARDS_DEFAULT = 4;
@@ -69,8 +70,29 @@ export class Catalogs {
     return this.stubs[catalogShardOf(home, this.shards)]!;
   }
 
-  report(summary: HomeSummary): Promise<void> {
+  /** report: to the home's own shard; the answer is that shard's pause state (pause-store.ts). */
+  report(summary: HomeSummary): Promise<PauseSync> {
     return this.of(summary.home).report(summary);
+  }
+
+  pauseSync(home: string): Promise<PauseSync> {
+    return this.of(home).pauseSync(home);
+  }
+
+  /** setPaused: every shard records the change and tells its homes; the answer adds up who could not be told. */
+  async setPaused(type: string, paused: boolean): Promise<{ told: number; untold: string[] }> {
+    const parts = await this.each((c) => c.setPaused(type, paused));
+    return { told: parts.reduce((n, p) => n + p.told, 0), untold: parts.flatMap((p) => p.untold) };
+  }
+
+  /** pauses: the same on every shard, but a shard that failed mid-change may differ: paused if any says so. */
+  async pauses(): Promise<Map<string, { paused: boolean; changedAt: number }>> {
+    const out = new Map<string, { paused: boolean; changedAt: number }>();
+    for (const p of (await this.each((c) => c.pauses())).flat()) {
+      const held = out.get(p.type);
+      out.set(p.type, { paused: (held?.paused ?? false) || p.paused, changedAt: Math.max(held?.changedAt ?? 0, p.changedAt) });
+    }
+    return out;
   }
 
   async busyType(types: string[]): Promise<string | null> {

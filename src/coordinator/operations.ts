@@ -18,6 +18,8 @@ import { resourcePoolName, typePoolName } from "../pool/pool-name";
 import { guarded } from "../dispatch/permit-plan";
 import { Catalogs } from "../catalog/shards";
 import type {
+  PauseResult,
+  TypeList,
   ClaimRequest,
   EnqueueRequest,
   EnqueueResult,
@@ -221,6 +223,41 @@ export class QueueOps {
       return { type, ...stats, totals };
     });
     return { at: o.at, types, minutes: o.minutes };
+  }
+
+  /**
+   * setPaused: every catalog shard records the change and tells each object it promised to (catalog/pause-store.ts);
+   * the answer comes once they were told, so nothing of a paused type starts after it. Enqueues are not refused.
+   */
+  async setPaused(type: string, paused: boolean): Promise<PauseResult> {
+    requireDeclared(this.config, [type], () => "type");
+    const out = await this.catalog().setPaused(type, paused);
+    return { type, paused, unreached: out.untold.length };
+  }
+
+  /** pauses: every type ever paused, with whether it is now. */
+  pauses(): Promise<Map<string, { paused: boolean; changedAt: number }>> {
+    return this.catalog().pauses();
+  }
+
+  /** types: every configured type and any other the catalog has seen or paused, with pause state and counts. */
+  async types(): Promise<TypeList> {
+    const [o, pauses] = await Promise.all([this.catalog().overview(1, null), this.pauses()]);
+    const names = [...new Set([...Object.keys(this.config.types), ...o.types.map((t) => t.type), ...pauses.keys()])].sort();
+    return {
+      items: names.map((type) => {
+        const { type: _t, unhandled: _u, ...counts } = o.types.find((s) => s.type === type) ?? { type, ...emptyStats(), unhandled: false };
+        const pause = pauses.get(type);
+        return {
+          type,
+          paused: pause?.paused ?? false,
+          pausedChangedAt: pause?.changedAt ?? null,
+          pushed: this.config.pushTypes.includes(type),
+          declared: type in this.config.types,
+          counts,
+        };
+      }),
+    };
   }
 
   /** busiestScopes: homes by live jobs, most first (scope objects and type shards alike). */

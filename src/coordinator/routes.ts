@@ -64,6 +64,9 @@ import {
   AppendStepSchema,
   SleepSchema,
   TopicParams,
+  TypeParams,
+  PauseResultSchema,
+  TypeListSchema,
 } from "../job/schemas";
 import { MetricsQuerySchema, MetricsSchema } from "../metrics/schemas";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, wantsPrometheus } from "../metrics/prometheus";
@@ -362,6 +365,37 @@ export const ROUTES: readonly Route[] = [
     responses: { 200: CancelScopeResultSchema },
     errors: [],
     handle: async (ops, { body }) => ok({ cancelled: await ops.cancelKeys(body) }),
+  }),
+  route({
+    method: "get",
+    path: "/v1/types",
+    operationId: "types",
+    summary: "Every configured type and any other the queue has seen, with whether it is paused or pushed and its counts",
+    responses: { 200: TypeListSchema },
+    errors: [],
+    handle: async (ops) => ok(await ops.types()),
+  }),
+  route({
+    method: "post",
+    path: "/v1/types/{type}/pause",
+    operationId: "pauseType",
+    summary: "Pause a type queue-wide: enqueues still land, nothing of it is dispatched or claimed, running jobs finish; survives restarts",
+    params: TypeParams,
+    body: EmptyBodySchema,
+    responses: { 200: PauseResultSchema },
+    errors: [],
+    handle: async (ops, { params }) => ok(await ops.setPaused(params.type, true)),
+  }),
+  route({
+    method: "post",
+    path: "/v1/types/{type}/resume",
+    operationId: "resumeType",
+    summary: "Resume a paused type: its due jobs are dispatched and claimed again",
+    params: TypeParams,
+    body: EmptyBodySchema,
+    responses: { 200: PauseResultSchema },
+    errors: [],
+    handle: async (ops, { params }) => ok(await ops.setPaused(params.type, false)),
   }),
   route({
     method: "post",

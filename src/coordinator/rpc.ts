@@ -48,6 +48,9 @@ import {
   SleepSchema,
   type StepView,
   TopicParams,
+  TypeParams,
+  type PauseResult,
+  type TypeList,
   type DeadDelivery,
   type EnqueueResult,
   type Job,
@@ -156,6 +159,21 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
   /** cancelKeys: POST /v1/cancel — the live jobs of a type under these dedupe keys. */
   async cancelKeys(body: z.input<typeof CancelKeysSchema>): Promise<RpcResult<{ cancelled: number }>> {
     return this.run(async (ops) => ({ cancelled: await ops.cancelKeys(parseInput(CancelKeysSchema, body, "body")) }));
+  }
+
+  /** types: GET /v1/types — every configured or seen type, with pause state and counts. */
+  async types(): Promise<RpcResult<TypeList>> {
+    return this.run(async (ops) => ops.types());
+  }
+
+  /** pauseType: POST /v1/types/{type}/pause — nothing of the type is dispatched or claimed until resumed. */
+  async pauseType(type: string): Promise<RpcResult<PauseResult>> {
+    return this.run(async (ops) => ops.setPaused(parseInput(TypeParams, { type }, "params").type, true));
+  }
+
+  /** resumeType: POST /v1/types/{type}/resume. */
+  async resumeType(type: string): Promise<RpcResult<PauseResult>> {
+    return this.run(async (ops) => ops.setPaused(parseInput(TypeParams, { type }, "params").type, false));
   }
 
   async prune(body: z.input<typeof PruneSchema>): Promise<RpcResult<{ deleted: number }>> {

@@ -20,7 +20,7 @@ import { QueueOps } from "../coordinator/operations";
 import { parseInput } from "../coordinator/validate";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { JobId, ListQuerySchema, RetryFailedSchema, DeadRetryParams } from "../job/schemas";
+import { JobId, ListQuerySchema, RetryFailedSchema, DeadRetryParams, TypeParams } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
 import { ScheduleNameSchema } from "../schedule/spec";
 import { APP_CSS, APP_JS } from "./assets";
@@ -57,6 +57,8 @@ const NOTICES: Record<string, (n: number, m: number) => string> = {
   pruned: (n) => `${n} terminal job${n === 1 ? "" : "s"} deleted.`,
   paused: () => "Schedule paused.",
   resumed: () => "Schedule resumed.",
+  "type-paused": () => "Type paused: its jobs are kept, none starts until it is resumed.",
+  "type-resumed": () => "Type resumed.",
   "dead-retried": () => "Delivery handed back: due now, attempts 0.",
 };
 
@@ -130,8 +132,9 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
 
   d.get("/", async (c) => {
     const ops = opsOf(c);
-    const metrics = await ops.metrics({ minutes: 60 });
-    return c.html(<OverviewPage frame={frame(c, "Overview", "")} metrics={metrics} lagAlertMs={loadConfig(c.env).dashboard.lagAlertMs} />);
+    const [metrics, pauses] = await Promise.all([ops.metrics({ minutes: 60 }), ops.pauses()]);
+    const paused = new Set([...pauses].filter(([, p]) => p.paused).map(([t]) => t));
+    return c.html(<OverviewPage frame={frame(c, "Overview", "")} metrics={metrics} lagAlertMs={loadConfig(c.env).dashboard.lagAlertMs} paused={paused} />);
   });
 
   d.get("/jobs", async (c) => {
@@ -189,6 +192,14 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
       const name = parseInput(ScheduleNameSchema, c.get("form").name, "name");
       await opsOf(c).schedules.setPaused(name, action === "pause");
       return c.redirect(`/dashboard/schedules?done=${action === "pause" ? "paused" : "resumed"}`, 303);
+    });
+  }
+
+  for (const action of ["pause", "resume"] as const) {
+    d.post(`/types/${action}`, async (c) => {
+      const { type } = parseInput(TypeParams, { type: c.get("form").type }, "form");
+      await opsOf(c).setPaused(type, action === "pause");
+      return c.redirect(`/dashboard?done=type-${action === "pause" ? "paused" : "resumed"}`, 303);
     });
   }
 

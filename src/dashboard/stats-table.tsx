@@ -20,9 +20,12 @@ export interface StatsRowView {
   /** Marks the row's cells (`data-row`, `data-col`) so they can be found on the page. */
   key: string;
   alert?: boolean;
+  /** A last cell (the overview's pause button), under the table's `actionHead`. */
+  action?: Child;
 }
 
-export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: string }) {
+export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: string; actionHead?: string }) {
+  const columns = props.actionHead === undefined ? 9 : 10;
   return (
     <table>
       <thead>
@@ -36,17 +39,18 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
           <th>By kind</th>
           <th class="num">Cancelled</th>
           <th class="num">Oldest pending lag</th>
+          {props.actionHead === undefined ? null : <th>{props.actionHead}</th>}
         </tr>
       </thead>
       <tbody>
         {props.rows.length === 0 ? (
           <tr>
-            <td colspan={9} class="muted">
+            <td colspan={columns} class="muted">
               {props.empty}
             </td>
           </tr>
         ) : (
-          props.rows.map(({ label, stats: s, jobs, key, alert }) => {
+          props.rows.map(({ label, stats: s, jobs, key, alert, action }) => {
             const cell = (col: string) => ({ "data-row": key, "data-col": col });
             const of = (state: string) => (jobs ? `${jobs}&state=${state}` : undefined);
             return (
@@ -66,6 +70,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
                 <td class={`num${alert ? " alert" : s.oldestPendingLagMs === 0 ? " zero" : ""}`} {...cell("lag")}>
                   {s.oldestPendingLagMs === 0 ? "—" : duration(s.oldestPendingLagMs)}
                 </td>
+                {props.actionHead === undefined ? null : <td {...cell("action")}>{action}</td>}
               </tr>
             );
           })

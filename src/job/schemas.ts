@@ -370,6 +370,30 @@ export const FailResultSchema = z.object({
 // ---------------------------------------------------------------- events
 
 const EventId = z.string().regex(/^[A-Za-z0-9._:@-]{1,100}$/, "must be 1-100 characters of A-Z a-z 0-9 . _ : @ -");
+// ---------------------------------------------------------------- types
+
+export const TypeParams = z.strictObject({ type: JobTypeName });
+export const PauseResultSchema = z.object({
+  type: z.string(),
+  paused: z.boolean(),
+  unreached: z
+    .number()
+    .int()
+    .meta({ description: "Objects holding the type that could not be told now (logged as pause:notice_failed); each learns the change when it next asks, within 5 minutes. Sending the call again is safe." }),
+});
+export type PauseResult = z.infer<typeof PauseResultSchema>;
+export const TypeInfoSchema = z.object({
+  type: z.string(),
+  paused: z.boolean().meta({ description: "Paused queue-wide: enqueues land, nothing of the type is dispatched or claimed; running jobs finish." }),
+  pausedChangedAt: z.number().int().nullable().meta({ description: "When it was last paused or resumed (epoch ms); null if never." }),
+  pushed: z.boolean().meta({ description: "The config binds it to a handler Worker; otherwise pull workers claim it." }),
+  declared: z.boolean().meta({ description: "Named in the config's `types`." }),
+  counts: StatsSchema,
+});
+export type TypeInfo = z.infer<typeof TypeInfoSchema>;
+export const TypeListSchema = z.object({ items: z.array(TypeInfoSchema) });
+export type TypeList = z.infer<typeof TypeListSchema>;
+
 export const TopicParams = z.strictObject({ topic: z.string().min(1).max(128) });
 export const DeadRetryParams = z.strictObject({ topic: z.string().min(1).max(128), consumer: JobTypeName, eventId: EventId });
 export const EmitSchema = z.strictObject({

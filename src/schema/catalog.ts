@@ -85,3 +85,28 @@ export const metricSeries = sqliteTable(
  * that nothing will run apart from one a worker is draining (catalog/claimed-types.ts).
  */
 export const claimedType = sqliteTable("claimed_type", { type: text("type").primaryKey(), askedAt: integer("asked_at").notNull() });
+
+/**
+ * Paused job types (catalog/pause-store.ts; README "Pausing a type"): every
+ * shard holds the same rows, written by the same operator call. A resume
+ * keeps the row with `paused` 0, so `version` — the number of changes so
+ * far, the highest wins — never goes back and a home can tell an old answer
+ * from a new one.
+ */
+export const typePause = sqliteTable("type_pause", {
+  type: text("type").primaryKey(),
+  paused: integer("paused").notNull(),
+  changedAt: integer("changed_at").notNull(),
+  version: integer("version").notNull(),
+});
+
+/**
+ * The homes this shard has promised to tell of a pause change until `until`
+ * (each report or sync renews the promise): a home whose promise has lapsed
+ * asks before it dispatches or hands out a job (scope/pause-gate.ts).
+ */
+export const pauseWatch = sqliteTable(
+  "pause_watch",
+  { home: text("home").primaryKey(), until: integer("until").notNull() },
+  (t) => [index("pause_watch_until_idx").on(t.until)],
+);

@@ -221,3 +221,10 @@ export const jobTombstone = sqliteTable(
   },
   (t) => [index("job_tombstone_expires_idx").on(t.expiresAt)],
 );
+
+/**
+ * The job types paused queue-wide, as this object last heard from its catalog
+ * shard (scope/pause-gate.ts): none of their jobs is dispatched or claimed
+ * here. The version and the promise's end are kept in `meta`.
+ */
+export const typePause = sqliteTable("type_pause", { type: text("type").primaryKey() });

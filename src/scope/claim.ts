@@ -12,7 +12,7 @@
 import { TRANSITIONS } from "../job/transitions";
 import { sqlList } from "../job/states";
 import type { JobRow } from "./job-row";
-import { pendingTypes } from "./counts";
+import { pendingTypes, pendingTypesAll } from "./counts";
 import { newLeaseToken, type ScopeStore } from "./store";
 
 export interface ClaimRequest {
@@ -170,7 +170,7 @@ export function countDue(sql: SqlStorage, type: string, now: number, limit: numb
 
 /** busyHere: the first of the types with due or running work in this object (waitsFor's exact, local half), or null. */
 export function busyHere(sql: SqlStorage, types: readonly string[], now: number): string | null {
-  const present = pendingTypes(sql);
+  const present = pendingTypesAll(sql);
   for (const t of types) {
     if (present.includes(t) && countDue(sql, t, now, 1) > 0) return t;
     if (sql.exec(JOB_RUNNING_OF_TYPE, t).toArray().length > 0) return t;

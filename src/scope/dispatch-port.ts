@@ -21,14 +21,17 @@ import type { ScopeStore } from "./store";
 /** The lease owner the dispatcher's claims carry (scope/orphans.ts releases them when an instance restarts). */
 export const PUSH_WORKER = "push";
 
-export function dispatchPort(store: ScopeStore, config: QueueConfig): ScopePort<JobRow> {
+/** `pauseFresh`: whether the paused set can be trusted now (scope/pause-gate.ts); until it can, nothing is due. */
+export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh: (now: number) => boolean): ScopePort<JobRow> {
   return {
     dueTypes(now) {
       const push = config.pushTypes;
       if (push.length === 0) return [];
-      return pendingTypes(store.sql).filter(
+      const due = pendingTypes(store.sql).filter(
         (t) => push.includes(t) && countDue(store.sql, t, now, 1) > 0 && !(isSerial(store, t) && serialBusy(store.sql, t, now)),
       );
+      // Asked only when something would run: an idle object never syncs.
+      return due.length > 0 && pauseFresh(now) ? due : [];
     },
     countDue: (type, now, max) => countDue(store.sql, type, now, max),
     serial: (type) => isSerial(store, type),

@@ -48,6 +48,8 @@ import { prune, sweepOnce } from "./sweep-pass";
 import { cameDueSince, nextWakeAt } from "./wake";
 import { WaitNotifier } from "./wait-notify";
 import { Catalogs } from "../catalog/shards";
+import type { PauseSync } from "../catalog/pause-store";
+import { PauseGate } from "./pause-gate";
 import { pendingTypes } from "./counts";
 
 /** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
@@ -63,6 +65,7 @@ export class ScopeDO extends DurableObject<Env> {
   readonly store: ScopeStore;
   private readonly alarmArm: AlarmArm;
   private reporter!: CatalogReporter;
+  private pause!: PauseGate;
   private readonly events: EventSink;
   private readonly dispatcher: Dispatcher<JobRow>;
   private readonly waits: WaitNotifier;
@@ -101,7 +104,7 @@ export class ScopeDO extends DurableObject<Env> {
       config.analytics ? (binding(config.analytics) as AnalyticsEngineDataset) : null,
     );
     this.dispatcher = new Dispatcher<JobRow>({
-      jobs: dispatchPort(this.store, config),
+      jobs: dispatchPort(this.store, config, (now) => this.pauseFresh(now)),
       config,
       now: () => this.clock.now(),
       home: () => this.home,
@@ -126,6 +129,19 @@ export class ScopeDO extends DurableObject<Env> {
         send: (summary) => this.sendSummary(summary),
         keepAlive: (p) => ctx.waitUntil(p),
         rearm: () => this.arm(this.clock.now()),
+      });
+      this.pause = new PauseGate({
+        sql,
+        atomic: (fn) => ctx.storage.transactionSync(fn),
+        now: () => this.clock.now(),
+        ask: () => this.catalogs.pauseSync(this.home),
+        keepAlive: (p) => ctx.waitUntil(p),
+        synced: () => {
+          // Held-back or resumed work: parked claims of pulled types and the dispatcher look again.
+          const now = this.clock.now();
+          this.waits.due(pendingTypes(sql).filter((t) => !config.pushTypes.includes(t)), now);
+          void this.dispatcher.fill(this.dispatcher.newOrigin());
+        },
       });
       // Pushed attempts of the previous instance have no call any more: give them back now, unspent (orphans.ts).
       const now = this.clock.now();
@@ -183,6 +199,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** claim (pull): never hands out jobs of push types — those belong to their handler. Guarded types take permits first. */
   async claim(req: ClaimRequest): Promise<(JobRow & { journal?: Journal })[]> {
+    await this.pause.ensure();
     const rows = await pullClaim(
       {
         store: this.store,
@@ -200,6 +217,16 @@ export class ScopeDO extends DurableObject<Env> {
     // A job with durable steps goes out with its journal, so the worker replays them without asking (scope/steps.ts).
     const journals = journalsOf(this.store, rows.map((r) => r.seq));
     return journals.size === 0 ? rows : rows.map((r) => (journals.has(r.seq) ? { ...r, journal: journals.get(r.seq)! } : r));
+  }
+
+  /** applyPause: the catalog shard tells of a pause or resume (catalog/pause-store.ts). */
+  async applyPause(sync: PauseSync): Promise<void> {
+    this.pause.apply(sync);
+  }
+
+  /** paused: the types paused here, as this object last heard (tests and operators). */
+  async paused(): Promise<string[]> {
+    return this.pause.paused();
   }
 
   /** poke: a pool freed a slot this object was waiting for — for a pushed type, or for a claim of a pulled one. */
@@ -246,6 +273,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** claimOrEnqueue: enqueue under the key (pending mode) and lease it to the caller when no job of the key runs (inline-claim.ts). */
   async claimOrEnqueue(job: NewJob, worker: string, leaseMs: number): Promise<InlineClaim> {
+    await this.pause.ensure();
     const now = this.clock.now();
     const out = claimOrEnqueue(this.store, job, worker, leaseMs, now);
     if (out.ok) await this.afterWrite(now, out.leased ? [out.leased] : []);
@@ -254,6 +282,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** claimKey: lease the key's pending job when none of the key is running (a caller draining its key). */
   async claimKey(type: string, dedupeKey: string, worker: string, leaseMs: number): Promise<JobRow | null> {
+    await this.pause.ensure();
     const now = this.clock.now();
     const row = claimKey(this.store, type, dedupeKey, worker, leaseMs, now);
     if (row) await this.afterWrite(now, [row]);
@@ -560,6 +589,14 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private async sendSummary(summary: HomeSummary): Promise<void> {
-    await this.catalogs.report(summary);
+    // The answer renews the shard's promise to tell this object of pauses (pause-gate.ts).
+    this.pause.apply(await this.catalogs.report(summary));
+  }
+
+  /** pauseFresh: the dispatcher may trust the paused set; if not, a sync starts and fills again when it lands. */
+  private pauseFresh(now: number): boolean {
+    if (this.pause.fresh(now)) return true;
+    this.pause.refresh();
+    return false;
   }
 }

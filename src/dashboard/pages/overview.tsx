@@ -2,20 +2,21 @@
 /**
  * Overview: per job type, every state's count, failed by kind, and the
  * oldest pending lag — highlighted past `dashboard.lagAlertMs`, since lag,
- * not depth, is what should page a person — and the last hour's throughput.
+ * not depth, is what should page a person — the last hour's throughput, and
+ * a pause/resume button per type (README "Pausing a type").
  *
  * @module
  */
 import type { Metrics } from "../../metrics/schemas";
 import { perMinute, ThroughputChart } from "../chart";
 import { duration } from "../format";
-import { Layout, type PageFrame } from "../layout";
+import { Csrf, Layout, type PageFrame } from "../layout";
 import { StatsTable } from "../stats-table";
 
 const jobsOf = (type: string) => `/dashboard/jobs?type=${encodeURIComponent(type)}`;
 
-export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAlertMs: number }) {
-  const { metrics, lagAlertMs } = props;
+export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAlertMs: number; paused: ReadonlySet<string> }) {
+  const { metrics, lagAlertMs, paused } = props;
   const lagging = metrics.types.filter((t) => t.oldestPendingLagMs > lagAlertMs);
   const unhandled = metrics.types.filter((t) => t.unhandled);
   return (
@@ -40,7 +41,21 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
         <StatsTable
           first="Type"
           empty="No job types yet."
-          rows={metrics.types.map((t) => ({ label: t.type, stats: t, jobs: jobsOf(t.type), key: t.type, alert: t.oldestPendingLagMs > lagAlertMs || t.unhandled }))}
+          actionHead="Dispatch"
+          rows={metrics.types.map((t) => ({
+            label: paused.has(t.type) ? (
+              <>
+                {t.type} <span class="chip">paused</span>
+              </>
+            ) : (
+              t.type
+            ),
+            stats: t,
+            jobs: jobsOf(t.type),
+            key: t.type,
+            alert: t.oldestPendingLagMs > lagAlertMs || t.unhandled,
+            action: <PauseButton type={t.type} paused={paused.has(t.type)} csrf={props.frame.csrf} />,
+          }))}
         />
         <p class="muted small">
           Counts come from each object's latest summary (about a second behind). Lag is highlighted past {duration(lagAlertMs)} (config{" "}
@@ -48,5 +63,18 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
         </p>
       </div>
     </Layout>
+  );
+}
+
+/** PauseButton: a paused type still takes enqueues; nothing of it starts until resumed. */
+function PauseButton(props: { type: string; paused: boolean; csrf: string }) {
+  return (
+    <form method="post" action={`/dashboard/types/${props.paused ? "resume" : "pause"}`} class="inline">
+      <Csrf token={props.csrf} />
+      <input type="hidden" name="type" value={props.type} />
+      <button type="submit" class="secondary" data-pause={props.type}>
+        {props.paused ? "Resume" : "Pause"}
+      </button>
+    </form>
   );
 }

@@ -1,0 +1,3 @@
+CREATE TABLE `type_pause` (
+	`type` text PRIMARY KEY NOT NULL
+);

@@ -1,0 +1,69 @@
+/**
+ * Paused types, the catalog's side (README "Pausing a type"; docs/design.md
+ * "Pause"). A scope object decides alone what it dispatches, so a pause must
+ * reach every object that may hold the type's jobs. Each catalog shard keeps
+ * the paused set and promises each home that reported or asked within
+ * PAUSE_PROMISE_MS to tell it of a change (`pause_watch`); a home whose
+ * promise has lapsed asks before it dispatches or hands out a job. A pause
+ * answers once every promised home has been told, so after it nothing of
+ * the type starts anywhere.
+ *
+ * Plain functions over SqlStorage, run inside the catalog's transactions.
+ *
+ * @module
+ */
+
+/** How long a report or a sync binds the shard to tell the home of a change. */
+export const PAUSE_PROMISE_MS = 5 * 60_000;
+
+/** What a home learns: the paused types as of `version`, and until when the shard will tell it of a change. */
+export interface PauseSync {
+  version: number;
+  types: string[];
+  /** 0 in a change notice, which promises nothing new. */
+  until: number;
+}
+
+const PAUSED = "SELECT type FROM type_pause WHERE paused = 1 ORDER BY type";
+const VERSION = "SELECT coalesce(max(version), 0) AS v FROM type_pause";
+const WATCH = `
+INSERT INTO pause_watch (home, until) VALUES (?1, ?2)
+ON CONFLICT (home) DO UPDATE SET until = max(until, excluded.until)`;
+/** Lapsed promises: pause_watch_until_idx, so a shard with none to drop reads one index entry. */
+const WATCH_DROP = "DELETE FROM pause_watch WHERE until < ?";
+const WATCHED = "SELECT home FROM pause_watch WHERE until >= ? ORDER BY home";
+const SET = `
+INSERT INTO type_pause (type, paused, changed_at, version) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (type) DO UPDATE SET paused = excluded.paused, changed_at = excluded.changed_at, version = excluded.version`;
+const ALL = "SELECT type, paused, changed_at FROM type_pause ORDER BY type";
+
+export function pausedTypes(sql: SqlStorage): string[] {
+  return sql.exec<{ type: string }>(PAUSED).toArray().map((r) => r.type);
+}
+
+function version(sql: SqlStorage): number {
+  return sql.exec<{ v: number }>(VERSION).one().v;
+}
+
+/** promise: record that `home` is told of changes until now + PAUSE_PROMISE_MS, and answer what holds now. */
+export function promise(sql: SqlStorage, home: string, now: number): PauseSync {
+  const until = now + PAUSE_PROMISE_MS;
+  sql.exec(WATCH, home, until);
+  return { version: version(sql), types: pausedTypes(sql), until };
+}
+
+/**
+ * setPaused: pause or resume `type` here, and the homes to tell. Versions are per shard: a home
+ * hears only from the shard it reports to.
+ */
+export function setPaused(sql: SqlStorage, type: string, paused: boolean, now: number): { notice: PauseSync; homes: string[] } {
+  sql.exec(WATCH_DROP, now);
+  const v = version(sql) + 1;
+  sql.exec(SET, type, paused ? 1 : 0, now, v);
+  return { notice: { version: v, types: pausedTypes(sql), until: 0 }, homes: sql.exec<{ home: string }>(WATCHED, now).toArray().map((r) => r.home) };
+}
+
+/** pauseChanges: every type ever paused here, with whether it is now and since when (GET /v1/types). */
+export function pauseChanges(sql: SqlStorage): { type: string; paused: boolean; changedAt: number }[] {
+  return sql.exec<{ type: string; paused: number; changed_at: number }>(ALL).toArray().map((r) => ({ type: r.type, paused: r.paused === 1, changedAt: r.changed_at }));
+}

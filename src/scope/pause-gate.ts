@@ -1,0 +1,115 @@
+/**
+ * Paused types, a scope object's side (catalog/pause-store.ts has the
+ * catalog's). The paused set lives in `type_pause`, so `pendingTypes`
+ * (scope/counts.ts) leaves those types out and neither the dispatcher nor a
+ * claim sees their jobs; enqueues still land.
+ *
+ * The set is only as good as the shard's promise to tell this object of a
+ * change (`meta.pause_until`, renewed by every catalog report). When it has
+ * lapsed — a new object, or one idle for minutes — `fresh` is false: the
+ * dispatcher sees nothing due and a claim waits for `ensure`, until a sync
+ * answers. A shard that cannot be reached does not stop the queue: the object
+ * goes on with the set it last knew and asks again SYNC_RETRY_MS later.
+ *
+ * @module
+ */
+import type { PauseSync } from "../catalog/pause-store";
+
+/** A promise this close to its end counts as lapsed: room for clock skew between the object and its shard. */
+export const PROMISE_MARGIN_MS = 30_000;
+/** After a failed sync, go on with the last known set this long before asking again. */
+export const SYNC_RETRY_MS = 5_000;
+
+const META_GET = "SELECT key, value FROM meta WHERE key IN ('pause_version', 'pause_until')";
+const META_SET = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+const PAUSE_CLEAR = "DELETE FROM type_pause";
+const PAUSE_ADD = "INSERT INTO type_pause (type) SELECT value FROM json_each(?)";
+const PAUSE_LIST = "SELECT type FROM type_pause ORDER BY type";
+
+const PAUSE_ONE = "SELECT 1 AS p FROM type_pause WHERE type = ?";
+
+/** isPaused: as this object last heard (an inline claim checks one type inside its transaction). */
+export function isPaused(sql: SqlStorage, type: string): boolean {
+  return sql.exec(PAUSE_ONE, type).toArray().length > 0;
+}
+
+export interface PauseGateDeps {
+  sql: SqlStorage;
+  atomic<T>(fn: () => T): T;
+  now(): number;
+  /** Ask the home's catalog shard (Catalogs.pauseSync). */
+  ask(): Promise<PauseSync>;
+  /** A sync landed: the dispatcher and parked claims look again (`resumed`: types no longer paused). */
+  synced(resumed: string[]): void;
+  keepAlive(p: Promise<unknown>): void;
+}
+
+export class PauseGate {
+  private version: number;
+  private until: number;
+  private retryAt = 0;
+  private asking: Promise<void> | null = null;
+
+  constructor(private readonly deps: PauseGateDeps) {
+    const meta = new Map(deps.sql.exec<{ key: string; value: string }>(META_GET).toArray().map((r) => [r.key, Number(r.value)]));
+    this.version = meta.get("pause_version") ?? 0;
+    this.until = meta.get("pause_until") ?? 0;
+  }
+
+  /** fresh: the paused set can be trusted now (or the shard could not be asked a moment ago). */
+  fresh(now: number): boolean {
+    return now < this.until - PROMISE_MARGIN_MS || now < this.retryAt;
+  }
+
+  paused(): string[] {
+    return this.deps.sql.exec<{ type: string }>(PAUSE_LIST).toArray().map((r) => r.type);
+  }
+
+  /** ensure: resolves once the set is fresh (a claim awaits this before leasing). */
+  async ensure(): Promise<void> {
+    if (!this.fresh(this.deps.now())) await this.ask();
+  }
+
+  /** refresh: start a sync if the set is stale, without waiting (the dispatcher's synchronous path). */
+  refresh(): void {
+    if (!this.fresh(this.deps.now())) this.deps.keepAlive(this.ask());
+  }
+
+  /**
+   * apply: a report's answer, a sync or a change notice. The promise only ever lengthens; the set is taken
+   * only from an answer at least as new as the one held (a notice may overtake an older report's answer).
+   */
+  apply(sync: PauseSync): void {
+    const wasStale = !this.fresh(this.deps.now());
+    const before = this.paused();
+    const resumed = this.deps.atomic(() => {
+      if (sync.until > this.until) {
+        this.until = sync.until;
+        this.deps.sql.exec(META_SET, "pause_until", String(sync.until));
+      }
+      if (sync.version < this.version) return [];
+      this.version = sync.version;
+      this.deps.sql.exec(META_SET, "pause_version", String(sync.version));
+      this.deps.sql.exec(PAUSE_CLEAR);
+      this.deps.sql.exec(PAUSE_ADD, JSON.stringify(sync.types));
+      return before.filter((t) => !sync.types.includes(t));
+    });
+    // A stale set held dispatch back; a resume frees due work. Anything else (a report's routine answer) changes nothing to run.
+    if (wasStale || resumed.length > 0) this.deps.synced(resumed);
+  }
+
+  private ask(): Promise<void> {
+    this.asking ??= this.deps
+      .ask()
+      .then((sync) => this.apply(sync))
+      .catch((e: unknown) => {
+        this.retryAt = this.deps.now() + SYNC_RETRY_MS;
+        console.error(JSON.stringify({ event: "pause:sync_failed", error: String(e) }));
+        this.deps.synced([]);
+      })
+      .finally(() => {
+        this.asking = null;
+      });
+    return this.asking;
+  }
+}
