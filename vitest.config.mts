@@ -73,6 +73,7 @@ const workersPool = cloudflareTest({
           "test.push.guarded": { binding: "TEST", notWhileRunning: ["pull.vs.push"] },
           // Paused and resumed queue-wide by test/coordinator/pause.test.ts alone.
           "test.pausable": { binding: "TEST" },
+          "test.log": { binding: "TEST", maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } },
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] } },
       },

@@ -10,6 +10,8 @@ import m0007 from './0007_job_permits.sql';
 import m0008 from './0008_job_backoff.sql';
 import m0009 from './0009_job_tombstones.sql';
 import m0010 from './0010_type_pause.sql';
+import m0011 from './0011_job_logs.sql';
+import m0012 from './0012_job_log_triggers.sql';
 
   export default {
     journal,
@@ -24,7 +26,9 @@ m0006,
 m0007,
 m0008,
 m0009,
-m0010
+m0010,
+m0011,
+m0012
     }
   }
   

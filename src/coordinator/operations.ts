@@ -17,7 +17,9 @@ import type { PoolLimits, PoolStatus } from "../pool/permits";
 import { resourcePoolName, typePoolName } from "../pool/pool-name";
 import { guarded } from "../dispatch/permit-plan";
 import { Catalogs } from "../catalog/shards";
+import type { JobLogLine } from "../job/log-lines";
 import type {
+  AppendLogsRequest,
   PauseResult,
   TypeList,
   ClaimRequest,
@@ -273,6 +275,20 @@ export class QueueOps {
     const t = await this.scope(this.homeOf(id)).timeline(id, limit);
     if (!t) throw notFound(id);
     return t as Timeline;
+  }
+
+  async logs(id: string): Promise<JobLogLine[]> {
+    // Cast as steps() does: the RPC type of a JSON field is too deep for the checker.
+    const lines = (await this.scope(this.homeOf(id)).logs(id)) as unknown as JobLogLine[] | null;
+    if (!lines) throw notFound(id);
+    return lines;
+  }
+
+  /** appendLogs: a pull worker's lines for its attempt, fenced by its lease; clipped as a pushed handler's are. */
+  async appendLogs(id: string, req: AppendLogsRequest): Promise<number> {
+    const out = await this.scope(this.homeOf(id)).appendLogs(id, req.leaseToken, req.items);
+    if (!out.ok) throw refusalError(id, out, "logs");
+    return out.stored;
   }
 
   // ------------------------------------------------------------ durable steps

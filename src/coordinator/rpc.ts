@@ -49,6 +49,8 @@ import {
   type StepView,
   TopicParams,
   TypeParams,
+  AppendLogsSchema,
+  type JobLogs,
   type PauseResult,
   type TypeList,
   type DeadDelivery,
@@ -116,6 +118,16 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
 
   async jobSteps(id: string): Promise<RpcResult<{ items: StepView[] }>> {
     return this.run(async (ops) => ({ items: await ops.steps(parseInput(JobId, id, "id")) }));
+  }
+
+  /** jobLogs: GET /v1/jobs/{id}/logs — the job's kept ctx.log lines, oldest first. */
+  async jobLogs(id: string): Promise<RpcResult<JobLogs>> {
+    return this.run(async (ops) => ({ items: await ops.logs(parseInput(JobId, id, "id")) }));
+  }
+
+  /** appendLogs: POST /v1/jobs/{id}/logs — a pull worker's lines for its attempt, fenced by its lease. */
+  async appendLogs(id: string, body: z.input<typeof AppendLogsSchema>): Promise<RpcResult<{ stored: number }>> {
+    return this.run(async (ops) => ({ stored: await ops.appendLogs(parseInput(JobId, id, "id"), parseInput(AppendLogsSchema, body, "body")) }));
   }
 
   async resolveStep(id: string, name: string, body: z.input<typeof ResolveStepSchema>): Promise<RpcResult<{ job: Job }>> {

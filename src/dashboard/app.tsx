@@ -149,8 +149,8 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   d.get("/jobs/:id", async (c) => {
     const id = parseInput(JobId, c.req.param("id"), "id");
     const ops = opsOf(c);
-    const [job, timeline, journal] = await Promise.all([ops.get(id), ops.timeline(id, TIMELINE_STEPS), ops.steps(id)]);
-    return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} journal={journal} live={c.req.header(LIVE_HEADER) !== undefined} />);
+    const [job, timeline, journal, logs] = await Promise.all([ops.get(id), ops.timeline(id, TIMELINE_STEPS), ops.steps(id), ops.logs(id)]);
+    return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} journal={journal} logs={logs} live={c.req.header(LIVE_HEADER) !== undefined} />);
   });
 
   d.post("/jobs/:id/retry", async (c) => {

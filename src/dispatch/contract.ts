@@ -6,6 +6,7 @@
  * @module
  */
 import type { JsonObject } from "../job/json-safe";
+import type { JobLogLine } from "../job/log-lines";
 import type { Scope } from "../job/schemas";
 
 /** One job as it crosses the binding; the handler SDK turns it into `(payload, ctx)`. */
@@ -76,14 +77,18 @@ export interface DispatchBatch {
   jobs: DispatchJob[];
 }
 
-/** The verdict on one job. An uncaught throw in the handler is a `retry`. */
-export type HandlerOutcome =
+/**
+ * The verdict on one job. An uncaught throw in the handler is a `retry`. `logs`: the attempt's `ctx.log`
+ * lines, stored with the job when the outcome settles (scope/job-logs.ts).
+ */
+export type HandlerOutcome = (
   | { kind: "completed"; result?: JsonObject | null }
   | { kind: "retry"; error: string; retryAfterMs?: number; consumesAttempt?: boolean }
   | { kind: "failed"; error: string }
   | { kind: "snooze"; delayMs: number }
   /** ctx.sleep: journal the sleep at `seq` and put the job back to pending until `until`, unspent. */
-  | { kind: "sleep"; name: string; seq: number; until: number; startedAt: number; start: JournalStart };
+  | { kind: "sleep"; name: string; seq: number; until: number; startedAt: number; start: JournalStart }
+) & { logs?: JobLogLine[] };
 
 export type JobOutcome = HandlerOutcome & { id: string };
 

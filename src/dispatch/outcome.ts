@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { jsonProblem, isJsonObject, type JsonObject } from "../job/json-safe";
 import { ERROR_MAX_CHARS } from "../job/schemas";
+import { readLogLines } from "../job/log-lines";
 import type { HandlerOutcome } from "./contract";
 
 /** A snooze shorter than this would only spin the job (a snooze spends no attempt). */
@@ -43,7 +44,10 @@ export function readOutcome(item: unknown): { id: string; outcome: HandlerOutcom
   const parsed = OutcomeSchema.safeParse(item);
   if (!parsed.success) return null;
   const { id, ...outcome } = parsed.data;
-  return { id, outcome: outcome.kind === "completed" ? checkResult(outcome.result) : trimError(outcome) };
+  const read = outcome.kind === "completed" ? checkResult(outcome.result) : trimError(outcome);
+  // Lines are read apart from the verdict: a malformed one is dropped, never the outcome.
+  const logs = readLogLines((item as { logs?: unknown }).logs);
+  return { id, outcome: logs.length > 0 ? { ...read, logs } : read };
 }
 
 /** readOutcomes maps job id → outcome for the jobs sent; anything missing or malformed becomes a retry that says so. */

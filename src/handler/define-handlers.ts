@@ -63,8 +63,9 @@ export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handle
       })();
       const journal = new JournalBatcher(control);
       const early = new Set<ReturnType<typeof setTimeout>>();
+      const settledEarly = new Set<string>();
       try {
-        return await Promise.all(
+        const outcomes = await Promise.all(
           batch.jobs.map(async (job) => {
             const outcome = await runOne(handlers, job, {
               signal: aborts.get(job.id)!.signal,
@@ -76,13 +77,15 @@ export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handle
             if (batch.jobs.length > 1) {
               const timer = setTimeout(() => {
                 early.delete(timer);
-                if (!done) control.settle(outcome).catch(() => undefined);
+                if (!done) control.settle(outcome).then(() => settledEarly.add(outcome.id), () => undefined);
               }, EARLY_SETTLE_AFTER_MS);
               early.add(timer);
             }
             return outcome;
           }),
         );
+        // The return repeats every outcome; the log lines of one the queue already took need not travel twice.
+        return outcomes.map(({ logs, ...o }) => (logs && !settledEarly.has(o.id) ? { ...o, logs } : o) as JobOutcome);
       } finally {
         done = true;
         for (const t of early) clearTimeout(t);

@@ -10,6 +10,7 @@ import type { DispatchJob, JobOutcome } from "../dispatch/contract";
 import type { Handlers, JobContext, JobHandler } from "./context";
 import { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
 import { type JournalWriter, SleepRequest, StepRunner } from "./steps";
+import { LOG_LINES_PER_JOB, logLine, type JobLogLine } from "../job/log-lines";
 
 export interface RunOneOptions<E> {
   signal: AbortSignal;
@@ -21,11 +22,23 @@ export interface RunOneOptions<E> {
 }
 
 export async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>): Promise<JobOutcome> {
+  const lines: JobLogLine[] = [];
+  const out = await runWithLines(handlers, job, o, lines);
+  return lines.length > 0 ? { ...out, logs: lines } : out;
+}
+
+async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>, lines: JobLogLine[]): Promise<JobOutcome> {
   const fn = (handlers as Record<string, JobHandler<string, E> | undefined>)[job.type];
   if (!fn) return { id: job.id, kind: "retry", error: `this handler Worker has no handler for job type ${job.type}` };
   const clock = o.clock ?? Date.now;
   const steps = new StepRunner({ id: job.id, attempt: job.attempt, dispatchedAt: job.dispatchedAt ?? clock() }, job.journal, o.journal, o.signal, clock);
   const log = o.log ?? ((line) => console.log(JSON.stringify(line)));
+  // Kept with the job too (job/log-lines.ts): the newest lines ride with the outcome.
+  const keep = (message: string, fields: Record<string, unknown>) => {
+    const line = logLine(clock(), job.attempt, message, fields);
+    if (lines.push(line) > LOG_LINES_PER_JOB) lines.shift();
+    return line;
+  };
   const ctx: JobContext<string, E> = {
     id: job.id,
     type: job.type,
@@ -37,7 +50,16 @@ export async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, o: RunO
     event: job.event ?? null,
     signal: o.signal,
     env: o.env,
-    log: (message, fields = {}) => log({ event: "job:log", id: job.id, type: job.type, attempt: job.attempt, message, ...fields }),
+    log: (message, fields = {}) => {
+      const kept = keep(message, fields);
+      const base = { event: "job:log", id: job.id, type: job.type, attempt: job.attempt };
+      try {
+        log({ ...base, message, ...fields });
+      } catch {
+        // Fields JSON cannot carry (a BigInt, a cycle) must not fail the job: print the kept form instead.
+        log({ ...base, message: kept.message, ...(kept.fields ?? {}) });
+      }
+    },
     step: (name, f, options) => steps.step(name, f, options),
     sleep: (name, ms) => steps.sleep(name, ms),
     now: () => steps.now(),

@@ -370,6 +370,32 @@ export const FailResultSchema = z.object({
 // ---------------------------------------------------------------- events
 
 const EventId = z.string().regex(/^[A-Za-z0-9._:@-]{1,100}$/, "must be 1-100 characters of A-Z a-z 0-9 . _ : @ -");
+// ---------------------------------------------------------------- logs
+
+export const LogLineSchema = z.object({
+  at: z.number().int().meta({ description: "When the line was written (epoch ms, the handler's clock)." }),
+  attempt: z.number().int(),
+  message: z.string(),
+  fields: JsonObjectSchema.nullable(),
+});
+export const JobLogsSchema = z.object({ items: z.array(LogLineSchema).meta({ description: "The job's newest 100 ctx.log lines, oldest first." }) });
+export type JobLogs = z.infer<typeof JobLogsSchema>;
+export const AppendLogsSchema = z.strictObject({
+  leaseToken,
+  items: z
+    .array(
+      z.strictObject({
+        at: z.number().int().min(0),
+        attempt: z.number().int().min(0).optional().meta({ description: "Default: the job's current attempt." }),
+        message: z.string().max(65_536).meta({ description: "Stored clipped: message and fields together at most 2 KiB." }),
+        fields: JsonObjectSchema.nullable().optional(),
+      }),
+    )
+    .min(1)
+    .max(100),
+});
+export type AppendLogsRequest = z.infer<typeof AppendLogsSchema>;
+
 // ---------------------------------------------------------------- types
 
 export const TypeParams = z.strictObject({ type: JobTypeName });

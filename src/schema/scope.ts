@@ -228,3 +228,23 @@ export const jobTombstone = sqliteTable(
  * here. The version and the promise's end are kept in `meta`.
  */
 export const typePause = sqliteTable("type_pause", { type: text("type").primaryKey() });
+
+/**
+ * `ctx.log` lines kept with the job (scope/job-logs.ts; README "Logs kept with
+ * the job"): the newest 100 per job, each at most 2 KiB. Deleted with the job
+ * (trigger, migration `job_log_triggers`).
+ */
+export const jobLog = sqliteTable(
+  "job_log",
+  {
+    /** Write order; the newest are the highest. */
+    id: integer("id").primaryKey(),
+    jobSeq: integer("job_seq").notNull(),
+    at: integer("at").notNull(),
+    attempt: integer("attempt").notNull(),
+    message: text("message").notNull(),
+    /** JSON object, or null. */
+    fields: text("fields"),
+  },
+  (t) => [index("job_log_job_idx").on(t.jobSeq, t.id)],
+);

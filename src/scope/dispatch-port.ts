@@ -16,6 +16,7 @@ import { scopeOfRow, type JobRow } from "./job-row";
 import { eventOfTags } from "../job/event-tags";
 import { completeMany, heartbeat } from "./settle";
 import { appendStep, journalsOf } from "./steps";
+import { appendLogs } from "./job-logs";
 import type { ScopeStore } from "./store";
 
 /** The lease owner the dispatcher's claims carry (scope/orphans.ts releases them when an instance restarts). */
@@ -56,6 +57,7 @@ export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh:
         const completions: { id: string; token: string; result: string | null }[] = [];
         const changed: JobRow[] = [];
         for (const { id, token, outcome } of items) {
+          if (outcome.logs) appendLogs(store.sql, id, outcome.logs);
           const result = outcome.kind === "completed" ? resultText(config, outcome) : undefined;
           if (result !== undefined) completions.push({ id, token, result });
           else settleOne(store, config, id, token, outcome, now, changed);

@@ -50,6 +50,8 @@ import { WaitNotifier } from "./wait-notify";
 import { Catalogs } from "../catalog/shards";
 import type { PauseSync } from "../catalog/pause-store";
 import { PauseGate } from "./pause-gate";
+import { appendLeasedLogs, jobLogs } from "./job-logs";
+import type { JobLogLine } from "../job/log-lines";
 import { pendingTypes } from "./counts";
 
 /** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
@@ -321,6 +323,15 @@ export class ScopeDO extends DurableObject<Env> {
     const out = resolveStep(this.store, id, name, resultJson, now, (job) => retryJob(this.store, job.id, now));
     if (out.ok) await this.afterWrite(now, [], this.dispatcher.newOrigin());
     return out;
+  }
+
+  async logs(id: string): Promise<JobLogLine[] | null> {
+    return jobLogs(this.store.sql, id);
+  }
+
+  /** appendLogs: a pull worker's ctx.log lines, fenced by its lease (job-logs.ts); an item without an attempt is the current one's. */
+  async appendLogs(id: string, token: string, items: { at: number; attempt?: number; message: string; fields?: unknown }[]): Promise<Outcome<{ stored: number }>> {
+    return appendLeasedLogs(this.store, id, token, items, this.clock.now());
   }
 
   async steps(id: string): Promise<StepView[] | null> {

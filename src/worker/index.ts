@@ -232,6 +232,8 @@ export function createWorker(options: WorkerOptions): Worker {
           { signal: r.abort.signal, env: options.env, journal: { write: (w) => journal(r, w) } },
         );
         clearInterval(renew);
+        // Lines first, under the lease the settle is about to end (POST /v1/jobs/{id}/logs); a job that logs nothing sends nothing.
+        if (out.logs) await write(r, "logs", { items: out.logs });
         await settle(r, out);
       } catch (e) {
         log({ event: "worker:job_failed", id: job.id, error: String(e) });

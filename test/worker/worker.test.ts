@@ -42,6 +42,25 @@ describe("createWorker", () => {
     expect(posts).toEqual(["/v1/claim", "/v1/jobs/complete"]);
   });
 
+  it("ctx.log lines are kept with the job: one POST /v1/jobs/{id}/logs before the settle, none for a job that logs nothing", async () => {
+    const type = uniqueType("logs");
+    const [loud, quiet] = [await enqueue(type, { loud: true }), await enqueue(type, { loud: false })];
+    const posts: string[] = [];
+    const counting = ((input: string, init?: RequestInit) => {
+      if (init?.method === "POST") posts.push(new URL(input).pathname);
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    const handler = async (p: { loud: boolean }, ctx: JobContext) => {
+      if (p.loud) ctx.log("working", { step: 1 });
+      return { ok: true };
+    };
+    const w = worker([type], { [type]: handler }, { concurrency: 2, fetch: counting });
+    expect(await w.runOnce()).toBe(2);
+    expect((await api("GET", `/v1/jobs/${loud}/logs`)).body.items).toEqual([{ at: expect.any(Number), attempt: 1, message: "working", fields: { step: 1 } }]);
+    expect((await api("GET", `/v1/jobs/${quiet}/logs`)).body.items).toEqual([]);
+    expect(posts.filter((p) => p.endsWith("/logs"))).toEqual([`/v1/jobs/${loud}/logs`]);
+  });
+
   it("renews the lease by itself: a handler running for 2.5 leases keeps its job", async () => {
     const type = uniqueType("long");
     const id = await enqueue(type);

@@ -26,6 +26,8 @@ declare module "edgequeue" {
     "demo.fair": { ms: number };
     // A depth cap (maxDepth = 5 pending per object): sleeps payload.ms if given.
     "demo.capped": { ms?: number };
+    // Writes payload.lines ctx.log lines, kept with the job (GET /v1/jobs/{id}/logs).
+    "demo.log": { lines: number };
     // Event consumers (topic demo.topic).
     "demo.consumer.ok": Record<string, unknown>;
     "demo.consumer.bad": Record<string, unknown>;
@@ -84,6 +86,10 @@ export const DemoHandlers = defineHandlers({
   "demo.rated": span,
   "demo.fair": span,
   "demo.capped": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
+  "demo.log": (payload, ctx) => {
+    for (let i = 1; i <= payload.lines; i++) ctx.log(`line ${i} of ${payload.lines}`, { i });
+    return { lines: payload.lines };
+  },
   "demo.consumer.ok": (payload, ctx) => ({ handled: ctx.id, keys: Object.keys(payload), event: ctx.event }),
   "demo.consumer.bad": () => {
     throw new Error("demo consumer failure");

@@ -1,12 +1,12 @@
 /** @jsxImportSource hono/jsx */
 /**
  * One job: its facts, payload and result (pretty-printed and escaped: the
- * page never renders stored JSON as markup), last error, the timeline of its
+ * page never renders stored JSON as markup), last error, its kept log lines, the timeline of its
  * transitions, and the actions its state allows.
  *
  * @module
  */
-import type { Job, StepView, Timeline } from "../../job/schemas";
+import type { Job, JobLogs, StepView, Timeline } from "../../job/schemas";
 import { TRANSITIONS } from "../../job/transitions";
 import { duration, pretty, utc, utcMs } from "../format";
 import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
@@ -19,7 +19,7 @@ function clip(text: string): string {
   return text.length <= SHOWN_MAX_CHARS ? text : `${text.slice(0, SHOWN_MAX_CHARS)}\n… ${text.length - SHOWN_MAX_CHARS} more characters (GET /v1/jobs/{id} has it all)`;
 }
 
-export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; live: boolean }) {
+export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; logs: JobLogs["items"]; live: boolean }) {
   const { job: j, frame } = props;
   const canRetry = (TRANSITIONS.retry.from as readonly string[]).includes(j.state);
   const canCancel = (TRANSITIONS.cancel.from as readonly string[]).includes(j.state);
@@ -131,6 +131,32 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                     <td>{utcMs(s.startedAt)}</td>
                     <td class="muted">{s.finishedAt === null ? "not finished" : s.kind === "sleep" ? "" : duration(s.finishedAt - s.startedAt)}</td>
                     <td class="wrap small">{s.kind === "sleep" ? "" : s.finishedAt === null ? <em>started, no result journaled</em> : <code>{clip(JSON.stringify(s.result))}</code>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+        {props.logs.length > 0 ? (
+          <div class="card" id="logs">
+            <h2>Logs</h2>
+            <p class="muted small">The newest 100 ctx.log lines, oldest first.</p>
+            <table>
+              <thead>
+                <tr>
+                  <th>At</th>
+                  <th class="num">Attempt</th>
+                  <th>Message</th>
+                  <th>Fields</th>
+                </tr>
+              </thead>
+              <tbody>
+                {props.logs.map((l) => (
+                  <tr>
+                    <td>{utcMs(l.at)}</td>
+                    <td class="num">{l.attempt}</td>
+                    <td class="wrap">{l.message}</td>
+                    <td class="wrap small">{l.fields === null ? "" : <code>{JSON.stringify(l.fields)}</code>}</td>
                   </tr>
                 ))}
               </tbody>

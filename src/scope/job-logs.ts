@@ -1,0 +1,62 @@
+/**
+ * A job's `ctx.log` lines, stored with it (README "Logs kept with the job";
+ * job/log-lines.ts has the line's shape and limits). A pushed handler's lines
+ * ride with its outcome, so keeping them costs no call of their own; a pull
+ * worker sends them before it settles (POST /v1/jobs/{id}/logs). An attempt
+ * that dies without an outcome takes its lines with it.
+ *
+ * @module
+ */
+import { LOG_LINES_PER_JOB, readLogLines, type JobLogLine } from "../job/log-lines";
+import { LEASED, leaseRefusal } from "./lease";
+import type { Refusal } from "./outcome";
+import type { ScopeStore } from "./store";
+
+const JOB_SEQ = "SELECT seq FROM job WHERE id = ?";
+const LOG_INSERT = `
+INSERT INTO job_log (job_seq, at, attempt, message, fields)
+SELECT ?1, value ->> 'at', value ->> 'attempt', value ->> 'message',
+       CASE WHEN value ->> 'fields' IS NULL THEN NULL ELSE value -> 'fields' END FROM json_each(?2)`;
+/** Keep the newest LOG_LINES_PER_JOB: job_log_job_idx (job_seq, id). */
+const LOG_TRIM = `
+DELETE FROM job_log WHERE job_seq = ?1 AND id <= (
+  SELECT id FROM job_log WHERE job_seq = ?1 ORDER BY id DESC LIMIT 1 OFFSET ${LOG_LINES_PER_JOB})`;
+const LOG_LIST = "SELECT at, attempt, message, fields FROM job_log WHERE job_seq = ? ORDER BY id";
+
+/** appendLogs: inside the caller's transaction; lines of a job that is gone are dropped. */
+export function appendLogs(sql: SqlStorage, id: string, lines: readonly JobLogLine[]): void {
+  if (lines.length === 0) return;
+  const row = sql.exec<{ seq: number }>(JOB_SEQ, id).toArray()[0];
+  if (!row) return;
+  sql.exec(LOG_INSERT, row.seq, JSON.stringify(lines.slice(-LOG_LINES_PER_JOB).map((l) => ({ ...l, fields: l.fields ?? null }))));
+  sql.exec(LOG_TRIM, row.seq);
+}
+
+const JOB_LEASED_ATTEMPT = `SELECT attempts FROM job WHERE ${LEASED}`;
+
+/** appendLeasedLogs: a pull worker's lines, fenced by its lease; an item without an attempt is the lease's. */
+export function appendLeasedLogs(
+  store: ScopeStore,
+  id: string,
+  token: string,
+  items: readonly { at: number; attempt?: number; message: string; fields?: unknown }[],
+  now: number,
+): { ok: true; stored: number } | Refusal {
+  return store.atomic(() => {
+    const row = store.sql.exec<{ attempts: number }>(JOB_LEASED_ATTEMPT, now, id, token).toArray()[0];
+    if (!row) return leaseRefusal(store, id, token, now);
+    const lines = readLogLines(items.map((i) => ({ ...i, attempt: i.attempt ?? row.attempts })));
+    appendLogs(store.sql, id, lines);
+    return { ok: true as const, stored: lines.length };
+  });
+}
+
+/** jobLogs: oldest first; null when there is no such job. */
+export function jobLogs(sql: SqlStorage, id: string): JobLogLine[] | null {
+  const row = sql.exec<{ seq: number }>(JOB_SEQ, id).toArray()[0];
+  if (!row) return null;
+  return sql
+    .exec<{ at: number; attempt: number; message: string; fields: string | null }>(LOG_LIST, row.seq)
+    .toArray()
+    .map((r) => ({ at: r.at, attempt: r.attempt, message: r.message, fields: r.fields === null ? null : (JSON.parse(r.fields) as JobLogLine["fields"]) }));
+}
