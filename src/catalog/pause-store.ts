@@ -16,12 +16,15 @@
 /** How long a report or a sync binds the shard to tell the home of a change. */
 export const PAUSE_PROMISE_MS = 5 * 60_000;
 
-/** What a home learns: the paused types as of `version`, and until when the shard will tell it of a change. */
+/** What a home learns: the paused types as of `version`, and how long the shard will tell it of a change. */
 export interface PauseSync {
   version: number;
   types: string[];
-  /** 0 in a change notice, which promises nothing new. */
-  until: number;
+  /**
+   * The promise, as a duration from when the shard took the call: the home counts it from when it sent
+   * the call, on its own clock, so no clock of one machine is read against another's. 0 in a change notice.
+   */
+  promiseMs: number;
 }
 
 const PAUSED = "SELECT type FROM type_pause WHERE paused = 1 ORDER BY type";
@@ -47,9 +50,8 @@ function version(sql: SqlStorage): number {
 
 /** promise: record that `home` is told of changes until now + PAUSE_PROMISE_MS, and answer what holds now. */
 export function promise(sql: SqlStorage, home: string, now: number): PauseSync {
-  const until = now + PAUSE_PROMISE_MS;
-  sql.exec(WATCH, home, until);
-  return { version: version(sql), types: pausedTypes(sql), until };
+  sql.exec(WATCH, home, now + PAUSE_PROMISE_MS);
+  return { version: version(sql), types: pausedTypes(sql), promiseMs: PAUSE_PROMISE_MS };
 }
 
 /**
@@ -60,7 +62,7 @@ export function setPaused(sql: SqlStorage, type: string, paused: boolean, now: n
   sql.exec(WATCH_DROP, now);
   const v = version(sql) + 1;
   sql.exec(SET, type, paused ? 1 : 0, now, v);
-  return { notice: { version: v, types: pausedTypes(sql), until: 0 }, homes: sql.exec<{ home: string }>(WATCHED, now).toArray().map((r) => r.home) };
+  return { notice: { version: v, types: pausedTypes(sql), promiseMs: 0 }, homes: sql.exec<{ home: string }>(WATCHED, now).toArray().map((r) => r.home) };
 }
 
 /** pauseChanges: every type ever paused here, with whether it is now and since when (GET /v1/types). */

@@ -5,7 +5,8 @@
  * claim sees their jobs; enqueues still land.
  *
  * The set is only as good as the shard's promise to tell this object of a
- * change (`meta.pause_until`, renewed by every catalog report). When it has
+ * change (`meta.pause_until`, renewed by every catalog report, and counted on
+ * this object's clock from when it sent the call). When it has
  * lapsed — a new object, or one idle for minutes — `fresh` is false: the
  * dispatcher sees nothing due and a claim waits for `ensure`, until a sync
  * answers. A shard that cannot be reached does not stop the queue: the object
@@ -15,7 +16,7 @@
  */
 import type { PauseSync } from "../catalog/pause-store";
 
-/** A promise this close to its end counts as lapsed: room for clock skew between the object and its shard. */
+/** A promise this close to its end counts as lapsed: room for a call's travel and the shard's own clock rate. */
 export const PROMISE_MARGIN_MS = 30_000;
 /** After a failed sync, go on with the last known set this long before asking again. */
 export const SYNC_RETRY_MS = 5_000;
@@ -76,16 +77,18 @@ export class PauseGate {
   }
 
   /**
-   * apply: a report's answer, a sync or a change notice. The promise only ever lengthens; the set is taken
-   * only from an answer at least as new as the one held (a notice may overtake an older report's answer).
+   * apply: a report's answer, a sync or a change notice, to a call sent at `askedAt` (this object's clock).
+   * The promise only ever lengthens; the set is taken only from an answer at least as new as the one held
+   * (a notice may overtake an older report's answer).
    */
-  apply(sync: PauseSync): void {
+  apply(sync: PauseSync, askedAt: number): void {
     const wasStale = !this.fresh(this.deps.now());
     const before = this.paused();
+    const until = sync.promiseMs > 0 ? askedAt + sync.promiseMs : 0;
     const resumed = this.deps.atomic(() => {
-      if (sync.until > this.until) {
-        this.until = sync.until;
-        this.deps.sql.exec(META_SET, "pause_until", String(sync.until));
+      if (until > this.until) {
+        this.until = until;
+        this.deps.sql.exec(META_SET, "pause_until", String(until));
       }
       if (sync.version < this.version) return [];
       this.version = sync.version;
@@ -99,9 +102,10 @@ export class PauseGate {
   }
 
   private ask(): Promise<void> {
+    const askedAt = this.deps.now();
     this.asking ??= this.deps
       .ask()
-      .then((sync) => this.apply(sync))
+      .then((sync) => this.apply(sync, askedAt))
       .catch((e: unknown) => {
         this.retryAt = this.deps.now() + SYNC_RETRY_MS;
         console.error(JSON.stringify({ event: "pause:sync_failed", error: String(e) }));

@@ -223,7 +223,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** applyPause: the catalog shard tells of a pause or resume (catalog/pause-store.ts). */
   async applyPause(sync: PauseSync): Promise<void> {
-    this.pause.apply(sync);
+    this.pause.apply(sync, this.clock.now());
   }
 
   /** paused: the types paused here, as this object last heard (tests and operators). */
@@ -600,8 +600,9 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private async sendSummary(summary: HomeSummary): Promise<void> {
-    // The answer renews the shard's promise to tell this object of pauses (pause-gate.ts).
-    this.pause.apply(await this.catalogs.report(summary));
+    // The answer renews the shard's promise to tell this object of pauses (pause-gate.ts), counted from now.
+    const sentAt = this.clock.now();
+    this.pause.apply(await this.catalogs.report(summary), sentAt);
   }
 
   /** pauseFresh: the dispatcher may trust the paused set; if not, a sync starts and fills again when it lands. */

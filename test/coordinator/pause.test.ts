@@ -91,15 +91,15 @@ describe("pause and resume a type", () => {
           sql: state.storage.sql,
           atomic: (fn) => state.storage.transactionSync(fn),
           now: () => 1_000,
-          ask: async () => ({ version: 0, types: [], until: 0 }),
+          ask: async () => ({ version: 0, types: [], promiseMs: 0 }),
           synced: () => synced++,
           keepAlive: () => undefined,
         });
       const gate = gateOver();
       expect(gate.fresh(1_000)).toBe(false);
-      gate.apply({ version: 2, types: [type], until: 10_000_000 });
+      gate.apply({ version: 2, types: [type], promiseMs: 10_000_000 - 500 }, 500);
       expect([gate.paused(), gate.fresh(1_000), synced]).toEqual([[type], true, 1]);
-      gate.apply({ version: 1, types: [], until: 5_000 });
+      gate.apply({ version: 1, types: [], promiseMs: 4_000 }, 1_000);
       expect(gate.paused()).toEqual([type]);
       expect([gate.fresh(10_000_000 - PROMISE_MARGIN_MS - 1), gate.fresh(10_000_000 - PROMISE_MARGIN_MS)]).toEqual([true, false]);
       const again = gateOver();
