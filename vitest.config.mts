@@ -91,6 +91,9 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/browser/**", "test/node/**", "test/e2e/**"],
           globalSetup: ["./test/global-setup.mjs"],
+          // A file's first test also pays for loading the Worker and its first objects (about 5 s on 2 busy cores):
+          // vitest's 5 s default failed those for that alone. No test here asserts a duration.
+          testTimeout: 20_000,
         },
       },
       {

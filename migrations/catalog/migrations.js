@@ -4,6 +4,7 @@ import m0001 from './0001_metrics.sql';
 import m0002 from './0002_metric_growth_triggers.sql';
 import m0003 from './0003_claimed_types.sql';
 import m0004 from './0004_type_pause.sql';
+import m0005 from './0005_superseded_count.sql';
 
   export default {
     journal,
@@ -12,7 +13,8 @@ import m0004 from './0004_type_pause.sql';
 m0001,
 m0002,
 m0003,
-m0004
+m0004,
+m0005
     }
   }
   

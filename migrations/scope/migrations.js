@@ -12,6 +12,7 @@ import m0009 from './0009_job_tombstones.sql';
 import m0010 from './0010_type_pause.sql';
 import m0011 from './0011_job_logs.sql';
 import m0012 from './0012_job_log_triggers.sql';
+import m0013 from './0013_superseded_state.sql';
 
   export default {
     journal,
@@ -28,7 +29,8 @@ m0008,
 m0009,
 m0010,
 m0011,
-m0012
+m0012,
+m0013
     }
   }
   

@@ -18,8 +18,8 @@ const HOME_DELETE = "DELETE FROM home WHERE name = ?";
 const HOME_TYPE_DELETE = "DELETE FROM home_type WHERE home = ?";
 const HOME_TYPE_INSERT = `
 INSERT INTO home_type (home, type, pending, scheduled, running, completed, failed_retries_exhausted, failed_fatal,
-                       failed_stalled, failed_timeout, cancelled, next_run_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+                       failed_stalled, failed_timeout, cancelled, superseded, next_run_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** applyReport replaces what the catalog knows of one home; an older summary than the one held is ignored. */
 export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
@@ -47,6 +47,7 @@ export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
       t.failed.stalled,
       t.failed.timeout,
       t.cancelled,
+      t.superseded ?? 0,
       t.nextRunAt,
     );
   }
@@ -55,7 +56,7 @@ export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
 
 function hasAny(t: TypeSummary): boolean {
   const failed = t.failed.retries_exhausted + t.failed.fatal + t.failed.stalled + t.failed.timeout;
-  return t.pending + t.scheduled + t.running + t.completed + failed + t.cancelled > 0;
+  return t.pending + t.scheduled + t.running + t.completed + failed + t.cancelled + (t.superseded ?? 0) > 0;
 }
 
 /**
@@ -151,7 +152,7 @@ const STATS_COLUMNS = `
 coalesce(sum(pending), 0) AS pending, coalesce(sum(scheduled), 0) AS scheduled, coalesce(sum(running), 0) AS running,
 coalesce(sum(completed), 0) AS completed, coalesce(sum(failed_retries_exhausted), 0) AS retries_exhausted,
 coalesce(sum(failed_fatal), 0) AS fatal, coalesce(sum(failed_stalled), 0) AS stalled,
-coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS cancelled,
+coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS cancelled, coalesce(sum(superseded), 0) AS superseded,
 min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due`;
 
 const STATS = `SELECT ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL OR type = ?1`;
@@ -172,6 +173,7 @@ type StatsRow = {
   stalled: number;
   timeout: number;
   cancelled: number;
+  superseded: number;
   oldest_due: number | null;
 };
 
@@ -183,6 +185,7 @@ function toStats(r: StatsRow, now: number): Stats {
     completed: r.completed,
     failed: r.retries_exhausted + r.fatal + r.stalled + r.timeout,
     cancelled: r.cancelled,
+    superseded: r.superseded,
     oldestPendingLagMs: r.oldest_due === null ? 0 : Math.max(0, now - r.oldest_due),
     failedByKind: { retries_exhausted: r.retries_exhausted, fatal: r.fatal, stalled: r.stalled, timeout: r.timeout },
   };
@@ -223,7 +226,8 @@ SELECT DISTINCT home FROM home_type
          WHEN 'running' THEN running
          WHEN 'completed' THEN completed
          WHEN 'failed' THEN failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout
-         WHEN 'cancelled' THEN cancelled END > 0))
+         WHEN 'cancelled' THEN cancelled
+         WHEN 'superseded' THEN superseded END > 0))
  ORDER BY home
  LIMIT ?5`;
 
@@ -246,14 +250,14 @@ const HOME_LIST_WITH_TERMINAL = `
 SELECT DISTINCT home FROM home_type
  WHERE home > ?1
    AND ((?2 AND completed > 0) OR (?3 AND failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout > 0)
-        OR (?4 AND cancelled > 0))
+        OR (?4 AND cancelled > 0) OR (?6 AND superseded > 0))
  ORDER BY home
  LIMIT ?5`;
 
 export function listHomesWithTerminal(sql: SqlStorage, states: readonly TerminalState[], after: string, limit: number): string[] {
   const has = (s: TerminalState) => (states.includes(s) ? 1 : 0);
   return sql
-    .exec<{ home: string }>(HOME_LIST_WITH_TERMINAL, after, has("completed"), has("failed"), has("cancelled"), limit)
+    .exec<{ home: string }>(HOME_LIST_WITH_TERMINAL, after, has("completed"), has("failed"), has("cancelled"), limit, has("superseded"))
     .toArray()
     .map((r) => r.home);
 }

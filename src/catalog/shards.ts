@@ -194,6 +194,7 @@ export function sumStats(parts: readonly Stats[]): Stats {
     completed: 0,
     failed: 0,
     cancelled: 0,
+    superseded: 0,
     oldestPendingLagMs: 0,
     failedByKind: { retries_exhausted: 0, fatal: 0, stalled: 0, timeout: 0 },
   };
@@ -205,6 +206,7 @@ export function sumStats(parts: readonly Stats[]): Stats {
       completed: s.completed + p.completed,
       failed: s.failed + p.failed,
       cancelled: s.cancelled + p.cancelled,
+      superseded: s.superseded + p.superseded,
       oldestPendingLagMs: Math.max(s.oldestPendingLagMs, p.oldestPendingLagMs),
       failedByKind: {
         retries_exhausted: s.failedByKind.retries_exhausted + p.failedByKind.retries_exhausted,

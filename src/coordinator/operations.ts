@@ -701,7 +701,7 @@ function share(total: number, n: number, k: number): number {
 }
 
 function emptyStats(): Stats {
-  return { pending: 0, scheduled: 0, running: 0, completed: 0, failed: 0, cancelled: 0, oldestPendingLagMs: 0, failedByKind: zeroKinds() };
+  return { pending: 0, scheduled: 0, running: 0, completed: 0, failed: 0, cancelled: 0, superseded: 0, oldestPendingLagMs: 0, failedByKind: zeroKinds() };
 }
 
 function notFound(id: string): QueueError {

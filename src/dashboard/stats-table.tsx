@@ -25,7 +25,7 @@ export interface StatsRowView {
 }
 
 export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: string; actionHead?: string }) {
-  const columns = props.actionHead === undefined ? 9 : 10;
+  const columns = props.actionHead === undefined ? 10 : 11;
   return (
     <table>
       <thead>
@@ -38,6 +38,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
           <th class="num">Failed</th>
           <th>By kind</th>
           <th class="num">Cancelled</th>
+          <th class="num">Superseded</th>
           <th class="num">Oldest pending lag</th>
           {props.actionHead === undefined ? null : <th>{props.actionHead}</th>}
         </tr>
@@ -67,6 +68,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
                     .join(" · ")}
                 </td>
                 <Num n={s.cancelled} href={of("cancelled")} attrs={cell("cancelled")} />
+                <Num n={s.superseded} href={of("superseded")} attrs={cell("superseded")} />
                 <td class={`num${alert ? " alert" : s.oldestPendingLagMs === 0 ? " zero" : ""}`} {...cell("lag")}>
                   {s.oldestPendingLagMs === 0 ? "—" : duration(s.oldestPendingLagMs)}
                 </td>

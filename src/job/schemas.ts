@@ -222,6 +222,7 @@ export const StatsSchema = z
     completed: z.number().int(),
     failed: z.number().int(),
     cancelled: z.number().int(),
+    superseded: z.number().int().meta({ description: "Jobs whose attempt would have gone back to pending while a newer job of their dedupe key was already pending." }),
     oldestPendingLagMs: z.number().int(),
     failedByKind: FailedByKindSchema,
   });
@@ -363,7 +364,7 @@ export type FailOutcome = (typeof FAIL_OUTCOMES)[number];
 export const FailResultSchema = z.object({
   job: JobSchema,
   outcome: z.enum(FAIL_OUTCOMES).meta({
-    description: "superseded: attempts were left, but a newer job of the same dedupe key was already pending, so this one was cancelled in its favour.",
+    description: "superseded: attempts were left, but a newer job of the same dedupe key was already pending, so this one ended in the state `superseded` in its favour.",
   }),
 });
 

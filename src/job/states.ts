@@ -28,10 +28,16 @@ export const JOB_STATES = [
   "failed",
   /** Terminal: cancelled by a caller. Out: manual retry, retention sweep or prune. */
   "cancelled",
+  /**
+   * Terminal: an attempt that would have gone back to pending while a newer job of its dedupe key was
+   * already pending; that follower carries the newer request. `cancelReason` names it. Out: manual
+   * retry, retention sweep or prune.
+   */
+  "superseded",
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
-export const TERMINAL_STATES = ["completed", "failed", "cancelled"] as const satisfies readonly JobState[];
+export const TERMINAL_STATES = ["completed", "failed", "cancelled", "superseded"] as const satisfies readonly JobState[];
 export type TerminalState = (typeof TERMINAL_STATES)[number];
 
 /** States in which a job holds its dedupe key. */

@@ -19,7 +19,12 @@ export const TRANSITIONS = {
   complete: { from: ["running"], to: "completed", by: "complete with the lease token" },
   attemptRetry: { from: ["running"], to: "pending", by: "fail with attempts left, the reap pass on an expired lease (backoff), or a handler's snooze" },
   attemptFail: { from: ["running"], to: "failed", by: "fail (fatal, or the last attempt), or the reap pass on the last attempt (stalled / timeout)" },
-  cancel: { from: ["pending", "running"], to: "cancelled", by: "cancel (job or scope)" },
-  retry: { from: ["failed", "cancelled"], to: "pending", by: "manual retry" },
+  cancel: { from: ["pending", "running"], to: "cancelled", by: "cancel (job, scope or dedupe keys)" },
+  supersede: {
+    from: ["running"],
+    to: "superseded",
+    by: "an attempt that would go back to pending (fail with attempts left, release, the reap pass) while a follower of its key is already pending",
+  },
+  retry: { from: ["failed", "cancelled", "superseded"], to: "pending", by: "manual retry" },
 } as const satisfies Record<string, Transition>;
 

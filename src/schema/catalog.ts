@@ -31,6 +31,7 @@ export const homeType = sqliteTable(
     failedStalled: integer("failed_stalled").notNull(),
     failedTimeout: integer("failed_timeout").notNull(),
     cancelled: integer("cancelled").notNull(),
+    superseded: integer("superseded").notNull().default(0),
     /** Earliest runAt of a pending job of this type, null when none. */
     nextRunAt: integer("next_run_at"),
   },

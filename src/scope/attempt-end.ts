@@ -57,9 +57,9 @@ RETURNING *`;
 /** jobSupersedeIfLeased: running → cancelled, when a pending follower of its key already covers its work. */
 const JOB_SUPERSEDE_IF_LEASED = `
 UPDATE job
-   SET state = '${TRANSITIONS.cancel.to}', cancel_reason = ?, last_error = ?, finished_at = ?, updated_at = ?,
+   SET state = '${TRANSITIONS.supersede.to}', cancel_reason = ?, last_error = ?, finished_at = ?, updated_at = ?,
        lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
- WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.cancel.from)}) AND lease_token = ?
+ WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.supersede.from)}) AND lease_token = ?
 RETURNING *`;
 /** jobPendingOfKey: job_dedupe_pending_idx. */
 const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state = 'pending'";
@@ -68,7 +68,7 @@ const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_k
  * applyAttemptEnd writes the decision; null if the lease changed meanwhile
  * (cannot happen inside one transaction, but the guard keeps it honest). An
  * attempt that would go back to pending while a follower of its key is already
- * pending is superseded instead (cancelled, naming the follower): the follower
+ * pending is superseded instead (state `superseded`, naming the follower): the follower
  * carries the newer request, and a key has one pending job at most.
  */
 export function applyAttemptEnd(store: ScopeStore, row: JobRow, end: AttemptEnd, now: number): JobRow | null {

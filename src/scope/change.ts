@@ -36,7 +36,7 @@ export function cancelKeys(store: ScopeStore, type: string, keys: readonly strin
   });
 }
 
-/** jobRetryIfFinishedUnsuccessfully: failed|cancelled → pending, due now, attempts 0. */
+/** jobRetryIfFinishedUnsuccessfully: failed|cancelled|superseded → pending, due now, attempts 0. */
 const JOB_RETRY_IF_FAILED = `
 UPDATE job
    SET state = '${TRANSITIONS.retry.to}', run_at = ?, attempts = 0, last_error = NULL, failure_kind = NULL,
@@ -70,7 +70,7 @@ export function retryJob(store: ScopeStore, id: string, now: number): Outcome<{ 
     const current = getJob(store.sql, id);
     if (!current) return { ok: false, code: "not_found" };
     if (!(TRANSITIONS.retry.from as readonly string[]).includes(current.state)) {
-      return { ok: false, code: "conflict", reason: `job is ${current.state}; only failed or cancelled jobs can be retried`, state: current.state };
+      return { ok: false, code: "conflict", reason: `job is ${current.state}; only failed, cancelled or superseded jobs can be retried`, state: current.state };
     }
     if (current.dedupe_key !== null) {
       const holder = liveJobsOfKey(store.sql, current.dedupe_key)[0];

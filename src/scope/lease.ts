@@ -23,6 +23,8 @@ export function leaseRefusal(store: ScopeStore, id: string, token: string, now: 
       return { ok: false, code: "lease_lost", reason: "cancelled", state: row.state };
     case "completed":
     case "failed":
+    // Superseded at its own holder's fail, release or reap: the attempt is over, as for failed.
+    case "superseded":
       return { ok: false, code: "already_terminal", state: row.state };
     case "pending":
       return { ok: false, code: "lease_lost", reason: "expired", state: row.state };

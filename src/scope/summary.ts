@@ -19,6 +19,8 @@ export interface TypeSummary {
   completed: number;
   failed: Record<FailureKind, number>;
   cancelled: number;
+  /** Absent from objects still running code older than the superseded state. */
+  superseded?: number;
   nextRunAt: number | null;
 }
 
@@ -41,7 +43,7 @@ export function buildSummary(sql: SqlStorage, home: string, now: number, unrepor
   const entry = (type: string): TypeSummary => {
     let s = byType.get(type);
     if (!s) {
-      s = { type, pending: 0, scheduled: 0, running: 0, completed: 0, failed: zeroKinds(), cancelled: 0, nextRunAt: null };
+      s = { type, pending: 0, scheduled: 0, running: 0, completed: 0, failed: zeroKinds(), cancelled: 0, superseded: 0, nextRunAt: null };
       byType.set(type, s);
     }
     return s;
@@ -50,7 +52,7 @@ export function buildSummary(sql: SqlStorage, home: string, now: number, unrepor
     const s = entry(c.type);
     if (c.state === "failed") {
       if (c.failure_kind !== "") s.failed[c.failure_kind] += c.n;
-    } else s[c.state] += c.n;
+    } else s[c.state] = (s[c.state] ?? 0) + c.n;
   }
   for (const s of byType.values()) {
     if (s.pending === 0) continue;

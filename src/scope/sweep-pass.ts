@@ -24,7 +24,7 @@ const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${TERMINAL_STATES.map(
 
 export const SWEEP_BATCH = 1000;
 
-/** retentionMs: how long jobs of the state are kept; null when they are kept until pruned by hand. */
+/** retentionMs: how long jobs of the state are kept (superseded ones as long as cancelled); null when they are kept until pruned by hand. */
 function retentionMs(store: ScopeStore, state: TerminalState): number | null {
   const r = store.config.retention;
   return state === "completed" ? r.completedMs : state === "failed" ? r.failedMs : r.cancelledMs;

@@ -180,6 +180,7 @@ class Store {
       completed: count((j) => j.state === "completed"),
       failed: count((j) => j.state === "failed"),
       cancelled: count((j) => j.state === "cancelled"),
+      superseded: count((j) => j.state === "superseded"),
       oldestPendingLagMs: due.length === 0 ? 0 : now - Math.min(...due.map((j) => j.runAt)),
       failedByKind: { retries_exhausted: failed("retries_exhausted"), fatal: failed("fatal"), stalled: failed("stalled"), timeout: failed("timeout") },
       unhandledTypes: [],

@@ -56,7 +56,7 @@ describe.each([
     ).rejects.toThrow("the first one broke");
     expect(ran).toEqual([1, 2]);
     const first = (await api("GET", `/v1/jobs/${handle!.id}`)).body.job;
-    expect(first.state).toBe("cancelled");
+    expect(first.state).toBe("superseded");
     expect(first.cancelReason).toMatch(/^superseded by /);
   });
 

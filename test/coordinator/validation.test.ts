@@ -146,7 +146,7 @@ describe("release", () => {
     const follower = (await api("POST", "/v1/jobs", { type, payload: { n: 2 }, dedupeKey: "k", dedupeMode: "pending" })).body.job.id;
     expect(follower).not.toBe(first);
     const r = await api("POST", `/v1/jobs/${first}/release`, { leaseToken: job.leaseToken });
-    expect(r.body.job.state).toBe("cancelled");
+    expect(r.body.job.state).toBe("superseded");
     expect(r.body.job.cancelReason).toBe(`superseded by ${follower}`);
   });
 });

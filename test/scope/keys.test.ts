@@ -118,13 +118,21 @@ describe("dedupe modes", () => {
     await stub.cancel(leader!.row.id, "done with the test");
   });
 
-  it("a failing job whose follower is already pending is superseded by it", async () => {
+  it("a failing job whose follower is already pending ends superseded by it: its own state, counted apart, retryable by hand", async () => {
     const { home, stub } = await freshScope();
     await put(stub, [keyed(home, "pending", { n: 1 })]);
     const [running] = await stub.claim(lease);
     const [f] = await put(stub, [keyed(home, "pending", { n: 2 })]);
     const out = await stub.fail(running!.id, running!.lease_token!, { error: "boom" });
-    expect(out).toMatchObject({ ok: true, outcome: "superseded", row: { state: "cancelled", cancel_reason: `superseded by ${f!.row.id}`, last_error: "boom" } });
-    expect((await stub.claim(lease))[0]!.id).toBe(f!.row.id);
+    expect(out).toMatchObject({ ok: true, outcome: "superseded", row: { state: "superseded", cancel_reason: `superseded by ${f!.row.id}`, last_error: "boom" } });
+    expect((await stub.summary()).types[0]).toMatchObject({ superseded: 1, cancelled: 0, pending: 1 });
+    // The superseded holder's later calls are refused as for any ended attempt.
+    expect(await stub.heartbeat(running!.id, running!.lease_token!, null)).toMatchObject({ ok: false, code: "already_terminal", state: "superseded" });
+    const [follower] = await stub.claim(lease);
+    expect(follower!.id).toBe(f!.row.id);
+    await stub.complete(follower!.id, follower!.lease_token!, null);
+    expect(await stub.retry(running!.id)).toMatchObject({ ok: true, row: { state: "pending" } });
+    const steps = (await stub.timeline(running!.id, 100))!.steps.map((s) => [s.state, s.note]);
+    expect(steps).toContainEqual(["superseded", `superseded by ${f!.row.id}`]);
   });
 });
