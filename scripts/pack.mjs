@@ -29,6 +29,7 @@ const entry = {
   "handler-node": "src/handler/node.ts",
   worker: "src/worker/index.ts",
   testing: "src/testing/index.ts",
+  outbox: "src/outbox/index.ts",
 };
 await build({
   entry,
@@ -65,6 +66,7 @@ const pkg = {
     },
     "./worker": { types: types("worker"), default: "./dist/worker.js" },
     "./testing": { types: types("testing"), default: "./dist/testing.js" },
+    "./outbox": { types: types("outbox"), default: "./dist/outbox.js" },
     "./package.json": "./package.json",
   },
   files: ["dist", "README.md", "LICENSE"],

@@ -171,10 +171,74 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
     expect(done.result).toEqual({ from: "producer", by: "my-handlers" });
   });
 
+  it("a Durable Object of the user's own enqueues through edgequeue/outbox in its own transaction: a job per commit, none for a rollback", async () => {
+    const orders = project("my-orders", {
+      "wrangler.toml": [
+        `name = "my-orders"`,
+        `main = "src/index.ts"`,
+        `compatibility_date = "${COMPAT}"`,
+        `[[durable_objects.bindings]]`,
+        `name = "ORDERS"`,
+        `class_name = "Orders"`,
+        `[[migrations]]`,
+        `tag = "v1"`,
+        `new_sqlite_classes = ["Orders"]`,
+        `[[services]]`,
+        `binding = "QUEUE"`,
+        `service = "edgequeue"`,
+        `entrypoint = "EdgeQueue"`,
+      ].join("\n"),
+      "src/index.ts": [
+        `import { DurableObject } from "cloudflare:workers";`,
+        `import { createOutbox } from "edgequeue/outbox";`,
+        `interface Env { QUEUE: Service; ORDERS: DurableObjectNamespace<Orders> }`,
+        `export class Orders extends DurableObject<Env> {`,
+        `  outbox = createOutbox(this.ctx.storage, this.env.QUEUE);`,
+        `  place(id: string, decline: boolean): string {`,
+        `    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY)");`,
+        `    try {`,
+        `      this.ctx.storage.transactionSync(() => {`,
+        `        this.ctx.storage.sql.exec("INSERT INTO orders (id) VALUES (?)", id);`,
+        `        this.outbox.enqueue({ type: "demo.echo", payload: { order: id }, id: "order-" + id });`,
+        `        if (decline) throw new Error("declined");`,
+        `      });`,
+        `      return "placed";`,
+        `    } catch (e) {`,
+        `      return String(e);`,
+        `    }`,
+        `  }`,
+        `  async alarm() {`,
+        `    await this.outbox.alarm();`,
+        `  }`,
+        `}`,
+        `export default {`,
+        `  async fetch(request: Request, env: Env) {`,
+        `    const url = new URL(request.url);`,
+        `    return Response.json(await env.ORDERS.getByName("shop").place(url.searchParams.get("id")!, url.searchParams.has("decline")));`,
+        `  },`,
+        `};`,
+      ].join("\n"),
+    });
+    const worker = await startWorker({ cwd: orders, config: "wrangler.toml", registryDir });
+    others.push(worker);
+    const tag = String(Date.now());
+    const place = async (q: string) => (await (await fetch(`${worker.url}?${q}`)).json()) as string;
+    expect(await place(`id=${tag}-1`), worker.log().slice(-2000)).toBe("placed");
+    expect(await place(`id=${tag}-2&decline`)).toBe("Error: declined");
+    const ofOrder = async (order: string) =>
+      ((await api("GET", "/v1/jobs?type=demo.echo&limit=100")).body.items as { id: string; state: string; payload: { order?: string } }[]).filter((j) => j.payload.order === order);
+    const done = await until("the placed order's job completed", async () => {
+      const jobs = await ofOrder(`${tag}-1`);
+      return jobs.length > 0 && jobs.every((j) => j.state === "completed") ? jobs : undefined;
+    });
+    expect(done.map((j) => j.id.endsWith(`.order-${tag}-1`))).toEqual([true]);
+    expect(await ofOrder(`${tag}-2`)).toEqual([]);
+  });
+
   it("the package carries only what users need, and its types compile in a plain Node ESM project (nodenext, no skipLibCheck)", async () => {
     const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n").sort();
     for (const f of files) expect(f, f).toMatch(/^package\/(package\.json|README\.md|LICENSE|dist\/[\w.-]+\.(js|d\.ts))$/);
-    for (const entry of ["index", "handler", "handler-node", "worker", "testing"]) {
+    for (const entry of ["index", "handler", "handler-node", "worker", "testing", "outbox"]) {
       expect(files).toContain(`package/dist/${entry}.js`);
       expect(files).toContain(`package/dist/${entry}.d.ts`);
     }
@@ -184,6 +248,8 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
         `import { createWorker } from "edgequeue/worker";`,
         `import { runJob, createFakeQueue, createInlineQueue } from "edgequeue/testing";`,
         `import { defineHandlers, TerminalJobError, type JobContext } from "edgequeue/handler";`,
+        `import { createOutbox, type Outbox } from "edgequeue/outbox";`,
+        `export const makeOutbox: (s: Parameters<typeof createOutbox>[0]) => Outbox = (s) => createOutbox(s, { enqueue: async () => ({}), enqueueBatch: async () => ({}), getJob: async () => ({}), cancelJob: async () => ({}), listJobs: async () => ({}), stats: async () => ({}), metrics: async () => ({}), retryFailed: async () => ({}) });`,
         `const handlers = { "a.b": async (p: { n: number }, ctx: JobContext) => ctx.step("s", () => p.n) };`,
         `export const worker = createWorker({ url: "http://q", token: "t", types: ["a.b"], handlers });`,
         `export const Handlers = defineHandlers({});`,
