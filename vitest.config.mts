@@ -74,8 +74,12 @@ const workersPool = cloudflareTest({
           // Paused and resumed queue-wide by test/coordinator/pause.test.ts alone.
           "test.pausable": { binding: "TEST" },
           "test.log": { binding: "TEST", maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } },
+          // FIFO (test/scope/ordered.test.ts): a pulled one, and a pushed topic consumer.
+          "pull.ordered": { ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 60_000 } },
+          "test.ordered.consumer": { binding: "TEST", ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 10 } },
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] } },
+        topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },
       },
     },
   },

@@ -20,10 +20,12 @@ interface TypeInput {
   leaseMs?: number;
   notWhileRunning?: string[];
   waitsFor?: string[];
+  shards?: number;
+  ordered?: boolean;
 }
 
 interface ConfigInput {
-  defaults?: { backoff?: { baseMs?: number; maxMs?: number } };
+  defaults?: { backoff?: { baseMs?: number; maxMs?: number }; shards?: number };
   types?: Record<string, TypeInput>;
   topics?: Record<string, { consumers: string[] }>;
   pools?: Record<string, { concurrency?: number; ratePerMinute?: number; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
@@ -47,6 +49,12 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
     if (t.backoff && b.maxMs < b.baseMs) {
       const key = t.backoff.maxMs !== undefined ? "maxMs" : "baseMs";
       ctx.addIssue({ code: "custom", path: ["types", name, "backoff", key], message: `maxMs ${b.maxMs} is below baseMs ${b.baseMs}: the cap must be at least the first delay` });
+    }
+  }
+  for (const [name, t] of Object.entries(types)) {
+    // Unscoped jobs of a sharded type spread over objects by id: no one object could keep their order.
+    if (t.ordered && (t.shards ?? config.defaults?.shards ?? 1) > 1) {
+      ctx.addIssue({ code: "custom", path: ["types", name, "ordered"], message: "ordered keeps order within one object: give the type shards = 1" });
     }
   }
   const isPush = (t: string) => types[t]?.binding !== undefined;

@@ -53,6 +53,12 @@ const TypeConfigSchema = z.strictObject({
   maxDepth: z.number().int().min(1).max(10_000_000).optional(),
   /** At most one job of this type running per scope (jobs without a scope are unaffected). */
   serializeByScope: z.boolean().optional(),
+  /**
+   * FIFO: in each object, one job of this type at a time, in enqueue order; the oldest live job (running, or
+   * pending and backing off) holds the rest until it ends. Needs `shards = 1`. An event consumer's deliveries
+   * then run in event order.
+   */
+  ordered: z.boolean().optional(),
   /** Never start while a job of one of these types is running. Declare it on both sides. */
   notWhileRunning: z.array(z.string().min(1)).optional(),
   /** Do not start while these types have due or running work. Cycles are refused. */
@@ -141,6 +147,8 @@ export interface TypeSettings {
   batchSize: number;
   leaseMs: number;
   serializeByScope: boolean;
+  /** One at a time per object, in enqueue order (claim.ts, orderedHead). */
+  ordered: boolean;
   /** Most pending jobs of the type per scope object, or null (no cap). */
   maxDepth: number | null;
   notWhileRunning: string[];
@@ -223,6 +231,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     batchSize: DEFAULTS.batchSize,
     leaseMs: DEFAULTS.leaseMs,
     serializeByScope: false,
+    ordered: false,
     maxDepth: null,
     notWhileRunning: [],
     waitsFor: [],
@@ -240,6 +249,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       batchSize: t.batchSize ?? base.batchSize,
       leaseMs: t.leaseMs ?? base.leaseMs,
       serializeByScope: t.serializeByScope ?? false,
+      ordered: t.ordered ?? false,
       maxDepth: t.maxDepth ?? null,
       notWhileRunning: t.notWhileRunning ?? [],
       waitsFor: t.waitsFor ?? [],

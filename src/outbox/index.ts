@@ -112,7 +112,8 @@ export interface Outbox {
 export function createOutbox(storage: OutboxStorage, queue: QueueClient | QueueBinding | ServiceBindingLike, options: OutboxOptions = {}): Outbox {
   const sql = storage.sql;
   for (const statement of SCHEMA) sql.exec(statement);
-  const client: QueueClient = "enqueueMany" in queue ? (queue as QueueClient) : createClient(queue as QueueBinding);
+  // A service binding answers to any method name (an RPC stub), so it is told apart by its fetch, which clients lack.
+  const client: QueueClient = typeof (queue as ServiceBindingLike).fetch === "function" ? createClient(queue as QueueBinding) : (queue as QueueClient);
   const now = options.now ?? Date.now;
   const log = options.log ?? ((line) => console.error(JSON.stringify(line)));
   let scheduled = false;

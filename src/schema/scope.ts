@@ -68,6 +68,10 @@ export const job = sqliteTable(
     uniqueIndex("job_dedupe_pending_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'pending'`),
     /** The running job of a key: a follower does not start while it runs. */
     index("job_dedupe_running_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'running'`),
+    /** An ordered type's head: its oldest live job (scope/claim.ts, orderedHead). */
+    index("job_live_seq_idx")
+      .on(t.type, t.seq)
+      .where(sql.raw(`state IN (${sqlList(LIVE_STATES)})`)),
     /** throttleMs: the latest start of a key, whatever its state now. */
     index("job_key_started_idx").on(t.dedupeKey, t.startedAt).where(sql`dedupe_key IS NOT NULL`),
     check("job_state_check", sql.raw(`state IN (${sqlList(JOB_STATES)})`)),

@@ -106,7 +106,11 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, wit
       const serial = isSerial(store, type);
       if (serial && serialBusy(store.sql, type, now)) continue;
       const limit = Math.min(serial ? 1 : req.limit, req.caps?.get(type) ?? Infinity);
-      if (limit > 0) candidates.push(...bestDue(store.sql, type, limit, now));
+      if (limit <= 0) continue;
+      if (isOrdered(store, type)) {
+        const head = orderedHead(store.sql, type, now);
+        if (head) candidates.push(head);
+      } else candidates.push(...bestDue(store.sql, type, limit, now));
     }
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
     const picked = candidates.slice(0, req.limit);
@@ -128,9 +132,28 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, wit
 /** jobRunningLiveOfType: job_lease_idx (lease_expires_at) WHERE running, live leases only. */
 const JOB_RUNNING_LIVE_OF_TYPE = "SELECT 1 AS live FROM job WHERE state = 'running' AND lease_expires_at > ?2 AND type = ?1 LIMIT 1";
 
-/** isSerial: the type is serialized by scope and this is a scope object, not a shard of unscoped jobs. */
+/** isSerial: one job of the type at a time here — serialized by scope (in a scope object), or ordered (in any object). */
 export function isSerial(store: ScopeStore, type: string): boolean {
-  return store.scoped && store.config.typeSettings(type).serializeByScope;
+  const t = store.config.typeSettings(type);
+  return t.ordered || (store.scoped && t.serializeByScope);
+}
+
+export function isOrdered(store: ScopeStore, type: string): boolean {
+  return store.config.typeSettings(type).ordered;
+}
+
+/** jobOldestLive: job_live_seq_idx (type, seq) WHERE pending or running — one seek. */
+const JOB_OLDEST_LIVE = "SELECT seq, priority, run_at, state FROM job WHERE type = ? AND state IN ('pending', 'running') ORDER BY seq LIMIT 1";
+
+/**
+ * orderedHead: an ordered type's next job, or null. Only the oldest live job of the type may run, when it is
+ * pending and due: one running (its lease lapsed or not), backing off after a failed attempt, or delayed,
+ * holds every later one — priority and runAt do not reorder an ordered type.
+ */
+export function orderedHead(sql: SqlStorage, type: string, now: number): Candidate | null {
+  const head = sql.exec<Candidate & { state: string }>(JOB_OLDEST_LIVE, type).toArray()[0];
+  if (!head || head.state !== "pending" || head.run_at > now) return null;
+  return { seq: head.seq, priority: head.priority, run_at: head.run_at };
 }
 
 /** serialBusy: a job of the type holds a live lease here, so no other may start. */
@@ -166,6 +189,12 @@ SELECT count(*) AS n FROM (
 /** countDue: due jobs of the type here, counted up to `limit`. */
 export function countDue(sql: SqlStorage, type: string, now: number, limit: number): number {
   return sql.exec<{ n: number }>(JOB_COUNT_DUE, type, now, limit).one().n;
+}
+
+/** countStartable: what may start now — countDue, but an ordered type has its head or nothing. */
+export function countStartable(store: ScopeStore, type: string, now: number, limit: number): number {
+  if (isOrdered(store, type)) return orderedHead(store.sql, type, now) ? 1 : 0;
+  return countDue(store.sql, type, now, limit);
 }
 
 /** busyHere: the first of the types with due or running work in this object (waitsFor's exact, local half), or null. */

@@ -22,7 +22,7 @@
  * @module
  */
 import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../dispatch/permit-plan";
-import { busyHere, claimJobs, countDue, isSerial, serialBusy, type ClaimRequest } from "./claim";
+import { busyHere, claimJobs, countStartable, isSerial, serialBusy, type ClaimRequest } from "./claim";
 import { pendingTypes } from "./counts";
 import type { JobRow } from "./job-row";
 import type { ScopeStore } from "./store";
@@ -77,7 +77,7 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
     caps.set(type, 0);
     const serial = isSerial(store, type);
     if (serial && serialBusy(store.sql, type, deps.now())) continue;
-    const due = countDue(store.sql, type, deps.now(), serial ? 1 : req.limit);
+    const due = countStartable(store, type, deps.now(), serial ? 1 : req.limit);
     if (due === 0) continue;
     if (waitsFor.length > 0) {
       // This object's own work first (exact), then everyone's (the catalog, about a second behind at most).

@@ -549,14 +549,16 @@ export class ScopeDO extends DurableObject<Env> {
   /**
    * dueForClaims: rows of pulled types that are due now wake the claims parked for their type (wait/wait-do.ts).
    * A keyed row that stopped running may have freed its key's follower (of the same type): that counts as due too;
-   * when there was none, the woken claim finds nothing and parks again.
+   * when there was none, the woken claim finds nothing and parks again. So may an ordered type's head that
+   * stopped running: the job behind it is next.
    */
   private dueForClaims(rows: readonly JobRow[], now: number): void {
     const push = this.store.config.pushTypes;
     const types = new Set<string>();
     for (const r of rows) {
       if (push.includes(r.type)) continue;
-      if ((r.state === "pending" && r.run_at <= now) || (r.dedupe_key !== null && r.state !== "running")) types.add(r.type);
+      const freed = r.state !== "running" && (r.dedupe_key !== null || this.store.config.typeSettings(r.type).ordered);
+      if ((r.state === "pending" && r.run_at <= now) || freed) types.add(r.type);
     }
     if (types.size > 0) this.waits.due(types, now);
   }

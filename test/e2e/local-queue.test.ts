@@ -230,6 +230,8 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
     const done = await until("the placed order's job completed", async () => {
       const jobs = await ofOrder(`${tag}-1`);
       return jobs.length > 0 && jobs.every((j) => j.state === "completed") ? jobs : undefined;
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}\n--- my-orders log (tail) ---\n${worker.log().slice(-3000)}`);
     });
     expect(done.map((j) => j.id.endsWith(`.order-${tag}-1`))).toEqual([true]);
     expect(await ofOrder(`${tag}-2`)).toEqual([]);

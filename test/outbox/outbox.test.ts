@@ -14,7 +14,8 @@ import { createOutbox, OUTBOX_SAFETY_MS } from "../../src/outbox";
 import { api, uniqueType } from "../helpers/api";
 import { env } from "../helpers/scope";
 
-const real = createClient((exports as unknown as { EdgeQueue: Service<EdgeQueue> }).EdgeQueue);
+const binding = (exports as unknown as { EdgeQueue: Service<EdgeQueue> }).EdgeQueue;
+const real = createClient(binding);
 const quiet = { log: () => {} };
 
 /** A queue whose calls fail before reaching it (down) or after it took them (the answer lost). */
@@ -32,11 +33,11 @@ const scratch = (name = `outbox:${crypto.randomUUID()}`) => env.WAIT.getByName(n
 const jobsOf = async (type: string) => (await api("GET", `/v1/jobs?type=${type}&limit=10`)).body.items as { id: string; payload: unknown }[];
 
 describe("edgequeue/outbox", () => {
-  it("a committed change is forwarded once, right after the commit; no row and no alarm are left", async () => {
+  it("a committed change is forwarded once, right after the commit, over the raw service binding; no row and no alarm are left", async () => {
     const type = uniqueType("outbox");
     await runInDurableObject(scratch(), async (_o, state) => {
       state.storage.sql.exec("CREATE TABLE orders (id TEXT PRIMARY KEY)");
-      const outbox = createOutbox(state.storage, real, quiet);
+      const outbox = createOutbox(state.storage, binding, quiet);
       let id = "";
       state.storage.transactionSync(() => {
         state.storage.sql.exec("INSERT INTO orders (id) VALUES ('o1')");

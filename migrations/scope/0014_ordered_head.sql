@@ -1,0 +1,1 @@
+CREATE INDEX `job_live_seq_idx` ON `job` (`type`,`seq`) WHERE state IN ('pending', 'running');
