@@ -56,7 +56,8 @@ import { TERMINAL_STATES } from "../job/states";
 import type { FailedCursor } from "../scope/change";
 import type { EnqueueRefusal, NewJob } from "../scope/enqueue";
 import { prepareJob } from "../scope/new-job";
-import { toJob, toLeasedJob } from "../scope/job-row";
+import { toJob, toLeasedJob, type JobRow } from "../scope/job-row";
+import { commitAcross, PartRefused } from "./batch-commit";
 import type { Refusal } from "../scope/outcome";
 import { decodeCursor, encodeCursor, packJson, unpackJson } from "./cursor";
 import { Schedules } from "./schedules";
@@ -143,28 +144,34 @@ export class QueueOps {
       const path = pathPrefix ? `${pathPrefix}[${index}].${field}` : field;
       return { index, error: new QueueError(out.code, `${path}: ${out.message}`, { path, index }) };
     };
-    // One object's enqueue is all or none by itself. Over several, a key conflict or a full type (decided inside each
-    // object) is asked of every object holding keyed jobs or jobs of a capped type before any writes, so a refused
-    // batch writes nothing (short of a race with another enqueue in between).
-    const capped = (job: NewJob) => this.config.typeSettings(job.type).maxDepth !== null;
-    const keyed = [...byHome].filter(([, items]) => items.some((i) => i.job.dedupeKey !== null || capped(i.job)));
-    if (byHome.size > 1 && keyed.length > 0) {
-      const refusals: { index: number; error: QueueError }[] = [];
-      await inParallel(keyed, ENQUEUE_PARALLEL, async ([home, items]) => {
-        const out = await this.scope(home).checkEnqueue(items.map((i) => i.job));
-        if (out) refusals.push(conflict(items, out));
-      });
-      // The first item in call order, whichever object answered first.
-      if (refusals.length > 0) throw refusals.sort((a, b) => a.index - b.index)[0]!.error;
-    }
     const results: EnqueueResult[] = new Array(bodies.length);
-    await inParallel([...byHome], ENQUEUE_PARALLEL, async ([home, items]) => {
-      const out = await this.scope(home).enqueue(items.map((i) => i.job));
-      if (!out.ok) throw conflict(items, out).error;
+    const put = (items: { index: number; job: NewJob }[], out: { results: { row: JobRow | null; created: boolean }[] }) =>
       out.results.forEach((r, k) => {
         results[items[k]!.index] = { id: items[k]!.job.id, job: r.row === null ? null : toJob(r.row), created: r.created };
       });
+    const [only] = byHome;
+    if (byHome.size === 1 && only) {
+      // One object's enqueue is one transaction: all or none by itself.
+      const [home, items] = only;
+      const out = await this.scope(home).enqueue(items.map((i) => i.job));
+      if (!out.ok) throw conflict(items, out).error;
+      put(items, out);
+      return results;
+    }
+    // Over several objects: staged everywhere, then committed everywhere or nowhere (batch-commit.ts).
+    const parts = [...byHome].map(([home, items]) => ({ home, items, jobs: items.map((i) => i.job) }));
+    const answers = await commitAcross(parts, (home) => this.scope(home), (list, f) => inParallel(list.map((x, i) => [x, i] as const), ENQUEUE_PARALLEL, ([x, i]) => f(x, i))).catch((e: unknown) => {
+      throw e instanceof PartRefused ? conflict(parts[e.part]!.items, e.refusal).error : e;
     });
+    await Promise.all(
+      parts.map(async (p, i) => {
+        const out = answers[i];
+        if (out?.ok) return put(p.items, out);
+        // Committed by the object's own alarm before this call's commit came: the jobs are there, made then.
+        const rows = await Promise.all(p.jobs.map((j) => this.scope(p.home).get(j.id)));
+        put(p.items, { results: rows.map((row) => ({ row, created: false })) });
+      }),
+    );
     return results;
   }
 

@@ -252,3 +252,35 @@ export const jobLog = sqliteTable(
   },
   (t) => [index("job_log_job_idx").on(t.jobSeq, t.id)],
 );
+
+/**
+ * A batch enqueue spread over several objects, staged here until its decision
+ * (scope/batch-stage.ts; README "Batch enqueue"): the jobs are kept as they
+ * would be enqueued, invisible to claims, dispatch, listings and stats, and
+ * become jobs only when the batch commits.
+ */
+export const jobStage = sqliteTable(
+  "job_stage",
+  {
+    batch: text("batch").notNull(),
+    /** The job's place among this object's part of the batch. */
+    idx: integer("idx").notNull(),
+    /** The job as the enqueue would take it (scope/enqueue.ts NewJob), JSON. */
+    job: text("job").notNull(),
+    stagedAt: integer("staged_at").notNull(),
+    /** The object that holds the batch's decision. */
+    decider: text("decider").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.batch, t.idx] }), index("job_stage_staged_idx").on(t.stagedAt)],
+);
+
+/** The decisions of the batches this object decides: commit or abort, whichever came first. */
+export const batchDecision = sqliteTable(
+  "batch_decision",
+  {
+    batch: text("batch").primaryKey(),
+    decision: text("decision", { enum: ["commit", "abort"] }).notNull(),
+    decidedAt: integer("decided_at").notNull(),
+  },
+  (t) => [index("batch_decision_at_idx").on(t.decidedAt)],
+);

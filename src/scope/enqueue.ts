@@ -87,9 +87,14 @@ class Refused extends Error {
 /** jobCountPendingOfType: the type's pending jobs here (job_count, kept by trigger). */
 const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(n), 0) AS n FROM job_count WHERE type = ? AND state = 'pending'";
 
-export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: number): EnqueueOutcome {
+/**
+ * `decided`: the jobs of a batch already decided to commit (batch-stage.ts), checked when staged. What changed
+ * since cannot refuse them any more: a key taken meanwhile under another mode answers with the job that holds
+ * it (as a duplicate does), and a depth cap is not checked again.
+ */
+export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: number, decided = false): EnqueueOutcome {
   try {
-    return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now)) };
+    return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now, decided)) };
   } catch (e) {
     if (!(e instanceof Refused)) throw e;
     return e.refusal();
@@ -102,8 +107,7 @@ const DRY_RUN = Symbol("dry run");
  * checkEnqueue: would `enqueueJobs` refuse these jobs? The same code runs in a
  * transaction that is then rolled back (and tells no one), so the answer can
  * never disagree with the real enqueue — as of now. A batch spread over
- * several objects asks each first, so a conflict in one writes nothing in the
- * others (short of a race with another enqueue in between).
+ * several objects checks each part with it before staging it (batch-stage.ts).
  */
 export function checkEnqueue(store: ScopeStore, jobs: readonly NewJob[], now: number): EnqueueRefusal | null {
   const quiet: ScopeStore = { ...store, touched: () => {} };
@@ -125,7 +129,7 @@ const METRIC_COUNT_ENQUEUED = `
 INSERT INTO metric_minute (minute, type, enqueued) VALUES (?, ?, ?)
 ON CONFLICT (minute, type) DO UPDATE SET enqueued = enqueued + excluded.enqueued`;
 
-function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): Enqueued[] {
+function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number, decided = false): Enqueued[] {
   const out: Enqueued[] = [];
   const created = new Map<string, number>();
   let changed = false;
@@ -166,7 +170,7 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
       out.push({ row: null, created: false });
       return;
     }
-    const answer = answerFromKey(store, job, index, now);
+    const answer = answerFromKey(store, job, index, now, decided);
     if (answer) {
       out.push({ row: answer.row, created: false });
       changed ||= answer.changed;
@@ -179,7 +183,7 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
   });
   flush();
   // Depth caps, once every job of the batch is in: past a cap, the whole enqueue is rolled back.
-  for (const type of created.keys()) {
+  for (const type of decided ? [] : created.keys()) {
     const cap = store.config.typeSettings(type).maxDepth;
     if (cap === null) continue;
     const depth = store.sql.exec<{ n: number }>(JOB_COUNT_PENDING_OF_TYPE, type).one().n;
@@ -194,11 +198,12 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number): En
 }
 
 /** answerFromKey: the job a duplicate gets (and whether coalescing changed it), or null when a new job must be created. */
-function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: number): { row: JobRow; changed: boolean } | null {
+function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: number, decided: boolean): { row: JobRow; changed: boolean } | null {
   const mode = job.keyMode ?? "active";
   const live = liveJobsOfKey(store.sql, job.dedupeKey!);
   // The mode must match; coalescing is the call's own choice (job/key-mode.ts).
   const other = live.find((r) => baseMode((r.dedupe_mode ?? "active") as KeyMode) !== baseMode(mode));
+  if (other && decided) return { row: other, changed: false };
   if (other) {
     throw new Refused("conflict", index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${baseMode((other.dedupe_mode ?? "active") as KeyMode)} (job ${other.id}); this enqueue asks for mode ${baseMode(mode)}`);
   }
@@ -212,6 +217,7 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
     if (!replacesPayload(mode)) return same(pending);
     // A key spans the types of a scope (API.md), but a payload is only ever replaced by one of its own type.
     if (pending.type !== job.type) {
+      if (decided) return same(pending);
       throw new Refused("conflict", index, `dedupe key ${JSON.stringify(job.dedupeKey)} is held by pending job ${pending.id} of type ${pending.type}; mode ${mode} would replace its payload with one for ${job.type}`);
     }
     const runAt = mode === "debounce" ? now + (job.debounceMs ?? 0) : null;

@@ -28,7 +28,8 @@ import { cancelAll, cancelJob, cancelKeys, retryFailed, retryJob, type FailedCur
 import type { ClaimRequest } from "./claim";
 import { anyPermits, holdPermits, holdPermitsOfKeys, permitsOfLease, pullClaim, returnable } from "./pull-permits";
 import { guarded, PERMIT_TTL_FACTOR, POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
-import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
+import { checkEnqueue, enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
+import { decide as decideBatch, nextStageDeadline, stage as stageJobs, stale as staleBatches, take as takeStage, type Decision } from "./batch-stage";
 import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { pruneMetrics } from "./minute-counters";
@@ -185,19 +186,58 @@ export class ScopeDO extends DurableObject<Env> {
     const now = this.clock.now();
     const out = enqueueJobs(this.store, jobs, now);
     if (!out.ok) return out;
+    await this.afterEnqueue(out, now);
+    return out;
+  }
+
+  private async afterEnqueue(out: { results: Enqueued[] }, now: number): Promise<void> {
     const created = out.results.flatMap((r) => (r.created ? [r.row] : []));
     this.events.enqueued(created);
     this.dueForClaims(created, now);
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
     const urgent = created.some((row) => this.store.config.waitedOn.includes(row.type));
     await this.afterWrite(now, [], this.dispatcher.newOrigin(), urgent);
-    return out;
   }
 
-  /** checkEnqueue: would `enqueue(jobs)` be refused? Writes nothing (a batch over several objects asks each first). */
-  async checkEnqueue(jobs: NewJob[]): Promise<EnqueueRefusal | null> {
-    return checkEnqueue(this.store, jobs, this.clock.now());
+  /**
+   * stageBatch: this object's part of a batch over several objects (batch-stage.ts): checked as the enqueue
+   * would check it, then kept aside, invisible, until `commitBatch` or `abortBatch` — or, if neither comes,
+   * until the alarm asks `decider`.
+   */
+  async stageBatch(batch: string, decider: string, jobs: NewJob[]): Promise<EnqueueRefusal | null> {
+    const now = this.clock.now();
+    const refused = checkEnqueue(this.store, jobs, now);
+    if (refused) return refused;
+    stageJobs(this.store, batch, decider, jobs, now);
+    await this.arm(now);
+    return null;
   }
+
+  /** decideBatch: the decider's side — the batch's decision, `proposal` if it is the first (batch-stage.ts). */
+  async decideBatch(batch: string, proposal: Decision): Promise<Decision> {
+    return decideBatch(this.store, batch, proposal, this.clock.now());
+  }
+
+  /** commitBatch: the staged part becomes jobs, as an enqueue of them would make them; null when nothing was staged. */
+  async commitBatch(batch: string): Promise<EnqueueOutcome | null> {
+    const now = this.clock.now();
+    let out: EnqueueOutcome | null = null;
+    this.store.atomic(() => {
+      const jobs = takeStage(this.store, batch);
+      out = jobs === null ? null : enqueueJobs(this.store, jobs, now, true);
+    });
+    const done = out as EnqueueOutcome | null;
+    if (done?.ok) await this.afterEnqueue(done, now);
+    else await this.arm(now);
+    return done;
+  }
+
+  /** abortBatch: drop the staged part (nothing of it was ever seen). */
+  async abortBatch(batch: string): Promise<void> {
+    this.store.atomic(() => takeStage(this.store, batch));
+    await this.arm(this.clock.now());
+  }
+
 
   /** claim (pull): never hands out jobs of push types — those belong to their handler. Guarded types take permits first. */
   async claim(req: ClaimRequest): Promise<(JobRow & { journal?: Journal })[]> {
@@ -439,6 +479,8 @@ export class ScopeDO extends DurableObject<Env> {
       // Pulled jobs whose delay or backoff ended: parked claims may take them (reaped ones are told in reap()).
       this.waits.due(cameDue.filter((t) => !this.store.config.pushTypes.includes(t)), now);
       const swept = sweepOnce(this.store, now);
+      // Batches staged here whose commit never came: their decider says what they became (batch-stage.ts).
+      await this.settleStaleBatches(now);
       // Reaped attempts' permits, and any a crashed instance left after a settle (pull-permits.ts).
       await this.returnPermits();
       pruneMetrics(this.store.sql, now, this.reporter.unreportedSince());
@@ -478,6 +520,16 @@ export class ScopeDO extends DurableObject<Env> {
     await this.alarmArm.set(at);
   }
 
+  /** settleStaleBatches: ask each stale stage's decider (abort, unless it committed) and do what it says. */
+  private async settleStaleBatches(now: number): Promise<void> {
+    for (const { batch, decider } of staleBatches(this.store, now)) {
+      const decision = decider === this.knownHome() ? decideBatch(this.store, batch, "abort", now) : await this.env.SCOPE.getByName(decider).decideBatch(batch, "abort");
+      console.log(JSON.stringify({ event: "batch:settled_by_alarm", home: this.name, batch, decision }));
+      if (decision === "commit") await this.commitBatch(batch);
+      else await this.abortBatch(batch);
+    }
+  }
+
   /** reap: end the attempts whose lease ran out, tell the dispatcher (it aborts their handlers) and emit their events. */
   private reap(now: number): { more: boolean } {
     const reaped = reapOnce(this.store, now);
@@ -508,9 +560,8 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private wakeAt(now: number): number | null {
-    const jobs = nextWakeAt(this.store, now, this.reporter.deadline());
-    const push = this.dispatcher.wakeAt(now);
-    return jobs === null ? push : push === null ? jobs : Math.min(jobs, push);
+    const times = [nextWakeAt(this.store, now, this.reporter.deadline()), this.dispatcher.wakeAt(now), nextStageDeadline(this.store)].filter((t): t is number => t !== null);
+    return times.length === 0 ? null : Math.min(...times);
   }
 
   // ------------------------------------------------------------ internals

@@ -1,0 +1,96 @@
+/**
+ * A batch enqueue over several objects, all or none: stage every part, let
+ * the decider record the outcome, then commit or drop every part (the
+ * protocol, and how an object settles a stage whose coordinator died, are in
+ * scope/batch-stage.ts; docs/design.md "Batches over several objects").
+ *
+ * @module
+ */
+import { QueueError } from "../errors";
+import type { Decision } from "../scope/batch-stage";
+import type { EnqueueOutcome, EnqueueRefusal, NewJob } from "../scope/enqueue";
+
+/** What a part's object offers (ScopeDO's methods, over RPC). */
+export interface StagingObject {
+  stageBatch(batch: string, decider: string, jobs: NewJob[]): Promise<EnqueueRefusal | null>;
+  decideBatch(batch: string, proposal: Decision): Promise<Decision>;
+  commitBatch(batch: string): Promise<EnqueueOutcome | null>;
+  abortBatch(batch: string): Promise<void>;
+}
+
+export interface Part {
+  home: string;
+  jobs: NewJob[];
+}
+
+/** A part refused by its object (a key under another mode, a full type): the batch wrote nothing. */
+export class PartRefused extends Error {
+  constructor(
+    readonly part: number,
+    readonly refusal: EnqueueRefusal,
+  ) {
+    super(refusal.message);
+  }
+}
+
+/**
+ * commitAcross: each part's enqueue answer, in part order, once the batch committed everywhere. Throws
+ * PartRefused (the first refused part in `parts` order) or a QueueError when the batch could not commit;
+ * in both cases no job of it exists or ever will. `run` runs the calls, a few at a time.
+ */
+export async function commitAcross(
+  parts: readonly Part[],
+  object: (home: string) => StagingObject,
+  run: <T>(items: readonly T[], f: (item: T, i: number) => Promise<void>) => Promise<void>,
+): Promise<(EnqueueOutcome | null)[]> {
+  const batch = `b${Date.now().toString(36)}${crypto.randomUUID().replaceAll("-", "")}`;
+  // The decider is one of the batch's own objects, so no other object is on the path; the first by name.
+  const decider = [...parts].map((p) => p.home).sort()[0]!;
+  const staged: boolean[] = parts.map(() => false);
+  const refusals: PartRefused[] = [];
+  const failures: unknown[] = [];
+  await run(parts, async (p, i) => {
+    try {
+      const refused = await object(p.home).stageBatch(batch, decider, p.jobs);
+      if (refused) refusals.push(new PartRefused(i, refused));
+      else staged[i] = true;
+    } catch (e) {
+      failures.push(e);
+    }
+  });
+  const decision = refusals.length > 0 || failures.length > 0 ? "abort" : await object(decider).decideBatch(batch, "commit");
+  if (decision === "abort") {
+    // Best effort: a part this misses is dropped by its own alarm (its decider answers abort).
+    await object(decider).decideBatch(batch, "abort").catch(() => undefined);
+    await run(parts, async (p, i) => {
+      if (staged[i]) await object(p.home).abortBatch(batch).catch(() => undefined);
+    });
+    if (refusals.length > 0) throw refusals.sort((a, b) => a.part - b.part)[0]!;
+    const why = failures.length > 0 ? String(failures[0]) : "its parts waited past the stage timeout";
+    throw new QueueError("internal", `the batch was not enqueued (${why}); nothing of it was written: sending it again is safe`);
+  }
+  const answers: (EnqueueOutcome | null)[] = parts.map(() => null);
+  const unreached: string[] = [];
+  await run(parts, async (p, i) => {
+    // Once decided, a part must commit: try twice, then leave it to its object's alarm (which asks the decider).
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        answers[i] = await object(p.home).commitBatch(batch);
+        return;
+      } catch (e) {
+        if (attempt === 1) {
+          unreached.push(p.home);
+          console.error(JSON.stringify({ event: "batch:commit_unreached", batch, home: p.home, error: String(e) }));
+        }
+      }
+    }
+  });
+  if (unreached.length > 0) {
+    throw new QueueError(
+      "internal",
+      `the batch committed, but ${unreached.length} of its objects could not be reached: each applies its part from its alarm within 30 s. ` +
+        "Sending the batch again with the same ids answers with its jobs.",
+    );
+  }
+  return answers;
+}

@@ -1,0 +1,70 @@
+/**
+ * Batches over several objects, all or none (README "Batch enqueue";
+ * docs/design.md "Batches over several objects"). One object's enqueue is one
+ * transaction; a batch whose jobs live in several objects is committed in two
+ * phases:
+ *
+ * 1. stage: each object checks its part as the enqueue would (the same code,
+ *    rolled back) and keeps it in `job_stage`, where nothing sees it;
+ * 2. the batch's decider — one of those objects — records `commit` (every
+ *    part staged) or `abort` (one was refused or failed), whichever comes
+ *    first, once;
+ * 3. each object turns its stage into jobs (commit) or drops it (abort).
+ *
+ * A coordinator that dies anywhere in between leaves stages behind: each
+ * object's alarm, STAGE_TIMEOUT_MS after staging, asks the decider, which
+ * records `abort` unless `commit` is there already, and does what it says. So
+ * every object ends the same way, and a batch either exists whole or not at
+ * all. Plain functions over the object's SQLite.
+ *
+ * @module
+ */
+import type { NewJob } from "./enqueue";
+import type { ScopeStore } from "./store";
+
+/** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
+export const STAGE_TIMEOUT_MS = 30_000;
+/** Decisions are kept this long: far past any stage's timeout. */
+export const DECISION_KEEP_MS = 24 * 3600_000;
+
+export type Decision = "commit" | "abort";
+
+const STAGE_INSERT = "INSERT INTO job_stage (batch, idx, job, staged_at, decider) SELECT ?1, key, value, ?2, ?3 FROM json_each(?4)";
+const STAGE_TAKE = "DELETE FROM job_stage WHERE batch = ? RETURNING idx, job";
+const STAGE_STALE = "SELECT batch, decider FROM job_stage WHERE staged_at <= ? GROUP BY batch, decider";
+const STAGE_OLDEST = "SELECT min(staged_at) AS at FROM job_stage";
+const DECISION_GET = "SELECT decision FROM batch_decision WHERE batch = ?";
+const DECISION_PUT = "INSERT INTO batch_decision (batch, decision, decided_at) VALUES (?, ?, ?) ON CONFLICT (batch) DO NOTHING";
+const DECISION_DROP = "DELETE FROM batch_decision WHERE decided_at < ?";
+
+/** stage: keep this object's part of `batch` (already checked by the caller), to be committed or dropped. */
+export function stage(store: ScopeStore, batch: string, decider: string, jobs: readonly NewJob[], now: number): void {
+  store.sql.exec(STAGE_INSERT, batch, now, decider, JSON.stringify(jobs.map((j) => JSON.stringify(j))));
+}
+
+/** take: this object's part of `batch`, removed (inside the caller's transaction); null when none is staged. */
+export function take(store: ScopeStore, batch: string): NewJob[] | null {
+  const rows = store.sql.exec<{ idx: number; job: string }>(STAGE_TAKE, batch).toArray();
+  if (rows.length === 0) return null;
+  return rows.sort((a, b) => a.idx - b.idx).map((r) => JSON.parse(r.job) as NewJob);
+}
+
+/** decide: the batch's decision — `proposal` if none was recorded yet, else the one that was. Decisions a day old go. */
+export function decide(store: ScopeStore, batch: string, proposal: Decision, now: number): Decision {
+  return store.atomic(() => {
+    store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
+    store.sql.exec(DECISION_PUT, batch, proposal, now);
+    return store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).one().decision;
+  });
+}
+
+/** stale: the batches staged here whose commit never came, with who decides each. */
+export function stale(store: ScopeStore, now: number): { batch: string; decider: string }[] {
+  return store.sql.exec<{ batch: string; decider: string }>(STAGE_STALE, now - STAGE_TIMEOUT_MS).toArray();
+}
+
+/** nextStageDeadline: when the alarm must ask about the oldest stage, or null when none waits. */
+export function nextStageDeadline(store: ScopeStore): number | null {
+  const at = store.sql.exec<{ at: number | null }>(STAGE_OLDEST).one().at;
+  return at === null ? null : at + STAGE_TIMEOUT_MS;
+}

@@ -1,0 +1,111 @@
+/**
+ * A batch enqueue over several objects is all or none (README "Batch
+ * enqueue"): each part is staged, the decider records commit or abort, every
+ * part follows it — and an object whose coordinator vanished settles its stage
+ * from its alarm by asking the decider. Failures are injected between the
+ * coordinator and one object, the rest is the real runtime.
+ */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env as workersEnv } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock";
+import { createApp } from "../../src/coordinator/app";
+import { scopeHome } from "../../src/job/home";
+import { STAGE_TIMEOUT_MS } from "../../src/scope/batch-stage";
+import { api, TOKEN, uniqueType } from "../helpers/api";
+import { env, newJob, useClock } from "../helpers/scope";
+
+const baseEnv = workersEnv as unknown as Record<string, unknown>;
+type Stub = ReturnType<typeof env.SCOPE.getByName>;
+
+/** An env whose SCOPE stubs fail `method` for one home; every other call reaches the real object. */
+function failing(home: string, method: "stageBatch" | "commitBatch") {
+  const real = env.SCOPE;
+  const SCOPE = {
+    getByName(name: string) {
+      const stub = real.getByName(name);
+      if (name !== home) return stub;
+      return new Proxy(stub, {
+        get(target, prop) {
+          if (prop === method) return async () => Promise.reject(new Error(`injected: ${method} of ${home} failed`));
+          // An RPC stub answers every property name with a remote method: forward calls as calls.
+          return (...args: unknown[]) => (target as unknown as Record<string | symbol, (...a: unknown[]) => unknown>)[prop]!(...args);
+        },
+      });
+    },
+  };
+  return { ...baseEnv, SCOPE };
+}
+
+async function batch(e: Record<string, unknown>, jobs: object[]) {
+  const res = await createApp().request("/v1/jobs/batch", { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ jobs }) }, e);
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const staged = (stub: Stub) => runInDurableObject(stub, (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job_stage").one().n);
+const jobsIn = async (scope: { type: string; id: string }) => (await api("GET", `/v1/jobs?scopeType=${scope.type}&scopeId=${scope.id}`)).body.items as { id: string; payload: { n: number } }[];
+
+function threeScopes() {
+  const scopes = [1, 2, 3].map((n) => ({ type: "Acct", id: `${crypto.randomUUID()}-${n}` }));
+  const homes = scopes.map((s) => scopeHome(s).name);
+  const order = [...homes].sort();
+  return { scopes, homes, decider: order[0]!, notDecider: order[1]! };
+}
+
+describe("batches over several objects, all or none", () => {
+  it("a part that cannot be staged: the batch answers an error and no object holds a job or a stage of it", async () => {
+    const type = uniqueType("batch");
+    const { scopes, homes, notDecider } = threeScopes();
+    const r = await batch(failing(notDecider, "stageBatch"), scopes.map((scope, n) => ({ type, payload: { n }, scope })));
+    expect(r.status).toBe(500);
+    expect(r.body.error.message).toContain("nothing of it was written");
+    for (const scope of scopes) expect(await jobsIn(scope)).toEqual([]);
+    for (const home of homes) expect(await staged(env.SCOPE.getByName(home))).toBe(0);
+  });
+
+  it("a refused part (a key under another mode) aborts the staged others: nothing is written, the refusal names the item", async () => {
+    const type = uniqueType("batch");
+    const { scopes, homes } = threeScopes();
+    expect((await api("POST", "/v1/jobs", { type, payload: {}, scope: scopes[2], dedupeKey: "k" })).status).toBe(201);
+    const r = await api("POST", "/v1/jobs/batch", { jobs: scopes.map((scope, n) => ({ type, payload: { n }, scope, ...(n === 2 ? { dedupeKey: "k", dedupeMode: "pending" } : {}) })) });
+    expect(r.status).toBe(409);
+    expect(r.body.error.details).toMatchObject({ path: "jobs[2].dedupeKey", index: 2 });
+    expect(await jobsIn(scopes[0]!)).toEqual([]);
+    expect(await jobsIn(scopes[1]!)).toEqual([]);
+    for (const home of homes) expect(await staged(env.SCOPE.getByName(home))).toBe(0);
+  });
+
+  it("a part whose commit cannot be delivered is applied by its object's alarm: every part ends committed, once", async () => {
+    const type = uniqueType("batch");
+    const { scopes, homes, notDecider } = threeScopes();
+    const clock = new ManualClock(Date.now());
+    const late = env.SCOPE.getByName(notDecider);
+    await useClock(late, clock);
+    const r = await batch(failing(notDecider, "commitBatch"), scopes.map((scope, n) => ({ type, payload: { n }, scope })));
+    expect(r.status).toBe(500);
+    expect(r.body.error.message).toContain("the batch committed");
+    expect(await staged(late)).toBe(1);
+    clock.advance(STAGE_TIMEOUT_MS + 1);
+    await runDurableObjectAlarm(late);
+    expect(await staged(late)).toBe(0);
+    const payloads = (await Promise.all(scopes.map(jobsIn))).map((items) => items.map((j) => j.payload.n));
+    expect(payloads).toEqual([[0], [1], [2]]);
+    expect(homes.length).toBe(3);
+  });
+
+  it("a coordinator gone after staging: each object's alarm asks the decider, which aborts; a late commit is refused", async () => {
+    const type = uniqueType("batch");
+    const { homes, decider, notDecider } = threeScopes();
+    const clock = new ManualClock(Date.now());
+    const stubs = [decider, notDecider].map((h) => env.SCOPE.getByName(h));
+    for (const s of stubs) await useClock(s, clock);
+    const id = `b-${crypto.randomUUID()}`;
+    for (const [k, s] of stubs.entries()) expect(await s.stageBatch(id, decider, [newJob([decider, notDecider][k]!, { type })])).toBeNull();
+    clock.advance(STAGE_TIMEOUT_MS + 1);
+    for (const s of stubs) await runDurableObjectAlarm(s);
+    for (const s of stubs) expect(await staged(s)).toBe(0);
+    expect(await stubs[0]!.decideBatch(id, "commit")).toBe("abort");
+    for (const s of stubs) expect((await runInDurableObject(s, (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job").one().n))).toBe(0);
+    expect(homes).toContain(decider);
+  });
+});
