@@ -310,6 +310,33 @@ describe("dashboard pages", () => {
     }
   });
 
+  it("pauses and resumes a type from the overview: the button, the paused mark, and what the API reports", async () => {
+    const { cookie, csrf } = await signIn();
+    const type = uniqueType("dash-pause");
+    await flushJobs(await enqueue({ type }));
+    const paused = await page("POST", "/dashboard/types/pause", { cookie, form: { _csrf: csrf, type } });
+    expect([paused.status, paused.headers.get("location")]).toEqual([303, "/dashboard?done=type-paused"]);
+    expect((await api("GET", "/v1/types")).body.items.find((t: { type: string }) => t.type === type).paused).toBe(true);
+    const html = await (await page("GET", "/dashboard?done=type-paused", { cookie })).text();
+    expect(html).toContain("Type paused: its jobs are kept, none starts until it is resumed.");
+    expect(html).toMatch(new RegExp(`${type.replace(".", "\\.")} <span class="chip">paused</span>`));
+    expect(html).toContain(`<button type="submit" class="secondary" data-pause="${type}">Resume</button>`);
+    await page("POST", "/dashboard/types/resume", { cookie, form: { _csrf: csrf, type } });
+    expect((await api("GET", "/v1/types")).body.items.find((t: { type: string }) => t.type === type).paused).toBe(false);
+    expect(await (await page("GET", "/dashboard", { cookie })).text()).toContain(`data-pause="${type}">Pause</button>`);
+  });
+
+  it("a job's page shows its kept log lines", async () => {
+    const { cookie } = await signIn();
+    const id = await enqueue({ type: "demo.log", payload: { lines: 2 } });
+    await vi.waitFor(async () => expect(await stateOf(id)).toBe("completed"), { timeout: 10_000, interval: 20 });
+    const html = await (await page("GET", `/dashboard/jobs/${id}`, { cookie })).text();
+    const logs = /<div class="card" id="logs">([\s\S]*?)<\/table>/.exec(html)?.[1] ?? "";
+    expect(logs).toContain("line 1 of 2");
+    expect(logs).toContain("line 2 of 2");
+    expect(logs).toContain("{&quot;i&quot;:2}");
+  });
+
   it("pauses and resumes an API schedule; a config schedule is refused", async () => {
     const { cookie, csrf } = await signIn();
     const name = `dash-${crypto.randomUUID().slice(0, 8)}`;

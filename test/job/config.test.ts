@@ -14,6 +14,7 @@ describe("config", () => {
       batchSize: 100,
       leaseMs: 30_000,
       serializeByScope: false,
+      ordered: false,
       maxDepth: null,
       notWhileRunning: [],
       waitsFor: [],
