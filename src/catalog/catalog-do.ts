@@ -20,6 +20,7 @@ import { metricSeries, metricTotals } from "./metrics-store";
 import { ClaimedTypes, unhandledTypes } from "./claimed-types";
 import { loadConfig } from "../config/load";
 import { type PauseSync, pauseChanges, pausedTypes, promise, setPaused } from "./pause-store";
+import { POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
 import type { QueueConfig } from "../config/schema";
 
 export interface RankedHome {
@@ -50,6 +51,11 @@ export class CatalogDO extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(() => migrateStorage(ctx.storage, migrations, "catalog"));
   }
 
+  /** Who answers pause syncs (pause-store.ts, PauseSync.from): this shard's name and the shard count. */
+  private get shardName(): string {
+    return `${this.ctx.id.name ?? "catalog"}/${this.config.catalogShards}`;
+  }
+
   private get sql(): SqlStorage {
     return this.ctx.storage.sql;
   }
@@ -59,14 +65,14 @@ export class CatalogDO extends DurableObject<Env> {
     const now = this.clock.now();
     return this.ctx.storage.transactionSync(() => {
       applyReport(this.sql, summary);
-      return promise(this.sql, summary.home, now);
+      return promise(this.sql, summary.home, this.shardName, now);
     });
   }
 
   /** pauseSync: a home whose promise lapsed asks before it dispatches (scope/pause-gate.ts). */
   async pauseSync(home: string): Promise<PauseSync> {
     const now = this.clock.now();
-    return this.ctx.storage.transactionSync(() => promise(this.sql, home, now));
+    return this.ctx.storage.transactionSync(() => promise(this.sql, home, this.shardName, now));
   }
 
   /**
@@ -75,13 +81,13 @@ export class CatalogDO extends DurableObject<Env> {
    */
   async setPaused(type: string, paused: boolean): Promise<{ told: number; untold: string[] }> {
     const now = this.clock.now();
-    const { notice, homes } = this.ctx.storage.transactionSync(() => setPaused(this.sql, type, paused, now));
+    const { notice, homes } = this.ctx.storage.transactionSync(() => setPaused(this.sql, type, paused, this.shardName, now));
     const untold: string[] = [];
     for (let i = 0; i < homes.length; i += PAUSE_NOTICE_FANOUT) {
       await Promise.all(
         homes.slice(i, i + PAUSE_NOTICE_FANOUT).map((home) =>
-          this.env.SCOPE.getByName(home)
-            .applyPause(notice)
+          // Bounded: one slow home must not hold the pause's answer (it learns when its promise lapses).
+          withTimeout(this.env.SCOPE.getByName(home).applyPause(notice), POOL_CALL_TIMEOUT_MS)
             .catch((e: unknown) => {
               untold.push(home);
               console.error(JSON.stringify({ event: "pause:notice_failed", home, type, error: String(e) }));

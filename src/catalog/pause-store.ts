@@ -21,6 +21,11 @@ export interface PauseSync {
   version: number;
   types: string[];
   /**
+   * The shard that answered, as `<name>/<shard count>`. Versions count per shard: a home that hears from
+   * another (the shard count changed) takes its answer whatever its version.
+   */
+  from: string;
+  /**
    * The promise, as a duration from when the shard took the call: the home counts it from when it sent
    * the call, on its own clock, so no clock of one machine is read against another's. 0 in a change notice.
    */
@@ -49,20 +54,20 @@ function version(sql: SqlStorage): number {
 }
 
 /** promise: record that `home` is told of changes until now + PAUSE_PROMISE_MS, and answer what holds now. */
-export function promise(sql: SqlStorage, home: string, now: number): PauseSync {
+export function promise(sql: SqlStorage, home: string, from: string, now: number): PauseSync {
   sql.exec(WATCH, home, now + PAUSE_PROMISE_MS);
-  return { version: version(sql), types: pausedTypes(sql), promiseMs: PAUSE_PROMISE_MS };
+  return { version: version(sql), types: pausedTypes(sql), promiseMs: PAUSE_PROMISE_MS, from };
 }
 
 /**
  * setPaused: pause or resume `type` here, and the homes to tell. Versions are per shard: a home
  * hears only from the shard it reports to.
  */
-export function setPaused(sql: SqlStorage, type: string, paused: boolean, now: number): { notice: PauseSync; homes: string[] } {
+export function setPaused(sql: SqlStorage, type: string, paused: boolean, from: string, now: number): { notice: PauseSync; homes: string[] } {
   sql.exec(WATCH_DROP, now);
   const v = version(sql) + 1;
   sql.exec(SET, type, paused ? 1 : 0, now, v);
-  return { notice: { version: v, types: pausedTypes(sql), promiseMs: 0 }, homes: sql.exec<{ home: string }>(WATCHED, now).toArray().map((r) => r.home) };
+  return { notice: { version: v, types: pausedTypes(sql), promiseMs: 0, from }, homes: sql.exec<{ home: string }>(WATCHED, now).toArray().map((r) => r.home) };
 }
 
 /** pauseChanges: every type ever paused here, with whether it is now and since when (GET /v1/types). */

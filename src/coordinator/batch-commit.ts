@@ -23,6 +23,27 @@ export interface Part {
   jobs: NewJob[];
 }
 
+/**
+ * decideCommit: the decider's answer to commit, asked twice (the first proposal recorded wins, so asking
+ * again is safe). Unanswered, the outcome is unknown to the caller: the parts will follow whatever the
+ * decider recorded, from their alarms.
+ */
+async function decideCommit(decider: StagingObject, batch: string): Promise<Decision> {
+  try {
+    return await decider.decideBatch(batch, "commit");
+  } catch {
+    try {
+      return await decider.decideBatch(batch, "commit");
+    } catch (e) {
+      throw new QueueError(
+        "internal",
+        `the batch's outcome is unknown (its decider could not be reached: ${String(e)}); within 30 s it exists whole or not at all. ` +
+          "Send it again with the same ids: the jobs it made are answered, not made twice.",
+      );
+    }
+  }
+}
+
 /** A part refused by its object (a key under another mode, a full type): the batch wrote nothing. */
 export class PartRefused extends Error {
   constructor(
@@ -58,7 +79,7 @@ export async function commitAcross(
       failures.push(e);
     }
   });
-  const decision = refusals.length > 0 || failures.length > 0 ? "abort" : await object(decider).decideBatch(batch, "commit");
+  const decision = refusals.length > 0 || failures.length > 0 ? "abort" : await decideCommit(object(decider), batch);
   if (decision === "abort") {
     // Best effort: a part this misses is dropped by its own alarm (its decider answers abort).
     await object(decider).decideBatch(batch, "abort").catch(() => undefined);

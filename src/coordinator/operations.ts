@@ -163,15 +163,19 @@ export class QueueOps {
     const answers = await commitAcross(parts, (home) => this.scope(home), (list, f) => inParallel(list.map((x, i) => [x, i] as const), ENQUEUE_PARALLEL, ([x, i]) => f(x, i))).catch((e: unknown) => {
       throw e instanceof PartRefused ? conflict(parts[e.part]!.items, e.refusal).error : e;
     });
-    await Promise.all(
-      parts.map(async (p, i) => {
-        const out = answers[i];
-        if (out?.ok) return put(p.items, out);
-        // Committed by the object's own alarm before this call's commit came: the jobs are there, made then.
-        const rows = await Promise.all(p.jobs.map((j) => this.scope(p.home).get(j.id)));
-        put(p.items, { results: rows.map((row) => ({ row, created: false })) });
-      }),
-    );
+    for (const [i, p] of parts.entries()) {
+      const out = answers[i];
+      if (out?.ok) {
+        put(p.items, out);
+        continue;
+      }
+      // Committed by the object's own alarm before this call's commit came (rare): the jobs are there, made then.
+      const rows: (JobRow | null)[] = new Array(p.jobs.length).fill(null);
+      await inParallel([...p.jobs.keys()], ENQUEUE_PARALLEL, async (k) => {
+        rows[k] = await this.scope(p.home).get(p.jobs[k]!.id);
+      });
+      put(p.items, { results: rows.map((row) => ({ row, created: false })) });
+    }
     return results;
   }
 

@@ -48,7 +48,8 @@ const SCHEMA = [
   "CREATE INDEX IF NOT EXISTS _edgequeue_outbox_due ON _edgequeue_outbox (dead, next_at)",
   "CREATE TABLE IF NOT EXISTS _edgequeue_outbox_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
 ];
-const INSERT = "INSERT INTO _edgequeue_outbox (id, job, created_at, next_at) VALUES (?, ?, ?, ?)";
+/** A second enqueue of an id still waiting here is the same job (as the queue would answer it): nothing added. */
+const INSERT = "INSERT INTO _edgequeue_outbox (id, job, created_at, next_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
 const DUE = "SELECT seq, id, job, attempts FROM _edgequeue_outbox WHERE dead = 0 AND next_at <= ? ORDER BY seq LIMIT ?";
 const NEXT = "SELECT min(next_at) AS at FROM _edgequeue_outbox WHERE dead = 0";
 const DELETE = "DELETE FROM _edgequeue_outbox WHERE seq IN (SELECT value FROM json_each(?))";
@@ -93,7 +94,9 @@ export interface Outbox {
   /**
    * enqueue: write the job into this object's SQLite, in the caller's transaction; returns the `id` it will
    * be enqueued with (the job's own `id` if it has one, a new UUID otherwise). Throws, naming the field, on a
-   * job the queue would refuse for its shape — so the caller's transaction rolls back.
+   * job the queue would refuse for its shape — so the caller's transaction rolls back. Call it inside
+   * `transactionSync` (or plain synchronous code): the forward starts once the caller's code yields, which in
+   * an async `transaction()` would be before its commit.
    */
   enqueue(job: EnqueueInput): { id: string };
   /** flush: forward the rows that are due now; resolves once the queue answered (also run after each commit). */

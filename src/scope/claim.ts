@@ -143,7 +143,9 @@ export function isOrdered(store: ScopeStore, type: string): boolean {
 }
 
 /** jobOldestLive: job_live_seq_idx (type, seq) WHERE pending or running — one seek. */
-const JOB_OLDEST_LIVE = "SELECT seq, priority, run_at, state FROM job WHERE type = ? AND state IN ('pending', 'running') ORDER BY seq LIMIT 1";
+const JOB_OLDEST_LIVE = `
+SELECT seq, priority, run_at, state, ${NOT_BEHIND_RUNNING_KEY} AS free FROM job AS j
+ WHERE j.type = ? AND j.state IN ('pending', 'running') ORDER BY j.seq LIMIT 1`;
 
 /**
  * orderedHead: an ordered type's next job, or null. Only the oldest live job of the type may run, when it is
@@ -151,8 +153,9 @@ const JOB_OLDEST_LIVE = "SELECT seq, priority, run_at, state FROM job WHERE type
  * holds every later one — priority and runAt do not reorder an ordered type.
  */
 export function orderedHead(sql: SqlStorage, type: string, now: number): Candidate | null {
-  const head = sql.exec<Candidate & { state: string }>(JOB_OLDEST_LIVE, type).toArray()[0];
-  if (!head || head.state !== "pending" || head.run_at > now) return null;
+  const head = sql.exec<Candidate & { state: string; free: number }>(JOB_OLDEST_LIVE, type).toArray()[0];
+  // A head waiting behind its key's running job (of another type) waits, as any follower does.
+  if (!head || head.state !== "pending" || head.run_at > now || !head.free) return null;
   return { seq: head.seq, priority: head.priority, run_at: head.run_at };
 }
 

@@ -12,7 +12,7 @@
  * @module
  */
 import type { JobRow } from "./job-row";
-import { JOB_SET_RUNNING_IF_PENDING } from "./claim";
+import { isOrdered, isSerial, JOB_SET_RUNNING_IF_PENDING, orderedHead, serialBusy } from "./claim";
 import { isPaused } from "./pause-gate";
 import { enqueueJobs, type EnqueueRefusal, type NewJob } from "./enqueue";
 import { liveJobsOfKey } from "./read";
@@ -40,13 +40,17 @@ export function claimKey(store: ScopeStore, type: string, dedupeKey: string, wor
 /**
  * leaseIfFree: the key's pending job of this type, if it is due and no job of the key runs. A job
  * that is delayed, backing off after a failed attempt or sleeping is not taken early: the request
- * joins it and it runs when it is due. A paused type's job waits for the resume.
+ * joins it and it runs when it is due. A paused type's job waits for the resume; a serialized or ordered
+ * type's waits for its turn.
  */
 function leaseIfFree(store: ScopeStore, type: string, key: string, worker: string, leaseMs: number, now: number): JobRow | null {
   const live = liveJobsOfKey(store.sql, key);
   if (live.some((j) => j.state === "running")) return null;
   const pending = live.find((j) => j.state === "pending");
   if (!pending || pending.type !== type || pending.run_at > now || isPaused(store.sql, type)) return null;
+  // One at a time (serializeByScope, ordered) holds here as in any claim; an ordered type leases its head only.
+  if (isSerial(store, type) && serialBusy(store.sql, type, now)) return null;
+  if (isOrdered(store, type) && orderedHead(store.sql, type, now)?.seq !== pending.seq) return null;
   const row = store.sql.exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, leaseMs, newLeaseToken(), worker, pending.seq).toArray()[0] ?? null;
   if (row) store.touched(now);
   return row;

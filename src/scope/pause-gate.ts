@@ -21,7 +21,7 @@ export const PROMISE_MARGIN_MS = 30_000;
 /** After a failed sync, go on with the last known set this long before asking again. */
 export const SYNC_RETRY_MS = 5_000;
 
-const META_GET = "SELECT key, value FROM meta WHERE key IN ('pause_version', 'pause_until')";
+const META_GET = "SELECT key, value FROM meta WHERE key IN ('pause_version', 'pause_until', 'pause_from')";
 const META_SET = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 const PAUSE_CLEAR = "DELETE FROM type_pause";
 const PAUSE_ADD = "INSERT INTO type_pause (type) SELECT value FROM json_each(?)";
@@ -48,13 +48,17 @@ export interface PauseGateDeps {
 export class PauseGate {
   private version: number;
   private until: number;
+  private from: string | null;
   private retryAt = 0;
   private asking: Promise<void> | null = null;
+  /** Due work waits for a sync: the alarm must come back for it if the sync is lost with the instance. */
+  private holding = false;
 
   constructor(private readonly deps: PauseGateDeps) {
-    const meta = new Map(deps.sql.exec<{ key: string; value: string }>(META_GET).toArray().map((r) => [r.key, Number(r.value)]));
-    this.version = meta.get("pause_version") ?? 0;
-    this.until = meta.get("pause_until") ?? 0;
+    const meta = new Map(deps.sql.exec<{ key: string; value: string }>(META_GET).toArray().map((r) => [r.key, r.value]));
+    this.version = Number(meta.get("pause_version") ?? 0);
+    this.until = Number(meta.get("pause_until") ?? 0);
+    this.from = meta.get("pause_from") ?? null;
   }
 
   /** fresh: the paused set can be trusted now (or the shard could not be asked a moment ago). */
@@ -71,9 +75,17 @@ export class PauseGate {
     if (!this.fresh(this.deps.now())) await this.ask();
   }
 
-  /** refresh: start a sync if the set is stale, without waiting (the dispatcher's synchronous path). */
-  refresh(): void {
-    if (!this.fresh(this.deps.now())) this.deps.keepAlive(this.ask());
+  /** refresh: start a sync if the set is stale, without waiting (the dispatcher's synchronous path); `holding`: due work waits for it. */
+  refresh(holding = false): void {
+    if (this.fresh(this.deps.now())) return;
+    this.holding ||= holding;
+    this.deps.keepAlive(this.ask());
+  }
+
+  /** heldBackUntil: while due work waits for a sync, the alarm comes back SYNC_RETRY_MS later (the sync may die with the instance). */
+  heldBackUntil(now: number): number | null {
+    if (this.holding && this.fresh(now)) this.holding = false;
+    return this.holding ? now + SYNC_RETRY_MS : null;
   }
 
   /**
@@ -90,9 +102,12 @@ export class PauseGate {
         this.until = until;
         this.deps.sql.exec(META_SET, "pause_until", String(until));
       }
-      if (sync.version < this.version) return [];
+      // Versions count per shard: an answer from another shard (the shard count changed) starts them over.
+      if (sync.from === this.from && sync.version < this.version) return [];
       this.version = sync.version;
+      this.from = sync.from;
       this.deps.sql.exec(META_SET, "pause_version", String(sync.version));
+      this.deps.sql.exec(META_SET, "pause_from", sync.from);
       this.deps.sql.exec(PAUSE_CLEAR);
       this.deps.sql.exec(PAUSE_ADD, JSON.stringify(sync.types));
       return before.filter((t) => !sync.types.includes(t));

@@ -137,13 +137,16 @@ export class ScopeDO extends DurableObject<Env> {
         sql,
         atomic: (fn) => ctx.storage.transactionSync(fn),
         now: () => this.clock.now(),
-        ask: () => this.catalogs.pauseSync(this.home),
+        // Bounded: a claim awaits this, and a hung catalog must not hang it (the gate then goes on with its last set).
+        ask: () => withTimeout(this.catalogs.pauseSync(this.home), POOL_CALL_TIMEOUT_MS),
         keepAlive: (p) => ctx.waitUntil(p),
         synced: () => {
-          // Held-back or resumed work: parked claims of pulled types and the dispatcher look again.
+          // Held-back or resumed work: parked claims of pulled types and the dispatcher look again, and the alarm is
+          // set anew — while the type was paused, its delayed jobs were left out of every wake-up.
           const now = this.clock.now();
           this.waits.due(pendingTypes(sql).filter((t) => !config.pushTypes.includes(t)), now);
           void this.dispatcher.fill(this.dispatcher.newOrigin());
+          ctx.waitUntil(this.arm(now));
         },
       });
       // Pushed attempts of the previous instance have no call any more: give them back now, unspent (orphans.ts).
@@ -523,10 +526,15 @@ export class ScopeDO extends DurableObject<Env> {
   /** settleStaleBatches: ask each stale stage's decider (abort, unless it committed) and do what it says. */
   private async settleStaleBatches(now: number): Promise<void> {
     for (const { batch, decider } of staleBatches(this.store, now)) {
-      const decision = decider === this.knownHome() ? decideBatch(this.store, batch, "abort", now) : await this.env.SCOPE.getByName(decider).decideBatch(batch, "abort");
-      console.log(JSON.stringify({ event: "batch:settled_by_alarm", home: this.name, batch, decision }));
-      if (decision === "commit") await this.commitBatch(batch);
-      else await this.abortBatch(batch);
+      try {
+        const decision = decider === this.knownHome() ? decideBatch(this.store, batch, "abort", now) : await this.env.SCOPE.getByName(decider).decideBatch(batch, "abort");
+        console.log(JSON.stringify({ event: "batch:settled_by_alarm", home: this.name, batch, decision }));
+        if (decision === "commit") await this.commitBatch(batch);
+        else await this.abortBatch(batch);
+      } catch (e) {
+        // Its decider is unreachable: this stage waits (the alarm asks again), the others and the rest of the pass go on.
+        console.error(JSON.stringify({ event: "batch:settle_failed", home: this.name, batch, decider, error: String(e) }));
+      }
     }
   }
 
@@ -560,7 +568,9 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private wakeAt(now: number): number | null {
-    const times = [nextWakeAt(this.store, now, this.reporter.deadline()), this.dispatcher.wakeAt(now), nextStageDeadline(this.store)].filter((t): t is number => t !== null);
+    const times = [nextWakeAt(this.store, now, this.reporter.deadline()), this.dispatcher.wakeAt(now), nextStageDeadline(this.store), this.pause.heldBackUntil(now)].filter(
+      (t): t is number => t !== null,
+    );
     return times.length === 0 ? null : Math.min(...times);
   }
 
@@ -661,7 +671,7 @@ export class ScopeDO extends DurableObject<Env> {
   /** pauseFresh: the dispatcher may trust the paused set; if not, a sync starts and fills again when it lands. */
   private pauseFresh(now: number): boolean {
     if (this.pause.fresh(now)) return true;
-    this.pause.refresh();
+    this.pause.refresh(true);
     return false;
   }
 }

@@ -81,7 +81,7 @@ describe("pause and resume a type", () => {
     expect(r.body.error.details[0].path).toBe("type");
   });
 
-  it("a notice that overtakes a newer answer changes nothing; the promise only lengthens; a new instance reads both back", async () => {
+  it("a notice that overtakes a newer answer changes nothing; the promise only lengthens; a new instance reads both back; another shard's answer counts", async () => {
     const type = uniqueType("gate");
     const { stub } = await freshScope(null);
     await runInDurableObject(stub, async (_o, state) => {
@@ -91,20 +91,23 @@ describe("pause and resume a type", () => {
           sql: state.storage.sql,
           atomic: (fn) => state.storage.transactionSync(fn),
           now: () => 1_000,
-          ask: async () => ({ version: 0, types: [], promiseMs: 0 }),
+          ask: async () => ({ version: 0, types: [], promiseMs: 0, from: "catalog/1" }),
           synced: () => synced++,
           keepAlive: () => undefined,
         });
       const gate = gateOver();
       expect(gate.fresh(1_000)).toBe(false);
-      gate.apply({ version: 2, types: [type], promiseMs: 10_000_000 - 500 }, 500);
+      gate.apply({ version: 2, types: [type], promiseMs: 10_000_000 - 500, from: "catalog/1" }, 500);
       expect([gate.paused(), gate.fresh(1_000), synced]).toEqual([[type], true, 1]);
-      gate.apply({ version: 1, types: [], promiseMs: 4_000 }, 1_000);
+      gate.apply({ version: 1, types: [], promiseMs: 4_000, from: "catalog/1" }, 1_000);
       expect(gate.paused()).toEqual([type]);
       expect([gate.fresh(10_000_000 - PROMISE_MARGIN_MS - 1), gate.fresh(10_000_000 - PROMISE_MARGIN_MS)]).toEqual([true, false]);
       const again = gateOver();
       expect([again.paused(), again.fresh(1_000)]).toEqual([[type], true]);
       expect(synced).toBe(1);
+      // Another shard answers (the shard count changed): its own, lower, version counts.
+      again.apply({ version: 1, types: [], promiseMs: 0, from: "catalog:2/4" }, 1_000);
+      expect(again.paused()).toEqual([]);
     });
   });
 });

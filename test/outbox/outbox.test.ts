@@ -107,7 +107,7 @@ describe("edgequeue/outbox", () => {
     expect(jobs.map((j) => j.id.endsWith(`.${id}`))).toEqual([true]);
   });
 
-  it("bad input throws naming the field, and the caller's transaction writes nothing", async () => {
+  it("bad input throws naming the field, and the caller's transaction writes nothing; an id already waiting adds nothing", async () => {
     await runInDurableObject(scratch(), async (_o, state) => {
       state.storage.sql.exec("CREATE TABLE orders (id TEXT PRIMARY KEY)");
       const outbox = createOutbox(state.storage, real, quiet);
@@ -121,6 +121,14 @@ describe("edgequeue/outbox", () => {
         thrown = e;
       }
       expect(thrown).toMatchObject({ code: "invalid_request", details: [{ path: "payload" }] });
+      // An id still waiting in the outbox is the same job: the second enqueue adds nothing, and does not throw.
+      const once = { type: "x.y", payload: {}, id: "same" };
+      state.storage.transactionSync(() => {
+        outbox.enqueue(once);
+        outbox.enqueue(once);
+      });
+      expect(outbox.pending()).toBe(1);
+      await outbox.flush();
       expect(state.storage.sql.exec("SELECT count(*) AS n FROM orders").one().n).toBe(0);
       expect(outbox.pending()).toBe(0);
     });

@@ -41,6 +41,22 @@ describe("ordered types", () => {
     expect(await ids()).toEqual([c!.row.id]);
   });
 
+  it("an inline claim of an ordered type leases only the head, and only when nothing of the type runs", async () => {
+    const { home, stub } = await freshScope();
+    const [a] = await put(stub, [newJob(home, { type: "pull.ordered" })]);
+    const keyed = (n: number) => newJob(home, { type: "pull.ordered", dedupeKey: `k${n}`, keyMode: "pending" });
+    // Behind the due head a: joins the line, not leased.
+    expect(await stub.claimOrEnqueue(keyed(1), "inline", 30_000)).toMatchObject({ ok: true, leased: null });
+    const [head] = await stub.claim(claim());
+    expect(head!.id).toBe(a!.row.id);
+    await stub.complete(head!.id, head!.lease_token!, null);
+    // Now k1's job is the head: an inline request for it leases it.
+    const again = await stub.claimOrEnqueue(keyed(1), "inline", 30_000);
+    expect(again).toMatchObject({ ok: true, leased: { dedupe_key: "k1" } });
+    // While it runs, another request waits, even as the head of nothing else.
+    expect(await stub.claimOrEnqueue(keyed(2), "inline", 30_000)).toMatchObject({ ok: true, leased: null });
+  });
+
   it("a pushed topic consumer with ordered = true runs its deliveries one at a time, in event order, a failing one first", async () => {
     const key = crypto.randomUUID();
     const deliveries: string[] = [];
