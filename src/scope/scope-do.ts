@@ -209,8 +209,12 @@ export class ScopeDO extends DurableObject<Env> {
    */
   async stageBatch(batch: string, decider: string, jobs: NewJob[]): Promise<EnqueueRefusal | null> {
     const now = this.clock.now();
-    const refused = checkEnqueue(this.store, jobs, now);
-    if (refused) return refused;
+    // Only a key or a depth cap can refuse a job; a part with neither skips the dry run (it would enqueue and roll back all of it).
+    const config = this.store.config;
+    if (jobs.some((j) => j.dedupeKey !== null || config.typeSettings(j.type).maxDepth !== null)) {
+      const refused = checkEnqueue(this.store, jobs, now);
+      if (refused) return refused;
+    }
     stageJobs(this.store, batch, decider, jobs, now);
     await this.arm(now);
     return null;
