@@ -194,10 +194,24 @@ export function countDue(sql: SqlStorage, type: string, now: number, limit: numb
   return sql.exec<{ n: number }>(JOB_COUNT_DUE, type, now, limit).one().n;
 }
 
-/** countStartable: what may start now — countDue, but an ordered type has its head or nothing. */
+/**
+ * countStartable: how many of the type may start here now, up to `limit` — the due jobs, but a one-at-a-time
+ * type (serializeByScope, ordered) has none while one runs and at most one otherwise, and an ordered type
+ * only its head. The dispatcher's due types and pull claims ask this; mayStart asks it of one job.
+ */
 export function countStartable(store: ScopeStore, type: string, now: number, limit: number): number {
+  if (isSerial(store, type)) {
+    if (serialBusy(store.sql, type, now)) return 0;
+    limit = Math.min(limit, 1);
+  }
   if (isOrdered(store, type)) return orderedHead(store.sql, type, now) ? 1 : 0;
   return countDue(store.sql, type, now, limit);
+}
+
+/** mayStart: whether the pending, due job `seq` of `type` may start now under the one-at-a-time rules (an inline claim). */
+export function mayStart(store: ScopeStore, type: string, seq: number, now: number): boolean {
+  if (isSerial(store, type) && serialBusy(store.sql, type, now)) return false;
+  return !isOrdered(store, type) || orderedHead(store.sql, type, now)?.seq === seq;
 }
 
 /** busyHere: the first of the types with due or running work in this object (waitsFor's exact, local half), or null. */

@@ -10,7 +10,7 @@ import type { QueueConfig } from "../config/schema";
 import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
 import type { Leased, ScopePort } from "../dispatch/scope-port";
 import { applyOutcome, resultText } from "./apply-outcome";
-import { busyHere, claimJobs, countStartable, isSerial, serialBusy } from "./claim";
+import { busyHere, claimJobs, countStartable, isSerial } from "./claim";
 import { pendingTypes } from "./counts";
 import { scopeOfRow, type JobRow } from "./job-row";
 import { eventOfTags } from "../job/event-tags";
@@ -29,7 +29,7 @@ export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh:
       const push = config.pushTypes;
       if (push.length === 0) return [];
       const due = pendingTypes(store.sql).filter(
-        (t) => push.includes(t) && countStartable(store, t, now, 1) > 0 && !(isSerial(store, t) && serialBusy(store.sql, t, now)),
+        (t) => push.includes(t) && countStartable(store, t, now, 1) > 0,
       );
       // Asked only when something would run: an idle object never syncs.
       return due.length > 0 && pauseFresh(now) ? due : [];

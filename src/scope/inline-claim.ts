@@ -12,7 +12,7 @@
  * @module
  */
 import type { JobRow } from "./job-row";
-import { isOrdered, isSerial, JOB_SET_RUNNING_IF_PENDING, orderedHead, serialBusy } from "./claim";
+import { JOB_SET_RUNNING_IF_PENDING, mayStart } from "./claim";
 import { isPaused } from "./pause-gate";
 import { enqueueJobs, type EnqueueRefusal, type NewJob } from "./enqueue";
 import { liveJobsOfKey } from "./read";
@@ -49,8 +49,7 @@ function leaseIfFree(store: ScopeStore, type: string, key: string, worker: strin
   const pending = live.find((j) => j.state === "pending");
   if (!pending || pending.type !== type || pending.run_at > now || isPaused(store.sql, type)) return null;
   // One at a time (serializeByScope, ordered) holds here as in any claim; an ordered type leases its head only.
-  if (isSerial(store, type) && serialBusy(store.sql, type, now)) return null;
-  if (isOrdered(store, type) && orderedHead(store.sql, type, now)?.seq !== pending.seq) return null;
+  if (!mayStart(store, type, pending.seq, now)) return null;
   const row = store.sql.exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, leaseMs, newLeaseToken(), worker, pending.seq).toArray()[0] ?? null;
   if (row) store.touched(now);
   return row;

@@ -18,6 +18,8 @@ import type { PauseSync } from "../catalog/pause-store";
 
 /** A promise this close to its end counts as lapsed: room for a call's travel and the shard's own clock rate. */
 export const PROMISE_MARGIN_MS = 30_000;
+/** The promise's end is written to storage when it has grown this much (it lasts PAUSE_PROMISE_MS, minutes). */
+const UNTIL_KEEP_STEP_MS = 60_000;
 /** After a failed sync, go on with the last known set this long before asking again. */
 export const SYNC_RETRY_MS = 5_000;
 
@@ -48,6 +50,8 @@ export interface PauseGateDeps {
 export class PauseGate {
   private version: number;
   private until: number;
+  /** The promise's end as last written to storage. */
+  private untilKept: number;
   private from: string | null;
   private retryAt = 0;
   private asking: Promise<void> | null = null;
@@ -58,6 +62,7 @@ export class PauseGate {
     const meta = new Map(deps.sql.exec<{ key: string; value: string }>(META_GET).toArray().map((r) => [r.key, r.value]));
     this.version = Number(meta.get("pause_version") ?? 0);
     this.until = Number(meta.get("pause_until") ?? 0);
+    this.untilKept = this.until;
     this.from = meta.get("pause_from") ?? null;
   }
 
@@ -95,24 +100,32 @@ export class PauseGate {
    */
   apply(sync: PauseSync, askedAt: number): void {
     const wasStale = !this.fresh(this.deps.now());
-    const before = this.paused();
     const until = sync.promiseMs > 0 ? askedAt + sync.promiseMs : 0;
-    const resumed = this.deps.atomic(() => {
-      if (until > this.until) {
-        this.until = until;
+    if (until > this.until) {
+      this.until = until;
+      // Kept for a restart, which only needs it roughly: a report's answer renews it each second, written once a minute.
+      if (until - this.untilKept >= UNTIL_KEEP_STEP_MS) {
+        this.untilKept = until;
         this.deps.sql.exec(META_SET, "pause_until", String(until));
       }
-      // Versions count per shard: an answer from another shard (the shard count changed) starts them over.
-      if (sync.from === this.from && sync.version < this.version) return [];
-      this.version = sync.version;
-      this.from = sync.from;
-      this.deps.sql.exec(META_SET, "pause_version", String(sync.version));
-      this.deps.sql.exec(META_SET, "pause_from", sync.from);
-      this.deps.sql.exec(PAUSE_CLEAR);
-      this.deps.sql.exec(PAUSE_ADD, JSON.stringify(sync.types));
-      return before.filter((t) => !sync.types.includes(t));
-    });
-    // A stale set held dispatch back; a resume frees due work. Anything else (a report's routine answer) changes nothing to run.
+    }
+    // Versions count per shard: an answer from another shard (the shard count changed) starts them over. The same
+    // version from the same shard is the set held already — a report's routine answer writes nothing more.
+    const newer = sync.from !== this.from || sync.version > this.version;
+    let resumed: string[] = [];
+    if (newer) {
+      const before = this.paused();
+      this.deps.atomic(() => {
+        this.version = sync.version;
+        this.from = sync.from;
+        this.deps.sql.exec(META_SET, "pause_version", String(sync.version));
+        this.deps.sql.exec(META_SET, "pause_from", sync.from);
+        this.deps.sql.exec(PAUSE_CLEAR);
+        this.deps.sql.exec(PAUSE_ADD, JSON.stringify(sync.types));
+      });
+      resumed = before.filter((t) => !sync.types.includes(t));
+    }
+    // A stale set held dispatch back; a resume frees due work. Anything else changes nothing to run.
     if (wasStale || resumed.length > 0) this.deps.synced(resumed);
   }
 

@@ -22,7 +22,7 @@
  * @module
  */
 import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../dispatch/permit-plan";
-import { busyHere, claimJobs, countStartable, isSerial, serialBusy, type ClaimRequest } from "./claim";
+import { busyHere, claimJobs, countStartable, type ClaimRequest } from "./claim";
 import { pendingTypes } from "./counts";
 import type { JobRow } from "./job-row";
 import type { ScopeStore } from "./store";
@@ -75,9 +75,7 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
     const { waitsFor } = config.typeSettings(type);
     if (plan.length === 0 && waitsFor.length === 0) continue;
     caps.set(type, 0);
-    const serial = isSerial(store, type);
-    if (serial && serialBusy(store.sql, type, deps.now())) continue;
-    const due = countStartable(store, type, deps.now(), serial ? 1 : req.limit);
+    const due = countStartable(store, type, deps.now(), req.limit);
     if (due === 0) continue;
     if (waitsFor.length > 0) {
       // This object's own work first (exact), then everyone's (the catalog, about a second behind at most).

@@ -228,15 +228,13 @@ export class ScopeDO extends DurableObject<Env> {
   /** commitBatch: the staged part becomes jobs, as an enqueue of them would make them; null when nothing was staged. */
   async commitBatch(batch: string): Promise<EnqueueOutcome | null> {
     const now = this.clock.now();
-    let out: EnqueueOutcome | null = null;
-    this.store.atomic(() => {
+    const out = this.store.atomic(() => {
       const jobs = takeStage(this.store, batch);
-      out = jobs === null ? null : enqueueJobs(this.store, jobs, now, true);
+      return jobs === null ? null : enqueueJobs(this.store, jobs, now, true);
     });
-    const done = out as EnqueueOutcome | null;
-    if (done?.ok) await this.afterEnqueue(done, now);
+    if (out?.ok) await this.afterEnqueue(out, now);
     else await this.arm(now);
-    return done;
+    return out;
   }
 
   /** abortBatch: drop the staged part (nothing of it was ever seen). */
