@@ -76,6 +76,8 @@ export class ScopeDO extends DurableObject<Env> {
   private readonly catalogs: Catalogs;
   /** Some job_permit row may exist here (unknown after a restart, so true): while false, settles skip the permit pass. */
   private permitsHeld = true;
+  /** Some batch part may be staged here (unknown after a restart, so true): while false, the wake-up skips the stage query. */
+  private stagesHeld = true;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
   private name: string | null;
 
@@ -216,6 +218,7 @@ export class ScopeDO extends DurableObject<Env> {
       if (refused) return refused;
     }
     stageJobs(this.store, batch, decider, jobs, now);
+    this.stagesHeld = true;
     await this.arm(now);
     return null;
   }
@@ -570,13 +573,21 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private wakeAt(now: number): number | null {
-    const times = [nextWakeAt(this.store, now, this.reporter.deadline()), this.dispatcher.wakeAt(now), nextStageDeadline(this.store), this.pause.heldBackUntil(now)].filter(
+    const times = [nextWakeAt(this.store, now, this.reporter.deadline()), this.dispatcher.wakeAt(now), this.stageDeadline(), this.pause.heldBackUntil(now)].filter(
       (t): t is number => t !== null,
     );
     return times.length === 0 ? null : Math.min(...times);
   }
 
   // ------------------------------------------------------------ internals
+
+  /** stageDeadline: when the oldest staged batch part must be settled (batch-stage.ts); most objects never hold one. */
+  private stageDeadline(): number | null {
+    if (!this.stagesHeld) return null;
+    const at = nextStageDeadline(this.store);
+    this.stagesHeld = at !== null;
+    return at;
+  }
 
   /**
    * afterWrite, after every committed change: emit the rows' lifecycle events,

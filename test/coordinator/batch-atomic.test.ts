@@ -13,7 +13,7 @@ import { createApp } from "../../src/coordinator/app";
 import { scopeHome } from "../../src/job/home";
 import { STAGE_TIMEOUT_MS } from "../../src/scope/batch-stage";
 import { api, TOKEN, uniqueType } from "../helpers/api";
-import { env, newJob, useClock } from "../helpers/scope";
+import { alarmAt, env, newJob, useClock } from "../helpers/scope";
 
 const baseEnv = workersEnv as unknown as Record<string, unknown>;
 type Stub = ReturnType<typeof env.SCOPE.getByName>;
@@ -101,6 +101,8 @@ describe("batches over several objects, all or none", () => {
     for (const s of stubs) await useClock(s, clock);
     const id = `b-${crypto.randomUUID()}`;
     for (const [k, s] of stubs.entries()) expect(await s.stageBatch(id, decider, [newJob([decider, notDecider][k]!, { type })])).toBeNull();
+    // Each stage armed its object's alarm for the timeout: that is what settles it with no coordinator.
+    for (const s of stubs) expect(await alarmAt(s, { flush: false })).toBeLessThanOrEqual(clock.now() + STAGE_TIMEOUT_MS);
     clock.advance(STAGE_TIMEOUT_MS + 1);
     for (const s of stubs) await runDurableObjectAlarm(s);
     for (const s of stubs) expect(await staged(s)).toBe(0);
