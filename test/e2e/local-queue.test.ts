@@ -33,6 +33,11 @@ const others: Worker[] = [];
 
 let tarball: string;
 
+/** workerToml: a user's Worker bound to the queue's EdgeQueue entrypoint as QUEUE, with `more` config lines. */
+function workerToml(name: string, more: string[] = []): string {
+  return [`name = "${name}"`, `main = "src/index.ts"`, `compatibility_date = "${COMPAT}"`, ...more, `[[services]]`, `binding = "QUEUE"`, `service = "edgequeue"`, `entrypoint = "EdgeQueue"`].join("\n");
+}
+
 /** A project of the user's own, outside this repo, with the packed edgequeue installed by npm. */
 function project(name: string, files: Record<string, string>): string {
   const dir = path.join(work, name);
@@ -139,15 +144,7 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
 
   it("a producer Worker of the user's own enqueues through a QUEUE: Service binding", async () => {
     const producer = project("my-producer", {
-      "wrangler.toml": [
-        `name = "my-producer"`,
-        `main = "src/index.ts"`,
-        `compatibility_date = "${COMPAT}"`,
-        `[[services]]`,
-        `binding = "QUEUE"`,
-        `service = "edgequeue"`,
-        `entrypoint = "EdgeQueue"`,
-      ].join("\n"),
+      "wrangler.toml": workerToml("my-producer"),
       "src/index.ts": [
         `import { createClient } from "edgequeue";`,
         `interface Env { QUEUE: Service }`,
@@ -173,21 +170,14 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
 
   it("a Durable Object of the user's own enqueues through edgequeue/outbox in its own transaction: a job per commit, none for a rollback", async () => {
     const orders = project("my-orders", {
-      "wrangler.toml": [
-        `name = "my-orders"`,
-        `main = "src/index.ts"`,
-        `compatibility_date = "${COMPAT}"`,
+      "wrangler.toml": workerToml("my-orders", [
         `[[durable_objects.bindings]]`,
         `name = "ORDERS"`,
         `class_name = "Orders"`,
         `[[migrations]]`,
         `tag = "v1"`,
         `new_sqlite_classes = ["Orders"]`,
-        `[[services]]`,
-        `binding = "QUEUE"`,
-        `service = "edgequeue"`,
-        `entrypoint = "EdgeQueue"`,
-      ].join("\n"),
+      ]),
       "src/index.ts": [
         `import { DurableObject } from "cloudflare:workers";`,
         `import { createOutbox } from "edgequeue/outbox";`,
