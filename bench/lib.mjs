@@ -228,6 +228,21 @@ export async function fill(url, n, make, inFlight = 1) {
   return n / ((performance.now() - t0) / 1000);
 }
 
+/**
+ * fillPerScope enqueues n jobs, `make(i)` each, job i to scope i % scopes, as each tenant would: a batch of its
+ * own jobs (at most 1,000), 8 calls in flight. A batch spanning objects is staged first (all or none), which
+ * about halves such a fill (docs/design.md, Batches over several objects); the scopes sweep measures the drain.
+ */
+export async function fillPerScope(url, n, scopes, make) {
+  const calls = [];
+  for (let s = 0; s < scopes; s++) {
+    const mine = [];
+    for (let i = s; i < n; i += scopes) mine.push(make(i));
+    for (let c = 0; c < mine.length; c += 1000) calls.push(mine.slice(c, c + 1000));
+  }
+  await rate(calls.length, 8, (k) => call(url, "POST", "/v1/jobs/batch", { jobs: calls[k] }));
+}
+
 /** pullStep: one pull worker step — claim one job of `type` and complete it; returns how many it completed (0 or 1). */
 export async function pullStep(url, type) {
   const { jobs } = await call(url, "POST", "/v1/claim", { worker: "bench", types: [type] });
@@ -245,7 +260,9 @@ export async function pushDrain(url, { type, n, scopes = 0, scopeType = "Bench",
   const tag = `drain-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const before = (await call(url, "GET", `/v1/stats?type=${type}`)).completed;
   const t0 = Date.now();
-  await fill(url, n, (i) => ({ type, payload, tags: [tag], ...(scopes ? { scope: { type: scopeType, id: `s${i % scopes}` } } : {}) }));
+  const job = (i) => ({ type, payload, tags: [tag], ...(scopes ? { scope: { type: scopeType, id: `s${i % scopes}` } } : {}) });
+  if (scopes > 0) await fillPerScope(url, n, scopes, job);
+  else await fill(url, n, job);
   // Stats come from the catalog (up to a second behind): wait for the completions, not only for an idle type.
   await until(`${type} drain`, async () => {
     const s = await call(url, "GET", `/v1/stats?type=${type}`);

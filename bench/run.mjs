@@ -319,7 +319,7 @@ async function main() {
     // ------------------------------------------------ sweeps for the chart
     const byDepth = await depthSweep(queue.url, quick ? [1000, 10_000, 30_000] : [1000, 10_000, 50_000, 100_000, 200_000], quick ? 320 : 800);
     log(`  pull throughput by depth: ${byDepth.map((p) => `${p.x}: ${p.y}/s`).join(", ")}`);
-    const byScopes = await scopeSweep(queue.url, quick ? [1, 8, 64] : [1, 4, 16, 64, 256], quick ? 2048 : 5000);
+    const byScopes = await scopeSweep(queue.url, quick ? [1, 8, 64] : [1, 4, 16, 64, 256], P.pushJobs, quick ? 2 : 3);
     log(`  push throughput by scopes: ${byScopes.map((p) => `${p.x}: ${p.y}/s`).join(", ")}`);
 
     const result = {
