@@ -570,6 +570,19 @@ export class QueueOps {
     return [];
   }
 
+  /**
+   * claimAfterCompleting: a pull worker's complete and next claim in one request (POST /v1/claim with
+   * `complete`; BullMQ's worker likewise fetches its next job as it finishes one). The completions land first,
+   * each answered as completeMany answers it; then the claim, which does not wait, so the answers are not held
+   * back for a wait's length. A claim the queue would refuse is refused before any completion is written.
+   */
+  async claimAfterCompleting(req: ClaimRequest): Promise<{ jobs: LeasedJob[]; completed?: CompleteManyResult["results"] }> {
+    if (!req.complete) return { jobs: await this.claim(req) };
+    this.checkClaimTypes(req);
+    const completed = await this.completeMany(req.complete);
+    return { jobs: await this.claim({ ...req, waitMs: undefined }), completed };
+  }
+
   /** claimFrom: claim from these homes directly (the ones a wait object named), one after another until `limit`. */
   private async claimFrom(homes: string[], req: { worker: string; types: string[]; limit: number; leaseMs: number }): Promise<LeasedJob[]> {
     const jobs: LeasedJob[] = [];
@@ -585,8 +598,8 @@ export class QueueOps {
     return jobs;
   }
 
-  private async claimNow(req: ClaimRequest): Promise<LeasedJob[]> {
-    const types = req.types ? [...new Set(req.types)] : null;
+  /** checkClaimTypes: a claim names only declared, pulled types; refused before anything is written. */
+  private checkClaimTypes(req: ClaimRequest): void {
     requireDeclared(this.config, req.types ?? [], (i) => `types[${i}]`);
     req.types?.forEach((t, i) => {
       if (this.config.pushTypes.includes(t)) {
@@ -594,6 +607,11 @@ export class QueueOps {
         throw new QueueError("invalid_request", `types[${i}]: ${message}`, [{ path: `types[${i}]`, message }]);
       }
     });
+  }
+
+  private async claimNow(req: ClaimRequest): Promise<LeasedJob[]> {
+    const types = req.types ? [...new Set(req.types)] : null;
+    this.checkClaimTypes(req);
     // Without types, pushed types' objects are never asked: their jobs belong to the handler.
     const pushTypes = this.config.pushTypes;
     const picked = await this.catalog().pickHomes(types, types ? [] : [...pushTypes], req.limit, CLAIM_SPARE_HOMES);

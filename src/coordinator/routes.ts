@@ -434,11 +434,11 @@ export const ROUTES: readonly Route[] = [
     method: "post",
     path: "/v1/claim",
     operationId: "claim",
-    summary: "Lease due jobs for a pull worker, serving scopes fairly",
+    summary: "Lease due jobs for a pull worker, serving scopes fairly; `complete` first completes jobs the worker finished",
     body: ClaimSchema,
     responses: { 200: ClaimResultSchema },
     errors: [],
-    handle: async (ops, { body }) => ok({ jobs: await ops.claim(body) }),
+    handle: async (ops, { body }) => ok(await ops.claimAfterCompleting(body)),
   }),
   route({
     method: "post",

@@ -192,8 +192,8 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
     return this.run(async (ops) => ({ deleted: await ops.prune(parseInput(PruneSchema, body, "body")) }));
   }
 
-  async claim(body: z.input<typeof ClaimSchema>): Promise<RpcResult<{ jobs: LeasedJob[] }>> {
-    return this.run(async (ops) => ({ jobs: await ops.claim(parseInput(ClaimSchema, body, "body")) }));
+  async claim(body: z.input<typeof ClaimSchema>): Promise<RpcResult<{ jobs: LeasedJob[]; completed?: CompleteManyResult["results"] }>> {
+    return this.run(async (ops) => ops.claimAfterCompleting(parseInput(ClaimSchema, body, "body")));
   }
 
   async heartbeat(id: string, body: z.input<typeof HeartbeatSchema>): Promise<RpcResult<{ leaseExpiresAt: number }>> {

@@ -315,6 +315,18 @@ export const CLAIM_WAIT_MS_MAX = 30_000;
 
 /** A pull worker's name; `push` is the lease owner of the queue's own dispatch (its attempts are released when their object restarts). */
 const workerName = name(128).refine((w) => w !== "push", "`push` is reserved for the queue's own dispatch; name the worker otherwise");
+const leaseToken = z.string().min(1).max(128);
+/** One leased job to complete, as POST /v1/jobs/complete and a claim's `complete` take it. */
+const CompleteItemSchema = z.strictObject({ id: JobId, leaseToken, result: JsonObjectSchema.optional() });
+const CompleteManyResultsSchema = z
+  .array(
+    z.union([
+      z.object({ id: z.string(), ok: z.literal(true) }),
+      z.object({ id: z.string(), ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) }),
+    ]),
+  )
+  .meta({ description: "One per item, in order: ok, or the error a single complete of that job would have answered (lease_lost, already_terminal, not_found, payload_too_large)." });
+
 export const ClaimSchema = z.strictObject({
   worker: workerName,
   types: z.array(JobTypeName).min(1).max(32).optional(),
@@ -327,11 +339,22 @@ export const ClaimSchema = z.strictObject({
     .max(CLAIM_WAIT_MS_MAX)
     .optional()
     .meta({ description: "With types: when nothing is due, wait up to this long and answer the moment a job of the types comes due (empty when the wait ends)." }),
+  complete: z
+    .array(CompleteItemSchema)
+    .min(1)
+    .max(1000)
+    .optional()
+    .meta({
+      description:
+        "Jobs this worker finished, completed before the claim as POST /v1/jobs/complete would (answered in `completed`): a worker's complete and next claim in one request. A claim that carries them does not wait (waitMs is not used).",
+    }),
 });
 export type ClaimRequest = z.infer<typeof ClaimSchema>;
-export const ClaimResultSchema = z.object({ jobs: z.array(LeasedJobSchema) });
+export const ClaimResultSchema = z.object({
+  jobs: z.array(LeasedJobSchema),
+  completed: CompleteManyResultsSchema.optional().meta({ description: "With `complete`: one answer per item, as POST /v1/jobs/complete answers." }),
+});
 
-const leaseToken = z.string().min(1).max(128);
 export const ERROR_MAX_CHARS = 16_384;
 
 export const HeartbeatSchema = z.strictObject({ leaseToken, leaseMs: leaseMs.optional() });
@@ -339,17 +362,8 @@ export const HeartbeatResultSchema = z.object({ leaseExpiresAt: z.number() });
 export const CompleteSchema = z.strictObject({ leaseToken, result: JsonObjectSchema.optional() });
 export const ReleaseSchema = z.strictObject({ leaseToken });
 /** POST /v1/jobs/complete: several leased jobs completed in one call (a pull worker's completions of one moment). */
-export const CompleteManySchema = z.strictObject({
-  items: z.array(z.strictObject({ id: JobId, leaseToken, result: JsonObjectSchema.optional() })).min(1).max(1000),
-});
-export const CompleteManyResultSchema = z.object({
-  results: z.array(
-    z.union([
-      z.object({ id: z.string(), ok: z.literal(true) }),
-      z.object({ id: z.string(), ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) }),
-    ]),
-  ).meta({ description: "One per item, in order: ok, or the error a single complete of that job would have answered (lease_lost, already_terminal, not_found, payload_too_large)." }),
-});
+export const CompleteManySchema = z.strictObject({ items: z.array(CompleteItemSchema).min(1).max(1000) });
+export const CompleteManyResultSchema = z.object({ results: CompleteManyResultsSchema });
 export type CompleteManyResult = z.infer<typeof CompleteManyResultSchema>;
 export const FailSchema = z.strictObject({
   leaseToken,

@@ -83,6 +83,14 @@ interface Running {
   done: Promise<void>;
 }
 
+interface Completion {
+  r: Running;
+  result: object | undefined;
+  resolve: () => void;
+}
+
+type CompletionAnswer = { id: string; ok: boolean; error?: { code: string; message: string } };
+
 const CLAIM_LIMIT_MAX = 100;
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 5_000;
@@ -119,6 +127,25 @@ export function createWorker(options: WorkerOptions): Worker {
   const jobPath = (id: string) => `/v1/jobs/${encodeURIComponent(id)}`;
 
   async function claim(limit: number, wait: number): Promise<LeasedJob[]> {
+    const carry = carried;
+    carried = [];
+    const live = carry.filter((q) => q.r.live);
+    if (live.length > 0) {
+      // The completions this claim carries are applied first and answered with it; such a claim does not wait, and
+      // it is not aborted by stop(): it answers at once, and the completions must not be lost.
+      try {
+        const body = { worker: name, types: options.types, limit, leaseMs, complete: completionItems(live) };
+        const out = await call<{ jobs: LeasedJob[]; completed?: CompletionAnswer[] }>("POST", "/v1/claim", body);
+        answerCompletions(live, out.completed ?? []);
+        return out.jobs;
+      } catch (e) {
+        for (const q of live) log({ event: "worker:write_failed", id: q.r.job.id, path: "complete", error: String(e) });
+        throw e;
+      } finally {
+        for (const q of carry) q.resolve();
+      }
+    }
+    for (const q of carry) q.resolve();
     claimAbort = new AbortController();
     try {
       const body = { worker: name, types: options.types, limit, leaseMs, ...(wait > 0 ? { waitMs: wait } : {}) };
@@ -140,10 +167,16 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   /**
-   * Completions of one moment go in one request (POST /v1/jobs/complete, answered per job): a worker whose
-   * jobs finish together makes one call and the queue one transaction, not one of each per job.
+   * Completions of one moment go in one request, answered per job: a worker whose jobs finish together makes one
+   * call and the queue one transaction, not one of each per job. When the loop is waiting for a free slot, their
+   * slots are freed at once and its next claim carries them (POST /v1/claim `complete`): a busy worker's cycle is
+   * then one request, not a complete and a claim. Otherwise they go alone (POST /v1/jobs/complete).
    */
-  let completions: { r: Running; result: object | undefined; resolve: () => void }[] = [];
+  let completions: Completion[] = [];
+  /** Completions handed to the loop's next claim. */
+  let carried: Completion[] = [];
+  /** Jobs whose slot went back before their completion was answered: stop() waits for them too. */
+  const handedOff = new Set<Running>();
   function completeSoon(r: Running, result: object | undefined): Promise<void> {
     if (!r.live) return Promise.resolve();
     return new Promise((resolve) => {
@@ -153,21 +186,38 @@ export function createWorker(options: WorkerOptions): Worker {
   async function flushCompletions(): Promise<void> {
     const sent = completions;
     completions = [];
+    if (slotFreed && !stopping) {
+      for (const q of sent) {
+        running.delete(q.r.job.id);
+        handedOff.add(q.r);
+      }
+      carried.push(...sent);
+      slotFreed();
+      return;
+    }
+    await sendCompletions(sent);
+  }
+  async function sendCompletions(sent: Completion[]): Promise<void> {
     const live = sent.filter((q) => q.r.live);
     try {
       if (live.length === 0) return;
-      const items = live.map((q) => ({ id: q.r.job.id, leaseToken: q.r.job.leaseToken, ...(q.result ? { result: q.result } : {}) }));
-      const { results } = await call<{ results: { id: string; ok: boolean; error?: { code: string; message: string } }[] }>("POST", "/v1/jobs/complete", { items });
-      results.forEach((a, i) => {
-        if (a.ok) return;
-        if (a.error?.code === "lease_lost" || a.error?.code === "already_terminal") lost(live[i]!.r);
-        else log({ event: "worker:write_failed", id: a.id, path: "complete", error: a.error?.message });
-      });
+      const { results } = await call<{ results: CompletionAnswer[] }>("POST", "/v1/jobs/complete", { items: completionItems(live) });
+      answerCompletions(live, results);
     } catch (e) {
       for (const q of live) log({ event: "worker:write_failed", id: q.r.job.id, path: "complete", error: String(e) });
     } finally {
       for (const q of sent) q.resolve();
     }
+  }
+  function completionItems(live: Completion[]): { id: string; leaseToken: string; result?: object }[] {
+    return live.map((q) => ({ id: q.r.job.id, leaseToken: q.r.job.leaseToken, ...(q.result ? { result: q.result } : {}) }));
+  }
+  function answerCompletions(live: Completion[], results: CompletionAnswer[]): void {
+    results.forEach((a, i) => {
+      if (a.ok) return;
+      if (a.error?.code === "lease_lost" || a.error?.code === "already_terminal") lost(live[i]!.r);
+      else log({ event: "worker:write_failed", id: a.id, path: "complete", error: a.error?.message });
+    });
   }
 
   function lost(r: Running): void {
@@ -240,6 +290,7 @@ export function createWorker(options: WorkerOptions): Worker {
       } finally {
         clearInterval(renew);
         running.delete(job.id);
+        handedOff.delete(r);
         slotFreed?.();
       }
     })();
@@ -268,6 +319,10 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       for (const job of jobs) run(job);
     }
+    // Stopped with completions handed over but not yet carried by a claim: they go alone.
+    const left = carried;
+    carried = [];
+    await sendCompletions(left);
   }
 
   const self: Worker = {
@@ -287,7 +342,7 @@ export function createWorker(options: WorkerOptions): Worker {
       stopping = true;
       claimAbort?.abort();
       slotFreed?.();
-      const all = () => Promise.all([...running.values()].map((r) => r.done));
+      const all = () => Promise.all([...running.values(), ...handedOff].map((r) => r.done));
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = await Promise.race([all().then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
       if (timer !== undefined) clearTimeout(timer);

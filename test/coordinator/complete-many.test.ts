@@ -1,6 +1,8 @@
 /**
  * POST /v1/jobs/complete: several leased jobs completed in one call, each
- * answered as its own complete would be (README "Pull workers").
+ * answered as its own complete would be; and a claim carrying completions
+ * (`complete`), a pull worker's complete and next claim in one request
+ * (README "Pull workers").
  */
 import { describe, expect, it } from "vitest";
 import { api, flushJobs, uniqueScope, uniqueType } from "../helpers/api";
@@ -50,5 +52,42 @@ describe("POST /v1/jobs/complete", () => {
     expect([empty.status, empty.body.error.details[0].path]).toEqual([400, "items"]);
     const bad = await api("POST", "/v1/jobs/complete", { items: [{ id: "x" }] });
     expect([bad.status, bad.body.error.details[0].path]).toEqual([400, "items[0].leaseToken"]);
+  });
+});
+
+describe("POST /v1/claim with complete", () => {
+  it("completes first, each item answered as POST /v1/jobs/complete answers it, then leases, without waiting", async () => {
+    const type = uniqueType("carry");
+    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 3 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id);
+    const [first] = (await api("POST", "/v1/claim", { worker: "w", types: [type], limit: 1 })).body.jobs;
+    const next = await api("POST", "/v1/claim", {
+      worker: "w",
+      types: [type],
+      limit: 5,
+      waitMs: 10_000,
+      complete: [
+        { id: first.id, leaseToken: first.leaseToken, result: { done: 1 } },
+        { id: ids[2], leaseToken: "not-the-token" },
+      ],
+    });
+    expect(next.status).toBe(200);
+    expect(next.body.completed.map((x: { ok: boolean; error?: { code: string } }) => (x.ok ? "ok" : x.error!.code))).toEqual(["ok", "lease_lost"]);
+    expect(next.body.jobs.map((j: { id: string }) => j.id).sort()).toEqual(ids.filter((id: string) => id !== first.id).sort());
+    expect((await api("GET", `/v1/jobs/${first.id}`)).body.job).toMatchObject({ state: "completed", result: { done: 1 } });
+    // Nothing due: a claim that carries completions answers at once, its waitMs unused.
+    const [a] = next.body.jobs;
+    const t0 = Date.now();
+    const idle = await api("POST", "/v1/claim", { worker: "w", types: [type], waitMs: 10_000, complete: [{ id: a.id, leaseToken: a.leaseToken }] });
+    expect([idle.body.jobs, idle.body.completed]).toEqual([[], [{ id: a.id, ok: true }]]);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it("a claim the queue refuses writes none of its completions", async () => {
+    const type = uniqueType("carry-refused");
+    await api("POST", "/v1/jobs", { type, payload: {} });
+    const [job] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    const refused = await api("POST", "/v1/claim", { worker: "w", types: ["demo.noop"], complete: [{ id: job.id, leaseToken: job.leaseToken }] });
+    expect([refused.status, refused.body.error.details[0].path]).toEqual([400, "types[0]"]);
+    expect((await api("GET", `/v1/jobs/${job.id}`)).body.job.state).toBe("running");
   });
 });

@@ -42,6 +42,29 @@ describe("createWorker", () => {
     expect(posts).toEqual(["/v1/claim", "/v1/jobs/complete"]);
   });
 
+  it("a busy worker's completions ride with its next claim: one request per cycle, no POST /v1/jobs/complete", async () => {
+    const type = uniqueType("carried");
+    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 15 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id as string);
+    const claims: { complete?: unknown[] }[] = [];
+    const posts: string[] = [];
+    const counting = ((input: string, init?: RequestInit) => {
+      const path = new URL(input).pathname;
+      if (init?.method === "POST") posts.push(path);
+      if (path === "/v1/claim") claims.push(JSON.parse(String(init!.body)));
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    const w = worker([type], { [type]: async (p: { n: number }) => ({ n: p.n }) }, { concurrency: 5, fetch: counting, waitMs: 1_000 });
+    const started = w.start();
+    for (const id of ids) await waitForJob(id, (j) => j.state === "completed");
+    await w.stop();
+    await started;
+    expect(posts.filter((p) => p === "/v1/jobs/complete")).toEqual([]);
+    // Every completion went with a claim, and each claim carried every slot that freed with it.
+    expect(claims.reduce((n, c) => n + (c.complete?.length ?? 0), 0)).toBe(15);
+    expect(claims.filter((c) => c.complete).length).toBeLessThan(15);
+    for (const [n, id] of ids.entries()) expect((await api("GET", `/v1/jobs/${id}`)).body.job.result).toEqual({ n });
+  });
+
   it("ctx.log lines are kept with the job: one POST /v1/jobs/{id}/logs before the settle, none for a job that logs nothing", async () => {
     const type = uniqueType("logs");
     const [loud, quiet] = [await enqueue(type, { loud: true }), await enqueue(type, { loud: false })];
