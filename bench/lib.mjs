@@ -218,12 +218,13 @@ export async function handlerConnected(url) {
 
 /**
  * fill enqueues n jobs, `make(i)` each, in POST /v1/jobs/batch calls of at most
- * 1,000 (the API's limit), `inFlight` calls at a time; returns jobs/s.
+ * 1,000 (the API's limit), `inFlight` calls at a time; returns jobs/s. `path`: the
+ * bare baseline's /insert-batch takes the same bodies.
  */
-export async function fill(url, n, make, inFlight = 1) {
+export async function fill(url, n, make, inFlight = 1, path = "/v1/jobs/batch") {
   const t0 = performance.now();
   await rate(Math.ceil(n / 1000), inFlight, (c) =>
-    call(url, "POST", "/v1/jobs/batch", { jobs: Array.from({ length: Math.min(1000, n - c * 1000) }, (_, k) => make(c * 1000 + k)) }),
+    call(url, "POST", path, { jobs: Array.from({ length: Math.min(1000, n - c * 1000) }, (_, k) => make(c * 1000 + k)) }),
   );
   return n / ((performance.now() - t0) / 1000);
 }

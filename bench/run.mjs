@@ -10,7 +10,10 @@
  *   alternated. Target ≥ 0.7.
  * - batchEnqueuePerSec: jobs/s enqueued in 1,000-job batches into one object;
  *   batchEnqueueVsInEventInsert: that ÷ n INSERTs in a loop inside one event
- *   of a bare Durable Object. Floor 0.3.
+ *   of a bare Durable Object. Floor 0.3. batchEnqueueVsBareBatchInsert: the
+ *   same ÷ a bare object taking the same batches over the same HTTP path (one
+ *   INSERT … SELECT per request), and bareBatchInsertVsInEventInsert: what
+ *   that path allows at best against the in-event loop.
  * - pushDrainVsCfQueues: push drain of 5,000 no-op jobs from one object
  *   (pushJobsPerSec) ÷ Cloudflare Queues on the same runtime (bench/cfq:
  *   batches of 100, a no-op consumer), each from the first send to the last
@@ -142,6 +145,13 @@ async function main() {
     }
     const inEventInsertPerSec = median(loopRates);
     log(`  bare in-event insert loop: ${loopRates.map((x) => x.toFixed(0)).join(", ")} rows/s`);
+    // The same batches' rows into a bare object over the same HTTP path (one statement per request, seqs answered):
+    // what the path itself allows a batch, which the in-event loop does not pay.
+    await fill(bare.url, 2000, batchJob("bench.batch.warmup"), 2, "/insert-batch");
+    const bareBatchRates = [];
+    for (let r = 0; r < 3; r++) bareBatchRates.push(await fill(bare.url, P.batchesPerRound * 1000, batchJob("bench.batch"), 2, "/insert-batch"));
+    const bareBatchInsertPerSec = median(bareBatchRates);
+    log(`  bare batch insert over HTTP: ${bareBatchRates.map((x) => x.toFixed(0)).join(", ")} rows/s`);
 
     // ------------------------------------------------ claim + complete at depth 1k vs 100k
     const drained = P.cycleRounds * P.cycles;
@@ -331,9 +341,12 @@ async function main() {
       pullDrainVsBareClaim: round(workerDrainRate / bareClaimPerSec),
       enqueueVsBareInsert: round(enqueueVsBareInsert),
       batchEnqueueVsInEventInsert: round(batchEnqueuePerSec / inEventInsertPerSec),
+      batchEnqueueVsBareBatchInsert: round(batchEnqueuePerSec / bareBatchInsertPerSec),
+      bareBatchInsertVsInEventInsert: round(bareBatchInsertPerSec / inEventInsertPerSec),
       pushPickupP50Ms: percentile(pickups, 50),
       batchEnqueuePerSec: Math.round(batchEnqueuePerSec),
       inEventInsertPerSec: Math.round(inEventInsertPerSec),
+      bareBatchInsertPerSec: Math.round(bareBatchInsertPerSec),
       cfQueuesJobsPerSec: Math.round(cfqJobsPerSec),
       bareClaimPerSec: Math.round(bareClaimPerSec),
       claimDepthRatio: round(claimDepthRatio),
@@ -379,6 +392,7 @@ async function main() {
         pushJobsPerSec: pushRates.map(Math.round),
         cfQueuesJobsPerSec: cfqRates.map(Math.round),
         inEventInsertPerSec: loopRates.map(Math.round),
+        bareBatchInsertPerSec: bareBatchRates.map(Math.round),
         pushDrainWithEveryLogLine: loudRates.map(Math.round),
         pushDrainWithOperatorLogLines: quietRates.map(Math.round),
         pushPickupMs: { min: Math.min(...pickups), max: Math.max(...pickups) },

@@ -5,6 +5,9 @@
  * - `POST /`: one SQLite INSERT per RPC (`enqueueVsBareInsert`);
  * - `POST /insert-loop {n}`: n INSERTs in a loop inside one event
  *   (`batchEnqueueVsInEventInsert`);
+ * - `POST /insert-batch {jobs}`: one request's jobs inserted in one statement, as
+ *   a batch enqueue's body reaches it over the same HTTP path
+ *   (`batchEnqueueVsBareBatchInsert`);
  * - `POST /fill {n}` then `POST /claim`: n rows, then one row claimed per
  *   request (`pullDrainVsBareClaim`).
  */
@@ -26,6 +29,12 @@ export class BareDO extends DurableObject {
     const now = Date.now();
     for (let i = 0; i < n; i++) this.ctx.storage.sql.exec("INSERT INTO item (body, created_at) VALUES (?, ?)", body, now);
     return n;
+  }
+
+  /** insertBatch: one batch's rows in one statement (json_each), answered with their seqs, as a batch enqueue answers ids. */
+  async insertBatch(bodies: string[]): Promise<number[]> {
+    const sql = "INSERT INTO item (body, created_at) SELECT value, ? FROM json_each(?) RETURNING seq";
+    return this.ctx.storage.sql.exec<{ seq: number }>(sql, Date.now(), JSON.stringify(bodies)).toArray().map((r) => r.seq);
   }
 
   async fill(n: number, body: string): Promise<number> {
@@ -51,6 +60,10 @@ export default {
     if (req.method === "POST" && url.pathname === "/insert-loop") {
       const { n, body } = await req.json<{ n: number; body: string }>();
       return Response.json({ inserted: await bare.insertLoop(n, body) });
+    }
+    if (req.method === "POST" && url.pathname === "/insert-batch") {
+      const { jobs } = await req.json<{ jobs: unknown[] }>();
+      return Response.json({ seqs: await bare.insertBatch(jobs.map((j) => JSON.stringify(j))) });
     }
     if (req.method === "POST" && url.pathname === "/fill") {
       const { n, body } = await req.json<{ n: number; body: string }>();
