@@ -4,12 +4,14 @@
  * transaction; a batch whose jobs live in several objects is committed in two
  * phases:
  *
- * 1. stage: each object checks its part as the enqueue would (the same code,
- *    rolled back) and keeps it in `job_stage`, where nothing sees it;
- * 2. the batch's decider — one of those objects — records `commit` (every
- *    part staged) or `abort` (one was refused or failed), whichever comes
- *    first, once;
- * 3. each object turns its stage into jobs (commit) or drops it (abort).
+ * 1. stage: each object but the decider checks its part as the enqueue would
+ *    (the same code, rolled back) and keeps it in `job_stage`, where nothing
+ *    sees it;
+ * 2. the batch's decider — one of those objects — enqueues its own part and
+ *    records `commit` in one transaction once every other part staged, or
+ *    records `abort` (a part was refused or failed, its own included),
+ *    whichever comes first, once;
+ * 3. each other object turns its stage into jobs (commit) or drops it (abort).
  *
  * A coordinator that dies anywhere in between leaves stages behind: each
  * object's alarm, STAGE_TIMEOUT_MS after staging, asks the decider, which
@@ -19,7 +21,7 @@
  *
  * @module
  */
-import type { NewJob } from "./enqueue";
+import { enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import type { ScopeStore } from "./store";
 
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
@@ -55,6 +57,30 @@ export function decide(store: ScopeStore, batch: string, proposal: Decision, now
     store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
     store.sql.exec(DECISION_PUT, batch, proposal, now);
     return store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).one().decision;
+  });
+}
+
+/** The decider's answer to committing with its own part: its jobs on commit; on abort, its own refusal if that was why. */
+export type DecidingAnswer = { decision: "commit"; outcome: Extract<EnqueueOutcome, { ok: true }> } | { decision: "abort"; refusal: EnqueueRefusal | null };
+
+/**
+ * commitDeciding: the decider's own part and the commit decision in one transaction (every other part is
+ * staged): its jobs exist exactly when `commit` is recorded. Refused, it records `abort` instead. A decision
+ * already there wins: `abort` (a stage's alarm asked first) writes nothing; `commit` (this call sent again
+ * after a lost answer) answers with the jobs as made.
+ */
+export function commitDeciding(store: ScopeStore, batch: string, jobs: readonly NewJob[], now: number): DecidingAnswer {
+  return store.atomic((): DecidingAnswer => {
+    store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
+    const prior = store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).toArray()[0]?.decision;
+    if (prior === "abort") return { decision: "abort", refusal: null };
+    const outcome = enqueueJobs(store, jobs, now, prior === "commit");
+    if (!outcome.ok) {
+      store.sql.exec(DECISION_PUT, batch, "abort", now);
+      return { decision: "abort", refusal: outcome };
+    }
+    store.sql.exec(DECISION_PUT, batch, "commit", now);
+    return { decision: "commit", outcome };
   });
 }
 

@@ -29,7 +29,7 @@ import type { ClaimRequest } from "./claim";
 import { anyPermits, holdPermits, holdPermitsOfKeys, permitsOfLease, pullClaim, returnable } from "./pull-permits";
 import { guarded, PERMIT_TTL_FACTOR, POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
 import { checkEnqueue, enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
-import { decide as decideBatch, nextStageDeadline, stage as stageJobs, stale as staleBatches, take as takeStage, type Decision } from "./batch-stage";
+import { commitDeciding, decide as decideBatch, nextStageDeadline, stage as stageJobs, stale as staleBatches, take as takeStage, type Decision, type DecidingAnswer } from "./batch-stage";
 import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { pruneMetrics } from "./minute-counters";
@@ -221,6 +221,14 @@ export class ScopeDO extends DurableObject<Env> {
     this.stagesHeld = true;
     await this.arm(now);
     return null;
+  }
+
+  /** commitDecidingBatch: the decider enqueues its own part and records the decision in one transaction (batch-stage.ts). */
+  async commitDecidingBatch(batch: string, jobs: NewJob[]): Promise<DecidingAnswer> {
+    const now = this.clock.now();
+    const answer = commitDeciding(this.store, batch, jobs, now);
+    if (answer.decision === "commit") await this.afterEnqueue(answer.outcome, now);
+    return answer;
   }
 
   /** decideBatch: the decider's side — the batch's decision, `proposal` if it is the first (batch-stage.ts). */

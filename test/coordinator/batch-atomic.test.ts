@@ -18,15 +18,27 @@ import { alarmAt, env, newJob, useClock } from "../helpers/scope";
 const baseEnv = workersEnv as unknown as Record<string, unknown>;
 type Stub = ReturnType<typeof env.SCOPE.getByName>;
 
-/** An env whose SCOPE stubs fail `method` for one home; every other call reaches the real object. */
-function failing(home: string, method: "stageBatch" | "commitBatch") {
+/**
+ * An env whose SCOPE stubs fail `method` for one home; every other call reaches the real object. `lostAnswer`:
+ * the first call of `method` does reach the object, and only its answer is lost.
+ */
+function failing(home: string, method: "stageBatch" | "commitBatch" | "commitDecidingBatch", { lostAnswer = false } = {}) {
   const real = env.SCOPE;
+  let lost = 0;
   const SCOPE = {
     getByName(name: string) {
       const stub = real.getByName(name);
       if (name !== home) return stub;
       return new Proxy(stub, {
         get(target, prop) {
+          const call = (...args: unknown[]) => (target as unknown as Record<string | symbol, (...a: unknown[]) => Promise<unknown>>)[prop]!(...args);
+          if (prop === method && lostAnswer) {
+            return async (...args: unknown[]) => {
+              const answer = await call(...args);
+              if (lost++ > 0) return answer;
+              throw new Error(`injected: the answer of ${method} of ${home} was lost`);
+            };
+          }
           if (prop === method) return async () => Promise.reject(new Error(`injected: ${method} of ${home} failed`));
           // An RPC stub answers every property name with a remote method: forward calls as calls.
           return (...args: unknown[]) => (target as unknown as Record<string | symbol, (...a: unknown[]) => unknown>)[prop]!(...args);
@@ -73,6 +85,29 @@ describe("batches over several objects, all or none", () => {
     expect(await jobsIn(scopes[0]!)).toEqual([]);
     expect(await jobsIn(scopes[1]!)).toEqual([]);
     for (const home of homes) expect(await staged(env.SCOPE.getByName(home))).toBe(0);
+  });
+
+  it("the decider's own part refused: it records abort, the staged others are dropped, nothing is written", async () => {
+    const type = uniqueType("batch");
+    const { scopes, homes, decider } = threeScopes();
+    const mine = homes.indexOf(decider);
+    expect((await api("POST", "/v1/jobs", { type, payload: {}, scope: scopes[mine], dedupeKey: "k" })).status).toBe(201);
+    const r = await api("POST", "/v1/jobs/batch", { jobs: scopes.map((scope, n) => ({ type, payload: { n }, scope, ...(n === mine ? { dedupeKey: "k", dedupeMode: "pending" } : {}) })) });
+    expect(r.status).toBe(409);
+    expect(r.body.error.details).toMatchObject({ path: `jobs[${mine}].dedupeKey`, index: mine });
+    for (const [n, scope] of scopes.entries()) expect((await jobsIn(scope)).length).toBe(n === mine ? 1 : 0);
+    for (const home of homes) expect(await staged(env.SCOPE.getByName(home))).toBe(0);
+  });
+
+  it("the decider's answer lost: asked again, it answers with the jobs it made, and every part exists once", async () => {
+    const type = uniqueType("batch");
+    const { scopes, decider } = threeScopes();
+    const r = await batch(failing(decider, "commitDecidingBatch", { lostAnswer: true }), scopes.map((scope, n) => ({ type, payload: { n }, scope })));
+    expect(r.status).toBe(200);
+    const ids = r.body.results.map((x: { id: string }) => x.id);
+    const payloads = (await Promise.all(scopes.map(jobsIn))).map((items) => items.map((j) => j.payload.n));
+    expect(payloads).toEqual([[0], [1], [2]]);
+    for (const [n, scope] of scopes.entries()) expect((await jobsIn(scope))[0]!.id).toBe(ids[n]);
   });
 
   it("a part whose commit cannot be delivered is applied by its object's alarm: every part ends committed, once", async () => {
