@@ -256,9 +256,10 @@ export class Dispatcher<R> {
       const busy = jobs.busyHere(settings.waitsFor, this.deps.now()) ?? (await this.deps.busyType(settings.waitsFor).catch(() => settings.waitsFor[0]!));
       if (busy) return this.blocked(type, WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`, epoch);
     }
-    // A call carries every due job up to batchSize (batchFor); a serialized type one at a time.
-    let want = jobs.serial(type) ? 1 : Math.max(1, jobs.countDue(type, this.deps.now(), settings.batchSize));
+    // A call carries every due job up to batchSize (batchFor); a serialized type one at a time. Due jobs are
+    // counted only to ask a guard for no more permits than they need: the claim itself takes what is due.
     const plan = permitPlan(this.deps.config, type);
+    let want = jobs.serial(type) ? 1 : plan.length === 0 ? settings.batchSize : Math.max(1, jobs.countDue(type, this.deps.now(), settings.batchSize));
     let held: { pool: string; ids: string[] }[] = [];
     if (plan.length > 0) {
       const taken = await this.permits.take(plan, { holder: this.deps.home(), want, ttlMs: settings.leaseMs * PERMIT_TTL_FACTOR });

@@ -189,8 +189,32 @@ SELECT count(*) AS n FROM (
    WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_RUNNING_KEY}
    LIMIT ?)`;
 
-/** countDue: due jobs of the type here, counted up to `limit`. */
+/** jobDueExists: whether one is due — the same seek, without the counting subquery (it costs twice as much per call). */
+const JOB_DUE_EXISTS = `
+SELECT EXISTS (
+  SELECT 1 FROM job AS j
+   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_RUNNING_KEY}) AS n`;
+
+/**
+ * jobDueTypesAmong: of the types given (JSON), those with a due job here that no running job of its key holds
+ * back, paused ones left out — one statement for what pendingTypes and a seek per type would ask (the
+ * dispatcher asks it after every write). A one-at-a-time type needs countStartable as well.
+ */
+const JOB_DUE_TYPES_AMONG = `
+SELECT c.type FROM job_count AS c
+ WHERE c.state = 'pending' AND c.failure_kind = '' AND c.n > 0
+   AND c.type IN (SELECT value FROM json_each(?1)) AND c.type NOT IN (SELECT type FROM type_pause)
+   AND EXISTS (SELECT 1 FROM job AS j WHERE j.state = 'pending' AND j.type = c.type AND j.run_at <= ?2 AND ${NOT_BEHIND_RUNNING_KEY})`;
+
+/** dueTypesAmong: the types of `types` with a due job here not held behind its key (one-at-a-time rules aside). */
+export function dueTypesAmong(sql: SqlStorage, types: readonly string[], now: number): string[] {
+  if (types.length === 0) return [];
+  return sql.exec<{ type: string }>(JOB_DUE_TYPES_AMONG, JSON.stringify(types), now).toArray().map((r) => r.type);
+}
+
+/** countDue: due jobs of the type here, counted up to `limit`. The dispatcher asks with limit 1 after every write. */
 export function countDue(sql: SqlStorage, type: string, now: number, limit: number): number {
+  if (limit === 1) return sql.exec<{ n: number }>(JOB_DUE_EXISTS, type, now).one().n;
   return sql.exec<{ n: number }>(JOB_COUNT_DUE, type, now, limit).one().n;
 }
 

@@ -10,8 +10,7 @@ import type { QueueConfig } from "../config/schema";
 import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
 import type { Leased, ScopePort } from "../dispatch/scope-port";
 import { applyOutcome, resultText } from "./apply-outcome";
-import { busyHere, claimJobs, countStartable, isSerial } from "./claim";
-import { pendingTypes } from "./counts";
+import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "./claim";
 import { scopeOfRow, type JobRow } from "./job-row";
 import { eventOfTags } from "../job/event-tags";
 import { completeMany, heartbeat } from "./settle";
@@ -26,11 +25,10 @@ export const PUSH_WORKER = "push";
 export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh: (now: number) => boolean): ScopePort<JobRow> {
   return {
     dueTypes(now) {
-      const push = config.pushTypes;
-      if (push.length === 0) return [];
-      const due = pendingTypes(store.sql).filter(
-        (t) => push.includes(t) && countStartable(store, t, now, 1) > 0,
-      );
+      if (config.pushTypes.length === 0) return [];
+      // One statement finds the types with a job due (and not held behind its key); of those, a one-at-a-time type
+      // (serializeByScope in a scope's object, ordered) must also pass countStartable.
+      const due = dueTypesAmong(store.sql, config.pushTypes, now).filter((t) => !isSerial(store, t) || countStartable(store, t, now, 1) > 0);
       // Asked only when something would run: an idle object never syncs.
       return due.length > 0 && pauseFresh(now) ? due : [];
     },

@@ -18,9 +18,10 @@ RETURNING id`;
  * jobOldestFinishedByState: one seek of job_finished_idx per terminal state, in one statement (the alarm
  * is re-armed after every write, and three calls into SQLite per re-arm showed in profiles).
  */
-const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${TERMINAL_STATES.map(
+export const OLDEST_FINISHED_COLUMNS = `${TERMINAL_STATES.map(
   (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND finished_at IS NOT NULL) AS t${i}`,
 ).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone`;
+const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${OLDEST_FINISHED_COLUMNS}`;
 
 export const SWEEP_BATCH = 1000;
 
@@ -52,7 +53,11 @@ export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): 
 
 /** nextSweepAt: when the oldest terminal job of any state passes its retention; null when there are none. */
 export function nextSweepAt(store: ScopeStore): number | null {
-  const oldest = store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one();
+  return sweepAtOf(store, store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one());
+}
+
+/** sweepAtOf: nextSweepAt from a row holding OLDEST_FINISHED_COLUMNS (scope/wake.ts reads them with the rest of a wake-up). */
+export function sweepAtOf(store: ScopeStore, oldest: Record<string, number | null>): number | null {
   let next: number | null = null;
   TERMINAL_STATES.forEach((state, i) => {
     const t = oldest[`t${i}`] ?? null;

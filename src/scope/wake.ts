@@ -12,26 +12,27 @@
  * @module
  */
 import { pendingTypes } from "./counts";
-import { nextSweepAt } from "./sweep-pass";
+import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./sweep-pass";
 import type { ScopeStore } from "./store";
 
-/** jobNextFutureRunAt: job_due_idx (type, run_at) — one seek per pending type. */
-const JOB_NEXT_FUTURE_RUN_AT = "SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ? AND run_at > ?";
-/** jobNextLeaseExpiry: job_lease_idx; and the end of a permit hold a cancel left (pull-permits.ts), in the same call. */
-const JOB_NEXT_LEASE_EXPIRY = "SELECT (SELECT min(lease_expires_at) FROM job WHERE state = 'running') AS t, (SELECT min(hold_until) FROM job_permit) AS hold";
+/**
+ * jobNextWake: every time above that lives in SQLite, in one statement (it runs after every write; as a
+ * statement per part it was six calls into SQLite and the most frequent work of a small call): the next future
+ * run_at of each unpaused pending type (job_due_idx, one seek per type), the earliest lease expiry
+ * (job_lease_idx), the end of a permit hold a cancel left (pull-permits.ts), and the retention sweep's inputs.
+ */
+const JOB_NEXT_WAKE = `
+SELECT
+  (SELECT min((SELECT min(j.run_at) FROM job AS j WHERE j.state = 'pending' AND j.type = c.type AND j.run_at > ?1))
+     FROM job_count AS c
+    WHERE c.state = 'pending' AND c.failure_kind = '' AND c.n > 0 AND c.type NOT IN (SELECT type FROM type_pause)) AS due,
+  (SELECT min(lease_expires_at) FROM job WHERE state = 'running') AS lease,
+  (SELECT min(hold_until) FROM job_permit) AS hold,
+  ${OLDEST_FINISHED_COLUMNS}`;
 
 export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: number | null): number | null {
-  const times: number[] = [];
-  for (const type of pendingTypes(store.sql)) {
-    const t = store.sql.exec<{ t: number | null }>(JOB_NEXT_FUTURE_RUN_AT, type, now).one().t;
-    if (t !== null) times.push(t);
-  }
-  const { t: lease, hold } = store.sql.exec<{ t: number | null; hold: number | null }>(JOB_NEXT_LEASE_EXPIRY).one();
-  if (lease !== null) times.push(lease);
-  if (hold !== null) times.push(hold);
-  const sweep = nextSweepAt(store);
-  if (sweep !== null) times.push(sweep);
-  if (reportDeadline !== null) times.push(reportDeadline);
+  const row = store.sql.exec<Record<string, number | null>>(JOB_NEXT_WAKE, now).one();
+  const times = [row.due, row.lease, row.hold, sweepAtOf(store, row), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
 }
 
