@@ -237,7 +237,9 @@ function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined
 function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
   const created = new Map<string, JobRow>();
   for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
-    for (const r of store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now)) created.set(r.id, r);
+    // toArray, not iteration: a cursor walked row by row crosses into the runtime per row, which measured ~10 ms
+    // more per 1,000 inserted rows in the test runtime (docs/design.md, What a push batch costs).
+    for (const r of store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now).toArray()) created.set(r.id, r);
   }
   return created;
 }
