@@ -220,6 +220,16 @@ export function createWorker(options: WorkerOptions): Worker {
     });
   }
 
+  /** release: give a leased job back, pending and due, its attempt not counted (POST /v1/jobs/{id}/release). */
+  async function release(job: LeasedJob): Promise<void> {
+    try {
+      await call("POST", `${jobPath(job.id)}/release`, { leaseToken: job.leaseToken });
+      log({ event: "worker:released", id: job.id, reason: "shutdown" });
+    } catch (e) {
+      log({ event: "worker:release_failed", id: job.id, error: String(e) });
+    }
+  }
+
   function lost(r: Running): void {
     r.live = false;
     if (!r.abort.signal.aborted) r.abort.abort(new JobAbortedError("lease_lost"));
@@ -317,6 +327,11 @@ export function createWorker(options: WorkerOptions): Worker {
         backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
         continue;
       }
+      if (stopping) {
+        // A claim that carried completions is not aborted by stop(): what it leased meanwhile goes back unstarted.
+        await Promise.all(jobs.map((job) => release(job)));
+        break;
+      }
       for (const job of jobs) run(job);
     }
     // Stopped with completions handed over but not yet carried by a claim: they go alone.
@@ -354,13 +369,7 @@ export function createWorker(options: WorkerOptions): Worker {
             const held = r.live;
             r.live = false;
             if (!r.abort.signal.aborted) r.abort.abort(new JobAbortedError("shutdown"));
-            if (!held) return;
-            try {
-              await call("POST", `${jobPath(r.job.id)}/release`, { leaseToken: r.job.leaseToken });
-              log({ event: "worker:released", id: r.job.id, reason: "shutdown" });
-            } catch (e) {
-              log({ event: "worker:release_failed", id: r.job.id, error: String(e) });
-            }
+            if (held) await release(r.job);
           }),
         );
       }

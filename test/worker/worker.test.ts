@@ -5,7 +5,7 @@
  * worker, and stop() releasing what it had to abort.
  */
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { JobAbortedError } from "../../src/handler/errors";
 import type { JobContext } from "../../src/handler/context";
 import { createWorker, type WorkerOptions } from "../../src/worker";
@@ -63,6 +63,34 @@ describe("createWorker", () => {
     expect(claims.reduce((n, c) => n + (c.complete?.length ?? 0), 0)).toBe(15);
     expect(claims.filter((c) => c.complete).length).toBeLessThan(15);
     for (const [n, id] of ids.entries()) expect((await api("GET", `/v1/jobs/${id}`)).body.job.result).toEqual({ n });
+  });
+
+  it("stop() while a claim carrying completions is on its way: those land, and what it leased goes back unstarted", async () => {
+    const type = uniqueType("carried-stop");
+    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 12 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id as string);
+    // The first claim that carries completions is held back 300 ms on its way: stop() is called meanwhile.
+    let carrying: (() => void) | null = null;
+    const onItsWay = new Promise<void>((resolve) => (carrying = resolve));
+    const slow = ((input: string, init?: RequestInit) => {
+      if (new URL(input).pathname === "/v1/claim" && String(init?.body).includes('"complete"') && carrying) {
+        carrying();
+        carrying = null;
+        return new Promise((r) => setTimeout(r, 300)).then(() => fetchCoordinator(input, init));
+      }
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    let stopping = false;
+    let startedAfterStop = 0;
+    const w = worker([type], { [type]: async () => ((startedAfterStop += stopping ? 1 : 0), { ok: true }) }, { concurrency: 4, fetch: slow, waitMs: 1_000 });
+    const started = w.start();
+    await onItsWay;
+    stopping = true;
+    await w.stop({ timeoutMs: 5_000 });
+    const states = await Promise.all(ids.map(async (id: string) => (await api("GET", `/v1/jobs/${id}`)).body.job as { state: string; attempts: number }));
+    await started;
+    expect(startedAfterStop).toBe(0);
+    expect(states.filter((j) => j.state === "completed").length).toBe(4);
+    expect(states.filter((j) => j.state !== "completed").map((j) => [j.state, j.attempts])).toEqual(Array.from({ length: 8 }, () => ["pending", 0]));
   });
 
   it("ctx.log lines are kept with the job: one POST /v1/jobs/{id}/logs before the settle, none for a job that logs nothing", async () => {
