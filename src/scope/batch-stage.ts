@@ -21,7 +21,8 @@
  *
  * @module
  */
-import { enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
+import { enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
+import { getJob } from "./read";
 import type { ScopeStore } from "./store";
 
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
@@ -67,14 +68,17 @@ export type DecidingAnswer = { decision: "commit"; outcome: Extract<EnqueueOutco
  * commitDeciding: the decider's own part and the commit decision in one transaction (every other part is
  * staged): its jobs exist exactly when `commit` is recorded. Refused, it records `abort` instead. A decision
  * already there wins: `abort` (a stage's alarm asked first) writes nothing; `commit` (this call sent again
- * after a lost answer) answers with the jobs as made.
+ * after a lost answer) answers with the part's jobs as they are now, read by id (`created: false`).
  */
 export function commitDeciding(store: ScopeStore, batch: string, jobs: readonly NewJob[], now: number): DecidingAnswer {
   return store.atomic((): DecidingAnswer => {
     store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
     const prior = store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).toArray()[0]?.decision;
     if (prior === "abort") return { decision: "abort", refusal: null };
-    const outcome = enqueueJobs(store, jobs, now, prior === "commit");
+    // Sent again after a lost answer: the part was enqueued then. Read its jobs back by id (an item answered then by
+    // its key's job reads null now); enqueuing again could answer a key that has moved on with a new job.
+    if (prior === "commit") return { decision: "commit", outcome: { ok: true, results: jobs.map((j) => ({ row: getJob(store.sql, j.id), created: false }) as Enqueued) } };
+    const outcome = enqueueJobs(store, jobs, now);
     if (!outcome.ok) {
       store.sql.exec(DECISION_PUT, batch, "abort", now);
       return { decision: "abort", refusal: outcome };

@@ -107,6 +107,10 @@ export function createWorker(options: WorkerOptions): Worker {
   let stopping = false;
   let started: Promise<void> | null = null;
   let claimAbort: AbortController | null = null;
+  /** The claim carrying completions, if one is on its way (stop() aborts it only past its deadline). */
+  let carryAbort: AbortController | null = null;
+  /** Completions ride with claims until a queue refuses the field (one older than `complete`). */
+  let carrying = true;
   let slotFreed: (() => void) | null = null;
 
   async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
@@ -132,16 +136,21 @@ export function createWorker(options: WorkerOptions): Worker {
     const live = carry.filter((q) => q.r.live);
     if (live.length > 0) {
       // The completions this claim carries are applied first and answered with it; such a claim does not wait, and
-      // it is not aborted by stop(): it answers at once, and the completions must not be lost.
+      // stop() aborts it only past its deadline: it answers at once, and the completions must not be lost.
+      carryAbort = new AbortController();
       try {
         const body = { worker: name, types: options.types, limit, leaseMs, complete: completionItems(live) };
-        const out = await call<{ jobs: LeasedJob[]; completed?: CompletionAnswer[] }>("POST", "/v1/claim", body);
+        const out = await call<{ jobs: LeasedJob[]; completed?: CompletionAnswer[] }>("POST", "/v1/claim", body, carryAbort.signal);
         answerCompletions(live, out.completed ?? []);
         return out.jobs;
       } catch (e) {
-        for (const q of live) log({ event: "worker:write_failed", id: q.r.job.id, path: "complete", error: String(e) });
+        // Whether they landed is unknown: they go again alone (a completion that landed answers already_terminal).
+        // A queue that predates `complete` refuses the field: from then on completions go alone.
+        if (e instanceof ApiError && e.code === "invalid_request" && /\bcomplete\b/.test(e.message)) carrying = false;
+        await sendCompletions(live);
         throw e;
       } finally {
+        carryAbort = null;
         for (const q of carry) q.resolve();
       }
     }
@@ -186,9 +195,9 @@ export function createWorker(options: WorkerOptions): Worker {
   async function flushCompletions(): Promise<void> {
     const sent = completions;
     completions = [];
-    if (slotFreed && !stopping) {
+    if (slotFreed && !stopping && carrying) {
       for (const q of sent) {
-        running.delete(q.r.job.id);
+        if (running.get(q.r.job.id) === q.r) running.delete(q.r.job.id);
         handedOff.add(q.r);
       }
       carried.push(...sent);
@@ -299,7 +308,8 @@ export function createWorker(options: WorkerOptions): Worker {
         log({ event: "worker:job_failed", id: job.id, error: String(e) });
       } finally {
         clearInterval(renew);
-        running.delete(job.id);
+        // Only its own entry: a lost job's id may already be held by a newer lease of it.
+        if (running.get(job.id) === r) running.delete(job.id);
         handedOff.delete(r);
         slotFreed?.();
       }
@@ -362,6 +372,8 @@ export function createWorker(options: WorkerOptions): Worker {
       const late = await Promise.race([all().then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
       if (timer !== undefined) clearTimeout(timer);
       if (late) {
+        // A claim carrying completions still on its way is cut off: its completions go again alone.
+        carryAbort?.abort();
         // Past the deadline: tell the handlers, and give their jobs back unspent before anything else is written.
         await Promise.all(
           [...running.values()].map(async (r) => {

@@ -65,6 +65,23 @@ describe("createWorker", () => {
     for (const [n, id] of ids.entries()) expect((await api("GET", `/v1/jobs/${id}`)).body.job.result).toEqual({ n });
   });
 
+  it("a claim carrying completions that fails: the completions go again alone, and the worker goes on", async () => {
+    const type = uniqueType("carried-lost");
+    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 8 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id as string);
+    let failed = 0;
+    const flaky = ((input: string, init?: RequestInit) => {
+      if (new URL(input).pathname === "/v1/claim" && String(init?.body).includes('"complete"') && failed++ === 0) return Promise.reject(new TypeError("injected: network lost"));
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    const w = worker([type], { [type]: async () => ({ ok: true }) }, { concurrency: 4, fetch: flaky, waitMs: 1_000 });
+    const started = w.start();
+    // Leases are 30 s: a completion lost with the failed claim would leave its job running past this wait.
+    for (const id of ids) await waitForJob(id, (j) => j.state === "completed");
+    await w.stop();
+    await started;
+    expect(failed).toBeGreaterThan(1);
+  });
+
   it("stop() while a claim carrying completions is on its way: those land, and what it leased goes back unstarted", async () => {
     const type = uniqueType("carried-stop");
     const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 12 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id as string);
