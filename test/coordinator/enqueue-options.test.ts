@@ -31,3 +31,31 @@ describe("ids after retention", () => {
     expect((await api("GET", `/v1/jobs/${created.body.job.id}`)).status).toBe(404);
   });
 });
+
+describe("the answer's job views", () => {
+  it("a batch answers each job exactly as GET then reads it: created, or the job its key or id is answered with", async () => {
+    const type = uniqueType("views");
+    const scope = { type: "Views", id: crypto.randomUUID() };
+    await api("POST", "/v1/jobs", { type, payload: { held: true }, scope, dedupeKey: "held" });
+    const jobs = [
+      { type, payload: { n: 0, nested: { a: [1, "two", null, -0, 1.5e-7] } }, scope },
+      { type, payload: {}, scope, delayMs: 60_000, priority: 7, tags: ["a", "b"] },
+      { type, payload: { n: 2 }, scope, runAt: Date.now() + 120_000, maxAttempts: 9, timeoutMs: 4_000 },
+      { type, payload: { n: 3 }, scope, backoff: { kind: "exponential", baseMs: 1_000 } },
+      { type, payload: { n: 4 }, scope, dedupeKey: "k4" },
+      { type, payload: { n: 5 }, scope, dedupeKey: "k5", dedupeMode: "pending", coalesce: "latest" },
+      { type, payload: { n: 6 }, scope, dedupeKey: "k6", debounceMs: 5_000 },
+      { type, payload: { n: 7 }, scope, dedupeKey: "held" },
+      { type, payload: { n: 8 }, scope, id: "same-id" },
+      { type, payload: { n: 9 }, scope, id: "same-id" },
+    ];
+    const r = await api("POST", "/v1/jobs/batch", { jobs });
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((x: { created: boolean }) => x.created)).toEqual([true, true, true, true, true, true, true, false, true, false]);
+    // A duplicate is answered with the job that holds its key or id: read that one.
+    for (const x of r.body.results as { id: string; job: Record<string, unknown> & { id: string } }[]) {
+      const got = await api("GET", `/v1/jobs/${encodeURIComponent(x.job.id)}`);
+      expect(x.job).toEqual(got.body.job);
+    }
+  });
+});
