@@ -316,8 +316,25 @@ export const CLAIM_WAIT_MS_MAX = 30_000;
 /** A pull worker's name; `push` is the lease owner of the queue's own dispatch (its attempts are released when their object restarts). */
 const workerName = name(128).refine((w) => w !== "push", "`push` is reserved for the queue's own dispatch; name the worker otherwise");
 const leaseToken = z.string().min(1).max(128);
+/** One ctx.log line a pull worker sends (POST /v1/jobs/{id}/logs, or with a completion). */
+const LogItemSchema = z.strictObject({
+  at: z.number().int().min(0),
+  attempt: z.number().int().min(0).optional().meta({ description: "Default: the job's current attempt." }),
+  message: z.string().max(65_536).meta({ description: "Stored clipped: message and fields together at most 2 KiB." }),
+  fields: JsonObjectSchema.nullable().optional(),
+});
 /** One leased job to complete, as POST /v1/jobs/complete and a claim's `complete` take it. */
-const CompleteItemSchema = z.strictObject({ id: JobId, leaseToken, result: JsonObjectSchema.optional() });
+const CompleteItemSchema = z.strictObject({
+  id: JobId,
+  leaseToken,
+  result: JsonObjectSchema.optional(),
+  logs: z
+    .array(LogItemSchema)
+    .min(1)
+    .max(100)
+    .optional()
+    .meta({ description: "The attempt's ctx.log lines, kept with the job when the completion lands (as POST /v1/jobs/{id}/logs would, without its own call)." }),
+});
 const CompleteManyResultsSchema = z
   .array(
     z.union([
@@ -397,17 +414,7 @@ export const JobLogsSchema = z.object({ items: z.array(LogLineSchema).meta({ des
 export type JobLogs = z.infer<typeof JobLogsSchema>;
 export const AppendLogsSchema = z.strictObject({
   leaseToken,
-  items: z
-    .array(
-      z.strictObject({
-        at: z.number().int().min(0),
-        attempt: z.number().int().min(0).optional().meta({ description: "Default: the job's current attempt." }),
-        message: z.string().max(65_536).meta({ description: "Stored clipped: message and fields together at most 2 KiB." }),
-        fields: JsonObjectSchema.nullable().optional(),
-      }),
-    )
-    .min(1)
-    .max(100),
+  items: z.array(LogItemSchema).min(1).max(100),
 });
 export type AppendLogsRequest = z.infer<typeof AppendLogsSchema>;
 

@@ -2,7 +2,7 @@
  * A job's `ctx.log` lines, stored with it (README "Logs kept with the job";
  * job/log-lines.ts has the line's shape and limits). A pushed handler's lines
  * ride with its outcome, so keeping them costs no call of their own; a pull
- * worker sends them before it settles (POST /v1/jobs/{id}/logs). An attempt
+ * worker sends them with its completion, or before any other settle (POST /v1/jobs/{id}/logs). An attempt
  * that dies without an outcome takes its lines with it.
  *
  * @module
@@ -34,18 +34,20 @@ export function appendLogs(sql: SqlStorage, id: string, lines: readonly JobLogLi
 
 const JOB_LEASED_ATTEMPT = `SELECT attempts FROM job WHERE ${LEASED}`;
 
+/** A line as a pull worker sends it: without an attempt, it is the lease's. */
+export type WorkerLogItem = { at: number; attempt?: number; message: string; fields?: unknown };
+
+/** workerLogLines: a pull worker's lines, clipped as a pushed handler's are, the attempt filled in. */
+export function workerLogLines(items: readonly WorkerLogItem[], attempt: number): JobLogLine[] {
+  return readLogLines(items.map((i) => ({ ...i, attempt: i.attempt ?? attempt })));
+}
+
 /** appendLeasedLogs: a pull worker's lines, fenced by its lease; an item without an attempt is the lease's. */
-export function appendLeasedLogs(
-  store: ScopeStore,
-  id: string,
-  token: string,
-  items: readonly { at: number; attempt?: number; message: string; fields?: unknown }[],
-  now: number,
-): { ok: true; stored: number } | Refusal {
+export function appendLeasedLogs(store: ScopeStore, id: string, token: string, items: readonly WorkerLogItem[], now: number): { ok: true; stored: number } | Refusal {
   return store.atomic(() => {
     const row = store.sql.exec<{ attempts: number }>(JOB_LEASED_ATTEMPT, now, id, token).toArray()[0];
     if (!row) return leaseRefusal(store, id, token, now);
-    const lines = readLogLines(items.map((i) => ({ ...i, attempt: i.attempt ?? row.attempts })));
+    const lines = workerLogLines(items, row.attempts);
     appendLogs(store.sql, id, lines);
     return { ok: true as const, stored: lines.length };
   });

@@ -13,6 +13,7 @@ import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { JOB_FIND_LEASED, LEASED, leaseRefusal } from "./lease";
 import { jsonChunks } from "./json-chunks";
+import { appendLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
 import type { ScopeStore } from "./store";
 import { writeStep } from "./steps";
 import type { JournalStart } from "../dispatch/contract";
@@ -66,13 +67,28 @@ UPDATE job
    AND job.state IN (${sqlList(TRANSITIONS.complete.from)})
 RETURNING *`;
 
+/** A completion; `logs`: a pull worker's lines of the attempt, kept only if the completion lands (job-logs.ts). */
+export interface CompleteItem {
+  id: string;
+  token: string;
+  result: string | null;
+  logs?: readonly WorkerLogItem[];
+}
+
 /** completeMany: complete each job still under its lease; returns the rows completed (the others changed nothing). */
-export function completeMany(store: ScopeStore, items: readonly { id: string; token: string; result: string | null }[], now: number): JobRow[] {
+export function completeMany(store: ScopeStore, items: readonly CompleteItem[], now: number): JobRow[] {
   if (items.length === 0) return [];
   return store.atomic(() => {
     const rows: JobRow[] = [];
     for (const part of jsonChunks(items, (i) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16)) {
       rows.push(...store.sql.exec<JobRow>(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result]))).toArray());
+    }
+    if (rows.length > 0 && items.some((i) => i.logs)) {
+      const completed = new Map(rows.map((r) => [r.id, r]));
+      for (const i of items) {
+        const row = completed.get(i.id);
+        if (row && i.logs) appendLogs(store.sql, i.id, workerLogLines(i.logs, row.attempts));
+      }
     }
     if (rows.length > 0) store.touched(now);
     return rows;

@@ -47,6 +47,17 @@ describe("POST /v1/jobs/complete", () => {
     expect(again.body.results[0].error.code).toBe("already_terminal");
   });
 
+  it("an item's logs are kept with its job when its completion lands, and only then", async () => {
+    const type = uniqueType("many-logs");
+    await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: {} }, { type, payload: {} }] });
+    const [a, b] = (await api("POST", "/v1/claim", { worker: "w", types: [type], limit: 2 })).body.jobs;
+    const logs = [{ at: 5, message: "done", fields: { n: 1 } }];
+    const r = await api("POST", "/v1/jobs/complete", { items: [{ id: a.id, leaseToken: a.leaseToken, logs }, { id: b.id, leaseToken: "not-the-token", logs }] });
+    expect(r.body.results.map((x: { ok: boolean }) => x.ok)).toEqual([true, false]);
+    expect((await api("GET", `/v1/jobs/${a.id}/logs`)).body.items).toEqual([{ at: 5, attempt: 1, message: "done", fields: { n: 1 } }]);
+    expect((await api("GET", `/v1/jobs/${b.id}/logs`)).body.items).toEqual([]);
+  });
+
   it("refuses an empty or malformed call as a whole, naming the field", async () => {
     const empty = await api("POST", "/v1/jobs/complete", { items: [] });
     expect([empty.status, empty.body.error.details[0].path]).toEqual([400, "items"]);

@@ -110,23 +110,27 @@ describe("createWorker", () => {
     expect(states.filter((j) => j.state !== "completed").map((j) => [j.state, j.attempts])).toEqual(Array.from({ length: 8 }, () => ["pending", 0]));
   });
 
-  it("ctx.log lines are kept with the job: one POST /v1/jobs/{id}/logs before the settle, none for a job that logs nothing", async () => {
+  it("ctx.log lines are kept with the job: a completion carries them, any other settle sends them first; a job that logs nothing sends none", async () => {
     const type = uniqueType("logs");
-    const [loud, quiet] = [await enqueue(type, { loud: true }), await enqueue(type, { loud: false })];
+    const [loud, failing, quiet] = [await enqueue(type, { mode: "loud" }), await enqueue(type, { mode: "fail" }), await enqueue(type, { mode: "quiet" })];
     const posts: string[] = [];
     const counting = ((input: string, init?: RequestInit) => {
       if (init?.method === "POST") posts.push(new URL(input).pathname);
       return fetchCoordinator(input, init);
     }) as typeof fetch;
-    const handler = async (p: { loud: boolean }, ctx: JobContext) => {
-      if (p.loud) ctx.log("working", { step: 1 });
+    const handler = async (p: { mode: string }, ctx: JobContext) => {
+      if (p.mode !== "quiet") ctx.log("working", { step: 1 });
+      if (p.mode === "fail") throw new Error("boom");
       return { ok: true };
     };
-    const w = worker([type], { [type]: handler }, { concurrency: 2, fetch: counting });
-    expect(await w.runOnce()).toBe(2);
-    expect((await api("GET", `/v1/jobs/${loud}/logs`)).body.items).toEqual([{ at: expect.any(Number), attempt: 1, message: "working", fields: { step: 1 } }]);
+    const w = worker([type], { [type]: handler }, { concurrency: 3, fetch: counting });
+    expect(await w.runOnce()).toBe(3);
+    const line = { at: expect.any(Number), attempt: 1, message: "working", fields: { step: 1 } };
+    expect((await api("GET", `/v1/jobs/${loud}`)).body.job.state).toBe("completed");
+    expect((await api("GET", `/v1/jobs/${loud}/logs`)).body.items).toEqual([line]);
+    expect((await api("GET", `/v1/jobs/${failing}/logs`)).body.items).toEqual([line]);
     expect((await api("GET", `/v1/jobs/${quiet}/logs`)).body.items).toEqual([]);
-    expect(posts.filter((p) => p.endsWith("/logs"))).toEqual([`/v1/jobs/${loud}/logs`]);
+    expect(posts.filter((p) => p.endsWith("/logs"))).toEqual([`/v1/jobs/${failing}/logs`]);
   });
 
   it("renews the lease by itself: a handler running for 2.5 leases keeps its job", async () => {
