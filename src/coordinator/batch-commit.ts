@@ -12,7 +12,7 @@ import type { DecidingAnswer, Decision } from "../scope/batch-stage";
 import type { EnqueueOutcome, EnqueueRefusal, NewJob } from "../scope/enqueue";
 
 /** What a part's object offers (ScopeDO's methods, over RPC). */
-export interface StagingObject {
+interface StagingObject {
   stageBatch(batch: string, decider: string, jobs: NewJob[]): Promise<EnqueueRefusal | null>;
   commitDecidingBatch(batch: string, jobs: NewJob[]): Promise<DecidingAnswer>;
   decideBatch(batch: string, proposal: Decision): Promise<Decision>;
@@ -20,7 +20,7 @@ export interface StagingObject {
   abortBatch(batch: string): Promise<void>;
 }
 
-export interface Part {
+interface Part {
   home: string;
   jobs: NewJob[];
 }

@@ -18,6 +18,7 @@ import { resourcePoolName, typePoolName } from "../pool/pool-name";
 import { guarded } from "../dispatch/permit-plan";
 import { Catalogs } from "../catalog/shards";
 import type { JobLogLine } from "../job/log-lines";
+import type { WorkerLogItem } from "../scope/job-logs";
 import type {
   AppendLogsRequest,
   PauseResult,
@@ -113,7 +114,8 @@ export class QueueOps {
 
   /**
    * enqueueBatch checks every item first (sizes), so one bad item refuses the
-   * whole call before anything is written; then one RPC per home, in parallel.
+   * whole call before anything is written; then one RPC to a single home, or, over
+   * n homes, the staged commit of batch-commit.ts (2n − 1 calls in three rounds).
    */
   async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs"): Promise<EnqueueResult[]> {
     const now = Date.now();
@@ -662,19 +664,19 @@ export class QueueOps {
    * completeMany: each item as `complete` would answer it, in one call per home (one transaction and one
    * statement there). An item's own problem (a result too large, a lost lease) is its answer, not the call's.
    */
-  async completeMany(items: readonly { id: string; leaseToken: string; result?: object }[]): Promise<CompleteManyResult["results"]> {
+  async completeMany(items: readonly { id: string; leaseToken: string; result?: object; logs?: WorkerLogItem[] }[]): Promise<CompleteManyResult["results"]> {
     const answers: CompleteManyResult["results"] = items.map((i) => ({ id: i.id, ok: true as const }));
     const refuse = (k: number, e: unknown) => {
       const q = e instanceof QueueError ? e : new QueueError("internal", String(e));
       answers[k] = { id: items[k]!.id, ok: false, error: { code: q.code, message: q.message } };
     };
-    const byHome = new Map<string, { k: number; id: string; token: string; result: string | null }[]>();
+    const byHome = new Map<string, { k: number; id: string; token: string; result: string | null; logs?: WorkerLogItem[] }[]>();
     items.forEach((item, k) => {
       try {
         const result = item.result === undefined ? null : JSON.stringify(item.result);
         if (result !== null) checkJsonSize(result, this.config.limits.payloadMaxBytes, `items[${k}].result`);
         const home = this.homeOf(item.id);
-        byHome.set(home, [...(byHome.get(home) ?? []), { k, id: item.id, token: item.leaseToken, result }]);
+        byHome.set(home, [...(byHome.get(home) ?? []), { k, id: item.id, token: item.leaseToken, result, ...(item.logs ? { logs: item.logs } : {}) }]);
       } catch (e) {
         refuse(k, e);
       }
@@ -682,7 +684,7 @@ export class QueueOps {
     await Promise.all(
       [...byHome].map(async ([home, group]) => {
         try {
-          const outs = await this.scope(home).completeMany(group.map(({ id, token, result }) => ({ id, token, result })));
+          const outs = await this.scope(home).completeMany(group.map(({ id, token, result, logs }) => ({ id, token, result, ...(logs ? { logs } : {}) })));
           outs.forEach((out, i) => {
             if (!out.ok) refuse(group[i]!.k, refusalError(group[i]!.id, out, "complete"));
           });

@@ -28,7 +28,7 @@ import type { ScopeStore } from "./store";
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
 export const STAGE_TIMEOUT_MS = 30_000;
 /** Decisions are kept this long: far past any stage's timeout. */
-export const DECISION_KEEP_MS = 24 * 3600_000;
+const DECISION_KEEP_MS = 24 * 3600_000;
 
 export type Decision = "commit" | "abort";
 

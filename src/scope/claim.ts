@@ -138,7 +138,7 @@ export function isSerial(store: ScopeStore, type: string): boolean {
   return t.ordered || (store.scoped && t.serializeByScope);
 }
 
-export function isOrdered(store: ScopeStore, type: string): boolean {
+function isOrdered(store: ScopeStore, type: string): boolean {
   return store.config.typeSettings(type).ordered;
 }
 
@@ -160,7 +160,7 @@ export function orderedHead(sql: SqlStorage, type: string, now: number): Candida
 }
 
 /** serialBusy: a job of the type holds a live lease here, so no other may start. */
-export function serialBusy(sql: SqlStorage, type: string, now: number): boolean {
+function serialBusy(sql: SqlStorage, type: string, now: number): boolean {
   return sql.exec(JOB_RUNNING_LIVE_OF_TYPE, type, now).toArray().length > 0;
 }
 

@@ -38,7 +38,7 @@ import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { releaseOrphans } from "./orphans";
 import { claimKey, claimOrEnqueue, type InlineClaim } from "./inline-claim";
-import { complete, completeMany, fail, heartbeat, release, sleep, type FailInput, type SleepInput } from "./settle";
+import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteItem, type FailInput, type SleepInput } from "./settle";
 import { leaseRefusal } from "./lease";
 import { appendStep, journalsOf, listSteps, resolveStep } from "./steps";
 import type { StepView } from "../job/schemas";
@@ -311,7 +311,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   /** completeMany: a pull worker's completions of one moment, in one transaction and one statement (settle.ts). */
-  async completeMany(items: { id: string; token: string; result: string | null }[]): Promise<Outcome<{ id: string }>[]> {
+  async completeMany(items: CompleteItem[]): Promise<Outcome<{ id: string }>[]> {
     const now = this.clock.now();
     const rows = completeMany(this.store, items, now);
     const done = new Set(rows.map((r) => r.id));
@@ -538,6 +538,8 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** settleStaleBatches: ask each stale stage's decider (abort, unless it committed) and do what it says. */
   private async settleStaleBatches(now: number): Promise<void> {
+    // Most objects never hold a stage: the same flag as the wake-up's (stageDeadline) spares every alarm the read.
+    if (!this.stagesHeld) return;
     for (const { batch, decider } of staleBatches(this.store, now)) {
       try {
         const decision = decider === this.knownHome() ? decideBatch(this.store, batch, "abort", now) : await this.env.SCOPE.getByName(decider).decideBatch(batch, "abort");

@@ -15,8 +15,8 @@ DELETE FROM job WHERE seq IN (
 RETURNING id`;
 
 /**
- * jobOldestFinishedByState: one seek of job_finished_idx per terminal state, in one statement (the alarm
- * is re-armed after every write, and three calls into SQLite per re-arm showed in profiles).
+ * jobOldestFinishedByState: one seek of job_finished_idx per terminal state, in one statement; the wake-up
+ * after every write reads the same columns inside its own statement (scope/wake.ts).
  */
 export const OLDEST_FINISHED_COLUMNS = `${TERMINAL_STATES.map(
   (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND finished_at IS NOT NULL) AS t${i}`,
@@ -52,7 +52,7 @@ export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): 
 }
 
 /** nextSweepAt: when the oldest terminal job of any state passes its retention; null when there are none. */
-export function nextSweepAt(store: ScopeStore): number | null {
+function nextSweepAt(store: ScopeStore): number | null {
   return sweepAtOf(store, store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one());
 }
 

@@ -24,7 +24,7 @@
 import type { JobOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
-import type { LeasedJob } from "../job/schemas";
+import type { CompleteManyResult, LeasedJob } from "../job/schemas";
 import type { AnyHandlers } from "../handler/context";
 import { eventOfTags } from "../job/event-tags";
 
@@ -86,10 +86,12 @@ interface Running {
 interface Completion {
   r: Running;
   result: object | undefined;
+  /** The attempt's ctx.log lines, kept with the job when the completion lands. */
+  logs: JobOutcome["logs"];
   resolve: () => void;
 }
 
-type CompletionAnswer = { id: string; ok: boolean; error?: { code: string; message: string } };
+type CompletionAnswer = CompleteManyResult["results"][number];
 
 const CLAIM_LIMIT_MAX = 100;
 const BACKOFF_MIN_MS = 100;
@@ -186,10 +188,10 @@ export function createWorker(options: WorkerOptions): Worker {
   let carried: Completion[] = [];
   /** Jobs whose slot went back before their completion was answered: stop() waits for them too. */
   const handedOff = new Set<Running>();
-  function completeSoon(r: Running, result: object | undefined): Promise<void> {
+  function completeSoon(r: Running, result: object | undefined, logs: Completion["logs"]): Promise<void> {
     if (!r.live) return Promise.resolve();
     return new Promise((resolve) => {
-      if (completions.push({ r, result, resolve }) === 1) setTimeout(() => void flushCompletions(), 0);
+      if (completions.push({ r, result, logs, resolve }) === 1) setTimeout(() => void flushCompletions(), 0);
     });
   }
   async function flushCompletions(): Promise<void> {
@@ -218,8 +220,8 @@ export function createWorker(options: WorkerOptions): Worker {
       for (const q of sent) q.resolve();
     }
   }
-  function completionItems(live: Completion[]): { id: string; leaseToken: string; result?: object }[] {
-    return live.map((q) => ({ id: q.r.job.id, leaseToken: q.r.job.leaseToken, ...(q.result ? { result: q.result } : {}) }));
+  function completionItems(live: Completion[]): { id: string; leaseToken: string; result?: object; logs?: unknown[] }[] {
+    return live.map((q) => ({ id: q.r.job.id, leaseToken: q.r.job.leaseToken, ...(q.result ? { result: q.result } : {}), ...(q.logs?.length ? { logs: q.logs } : {}) }));
   }
   function answerCompletions(live: Completion[], results: CompletionAnswer[]): void {
     results.forEach((a, i) => {
@@ -264,7 +266,7 @@ export function createWorker(options: WorkerOptions): Worker {
   async function settle(r: Running, out: JobOutcome): Promise<void> {
     switch (out.kind) {
       case "completed":
-        return completeSoon(r, out.result ?? undefined);
+        return completeSoon(r, out.result ?? undefined, out.logs);
       case "retry":
         return write(r, "fail", { error: out.error.slice(0, 4000) || "error", ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}), ...(out.consumesAttempt === false ? { consumesAttempt: false } : {}) });
       case "failed":
@@ -301,8 +303,9 @@ export function createWorker(options: WorkerOptions): Worker {
           { signal: r.abort.signal, env: options.env, journal: { write: (w) => journal(r, w) } },
         );
         clearInterval(renew);
-        // Lines first, under the lease the settle is about to end (POST /v1/jobs/{id}/logs); a job that logs nothing sends nothing.
-        if (out.logs) await write(r, "logs", { items: out.logs });
+        // A completion carries its lines; any other settle sends them first, under the lease it is about to end
+        // (POST /v1/jobs/{id}/logs). A job that logs nothing sends nothing.
+        if (out.logs && out.kind !== "completed") await write(r, "logs", { items: out.logs });
         await settle(r, out);
       } catch (e) {
         log({ event: "worker:job_failed", id: job.id, error: String(e) });
