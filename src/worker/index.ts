@@ -113,6 +113,8 @@ export function createWorker(options: WorkerOptions): Worker {
   let carryAbort: AbortController | null = null;
   /** Completions ride with claims until a queue refuses the field (one older than `complete`). */
   let carrying = true;
+  /** A completion carries its job's log lines until a queue refuses the field (one older than complete items' `logs`). */
+  let logsRide = true;
   let slotFreed: (() => void) | null = null;
 
   async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
@@ -211,17 +213,27 @@ export function createWorker(options: WorkerOptions): Worker {
   async function sendCompletions(sent: Completion[]): Promise<void> {
     const live = sent.filter((q) => q.r.live);
     try {
-      if (live.length === 0) return;
-      const { results } = await call<{ results: CompletionAnswer[] }>("POST", "/v1/jobs/complete", { items: completionItems(live) });
-      answerCompletions(live, results);
-    } catch (e) {
-      for (const q of live) log({ event: "worker:write_failed", id: q.r.job.id, path: "complete", error: String(e) });
+      if (live.length > 0) await postCompletions(live);
     } finally {
       for (const q of sent) q.resolve();
     }
   }
+  async function postCompletions(live: Completion[]): Promise<void> {
+    try {
+      const { results } = await call<{ results: CompletionAnswer[] }>("POST", "/v1/jobs/complete", { items: completionItems(live) });
+      answerCompletions(live, results);
+    } catch (e) {
+      // A queue older than complete items' `logs` refuses the field: from then on the lines go first on their own.
+      if (logsRide && e instanceof ApiError && e.code === "invalid_request" && /\blogs\b/.test(e.message)) {
+        logsRide = false;
+        for (const q of live) if (q.logs?.length) await write(q.r, "logs", { items: q.logs });
+        return postCompletions(live);
+      }
+      for (const q of live) log({ event: "worker:write_failed", id: q.r.job.id, path: "complete", error: String(e) });
+    }
+  }
   function completionItems(live: Completion[]): { id: string; leaseToken: string; result?: object; logs?: unknown[] }[] {
-    return live.map((q) => ({ id: q.r.job.id, leaseToken: q.r.job.leaseToken, ...(q.result ? { result: q.result } : {}), ...(q.logs?.length ? { logs: q.logs } : {}) }));
+    return live.map((q) => ({ id: q.r.job.id, leaseToken: q.r.job.leaseToken, ...(q.result ? { result: q.result } : {}), ...(logsRide && q.logs?.length ? { logs: q.logs } : {}) }));
   }
   function answerCompletions(live: Completion[], results: CompletionAnswer[]): void {
     results.forEach((a, i) => {
