@@ -54,10 +54,11 @@ export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh:
         // A call's completions in one statement; anything else (a retry, a failure, a result too large) one by one.
         const completions: { id: string; token: string; result: string | null }[] = [];
         const changed: JobRow[] = [];
+        // An outcome's lines are kept only where the outcome lands under its lease, as a pull worker's are
+        // (README, Logs kept with the job): a late answer for a reaped or cancelled attempt leaves none.
         for (const { id, token, outcome } of items) {
-          if (outcome.logs) appendLogs(store.sql, id, outcome.logs);
           const result = outcome.kind === "completed" ? resultText(config, outcome) : undefined;
-          if (result !== undefined) completions.push({ id, token, result });
+          if (result !== undefined) completions.push({ id, token, result, ...(outcome.logs ? { logs: outcome.logs } : {}) });
           else settleOne(store, config, id, token, outcome, now, changed);
         }
         try {
@@ -87,7 +88,9 @@ export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh:
 function settleOne(store: ScopeStore, config: QueueConfig, id: string, token: string, outcome: HandlerOutcome, now: number, changed: JobRow[]): void {
   try {
     const out = applyOutcome(store, config, id, token, outcome, now);
-    if (out.ok) changed.push(out.row);
+    if (!out.ok) return;
+    if (outcome.logs) appendLogs(store.sql, id, outcome.logs);
+    changed.push(out.row);
   } catch (e) {
     console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
   }

@@ -1,7 +1,7 @@
 /**
  * A job's `ctx.log` lines, stored with it (README "Logs kept with the job";
  * job/log-lines.ts has the line's shape and limits). A pushed handler's lines
- * ride with its outcome, so keeping them costs no call of their own; a pull
+ * ride with its outcome (kept only if it lands under the lease), so keeping them costs no call of their own; a pull
  * worker sends them with its completion, or before any other settle (POST /v1/jobs/{id}/logs). An attempt
  * that dies without an outcome takes its lines with it.
  *

@@ -1,4 +1,9 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { HandlerOutcome } from "../../src/dispatch/contract";
+import { dispatchPort } from "../../src/scope/dispatch-port";
+import { jobLogs } from "../../src/scope/job-logs";
+import type { ScopeDO } from "../../src/scope/scope-do";
 import { alarmAt, freshScope, newJob, row, T0, useClock, put } from "../helpers/scope";
 
 async function claimedJob(over = {}) {
@@ -124,5 +129,35 @@ describe("a job's own backoff", () => {
     expect(byId.fixed!.run_at).toBe(now + 5_000);
     expect(byId.capped!.run_at).toBeGreaterThanOrEqual(now);
     expect(byId.capped!.run_at).toBeLessThanOrEqual(now + 100);
+  });
+});
+
+describe("a pushed outcome's log lines (dispatch-port.ts)", () => {
+  it("are kept only when the outcome lands under its lease: a late answer for a lost lease leaves none", async () => {
+    const { home, stub, clock } = await freshScope();
+    await put(stub, [newJob(home, { id: "done" }), newJob(home, { id: "again" })]);
+    const leased = await stub.claim({ worker: "push", types: null, limit: 2, leaseMs: 30_000 });
+    const line = (message: string) => [{ at: T0, attempt: 1, message, fields: null }];
+    const [done, again] = ["done", "again"].map((k) => leased.find((j) => j.id.endsWith(`.${k}`))!);
+    const settle = (items: { id: string; token: string; outcome: HandlerOutcome }[]) =>
+      runInDurableObject(stub, (o: ScopeDO) => dispatchPort(o.store, o.store.config, () => true).settle(items, clock!.now()).map((r) => r.id));
+    const logs = (id: string) => runInDurableObject(stub, (o: ScopeDO) => jobLogs(o.store.sql, id));
+
+    // Stale tokens: neither outcome lands, so neither's lines are kept.
+    const stale = "0".repeat(32);
+    expect(await settle([
+      { id: done!.id, token: stale, outcome: { kind: "completed", logs: line("late completion") } },
+      { id: again!.id, token: stale, outcome: { kind: "retry", error: "x", logs: line("late retry") } },
+    ])).toEqual([]);
+    expect(await logs(done!.id)).toEqual([]);
+    expect(await logs(again!.id)).toEqual([]);
+
+    // Their own tokens: both land, with their lines.
+    expect(await settle([
+      { id: done!.id, token: done!.lease_token!, outcome: { kind: "completed", logs: line("sent") } },
+      { id: again!.id, token: again!.lease_token!, outcome: { kind: "retry", error: "x", logs: line("will retry") } },
+    ])).toEqual([again!.id, done!.id]);
+    expect((await logs(done!.id))!.map((l) => l.message)).toEqual(["sent"]);
+    expect((await logs(again!.id))!.map((l) => l.message)).toEqual(["will retry"]);
   });
 });
