@@ -16,7 +16,7 @@ interface StagingObject {
   stageBatch(batch: string, decider: string, jobs: NewJob[]): Promise<EnqueueRefusal | null>;
   commitDecidingBatch(batch: string, jobs: NewJob[]): Promise<DecidingAnswer>;
   decideBatch(batch: string, proposal: Decision): Promise<Decision>;
-  commitBatch(batch: string): Promise<EnqueueOutcome | null>;
+  commitBatch(batch: string, ids: readonly string[]): Promise<EnqueueOutcome>;
   abortBatch(batch: string): Promise<void>;
 }
 
@@ -64,7 +64,7 @@ export class PartRefused extends Error {
 export async function commitAcross(
   parts: readonly Part[],
   object: (home: string) => StagingObject,
-  run: <T>(items: readonly T[], f: (item: T, i: number) => Promise<void>) => Promise<void>,
+  run: <T>(items: readonly T[], f: (item: T) => Promise<void>) => Promise<void>,
 ): Promise<(EnqueueOutcome | null)[]> {
   const batch = `b${Date.now().toString(36)}${crypto.randomUUID().replaceAll("-", "")}`;
   // The decider is one of the batch's own objects, so no other object is on the path; the first by name. Its
@@ -108,7 +108,7 @@ export async function commitAcross(
     // Once decided, a part must commit: try twice, then leave it to its object's alarm (which asks the decider).
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        answers[i] = await object(p.home).commitBatch(batch);
+        answers[i] = await object(p.home).commitBatch(batch, p.jobs.map((j) => j.id));
         return;
       } catch (e) {
         if (attempt === 1) {

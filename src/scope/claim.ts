@@ -12,7 +12,7 @@
 import { TRANSITIONS } from "../job/transitions";
 import { sqlList } from "../job/states";
 import type { JobRow } from "./job-row";
-import { pendingTypes, pendingTypesAll } from "./counts";
+import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
 import { newLeaseToken, type ScopeStore } from "./store";
 
 export interface ClaimRequest {
@@ -101,16 +101,10 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, wit
     );
     const candidates: Candidate[] = [];
     for (const type of types) {
-      // serializeByScope: one running job of the type per scope. This object holds the whole scope, so the rule is
-      // local and exact. A running row whose lease expired is not a blocker: it is about to be reaped.
-      const serial = isSerial(store, type);
-      if (serial && serialBusy(store.sql, type, now)) continue;
-      const limit = Math.min(serial ? 1 : req.limit, req.caps?.get(type) ?? Infinity);
-      if (limit <= 0) continue;
-      if (isOrdered(store, type)) {
-        const head = orderedHead(store.sql, type, now);
-        if (head) candidates.push(head);
-      } else candidates.push(...bestDue(store.sql, type, limit, now));
+      const rule = oneAtATime(store, type, now, Math.min(req.limit, req.caps?.get(type) ?? Infinity));
+      if (rule.limit <= 0) continue;
+      if (rule.head) candidates.push(rule.head);
+      else candidates.push(...bestDue(store.sql, type, rule.limit, now));
     }
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
     const picked = candidates.slice(0, req.limit);
@@ -202,8 +196,7 @@ SELECT EXISTS (
  */
 const JOB_DUE_TYPES_AMONG = `
 SELECT c.type FROM job_count AS c
- WHERE c.state = 'pending' AND c.failure_kind = '' AND c.n > 0
-   AND c.type IN (SELECT value FROM json_each(?1)) AND c.type NOT IN (SELECT type FROM type_pause)
+ WHERE ${PENDING_UNPAUSED_COUNT} AND c.type IN (SELECT value FROM json_each(?1))
    AND EXISTS (SELECT 1 FROM job AS j WHERE j.state = 'pending' AND j.type = c.type AND j.run_at <= ?2 AND ${NOT_BEHIND_RUNNING_KEY})`;
 
 /** dueTypesAmong: the types of `types` with a due job here not held behind its key (one-at-a-time rules aside). */
@@ -219,23 +212,34 @@ export function countDue(sql: SqlStorage, type: string, now: number, limit: numb
 }
 
 /**
- * countStartable: how many of the type may start here now, up to `limit` — the due jobs, but a one-at-a-time
- * type (serializeByScope, ordered) has none while one runs and at most one otherwise, and an ordered type
- * only its head. The dispatcher's due types and pull claims ask this; mayStart asks it of one job.
+ * oneAtATime: the one-at-a-time rules, the one place they are written. A one-at-a-time type (serializeByScope
+ * in a scope's object, ordered) starts none while one of it holds a live lease here (this object holds the
+ * whole scope, so the rule is local and exact; a running row whose lease expired is about to be reaped and
+ * blocks nothing), and at most one otherwise; an ordered type only its head, which `head` names (limit 0 when
+ * the head may not start). `limit` is the caller's; any other type keeps it.
  */
-export function countStartable(store: ScopeStore, type: string, now: number, limit: number): number {
-  if (isSerial(store, type)) {
-    if (serialBusy(store.sql, type, now)) return 0;
-    limit = Math.min(limit, 1);
-  }
-  if (isOrdered(store, type)) return orderedHead(store.sql, type, now) ? 1 : 0;
-  return countDue(store.sql, type, now, limit);
+function oneAtATime(store: ScopeStore, type: string, now: number, limit: number): { limit: number; head?: Candidate } {
+  if (!isSerial(store, type)) return { limit };
+  if (serialBusy(store.sql, type, now)) return { limit: 0 };
+  if (!isOrdered(store, type)) return { limit: Math.min(limit, 1) };
+  const head = orderedHead(store.sql, type, now);
+  return head && limit > 0 ? { limit: 1, head } : { limit: 0 };
 }
 
-/** mayStart: whether the pending, due job `seq` of `type` may start now under the one-at-a-time rules (an inline claim). */
+/**
+ * countStartable: how many of the type may start here now, up to `limit`: its due jobs, under oneAtATime.
+ * The dispatcher's due types and guarded claims, and pull claims' permits, ask this.
+ */
+export function countStartable(store: ScopeStore, type: string, now: number, limit: number): number {
+  const rule = oneAtATime(store, type, now, limit);
+  if (rule.limit <= 0 || rule.head) return rule.limit;
+  return countDue(store.sql, type, now, rule.limit);
+}
+
+/** mayStart: whether the pending, due job `seq` of `type` may start now under oneAtATime (an inline claim). */
 export function mayStart(store: ScopeStore, type: string, seq: number, now: number): boolean {
-  if (isSerial(store, type) && serialBusy(store.sql, type, now)) return false;
-  return !isOrdered(store, type) || orderedHead(store.sql, type, now)?.seq === seq;
+  const rule = oneAtATime(store, type, now, 1);
+  return rule.limit > 0 && (rule.head === undefined || rule.head.seq === seq);
 }
 
 /** busyHere: the first of the types with due or running work in this object (waitsFor's exact, local half), or null. */

@@ -13,9 +13,16 @@ export type CountRow = {
   n: number;
 };
 
-/** Paused types (type_pause, scope/pause-gate.ts) are left out: nothing of theirs is dispatched or claimed. */
-const PENDING_TYPES = "SELECT type FROM job_count WHERE state = 'pending' AND failure_kind = '' AND n > 0 AND type NOT IN (SELECT type FROM type_pause)";
-const PENDING_TYPES_ALL = "SELECT type FROM job_count WHERE state = 'pending' AND failure_kind = '' AND n > 0";
+/** The `job_count` rows (aliased `c`) of types with pending jobs here, paused ones too. */
+const PENDING_COUNT = "c.state = 'pending' AND c.failure_kind = '' AND c.n > 0";
+/**
+ * The same, paused types (type_pause, scope/pause-gate.ts) left out: nothing of theirs is dispatched or
+ * claimed. The one spelling of "pending and not paused": the claim, the dispatcher's due types
+ * (claim.ts) and the wake-up (wake.ts) all filter with it.
+ */
+export const PENDING_UNPAUSED_COUNT = `${PENDING_COUNT} AND c.type NOT IN (SELECT type FROM type_pause)`;
+const PENDING_TYPES = `SELECT c.type FROM job_count AS c WHERE ${PENDING_UNPAUSED_COUNT}`;
+const PENDING_TYPES_ALL = `SELECT c.type FROM job_count AS c WHERE ${PENDING_COUNT}`;
 const ALL_COUNTS = "SELECT type, state, failure_kind, n FROM job_count WHERE n > 0";
 
 /** pendingTypes: the types that have at least one pending job here and are not paused. */

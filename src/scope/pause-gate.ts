@@ -1,8 +1,9 @@
 /**
  * Paused types, a scope object's side (catalog/pause-store.ts has the
- * catalog's). The paused set lives in `type_pause`, so `pendingTypes`
- * (scope/counts.ts) leaves those types out and neither the dispatcher nor a
- * claim sees their jobs; enqueues still land.
+ * catalog's). The paused set lives in `type_pause`, so the "pending and not
+ * paused" filter (`PENDING_UNPAUSED_COUNT`, scope/counts.ts) leaves those types
+ * out and neither the dispatcher, a claim nor the wake-up sees their jobs;
+ * enqueues still land.
  *
  * The set is only as good as the shard's promise to tell this object of a
  * change (`meta.pause_until`, renewed by every catalog report, and counted on
@@ -80,10 +81,10 @@ export class PauseGate {
     if (!this.fresh(this.deps.now())) await this.ask();
   }
 
-  /** refresh: start a sync if the set is stale, without waiting (the dispatcher's synchronous path); `holding`: due work waits for it. */
-  refresh(holding = false): void {
+  /** refresh: start a sync if the set is stale, without waiting (the dispatcher's synchronous path, whose due work waits for it). */
+  refresh(): void {
     if (this.fresh(this.deps.now())) return;
-    this.holding ||= holding;
+    this.holding = true;
     this.deps.keepAlive(this.ask());
   }
 

@@ -41,6 +41,14 @@ export function getJob(sql: SqlStorage, id: string): JobRow | null {
   return sql.exec<JobRow>(JOB_FIND_BY_ID, id).toArray()[0] ?? null;
 }
 
+/** jobsByIds: job_id_idx, one seek per id, in one statement. */
+const JOBS_BY_IDS = "SELECT * FROM job WHERE id IN (SELECT value FROM json_each(?))";
+
+/** getJobs: the jobs of these ids that exist here, by id. */
+export function getJobs(sql: SqlStorage, ids: readonly string[]): Map<string, JobRow> {
+  return new Map(sql.exec<JobRow>(JOBS_BY_IDS, JSON.stringify(ids)).toArray().map((r) => [r.id, r]));
+}
+
 /** liveJobsOfKey: the live jobs holding the key — a pending one, a running one, or both. */
 export function liveJobsOfKey(sql: SqlStorage, dedupeKey: string): JobRow[] {
   return sql.exec<JobRow>(JOB_FIND_LIVE_BY_DEDUPE_KEY, dedupeKey).toArray();

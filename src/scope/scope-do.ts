@@ -34,7 +34,7 @@ import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { pruneMetrics } from "./minute-counters";
 import { jobTimeline, type TimelineStep } from "./timeline";
-import { getJob, listJobs, type ListFilter } from "./read";
+import { getJob, getJobs, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { releaseOrphans } from "./orphans";
 import { claimKey, claimOrEnqueue, type InlineClaim } from "./inline-claim";
@@ -236,8 +236,20 @@ export class ScopeDO extends DurableObject<Env> {
     return decideBatch(this.store, batch, proposal, this.clock.now());
   }
 
-  /** commitBatch: the staged part becomes jobs, as an enqueue of them would make them; null when nothing was staged. */
-  async commitBatch(batch: string): Promise<EnqueueOutcome | null> {
+  /**
+   * commitBatch: the staged part becomes jobs, as an enqueue of them would make them. With nothing staged (this
+   * object's alarm applied the part first, or a first call's answer was lost), the part's jobs are answered as
+   * they are now, read by `ids` in one statement, none created.
+   */
+  async commitBatch(batch: string, ids: readonly string[]): Promise<EnqueueOutcome> {
+    const out = await this.applyStage(batch);
+    if (out) return out;
+    const rows = getJobs(this.store.sql, ids);
+    return { ok: true, results: ids.map((id) => ({ row: rows.get(id) ?? null, created: false })) };
+  }
+
+  /** applyStage: a decided part's jobs enqueued, or null when nothing of `batch` is staged here. */
+  private async applyStage(batch: string): Promise<EnqueueOutcome | null> {
     const now = this.clock.now();
     const out = this.store.atomic(() => {
       const jobs = takeStage(this.store, batch);
@@ -544,7 +556,7 @@ export class ScopeDO extends DurableObject<Env> {
       try {
         const decision = decider === this.knownHome() ? decideBatch(this.store, batch, "abort", now) : await this.env.SCOPE.getByName(decider).decideBatch(batch, "abort");
         console.log(JSON.stringify({ event: "batch:settled_by_alarm", home: this.name, batch, decision }));
-        if (decision === "commit") await this.commitBatch(batch);
+        if (decision === "commit") await this.applyStage(batch);
         else await this.abortBatch(batch);
       } catch (e) {
         // Its decider is unreachable: this stage waits (the alarm asks again), the others and the rest of the pass go on.
@@ -694,7 +706,7 @@ export class ScopeDO extends DurableObject<Env> {
   /** pauseFresh: the dispatcher may trust the paused set; if not, a sync starts and fills again when it lands. */
   private pauseFresh(now: number): boolean {
     if (this.pause.fresh(now)) return true;
-    this.pause.refresh(true);
+    this.pause.refresh();
     return false;
   }
 }

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { pendingTypes } from "./counts";
+import { PENDING_UNPAUSED_COUNT, pendingTypes } from "./counts";
 import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./sweep-pass";
 import type { ScopeStore } from "./store";
 
@@ -25,7 +25,7 @@ const JOB_NEXT_WAKE = `
 SELECT
   (SELECT min((SELECT min(j.run_at) FROM job AS j WHERE j.state = 'pending' AND j.type = c.type AND j.run_at > ?1))
      FROM job_count AS c
-    WHERE c.state = 'pending' AND c.failure_kind = '' AND c.n > 0 AND c.type NOT IN (SELECT type FROM type_pause)) AS due,
+    WHERE ${PENDING_UNPAUSED_COUNT}) AS due,
   (SELECT min(lease_expires_at) FROM job WHERE state = 'running') AS lease,
   (SELECT min(hold_until) FROM job_permit) AS hold,
   ${OLDEST_FINISHED_COLUMNS}`;

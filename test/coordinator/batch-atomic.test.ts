@@ -110,6 +110,21 @@ describe("batches over several objects, all or none", () => {
     for (const [n, scope] of scopes.entries()) expect((await jobsIn(scope))[0]!.id).toBe(ids[n]);
   });
 
+  it("a part's commit answer lost: asked again, the part answers its jobs as they are (read by id), each made once", async () => {
+    const type = uniqueType("batch");
+    const { scopes, homes, notDecider } = threeScopes();
+    const r = await batch(failing(notDecider, "commitBatch", { lostAnswer: true }), scopes.map((scope, n) => ({ type, payload: { n }, scope })));
+    expect(r.status).toBe(200);
+    const late = homes.indexOf(notDecider);
+    // The part that answered the second time: its job is there, as GET reads it, not created by that call.
+    const item = r.body.results[late];
+    expect(item.created).toBe(false);
+    expect(item.job).toEqual((await api("GET", `/v1/jobs/${item.id}`)).body.job);
+    expect(item.job.payload).toEqual({ n: late });
+    const payloads = (await Promise.all(scopes.map(jobsIn))).map((items) => items.map((j) => j.payload.n));
+    expect(payloads).toEqual([[0], [1], [2]]);
+  });
+
   it("a part whose commit cannot be delivered is applied by its object's alarm: every part ends committed, once", async () => {
     const type = uniqueType("batch");
     const { scopes, homes, notDecider } = threeScopes();
