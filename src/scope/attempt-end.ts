@@ -9,7 +9,7 @@
 import { retryDelayMs, type Backoff } from "../job/backoff";
 import { sqlList, type FailureKind } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import type { ScopeStore } from "./store";
 
 export type AttemptEnd =
@@ -75,12 +75,12 @@ export function applyAttemptEnd(store: ScopeStore, row: JobRow, end: AttemptEnd,
   if (end.to === "pending" && row.dedupe_key !== null) {
     const follower = store.sql.exec<{ id: string }>(JOB_PENDING_OF_KEY, row.dedupe_key).toArray()[0];
     if (follower) {
-      return store.sql.exec<JobRow>(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, row.seq, row.lease_token).toArray()[0] ?? null;
+      return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
     }
   }
   const out =
     end.to === "pending"
-      ? store.sql.exec<JobRow>(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token).toArray()
-      : store.sql.exec<JobRow>(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token).toArray();
+      ? jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token))
+      : jobRows(store.sql.exec(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token));
   return out[0] ?? null;
 }

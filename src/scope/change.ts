@@ -7,7 +7,7 @@
 import { forgetUnfinished } from "./steps";
 import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { getJob, liveJobsOfKey } from "./read";
 import type { ScopeStore } from "./store";
@@ -30,7 +30,7 @@ const JOB_CANCEL_LIVE_OF_KEYS = `UPDATE job ${CANCEL_SET}
 /** cancelKeys: cancel the live jobs of `type` under these dedupe keys here. */
 export function cancelKeys(store: ScopeStore, type: string, keys: readonly string[], reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
-    const rows = store.sql.exec<JobRow>(JOB_CANCEL_LIVE_OF_KEYS, reason, now, now, JSON.stringify(keys), type).toArray();
+    const rows = jobRows(store.sql.exec(JOB_CANCEL_LIVE_OF_KEYS, reason, now, now, JSON.stringify(keys), type));
     if (rows.length > 0) store.touched(now);
     return rows;
   });
@@ -47,7 +47,7 @@ RETURNING *`;
 
 export function cancelJob(store: ScopeStore, id: string, reason: string | null, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const row = store.sql.exec<JobRow>(JOB_CANCEL_IF_LIVE, reason, now, now, id).toArray()[0];
+    const row = jobRows(store.sql.exec(JOB_CANCEL_IF_LIVE, reason, now, now, id))[0];
     if (row) {
       store.touched(now);
       return { ok: true, row };
@@ -59,7 +59,7 @@ export function cancelJob(store: ScopeStore, id: string, reason: string | null, 
 
 export function cancelAll(store: ScopeStore, pendingOnly: boolean, reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
-    const rows = store.sql.exec<JobRow>(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now).toArray();
+    const rows = jobRows(store.sql.exec(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now));
     if (rows.length > 0) store.touched(now);
     return rows;
   });

@@ -11,7 +11,7 @@
  */
 import { TRANSITIONS } from "../job/transitions";
 import { sqlList } from "../job/states";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
 import { newLeaseToken, type ScopeStore } from "./store";
 
@@ -110,11 +110,11 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, wit
     const picked = candidates.slice(0, req.limit);
     let claimed: JobRow[] = [];
     if (picked.length === 1) {
-      claimed = store.sql.exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, req.leaseMs, newLeaseToken(), req.worker, picked[0]!.seq).toArray();
+      claimed = jobRows(store.sql.exec(JOB_SET_RUNNING_IF_PENDING, now, req.leaseMs, newLeaseToken(), req.worker, picked[0]!.seq));
     } else if (picked.length > 1) {
       const order = new Map(picked.map((c, i) => [c.seq, i]));
       const leases = JSON.stringify(picked.map((c) => [c.seq, newLeaseToken()]));
-      claimed = store.sql.exec<JobRow>(JOB_SET_RUNNING_MANY, now, req.leaseMs, req.worker, leases).toArray();
+      claimed = jobRows(store.sql.exec(JOB_SET_RUNNING_MANY, now, req.leaseMs, req.worker, leases));
       claimed.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
     }
     if (claimed.length > 0) store.touched(now);

@@ -9,7 +9,7 @@
 import { minuteOf } from "../metrics/counters";
 import { baseMode, replacesPayload, type KeyMode } from "../job/key-mode";
 import type { Scope } from "../job/schemas";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import { getJob, liveJobsOfKey } from "./read";
 import type { ScopeStore } from "./store";
 import { buried } from "./tombstones";
@@ -211,7 +211,7 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
   const running = live.find((r) => r.state === "running");
   const same = (row: JobRow | undefined) => (row ? { row, changed: false } : null);
   if (mode === "throttle") {
-    return same(store.sql.exec<JobRow>(JOB_LATEST_START_OF_KEY, job.dedupeKey, now - (job.throttleMs ?? 0)).toArray()[0] ?? pending);
+    return same(jobRows(store.sql.exec(JOB_LATEST_START_OF_KEY, job.dedupeKey, now - (job.throttleMs ?? 0)))[0] ?? pending);
   }
   if (pending) {
     if (!replacesPayload(mode)) return same(pending);
@@ -237,9 +237,7 @@ function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined
 function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
   const created = new Map<string, JobRow>();
   for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
-    // toArray, not iteration: a cursor walked row by row crosses into the runtime per row, which measured ~10 ms
-    // more per 1,000 inserted rows in the test runtime (docs/design.md, What a push batch costs).
-    for (const r of store.sql.exec<JobRow>(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now).toArray()) created.set(r.id, r);
+    for (const r of jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now))) created.set(r.id, r);
   }
   return created;
 }

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import { JOB_SET_RUNNING_IF_PENDING, mayStart } from "./claim";
 import { isPaused } from "./pause-gate";
 import { enqueueJobs, type EnqueueRefusal, type NewJob } from "./enqueue";
@@ -50,7 +50,7 @@ function leaseIfFree(store: ScopeStore, type: string, key: string, worker: strin
   if (!pending || pending.type !== type || pending.run_at > now || isPaused(store.sql, type)) return null;
   // One at a time (serializeByScope, ordered) holds here as in any claim; an ordered type leases its head only.
   if (!mayStart(store, type, pending.seq, now)) return null;
-  const row = store.sql.exec<JobRow>(JOB_SET_RUNNING_IF_PENDING, now, leaseMs, newLeaseToken(), worker, pending.seq).toArray()[0] ?? null;
+  const row = jobRows(store.sql.exec(JOB_SET_RUNNING_IF_PENDING, now, leaseMs, newLeaseToken(), worker, pending.seq))[0] ?? null;
   if (row) store.touched(now);
   return row;
 }

@@ -9,7 +9,7 @@
  * @module
  */
 import { PUSH_WORKER } from "./dispatch-port";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import { releaseLeased } from "./settle";
 import type { ScopeStore } from "./store";
 
@@ -20,7 +20,7 @@ const JOB_PUSHED_RUNNING = `SELECT * FROM job WHERE state = 'running' AND lease_
 export function releaseOrphans(store: ScopeStore, now: number): JobRow[] {
   return store.atomic(() => {
     const out: JobRow[] = [];
-    for (const leased of store.sql.exec<JobRow>(JOB_PUSHED_RUNNING).toArray()) {
+    for (const leased of jobRows(store.sql.exec(JOB_PUSHED_RUNNING))) {
       const row = releaseLeased(store, leased, "its object restarted while the handler call was in flight", now);
       if (row) out.push(row);
     }

@@ -6,7 +6,7 @@
  * @module
  */
 import { LIVE_STATES, sqlList, type FailureKind, type JobState } from "../job/states";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 
 /** jobFindById: unique index job_id_idx. */
 const JOB_FIND_BY_ID = "SELECT * FROM job WHERE id = ?";
@@ -38,7 +38,7 @@ export interface ListFilter {
 }
 
 export function getJob(sql: SqlStorage, id: string): JobRow | null {
-  return sql.exec<JobRow>(JOB_FIND_BY_ID, id).toArray()[0] ?? null;
+  return jobRows(sql.exec(JOB_FIND_BY_ID, id))[0] ?? null;
 }
 
 /** jobsByIds: job_id_idx, one seek per id, in one statement. */
@@ -46,17 +46,15 @@ const JOBS_BY_IDS = "SELECT * FROM job WHERE id IN (SELECT value FROM json_each(
 
 /** getJobs: the jobs of these ids that exist here, by id. */
 export function getJobs(sql: SqlStorage, ids: readonly string[]): Map<string, JobRow> {
-  return new Map(sql.exec<JobRow>(JOBS_BY_IDS, JSON.stringify(ids)).toArray().map((r) => [r.id, r]));
+  return new Map(jobRows(sql.exec(JOBS_BY_IDS, JSON.stringify(ids))).map((r) => [r.id, r]));
 }
 
 /** liveJobsOfKey: the live jobs holding the key — a pending one, a running one, or both. */
 export function liveJobsOfKey(sql: SqlStorage, dedupeKey: string): JobRow[] {
-  return sql.exec<JobRow>(JOB_FIND_LIVE_BY_DEDUPE_KEY, dedupeKey).toArray();
+  return jobRows(sql.exec(JOB_FIND_LIVE_BY_DEDUPE_KEY, dedupeKey));
 }
 
 export function listJobs(sql: SqlStorage, filter: ListFilter, afterSeq: number, limit: number): JobRow[] {
   const list = (v: readonly string[] | undefined) => (v === undefined ? null : JSON.stringify(v));
-  return sql
-    .exec<JobRow>(JOB_LIST_AFTER, afterSeq, list(filter.types), list(filter.states), filter.tag ?? null, limit, list(filter.failureKinds), filter.dedupeKey ?? null)
-    .toArray();
+  return jobRows(sql.exec(JOB_LIST_AFTER, afterSeq, list(filter.types), list(filter.states), filter.tag ?? null, limit, list(filter.failureKinds), filter.dedupeKey ?? null));
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import type { ScopeStore } from "./store";
 
 /** jobFindExpiredLeases: uses job_lease_idx (lease_expires_at) WHERE running. */
@@ -27,7 +27,7 @@ export interface ReapResult {
 
 export function reapOnce(store: ScopeStore, now: number, limit = REAP_BATCH): ReapResult {
   return store.atomic(() => {
-    const expired = store.sql.exec<JobRow>(JOB_FIND_EXPIRED_LEASES, now, limit).toArray();
+    const expired = jobRows(store.sql.exec(JOB_FIND_EXPIRED_LEASES, now, limit));
     let retried = 0;
     let failed = 0;
     const rows: JobRow[] = [];

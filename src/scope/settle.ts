@@ -9,7 +9,7 @@ import type { FailOutcome } from "../job/schemas";
 import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { JOB_FIND_LEASED, LEASED, leaseRefusal } from "./lease";
 import { jsonChunks } from "./json-chunks";
@@ -47,7 +47,7 @@ export function heartbeat(store: ScopeStore, id: string, token: string, leaseMs:
 
 export function complete(store: ScopeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const row = store.sql.exec<JobRow>(JOB_COMPLETE_IF_LEASED, now, id, token, result).toArray()[0];
+    const row = jobRows(store.sql.exec(JOB_COMPLETE_IF_LEASED, now, id, token, result))[0];
     if (!row) return leaseRefusal(store, id, token, now);
     store.touched(now);
     return { ok: true, row };
@@ -81,7 +81,7 @@ export function completeMany(store: ScopeStore, items: readonly CompleteItem[], 
   return store.atomic(() => {
     const rows: JobRow[] = [];
     for (const part of jsonChunks(items, (i) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16)) {
-      rows.push(...store.sql.exec<JobRow>(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result]))).toArray());
+      rows.push(...jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result])))));
     }
     if (rows.length > 0 && items.some((i) => i.logs)) {
       const completed = new Map(rows.map((r) => [r.id, r]));
@@ -108,7 +108,7 @@ export interface FailInput {
  */
 export function snooze(store: ScopeStore, id: string, token: string, delayMs: number, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
     if (!row) return leaseRefusal(store, id, token, now);
@@ -135,7 +135,7 @@ const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE id = (SE
  */
 export function sleep(store: ScopeStore, id: string, token: string, s: SleepInput, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const refused = writeStep(store, leased, { seq: s.seq, name: s.name, kind: "sleep", result: null, startedAt: s.startedAt, finishedAt: now, wakeAt: s.until }, s.start);
     if (refused) {
@@ -161,7 +161,7 @@ export function sleep(store: ScopeStore, id: string, token: string, s: SleepInpu
  */
 export function release(store: ScopeStore, id: string, token: string, why: string, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const row = releaseLeased(store, leased, why, now);
     if (!row) return leaseRefusal(store, id, token, now);
@@ -179,7 +179,7 @@ export function releaseLeased(store: ScopeStore, leased: JobRow, why: string, no
 
 export function fail(store: ScopeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {
   return store.atomic(() => {
-    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, id, token).toArray()[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const end = decideAttemptEnd(
       store,

@@ -16,7 +16,7 @@
 import type { Journal, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
 import { utf8Length } from "../job/json-size";
 import type { StepView } from "../job/schemas";
-import type { JobRow } from "./job-row";
+import { jobRows, type JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { getJob } from "./read";
 import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
@@ -68,7 +68,7 @@ export function journalsOf(store: ScopeStore, seqs: readonly number[]): Map<numb
 /** appendStep: one journal write of the attempt holding `token`, in one transaction with the lease check. */
 export function appendStep(store: ScopeStore, w: JournalWrite, token: string, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const leased = store.sql.exec<JobRow>(JOB_FIND_LEASED, now, w.id, token).toArray()[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, w.id, token))[0];
     if (!leased) return leaseRefusal(store, w.id, token, now);
     const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: "step", result: w.op === "commit" ? w.result ?? "null" : null, startedAt: w.startedAt, finishedAt: w.op === "commit" ? now : null, wakeAt: null }, w.start);
     return refused ?? { ok: true, row: leased };
