@@ -7,7 +7,13 @@
  *   less than REPORT_MIN_INTERVAL_MS ago; changes that land meanwhile are left
  *   to the alarm, armed at `deadline()`, so a busy object sends about one
  *   summary per interval whatever its write rate;
- * - a summary that covers every change clears the persisted mark.
+ * - a summary that covers every change clears the persisted mark;
+ * - a change no reader waits for (push jobs enqueued, leased or settled, of
+ *   types no `waitsFor` names: `kick("hold")`) waits REPORT_HOLD_MS from the
+ *   first such change, so a burst that starts and ends within it goes out as
+ *   one summary, not two (stats are documented as up to a second behind).
+ *   Pulled jobs and awaited types are told at once: claims and waiters read
+ *   the catalog.
  *
  * If the object is evicted or the catalog call fails, the mark is still there
  * and the alarm reports at `dirtySince + REPORT_GRACE_MS`. Summaries are whole
@@ -19,6 +25,15 @@
 import type { HomeSummary } from "./summary";
 
 export const REPORT_MIN_INTERVAL_MS = 1000;
+/** A change no reader waits for waits this long for the rest of its burst (`kick("hold")`). */
+export const REPORT_HOLD_MS = 1000;
+
+/**
+ * How soon a change must reach the catalog: `urgent` skips the pause after a send (new work of a type others
+ * wait for), `now` goes at once unless a summary went out less than REPORT_MIN_INTERVAL_MS ago, `hold` waits
+ * REPORT_HOLD_MS for the rest of its burst.
+ */
+export type ReportUrgency = "urgent" | "now" | "hold";
 export const REPORT_GRACE_MS = 10_000;
 /** After a failed send, the next try waits this long (the catalog may be overloaded). */
 export const REPORT_RETRY_MS = 5_000;
@@ -46,6 +61,10 @@ export class CatalogReporter {
   private retryAt: number | null = null;
   /** A change that should not wait for the coalescing pause arrived while a send was in flight. */
   private urgent = false;
+  /** When the first change held for its burst (`kick("hold")`) came, or null: the alarm sends REPORT_HOLD_MS later. */
+  private heldSince: number | null = null;
+  /** A change not to be held (`now`, `urgent`) is not in a summary yet: nothing waits for a burst then. */
+  private owed = false;
   private inflight: Promise<void> | null = null;
   private dirtySince: number | null;
   /**
@@ -76,6 +95,7 @@ export class CatalogReporter {
     // A send in flight re-arms when it lands; until then only the grace deadline stands.
     if (this.inflight) return this.dirtySince + REPORT_GRACE_MS;
     let at = this.lastSentAt !== null && this.sentVersion < this.version ? this.lastSentAt + REPORT_MIN_INTERVAL_MS : this.dirtySince + REPORT_GRACE_MS;
+    if (!this.owed && this.heldSince !== null) at = Math.max(this.heldSince + REPORT_HOLD_MS, this.lastSentAt === null ? -Infinity : this.lastSentAt + REPORT_MIN_INTERVAL_MS);
     if (this.retryAt !== null) at = Math.max(at, this.retryAt);
     return at;
   }
@@ -93,17 +113,24 @@ export class CatalogReporter {
 
   /**
    * kick: after a commit, send now unless a summary is in flight, went out very
-   * recently, or just failed (then the alarm will). `urgent` (new work of a type
-   * others wait for) skips the coalescing pause: the sooner the catalog knows,
-   * the sooner waiting types hold back.
+   * recently, or just failed, or the change may be held for its burst (then the
+   * alarm will). `urgent` (new work of a type others wait for) skips the
+   * coalescing pause: the sooner the catalog knows, the sooner waiting types
+   * hold back.
    */
-  kick(urgent = false): void {
+  kick(urgency: ReportUrgency = "now"): void {
     if (this.sentVersion >= this.version) return;
+    const urgent = urgency === "urgent";
+    this.owed ||= urgency !== "hold";
     if (this.inflight) {
       this.urgent ||= urgent;
       return;
     }
     const now = this.deps.now();
+    if (!this.owed) {
+      this.heldSince ??= now;
+      if (now < this.heldSince + REPORT_HOLD_MS) return;
+    }
     if (!urgent && this.lastSentAt !== null && now - this.lastSentAt < REPORT_MIN_INTERVAL_MS) return;
     if (this.retryAt !== null && now < this.retryAt) return;
     const p = this.send().catch((e) => {
@@ -138,6 +165,9 @@ export class CatalogReporter {
     await Promise.resolve(); // let send() record this call as in flight before anything can fail
     const v = this.version;
     let failure: unknown = null;
+    // This summary carries every change so far, the held ones too.
+    this.heldSince = null;
+    this.owed = false;
     try {
       const summary = this.deps.build(this.unreportedSince());
       await this.deps.send(summary);
@@ -158,7 +188,7 @@ export class CatalogReporter {
     if (failure !== null) throw failure;
     if (this.urgent) {
       this.urgent = false;
-      this.kick(true);
+      this.kick("urgent");
     }
   }
 }

@@ -22,7 +22,7 @@ import { keepName, ownName } from "../object-name";
 import { Dispatcher, type Origin } from "../dispatch/dispatcher";
 import { dispatchPort, reapedFlights } from "./dispatch-port";
 import type { HandlerEntrypointApi } from "../dispatch/contract";
-import { CatalogReporter } from "./catalog-report";
+import { CatalogReporter, type ReportUrgency } from "./catalog-report";
 import { EventSink, type Observer } from "./events";
 import { cancelAll, cancelJob, cancelKeys, retryFailed, retryJob, type FailedCursor } from "./change";
 import type { ClaimRequest } from "./claim";
@@ -46,7 +46,8 @@ import type { Journal, JournalWrite } from "../dispatch/contract";
 import type { ScopeStore } from "./store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { prune, sweepOnce } from "./sweep-pass";
-import { cameDueSince, nextWakeAt } from "./wake";
+import { cameDueSince, nextWakeAt, readWakeRow } from "./wake";
+import { Unchanged } from "./unchanged";
 import { WaitNotifier } from "./wait-notify";
 import { Catalogs } from "../catalog/shards";
 import type { PauseSync } from "../catalog/pause-store";
@@ -80,6 +81,8 @@ export class ScopeDO extends DurableObject<Env> {
   private stagesHeld = true;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
   private name: string | null;
+  /** The due types and the wake-up's row, kept while no write or lapse of time can change them (unchanged.ts). */
+  private readonly unchanged: Unchanged;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -98,6 +101,7 @@ export class ScopeDO extends DurableObject<Env> {
       },
     };
     this.alarmArm = new AlarmArm(ctx.storage);
+    this.unchanged = new Unchanged(sql, (now) => readWakeRow(this.store, now));
     this.catalogs = new Catalogs(env.CATALOG, this.store.config.catalogShards);
     const config = this.store.config;
     this.waits = new WaitNotifier((type) => env.WAIT.getByName(`wait:${type}`).notify(this.home), (p) => ctx.waitUntil(p));
@@ -109,7 +113,7 @@ export class ScopeDO extends DurableObject<Env> {
       config.analytics ? (binding(config.analytics) as AnalyticsEngineDataset) : null,
     );
     this.dispatcher = new Dispatcher<JobRow>({
-      jobs: dispatchPort(this.store, config, (now) => this.pauseFresh(now)),
+      jobs: dispatchPort(this.store, config, (now) => this.pauseFresh(now), this.unchanged),
       config,
       now: () => this.clock.now(),
       home: () => this.home,
@@ -117,7 +121,7 @@ export class ScopeDO extends DurableObject<Env> {
       pool: (name) => env.POOL.getByName(name),
       keepAlive: (p) => ctx.waitUntil(p),
       invocationsPerCall: this.events.invocationsPerCall,
-      changed: (rows, now) => this.afterWrite(now, rows, null),
+      changed: (rows, now) => this.afterWrite(now, rows, null, this.reportFor(rows)),
       busyType: (types) => this.catalogs.busyType(types),
       reapNow: async () => {
         const now = this.clock.now();
@@ -200,8 +204,9 @@ export class ScopeDO extends DurableObject<Env> {
     this.events.enqueued(created);
     this.dueForClaims(created, now);
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
-    const urgent = created.some((row) => this.store.config.waitedOn.includes(row.type));
-    await this.afterWrite(now, [], this.dispatcher.newOrigin(), urgent);
+    const config = this.store.config;
+    const report = created.some((row) => config.waitedOn.includes(row.type)) ? "urgent" : this.reportFor(created);
+    await this.afterWrite(now, [], this.dispatcher.newOrigin(), report);
   }
 
   /**
@@ -595,7 +600,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   private wakeAt(now: number): number | null {
-    const times = [nextWakeAt(this.store, now, this.reporter.deadline()), this.dispatcher.wakeAt(now), this.stageDeadline(), this.pause.heldBackUntil(now)].filter(
+    const times = [nextWakeAt(this.store, now, this.reporter.deadline(), this.unchanged), this.dispatcher.wakeAt(now), this.stageDeadline(), this.pause.heldBackUntil(now)].filter(
       (t): t is number => t !== null,
     );
     return times.length === 0 ? null : Math.min(...times);
@@ -616,13 +621,22 @@ export class ScopeDO extends DurableObject<Env> {
    * start dispatching (when `origin` is given and push work is due), tell the
    * catalog, and re-arm the alarm.
    */
-  private async afterWrite(now: number, rows: readonly JobRow[] = [], origin: Origin | null = null, urgentReport = false): Promise<void> {
+  private async afterWrite(now: number, rows: readonly JobRow[] = [], origin: Origin | null = null, report: ReportUrgency = "now"): Promise<void> {
     this.events.emit(rows, now);
     // Fill before arming: a fill under way changes the wake-up push work needs. Not awaited: it may wait on a pool.
     if (origin) void this.dispatcher.fill(origin);
     // Kick before arming: a report in flight changes the deadline the alarm is armed for.
-    this.reporter.kick(urgentReport);
+    this.reporter.kick(report);
     await this.arm(now);
+  }
+
+  /**
+   * reportFor: push jobs of types no `waitsFor` names may wait for the rest of their burst before the catalog
+   * hears of them (catalog-report.ts, `hold`); anything else is told as usual.
+   */
+  private reportFor(rows: readonly JobRow[]): ReportUrgency {
+    const { pushTypes, waitedOn } = this.store.config;
+    return rows.every((r) => pushTypes.includes(r.type) && !waitedOn.includes(r.type)) ? "hold" : "now";
   }
 
   /** refused: a holder's write that no longer holds the job is an event (job:lease_lost, naming the write); the outcome passes through. */

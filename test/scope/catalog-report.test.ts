@@ -1,7 +1,7 @@
 /** The catalog reporter: what a summary must carry when writes never stop. */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { CatalogReporter } from "../../src/scope/catalog-report";
+import { CatalogReporter, REPORT_HOLD_MS, REPORT_MIN_INTERVAL_MS, type ReportUrgency } from "../../src/scope/catalog-report";
 import type { HomeSummary } from "../../src/scope/summary";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { freshScope, T0 } from "../helpers/scope";
@@ -44,4 +44,71 @@ describe("catalog reporter", () => {
     // The first summary was built at T0, so the second needs nothing older — not the whole busy period.
     expect(asked).toEqual([T0, T0]);
   });
+
+  /** A reporter over a real object's SQL whose sends land at once; `sent` lists when each summary was built. */
+  function reporterIn(o: ScopeDO, clock: { now: number }) {
+    const sent: number[] = [];
+    const reporter = new CatalogReporter({
+      sql: o.store.sql,
+      now: () => clock.now,
+      build: () => ({ home: "h", at: clock.now, types: [], metrics: [] }) satisfies HomeSummary,
+      send: async () => {
+        sent.push(clock.now);
+      },
+      keepAlive: () => {},
+      rearm: async () => {},
+    });
+    const change = async (urgency: ReportUrgency) => {
+      reporter.touched(clock.now);
+      reporter.kick(urgency);
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+    };
+    return { reporter, sent, change };
+  }
+
+  it("a push burst's changes (held) go out as one summary, REPORT_HOLD_MS after the first, from the alarm", async () => {
+    const { stub } = await freshScope();
+    const out = await runInDurableObject(stub, async (o: ScopeDO) => {
+      const clock = { now: T0 };
+      const { reporter, sent, change } = reporterIn(o, clock);
+      await change("hold"); // enqueued
+      const deadline = reporter.deadline();
+      clock.now = T0 + 40;
+      await change("hold"); // leased
+      clock.now = T0 + 90;
+      await change("hold"); // settled
+      const heldUntil = reporter.deadline();
+      const before = [...sent];
+      clock.now = heldUntil!;
+      await reporter.flush(); // the alarm, at the deadline
+      return { deadline, heldUntil, before, sent };
+    });
+    expect(out.before).toEqual([]);
+    expect(out.deadline).toBe(T0 + REPORT_HOLD_MS);
+    expect(out.heldUntil).toBe(T0 + REPORT_HOLD_MS);
+    expect(out.sent).toEqual([T0 + REPORT_HOLD_MS]);
+  });
+
+  it("a change told now is not held: it takes held ones with it, and brings a held burst's deadline forward", async () => {
+    const { stub } = await freshScope();
+    const out = await runInDurableObject(stub, async (o: ScopeDO) => {
+      const clock = { now: T0 };
+      const { reporter, sent, change } = reporterIn(o, clock);
+      await change("hold");
+      clock.now = T0 + 10;
+      await change("now"); // a pulled job: at once, the held change with it
+      const afterNow = [...sent];
+      clock.now = T0 + 500;
+      await change("hold");
+      const held = reporter.deadline();
+      clock.now = T0 + 600;
+      await change("now"); // too soon after a summary to send: the alarm's, at the interval, not at the held burst's end
+      return { afterNow, held, owed: reporter.deadline(), sent };
+    });
+    expect(out.afterNow).toEqual([T0 + 10]);
+    expect(out.held).toBe(T0 + 500 + REPORT_HOLD_MS);
+    expect(out.owed).toBe(T0 + 10 + REPORT_MIN_INTERVAL_MS);
+    expect(out.sent).toEqual([T0 + 10]);
+  });
 });
+
