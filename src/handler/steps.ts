@@ -10,6 +10,7 @@
 import type { Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
 import type { StepOptions, StepRun } from "./context";
 import { JobAbortedError, NondeterminismError, TerminalJobError } from "./errors";
+import { randomHex } from "../random-hex";
 
 /** Where a running attempt's journal writes go: the batch's control (pushed), the HTTP API (pull), memory (tests). */
 export interface JournalWriter {
@@ -140,10 +141,7 @@ async function withTimeout<T>(p: Promise<T>, timeout: AbortSignal | null, ms: nu
 }
 
 function randomSeed(): string {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  let hex = "";
-  for (const x of b) hex += x.toString(16).padStart(2, "0");
-  return hex;
+  return randomHex(16);
 }
 
 /**

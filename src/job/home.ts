@@ -14,6 +14,7 @@
  * @module
  */
 import { decodeText, encodeText } from "../base64url";
+import { randomHex } from "../random-hex";
 import type { Scope } from "./schemas";
 
 export type Home = { kind: "scope"; name: string; scope: Scope } | { kind: "type"; name: string; type: string; shard: number };
@@ -61,8 +62,12 @@ export function shardOf(key: string, shards: number): number {
   return h % shards;
 }
 
+/** The last home and its base64url: a batch's jobs mostly share one home, and encoding it was most of making an id. */
+let lastHome: { name: string; encoded: string } | null = null;
+
 export function jobIdFor(home: string, localId: string): string {
-  return `${encodeText(home)}.${localId}`;
+  if (lastHome?.name !== home) lastHome = { name: home, encoded: encodeText(home) };
+  return `${lastHome.encoded}.${localId}`;
 }
 
 /** homeOfJobId returns the home a job id names, or null when the id is not one of ours. */
@@ -75,10 +80,7 @@ export function homeOfJobId(id: string): Home | null {
 
 /** newLocalId: time-ordered (base36 ms) plus 64 random bits, so ids sort roughly by creation. */
 export function newLocalId(now: number): string {
-  const rand = crypto.getRandomValues(new Uint8Array(8));
-  let hex = "";
-  for (const b of rand) hex += b.toString(16).padStart(2, "0");
-  return `${now.toString(36).padStart(9, "0")}${hex}`;
+  return `${now.toString(36).padStart(9, "0")}${randomHex(8)}`;
 }
 
 

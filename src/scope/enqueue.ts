@@ -53,7 +53,8 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
  * keyless ones, or one keyed job. ?1 is a JSON array of rows as `jobValues` builds them; ?2 now.
  * json_each keeps the array's order, so seq follows the batch. The unique indexes on id (job_id_idx)
  * and on a key's pending job (job_dedupe_pending_idx) decide: a conflicting row is skipped (not
- * returned), and the caller reads the job that holds it.
+ * returned), and the caller reads the job that holds it. (`jsonb_each(jsonb(?1))` made a 1,000-row insert
+ * ~20% faster in the test runtime, but the SQLite of wrangler 4.86's workerd has no jsonb_each.)
  */
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,

@@ -7,6 +7,7 @@
  * @module
  */
 import type { QueueConfig } from "../config/schema";
+import { randomHex } from "../random-hex";
 
 export interface ScopeStore {
   readonly sql: SqlStorage;
@@ -23,8 +24,5 @@ export interface ScopeStore {
 
 /** newLeaseToken: 128 random bits, hex. */
 export function newLeaseToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  let hex = "";
-  for (const b of bytes) hex += b.toString(16).padStart(2, "0");
-  return hex;
+  return randomHex(16);
 }
