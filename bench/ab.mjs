@@ -24,7 +24,13 @@ symlinkSync(path.join(root, "node_modules"), path.join(other, "node_modules"));
 
 async function start(dir, name) {
   const w = await startWorker({ cwd: dir, config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, name), vars: { QUEUE_TOKEN: TOKEN } });
-  await handlerConnected(w.url);
+  try {
+    await handlerConnected(w.url);
+  } catch (e) {
+    // Not yet in `sides`: stop it here, or its wrangler dev outlives the run (and slows every later one).
+    await w.stop();
+    throw e;
+  }
   return w;
 }
 

@@ -122,15 +122,14 @@ export class CatalogReporter {
     if (this.sentVersion >= this.version) return;
     const urgent = urgency === "urgent";
     this.owed ||= urgency !== "hold";
+    const now = this.deps.now();
+    // Counted from the first held change, even one that came while a send was in flight (that send may not carry it).
+    if (!this.owed) this.heldSince ??= now;
     if (this.inflight) {
       this.urgent ||= urgent;
       return;
     }
-    const now = this.deps.now();
-    if (!this.owed) {
-      this.heldSince ??= now;
-      if (now < this.heldSince + REPORT_HOLD_MS) return;
-    }
+    if (!this.owed && this.heldSince !== null && now < this.heldSince + REPORT_HOLD_MS) return;
     if (!urgent && this.lastSentAt !== null && now - this.lastSentAt < REPORT_MIN_INTERVAL_MS) return;
     if (this.retryAt !== null && now < this.retryAt) return;
     const p = this.send().catch((e) => {
@@ -143,6 +142,8 @@ export class CatalogReporter {
   forget(): void {
     if (this.dirtySince === null) return;
     this.dirtySince = null;
+    this.heldSince = null;
+    this.owed = false;
     this.sentVersion = this.version;
     this.deps.sql.exec(META_CLEAR);
   }
@@ -165,7 +166,9 @@ export class CatalogReporter {
     await Promise.resolve(); // let send() record this call as in flight before anything can fail
     const v = this.version;
     let failure: unknown = null;
-    // This summary carries every change so far, the held ones too.
+    // This summary carries every change so far, the held ones too; if it fails, they are held or owed as before.
+    const held = this.heldSince;
+    const owed = this.owed;
     this.heldSince = null;
     this.owed = false;
     try {
@@ -182,6 +185,8 @@ export class CatalogReporter {
     } catch (e) {
       failure = e;
       this.retryAt = this.deps.now() + REPORT_RETRY_MS;
+      this.heldSince = held ?? this.heldSince;
+      this.owed ||= owed;
     }
     this.inflight = null; // the deadline below must no longer assume a send in flight
     await this.deps.rearm();

@@ -15,7 +15,7 @@ import { scopeOfRow, type JobRow } from "./job-row";
 import { eventOfTags } from "../job/event-tags";
 import { completeMany, heartbeat } from "./settle";
 import { appendStep, journalsOf } from "./steps";
-import { appendLogs } from "./job-logs";
+import { keepLogs } from "./job-logs";
 import type { ScopeStore } from "./store";
 import type { Unchanged } from "./unchanged";
 
@@ -95,8 +95,8 @@ function settleOne(store: ScopeStore, config: QueueConfig, id: string, token: st
   try {
     const out = applyOutcome(store, config, id, token, outcome, now);
     if (!out.ok) return;
-    if (outcome.logs) appendLogs(store.sql, id, outcome.logs);
     changed.push(out.row);
+    if (outcome.logs) keepLogs(store.sql, id, outcome.logs);
   } catch (e) {
     console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
   }

@@ -32,6 +32,15 @@ export function appendLogs(sql: SqlStorage, id: string, lines: readonly JobLogLi
   sql.exec(LOG_TRIM, row.seq);
 }
 
+/** keepLogs: appendLogs for an outcome that landed; a failure to keep its lines never costs the job its outcome (job/log-lines.ts). */
+export function keepLogs(sql: SqlStorage, id: string, lines: readonly JobLogLine[]): void {
+  try {
+    appendLogs(sql, id, lines);
+  } catch (e) {
+    console.error(JSON.stringify({ event: "job:logs_not_kept", id, error: String(e) }));
+  }
+}
+
 const JOB_LEASED_ATTEMPT = `SELECT attempts FROM job WHERE ${LEASED}`;
 
 /** A line as a pull worker sends it: without an attempt, it is the lease's. */

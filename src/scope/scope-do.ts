@@ -121,7 +121,8 @@ export class ScopeDO extends DurableObject<Env> {
       pool: (name) => env.POOL.getByName(name),
       keepAlive: (p) => ctx.waitUntil(p),
       invocationsPerCall: this.events.invocationsPerCall,
-      changed: (rows, now) => this.afterWrite(now, rows, null, this.reportFor(rows)),
+      // No rows: nothing changed (a fill ending re-arms), so nothing held is sent early.
+      changed: (rows, now) => this.afterWrite(now, rows, null, rows.length === 0 ? "hold" : this.reportFor(rows)),
       busyType: (types) => this.catalogs.busyType(types),
       reapNow: async () => {
         const now = this.clock.now();
@@ -205,7 +206,9 @@ export class ScopeDO extends DurableObject<Env> {
     this.dueForClaims(created, now);
     // Due push jobs are dispatched now, without waiting for the alarm; the enqueue does not wait for the dispatch.
     const config = this.store.config;
-    const report = created.some((row) => config.waitedOn.includes(row.type)) ? "urgent" : this.reportFor(created);
+    // Every row the enqueue answered with: a duplicate's debounce or replacement changed its row too.
+    const answered = out.results.flatMap((r) => (r.row ? [r.row] : []));
+    const report = created.some((row) => config.waitedOn.includes(row.type)) ? "urgent" : this.reportFor(answered);
     await this.afterWrite(now, [], this.dispatcher.newOrigin(), report);
   }
 
@@ -636,7 +639,7 @@ export class ScopeDO extends DurableObject<Env> {
    */
   private reportFor(rows: readonly JobRow[]): ReportUrgency {
     const { pushTypes, waitedOn } = this.store.config;
-    return rows.every((r) => pushTypes.includes(r.type) && !waitedOn.includes(r.type)) ? "hold" : "now";
+    return rows.length > 0 && rows.every((r) => pushTypes.includes(r.type) && !waitedOn.includes(r.type)) ? "hold" : "now";
   }
 
   /** refused: a holder's write that no longer holds the job is an event (job:lease_lost, naming the write); the outcome passes through. */

@@ -13,7 +13,7 @@ import { jobRows, type JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { JOB_FIND_LEASED, LEASED, leaseRefusal } from "./lease";
 import { jsonChunks } from "./json-chunks";
-import { appendLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
+import { keepLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
 import type { ScopeStore } from "./store";
 import { writeStep } from "./steps";
 import type { JournalStart } from "../dispatch/contract";
@@ -87,7 +87,7 @@ export function completeMany(store: ScopeStore, items: readonly CompleteItem[], 
       const completed = new Map(rows.map((r) => [r.id, r]));
       for (const i of items) {
         const row = completed.get(i.id);
-        if (row && i.logs) appendLogs(store.sql, i.id, workerLogLines(i.logs, row.attempts));
+        if (row && i.logs) keepLogs(store.sql, i.id, workerLogLines(i.logs, row.attempts));
       }
     }
     if (rows.length > 0) store.touched(now);

@@ -110,5 +110,39 @@ describe("catalog reporter", () => {
     expect(out.owed).toBe(T0 + 10 + REPORT_MIN_INTERVAL_MS);
     expect(out.sent).toEqual([T0 + 10]);
   });
+
+  it("a change held while a send is in flight counts its second from itself, not from the next change", async () => {
+    const { stub } = await freshScope();
+    const out = await runInDurableObject(stub, async (o: ScopeDO) => {
+      const clock = { now: T0 };
+      let release: () => void = () => {};
+      const reporter = new CatalogReporter({
+        sql: o.store.sql,
+        now: () => clock.now,
+        build: () => ({ home: "h", at: clock.now, types: [], metrics: [] }) satisfies HomeSummary,
+        send: () => new Promise<void>((r) => (release = r)),
+        keepAlive: () => {},
+        rearm: async () => {},
+      });
+      const tick = async () => {
+        for (let i = 0; i < 5; i++) await Promise.resolve();
+      };
+      reporter.touched(clock.now);
+      reporter.kick("now"); // a send goes out, and is in flight until release()
+      await tick();
+      clock.now = T0 + 10;
+      reporter.touched(clock.now);
+      reporter.kick("hold"); // after that send was built: it is not in it
+      clock.now = T0 + 50;
+      release();
+      await tick();
+      clock.now = T0 + 1_000;
+      reporter.touched(clock.now);
+      reporter.kick("hold");
+      return reporter.deadline();
+    });
+    // The interval after the last send (T0 + 50) bounds it; counted from the change at T0 + 1,000 it would be T0 + 2,000.
+    expect(out).toBe(T0 + 50 + REPORT_MIN_INTERVAL_MS);
+  });
 });
 
