@@ -22,7 +22,7 @@
  * @module
  */
 import { enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
-import { getJob } from "./read";
+import { getJobs } from "./read";
 import type { ScopeStore } from "./store";
 
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
@@ -77,7 +77,7 @@ export function commitDeciding(store: ScopeStore, batch: string, jobs: readonly 
     if (prior === "abort") return { decision: "abort", refusal: null };
     // Sent again after a lost answer: the part was enqueued then. Read its jobs back by id (an item answered then by
     // its key's job reads null now); enqueuing again could answer a key that has moved on with a new job.
-    if (prior === "commit") return { decision: "commit", outcome: { ok: true, results: jobs.map((j) => ({ row: getJob(store.sql, j.id), created: false }) as Enqueued) } };
+    if (prior === "commit") return { decision: "commit", outcome: partAsItIs(store, jobs.map((j) => j.id)) };
     const outcome = enqueueJobs(store, jobs, now);
     if (!outcome.ok) {
       store.sql.exec(DECISION_PUT, batch, "abort", now);
@@ -86,6 +86,15 @@ export function commitDeciding(store: ScopeStore, batch: string, jobs: readonly 
     store.sql.exec(DECISION_PUT, batch, "commit", now);
     return { decision: "commit", outcome };
   });
+}
+
+/**
+ * partAsItIs: a part applied earlier (its answer lost, or its alarm first), answered with its jobs as they are
+ * now, read by id in one statement, none created. An item its key answered with another job reads null.
+ */
+export function partAsItIs(store: ScopeStore, ids: readonly string[]): Extract<EnqueueOutcome, { ok: true }> {
+  const rows = getJobs(store.sql, ids);
+  return { ok: true, results: ids.map((id): Enqueued => ({ row: rows.get(id) ?? null, created: false })) };
 }
 
 /** stale: the batches staged here whose commit never came, with who decides each. */

@@ -29,12 +29,12 @@ import type { ClaimRequest } from "./claim";
 import { anyPermits, holdPermits, holdPermitsOfKeys, permitsOfLease, pullClaim, returnable } from "./pull-permits";
 import { guarded, PERMIT_TTL_FACTOR, POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
 import { checkEnqueue, enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
-import { commitDeciding, decide as decideBatch, nextStageDeadline, stage as stageJobs, stale as staleBatches, take as takeStage, type Decision, type DecidingAnswer } from "./batch-stage";
+import { commitDeciding, decide as decideBatch, nextStageDeadline, partAsItIs, stage as stageJobs, stale as staleBatches, take as takeStage, type Decision, type DecidingAnswer } from "./batch-stage";
 import type { JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { pruneMetrics } from "./minute-counters";
 import { jobTimeline, type TimelineStep } from "./timeline";
-import { getJob, getJobs, listJobs, type ListFilter } from "./read";
+import { getJob, listJobs, type ListFilter } from "./read";
 import { reapOnce } from "./reap-pass";
 import { releaseOrphans } from "./orphans";
 import { claimKey, claimOrEnqueue, type InlineClaim } from "./inline-claim";
@@ -121,8 +121,7 @@ export class ScopeDO extends DurableObject<Env> {
       pool: (name) => env.POOL.getByName(name),
       keepAlive: (p) => ctx.waitUntil(p),
       invocationsPerCall: this.events.invocationsPerCall,
-      // No rows: nothing changed (a fill ending re-arms), so nothing held is sent early.
-      changed: (rows, now) => this.afterWrite(now, rows, null, rows.length === 0 ? "hold" : this.reportFor(rows)),
+      changed: (rows, now) => this.afterWrite(now, rows, null, this.reportFor(rows)),
       busyType: (types) => this.catalogs.busyType(types),
       reapNow: async () => {
         const now = this.clock.now();
@@ -250,10 +249,7 @@ export class ScopeDO extends DurableObject<Env> {
    * they are now, read by `ids` in one statement, none created.
    */
   async commitBatch(batch: string, ids: readonly string[]): Promise<EnqueueOutcome> {
-    const out = await this.applyStage(batch);
-    if (out) return out;
-    const rows = getJobs(this.store.sql, ids);
-    return { ok: true, results: ids.map((id) => ({ row: rows.get(id) ?? null, created: false })) };
+    return (await this.applyStage(batch)) ?? partAsItIs(this.store, ids);
   }
 
   /** applyStage: a decided part's jobs enqueued, or null when nothing of `batch` is staged here. */
@@ -634,12 +630,13 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   /**
-   * reportFor: push jobs of types no `waitsFor` names may wait for the rest of their burst before the catalog
-   * hears of them (catalog-report.ts, `hold`); anything else is told as usual.
+   * reportFor: the rows a write changed, when all are push jobs of types no `waitsFor` names, may wait for the
+   * rest of their burst before the catalog hears of them (catalog-report.ts, `hold`); so may none (a fill ending
+   * re-arms and changed nothing). Anything else is told as usual.
    */
   private reportFor(rows: readonly JobRow[]): ReportUrgency {
     const { pushTypes, waitedOn } = this.store.config;
-    return rows.length > 0 && rows.every((r) => pushTypes.includes(r.type) && !waitedOn.includes(r.type)) ? "hold" : "now";
+    return rows.every((r) => pushTypes.includes(r.type) && !waitedOn.includes(r.type)) ? "hold" : "now";
   }
 
   /** refused: a holder's write that no longer holds the job is an event (job:lease_lost, naming the write); the outcome passes through. */

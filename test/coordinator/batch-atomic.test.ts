@@ -101,10 +101,14 @@ describe("batches over several objects, all or none", () => {
 
   it("the decider's answer lost: asked again, it answers with the jobs it made, and every part exists once", async () => {
     const type = uniqueType("batch");
-    const { scopes, decider } = threeScopes();
+    const { scopes, homes, decider } = threeScopes();
     const r = await batch(failing(decider, "commitDecidingBatch", { lostAnswer: true }), scopes.map((scope, n) => ({ type, payload: { n }, scope })));
     expect(r.status).toBe(200);
     const ids = r.body.results.map((x: { id: string }) => x.id);
+    // The decider's part, answered the second time: its job read back as GET reads it, not made again.
+    const mine = r.body.results[homes.indexOf(decider)];
+    expect(mine.created).toBe(false);
+    expect(mine.job).toEqual((await api("GET", `/v1/jobs/${mine.id}`)).body.job);
     const payloads = (await Promise.all(scopes.map(jobsIn))).map((items) => items.map((j) => j.payload.n));
     expect(payloads).toEqual([[0], [1], [2]]);
     for (const [n, scope] of scopes.entries()) expect((await jobsIn(scope))[0]!.id).toBe(ids[n]);
