@@ -150,7 +150,7 @@ export function createWorker(options: WorkerOptions): Worker {
       } catch (e) {
         // Whether they landed is unknown: they go again alone (a completion that landed answers already_terminal).
         // A queue that predates `complete` refuses the field: from then on completions go alone.
-        if (e instanceof ApiError && e.code === "invalid_request" && /\bcomplete\b/.test(e.message)) carrying = false;
+        if (refusesField(e, "complete")) carrying = false;
         await sendCompletions(live);
         throw e;
       } finally {
@@ -224,7 +224,7 @@ export function createWorker(options: WorkerOptions): Worker {
       answerCompletions(live, results);
     } catch (e) {
       // A queue older than complete items' `logs` refuses the field: from then on the lines go first on their own.
-      if (logsRide && e instanceof ApiError && e.code === "invalid_request" && /\blogs\b/.test(e.message)) {
+      if (logsRide && refusesField(e, "logs")) {
         logsRide = false;
         for (const q of live) if (q.logs?.length) await write(q.r, "logs", { items: q.logs });
         return postCompletions(live);
@@ -415,4 +415,9 @@ export function createWorker(options: WorkerOptions): Worker {
     },
   };
   return self;
+}
+
+/** refusesField: the queue refused a request for naming `field` — a queue older than the field (its strict schema names it). */
+function refusesField(e: unknown, field: string): boolean {
+  return e instanceof ApiError && e.code === "invalid_request" && new RegExp(`\\b${field}\\b`).test(e.message);
 }
