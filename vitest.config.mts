@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { parse } from "smol-toml";
 import { configDefaults, defineConfig } from "vitest/config";
@@ -7,6 +8,21 @@ const compatibilityDate = "2026-04-20";
 
 /** The config the queue ships (wrangler.toml), so the tests exercise the demo config a person runs with npm start. */
 const shipped = (parse(readFileSync("./wrangler.toml", "utf8")) as { vars: { EDGEQUEUE_CONFIG: Record<string, any> } }).vars.EDGEQUEUE_CONFIG;
+
+/**
+ * The repo runs edgequeue's own entry points from the TypeScript sources: each export's "edgequeue-source"
+ * condition in package.json (the built dist/ is what the package ships). `runtime` picks the handler's build:
+ * workerd inside the Workers pool, the plain one in Node.
+ */
+function sourceAliases(runtime: "workerd" | "default") {
+  const exports = JSON.parse(readFileSync("./package.json", "utf8")).exports as Record<string, { "edgequeue-source"?: string | Record<string, string> }>;
+  return Object.entries(exports).flatMap(([key, entry]) => {
+    const source = typeof entry === "object" ? entry["edgequeue-source"] : undefined;
+    if (!source) return [];
+    const file = typeof source === "string" ? source : (source[runtime] ?? source.default!);
+    return [{ find: new RegExp(`^edgequeue${key.slice(1).replace(/[/.]/g, "\\$&")}$`), replacement: path.resolve(file) }];
+  });
+}
 
 /** The Workers pool: the suites run inside workerd (the Workers runtime) beside the real coordinator. */
 const workersPool = cloudflareTest({
@@ -90,6 +106,7 @@ export default defineConfig({
     projects: [
       {
         plugins: [workersPool],
+        resolve: { alias: sourceAliases("workerd") },
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
@@ -103,6 +120,7 @@ export default defineConfig({
       {
         // Real-browser tests (test/browser/harness.ts): plain Node; they start `wrangler dev` the way
         // `npm start` does and drive headless Chromium (@sparticuz/chromium's, or CHROMIUM_PATH) with playwright-core. Slow by nature.
+        resolve: { alias: sourceAliases("default") },
         test: {
           name: "browser",
           environment: "node",
@@ -114,6 +132,7 @@ export default defineConfig({
       {
         // End to end on the local runtime `npm start` runs (wrangler 4.86's workerd, not the plugin's newer
         // one): the queue in `wrangler dev`, beside Worker projects of a user's own, restarted on its state.
+        resolve: { alias: sourceAliases("default") },
         test: {
           name: "e2e",
           environment: "node",
@@ -125,6 +144,7 @@ export default defineConfig({
       {
         // Plain Node tests of what needs no Workers runtime: the OpenAPI document checked by third-party
         // tooling (swagger-parser, the Redocly CLI), which does not run inside workerd.
+        resolve: { alias: sourceAliases("default") },
         test: {
           name: "node",
           environment: "node",

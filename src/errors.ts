@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   /** A type's maxDepth is reached in the object the job would join: nothing was written. */
   queue_full: 429,
   internal: 500,
+  /** The Worker running the queue lacks a binding, class export or flag it needs; the message says what to add (edgequeue/server). */
+  misconfigured: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 

@@ -1,29 +1,16 @@
 /**
- * The coordinator Worker: wiring only.
- *
- * - `default`: the HTTP API (Hono).
- * - `EdgeQueue`: the RPC entrypoint for Workers that bind to the queue.
- * - `ScopeDO`, `CatalogDO`: the Durable Object classes.
- *
- * The config is validated here, when the Worker starts, so a bad
- * `EDGEQUEUE_CONFIG` stops `wrangler dev` / `wrangler deploy` with a message
- * that names the field.
+ * This repo's queue Worker (`npm start`, the tests, the benchmarks): the
+ * product path, edgequeue/server's createQueue, with the config from the
+ * EDGEQUEUE_CONFIG var in wrangler.toml and the demo handlers in their own
+ * Worker over a service binding (examples/handler), so both ways of running
+ * handlers stay tested. A project `edgequeue init` writes has the same file,
+ * with its config and handlers given in code.
  *
  * @module
  */
-import { env } from "cloudflare:workers";
-import { checkBindings, loadConfig } from "./config/load";
-import { createApp } from "./coordinator/app";
+import { createQueue } from "edgequeue/server";
 
-const config = loadConfig(env as { EDGEQUEUE_CONFIG?: unknown });
-checkBindings(config, env);
-for (const warning of config.warnings) console.warn(JSON.stringify({ event: "config:warning", warning }));
+const queue = createQueue();
 
-export { CatalogDO } from "./catalog/catalog-do";
-export { EdgeQueue } from "./coordinator/rpc";
-export { PoolDO } from "./pool/pool-do";
-export { ScheduleDO } from "./schedule/schedule-do";
-export { ScopeDO } from "./scope/scope-do";
-export { WaitDO } from "./wait/wait-do";
-
-export default createApp();
+export const { EdgeQueue, ScopeDO, CatalogDO, PoolDO, ScheduleDO, WaitDO } = queue;
+export default queue.worker;

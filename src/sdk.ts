@@ -29,8 +29,10 @@ export type JobTypeName = keyof JobTypes extends never ? string : Extract<keyof 
 export type PayloadOf<T extends string> = T extends keyof JobTypes ? JobTypes[T] : JsonObject;
 
 export type { JsonObject } from "./job/json-safe";
+export { defineConfig, type QueueConfigInput } from "./config/define-config";
 export type { Job, LeasedJob, ListResult, Scope, Stats, StatsResult } from "./job/schemas";
 export type { LifecycleEvent, LifecycleEventName } from "./scope/events";
 export { createClient, type Enqueued, type QueueBinding, type QueueClient, type EnqueueInput, type ServiceBindingLike, type TypedJob } from "./client/rpc-client";
-export { createHttpClient } from "./client/http-client";
+export { createHttpClient, type HttpClientOptions, type HttpQueueClient, type QueueOperatorClient } from "./client/http-client";
+export { OPERATIONS, type OperationId, type OperationInput } from "./client/operations";
 export { QueueClientError } from "./client/errors";

@@ -16,6 +16,7 @@ import { runClaimed, type ClaimedFn, type LeaseOps, type RunClaimedOptions } fro
 import type { Metrics } from "../metrics/schemas";
 import type { JobTypeName, PayloadOf } from "../sdk";
 import { QueueClientError } from "./errors";
+import { withoutUndefined } from "./json-input";
 
 /** A Job whose type and payload follow the registry. */
 export type TypedJob<T extends string = JobTypeName> = Omit<Job, "type" | "payload"> & { type: T; payload: PayloadOf<T> };
@@ -134,10 +135,10 @@ export function createClient(service: QueueBinding | ServiceBindingLike): QueueC
   };
   return {
     async enqueue(input) {
-      return unwrap(await rpc(binding, "enqueue", input));
+      return unwrap(await rpc(binding, "enqueue", withoutUndefined(input)));
     },
     async enqueueMany(inputs) {
-      return unwrap<{ results: Enqueued[] }>(await rpc(binding, "enqueueBatch", { jobs: inputs })).results;
+      return unwrap<{ results: Enqueued[] }>(await rpc(binding, "enqueueBatch", { jobs: withoutUndefined(inputs) })).results;
     },
     async get(id) {
       return unwrap<{ job: TypedJob }>(await rpc(binding, "getJob", id)).job;
@@ -160,7 +161,7 @@ export function createClient(service: QueueBinding | ServiceBindingLike): QueueC
       return unwrap(await rpc(binding, "retryFailed", filter));
     },
     async claimOrEnqueue(input, options = {}) {
-      return unwrap<{ leased: LeasedJob | null }>(await rpc(binding, "claimOrEnqueue", { job: input, worker: options.worker ?? "inline", ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) })).leased;
+      return unwrap<{ leased: LeasedJob | null }>(await rpc(binding, "claimOrEnqueue", { job: withoutUndefined(input), worker: options.worker ?? "inline", ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) })).leased;
     },
     async runClaimed(handle, fn, options) {
       return runClaimed(leaseOps, handle, fn, options);

@@ -1,12 +1,16 @@
 /**
- * Reading the config from the environment, once per isolate. A bad config
- * throws a ConfigError whose message lists every problem with its path, so
- * `wrangler dev` and `wrangler deploy` fail at startup with something a person
- * can act on.
+ * Reading the config, once per isolate: from the `EDGEQUEUE_CONFIG` var (an
+ * object in the wrangler config's vars, or a JSON string) or from the object
+ * given to `createQueue({ config })` (README "Configuration"). A bad config
+ * throws a ConfigError whose message lists every problem with its path, says
+ * where the config came from, and offers the nearest known key for a
+ * misspelled one, so `wrangler dev`, `wrangler deploy` and `edgequeue check`
+ * fail with something a person can act on.
  *
  * @module
  */
 import { formatPath } from "../job/json-safe";
+import { unknownKeyHint } from "./key-hints";
 import { ConfigSchema, resolveConfig, type QueueConfig } from "./schema";
 
 export const CONFIG_VAR = "EDGEQUEUE_CONFIG";
@@ -15,6 +19,19 @@ export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
+/** Where a config came from: the name its paths start with, and the place a person edits it. */
+export interface ConfigSource {
+  /** The first segment of every path in a message: `EDGEQUEUE_CONFIG.types["a"]`, `config.types["a"]`. */
+  root: string;
+  /** `in <where>` ends the message's first line. */
+  where: string;
+}
+
+/** The var: set in wrangler.toml / wrangler.jsonc `vars`, or in `.dev.vars` (which replaces the whole var, not merges into it). */
+export const VAR_SOURCE: ConfigSource = { root: CONFIG_VAR, where: "the EDGEQUEUE_CONFIG var (wrangler config `vars`, or .dev.vars)" };
+/** The object given to createQueue (edgequeue.config.ts in a project `edgequeue init` wrote). */
+export const CODE_SOURCE: ConfigSource = { root: "config", where: "the config given to createQueue (edgequeue.config.ts)" };
+
 const cache = new Map<unknown, QueueConfig>();
 
 /** loadConfig parses `env.EDGEQUEUE_CONFIG` (an object, a JSON string, or absent for defaults). */
@@ -22,45 +39,68 @@ export function loadConfig(env: { EDGEQUEUE_CONFIG?: unknown }): QueueConfig {
   const raw = env.EDGEQUEUE_CONFIG;
   const hit = cache.get(raw);
   if (hit) return hit;
-  const config = parseConfig(raw);
+  const config = parseConfig(raw, configSourceOf(raw));
   cache.set(raw, config);
   return config;
 }
+
+/** A config createQueue was given in code carries its source, so the messages point at the file a person edits. */
+const codeConfigs = new WeakSet<object>();
+
+/** fromCode: mark a config object as given in code (createQueue does, before it puts it in the env). */
+export function fromCode<T extends object>(config: T): T {
+  codeConfigs.add(config);
+  return config;
+}
+
+function configSourceOf(raw: unknown): ConfigSource {
+  return typeof raw === "object" && raw !== null && codeConfigs.has(raw) ? CODE_SOURCE : VAR_SOURCE;
+}
+
+/** What a person adds to their wrangler config for a missing binding, by kind. */
+const BINDING_HINT = {
+  service: (name: string) => `add a service binding to wrangler.jsonc: "services": [{ "binding": "${name}", "service": "<the handler Worker's name>", "entrypoint": "<its handlers class>" }] ([[services]] in wrangler.toml)`,
+  analytics: (name: string) => `add to wrangler.jsonc: "analytics_engine_datasets": [{ "binding": "${name}", "dataset": "edgequeue" }]`,
+};
 
 /**
  * checkBindings: every binding the config names must exist in the Worker's
  * env, so a typo fails at startup instead of on the first dispatch.
  */
-export function checkBindings(config: QueueConfig, env: object): void {
+export function checkBindings(config: QueueConfig, env: object, source: ConfigSource = VAR_SOURCE): void {
+  const problems = missingBindings(config, env, source);
+  if (problems.length) throw new ConfigError(`Invalid config in ${source.where}:\n${problems.join("\n")}`);
+}
+
+/** missingBindings: one line per binding the config names that the env lacks. */
+export function missingBindings(config: QueueConfig, env: object, source: ConfigSource = VAR_SOURCE): string[] {
   const problems: string[] = [];
   const has = (name: string) => typeof (env as Record<string, unknown>)[name] === "object" && (env as Record<string, unknown>)[name] !== null;
   for (const [type, t] of Object.entries(config.types)) {
-    if (t.binding && !has(t.binding)) {
-      problems.push(`  - ${CONFIG_VAR}.types${formatPath([type])}.binding: no binding named ${t.binding}; add a [[services]] entry with binding = "${t.binding}" to wrangler.toml`);
-    }
+    if (t.binding && !has(t.binding)) problems.push(`  - ${source.root}.types${formatPath([type])}.binding: no binding named ${t.binding}; ${BINDING_HINT.service(t.binding)}`);
   }
-  if (config.observer && !has(config.observer)) {
-    problems.push(`  - ${CONFIG_VAR}.observer: no binding named ${config.observer}; add a [[services]] entry with binding = "${config.observer}" to wrangler.toml`);
-  }
-  if (config.analytics && !has(config.analytics)) {
-    problems.push(`  - ${CONFIG_VAR}.analytics: no binding named ${config.analytics}; add an [[analytics_engine_datasets]] entry with binding = "${config.analytics}" to wrangler.toml`);
-  }
-  if (problems.length) throw new ConfigError(`Invalid ${CONFIG_VAR} in wrangler.toml:\n${problems.join("\n")}`);
+  if (config.observer && !has(config.observer)) problems.push(`  - ${source.root}.observer: no binding named ${config.observer}; ${BINDING_HINT.service(config.observer)}`);
+  if (config.analytics && !has(config.analytics)) problems.push(`  - ${source.root}.analytics: no binding named ${config.analytics}; ${BINDING_HINT.analytics(config.analytics)}`);
+  return problems;
 }
 
-export function parseConfig(raw: unknown): QueueConfig {
+export function parseConfig(raw: unknown, source: ConfigSource = VAR_SOURCE): QueueConfig {
   let value = raw ?? {};
   if (typeof value === "string") {
     try {
       value = JSON.parse(value);
     } catch (e) {
-      throw new ConfigError(`${CONFIG_VAR} is not valid JSON: ${(e as Error).message}`);
+      throw new ConfigError(`${source.root} is not valid JSON: ${(e as Error).message}`);
     }
   }
   const parsed = ConfigSchema.safeParse(value);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  - ${CONFIG_VAR}${i.path.length ? "." + formatPath(i.path) : ""}: ${i.message}`);
-    throw new ConfigError(`Invalid ${CONFIG_VAR} in wrangler.toml:\n${lines.join("\n")}`);
+    const lines = parsed.error.issues.map((i) => {
+      const at = `${source.root}${i.path.length ? "." + formatPath(i.path) : ""}`;
+      const hint = i.code === "unrecognized_keys" ? unknownKeyHint(i.path, i.keys) : "";
+      return `  - ${at}: ${i.message}${hint}`;
+    });
+    throw new ConfigError(`Invalid config in ${source.where}:\n${lines.join("\n")}`);
   }
   return resolveConfig(parsed.data);
 }

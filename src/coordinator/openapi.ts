@@ -85,6 +85,7 @@ const MEANING: Record<ErrorCode, string> = {
   payload_too_large: "the body, a payload or a result is over its limit",
   queue_full: "the job's type holds maxDepth pending jobs in the object it would join; nothing was written (retry later)",
   internal: "an unexpected failure; the request may not have been applied",
+  misconfigured: "the Worker running the queue lacks a Durable Object binding, class export or flag it needs; the message says what to add to wrangler.jsonc",
 };
 
 /** The codes a route can answer: its own, and those the app answers for every route of its kind (coordinator/app.ts). */

@@ -15,7 +15,7 @@ import { WorkerEntrypoint } from "cloudflare:workers";
 import type { z } from "zod";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
-import type { ErrorBody } from "../errors";
+import type { ErrorBody, QueueError } from "../errors";
 import {
   CancelSchema,
   CancelScopeSchema,
@@ -76,6 +76,12 @@ import { parseInput } from "./validate";
 export type RpcResult<T> = ({ ok: true } & T) | ({ ok: false } & ErrorBody);
 
 export class EdgeQueue extends WorkerEntrypoint<Env> {
+  /**
+   * What the Worker running the queue lacks (edgequeue/server's createQueue sets it): every call answers it. An
+   * instance property, not a method: every method of the prototype is callable over RPC.
+   */
+  protected setupProblem?: () => QueueError | null;
+
   async enqueue(body: z.input<typeof EnqueueSchema>): Promise<RpcResult<EnqueueResult>> {
     return this.run(async (ops) => ops.enqueue(parseInput(EnqueueSchema, body, "body")));
   }
@@ -266,6 +272,8 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
   }
 
   private async run<T extends object>(fn: (ops: QueueOps) => Promise<T>): Promise<RpcResult<T>> {
+    const problem = this.setupProblem?.() ?? null;
+    if (problem) return { ok: false, ...problem.toBody() };
     wakeSchedules(this.env, (p) => this.ctx.waitUntil(p));
     try {
       const value = await fn(new QueueOps(this.env, loadConfig(this.env)));

@@ -31,6 +31,9 @@ import { runOne } from "./run-one";
 /** How long a finished job waits for the rest of its batch before it is reported on its own. */
 const EARLY_SETTLE_AFTER_MS = 50;
 
+/** A handlers class knows the job types it runs. */
+export type HandlersClass<C> = C & { readonly jobTypes: readonly string[] };
+
 export interface HandlerEntrypoint {
   run(batch: DispatchBatch, control: BatchControlApi): Promise<JobOutcome[]>;
 }
@@ -40,8 +43,11 @@ export interface HandlerEntrypoint {
  * (index.ts), a plain class in Node (node.ts), where no Workers runtime exists
  * but a handler module must still load for `edgequeue/testing`.
  */
-export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handlers: Handlers<E>): new (ctx: any, env: E) => HandlerEntrypoint & { env: E } {
+export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handlers: Handlers<E>): HandlersClass<new (ctx: any, env: E) => HandlerEntrypoint & { env: E }> {
   return class EdgeQueueHandlers extends Base implements HandlerEntrypoint {
+    /** The job types this class runs: createQueue pushes them to it when it runs in the queue's own Worker (edgequeue/server). */
+    static readonly jobTypes: readonly string[] = Object.keys(handlers);
+
     async run(batch: DispatchBatch, control: BatchControlApi): Promise<JobOutcome[]> {
       const aborts = new Map(batch.jobs.map((j) => [j.id, new AbortController()]));
       let done = false;

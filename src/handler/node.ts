@@ -8,7 +8,7 @@
  * @module
  */
 import type { Handlers } from "./context";
-import { type HandlerEntrypoint, handlersOn } from "./define-handlers";
+import { type HandlerEntrypoint, type HandlersClass, handlersOn } from "./define-handlers";
 
 class PlainEntrypoint<E> {
   constructor(
@@ -17,7 +17,7 @@ class PlainEntrypoint<E> {
   ) {}
 }
 
-export function defineHandlers<E = unknown>(handlers: Handlers<E>): new (ctx: unknown, env: E) => HandlerEntrypoint & { env: E } {
+export function defineHandlers<E = unknown>(handlers: Handlers<E>): HandlersClass<new (ctx: unknown, env: E) => HandlerEntrypoint & { env: E }> {
   return handlersOn(PlainEntrypoint<E>, handlers);
 }
 

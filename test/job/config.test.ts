@@ -53,9 +53,9 @@ describe("config", () => {
       expect(e).toBeInstanceOf(ConfigError);
       message = (e as Error).message;
     }
-    expect(message).toContain("Invalid EDGEQUEUE_CONFIG in wrangler.toml");
+    expect(message).toContain("Invalid config in the EDGEQUEUE_CONFIG var (wrangler config `vars`, or .dev.vars)");
     expect(message).toContain('EDGEQUEUE_CONFIG.types["email.send"].shards');
-    expect(message).toContain('EDGEQUEUE_CONFIG.types["email.send"]: Unrecognized key: "maxAttempt"');
+    expect(message).toContain('EDGEQUEUE_CONFIG.types["email.send"]: Unrecognized key: "maxAttempt"; did you mean "maxAttempts"?');
     expect(message).toContain("EDGEQUEUE_CONFIG.limits.payloadMaxBytes");
     expect(() => parseConfig("{oops")).toThrow(/EDGEQUEUE_CONFIG is not valid JSON/);
   });
@@ -84,7 +84,7 @@ describe("config", () => {
     } catch (e) {
       message = (e as Error).message;
     }
-    expect(message).toContain('EDGEQUEUE_CONFIG.types["email.send"].binding: no binding named EMAIL; add a [[services]] entry with binding = "EMAIL" to wrangler.toml');
+    expect(message).toContain('EDGEQUEUE_CONFIG.types["email.send"].binding: no binding named EMAIL; add a service binding to wrangler.jsonc: "services": [{ "binding": "EMAIL",');
     expect(message).toContain("EDGEQUEUE_CONFIG.observer: no binding named OBS");
     expect(message).not.toContain("types.ok");
     expect(() => checkBindings(c, { OK: {}, EMAIL: {}, OBS: {} })).not.toThrow();

@@ -81,7 +81,7 @@ describe("analytics points", () => {
 
   it("a config naming a missing dataset binding fails at startup, naming the field", () => {
     const config = parseConfig({ analytics: "QUEUE_ANALYTICS" });
-    expect(() => checkBindings(config, {})).toThrow(/EDGEQUEUE_CONFIG\.analytics: no binding named QUEUE_ANALYTICS; add an \[\[analytics_engine_datasets\]\]/);
+    expect(() => checkBindings(config, {})).toThrow(/EDGEQUEUE_CONFIG\.analytics: no binding named QUEUE_ANALYTICS; add to wrangler.jsonc: "analytics_engine_datasets"/);
     expect(() => checkBindings(config, { QUEUE_ANALYTICS: { writeDataPoint() {} } })).not.toThrow();
   });
 });

@@ -1,0 +1,74 @@
+/**
+ * `edgequeue check [config]`: the config validated offline, with the checks
+ * and messages the Worker gives at startup (config/load.ts), so CI catches
+ * `concurreny = 10` before a deploy does — and, when a wrangler config is
+ * beside it, every binding the config names and every object and migration the
+ * queue needs, with "did you mean" for a misspelled binding.
+ *
+ * @module
+ */
+import path from "node:path";
+import { CODE_SOURCE, ConfigError, parseConfig, VAR_SOURCE } from "../config/load";
+import { nearestTypes } from "../config/known-types";
+import type { QueueConfig } from "../config/schema";
+import { formatPath } from "../job/json-safe";
+import { LOCAL_HANDLERS, QUEUE_MIGRATIONS, QUEUE_OBJECTS } from "../server/bindings";
+import { findFirst, readConfig, readWrangler, WRANGLER_CONFIGS, type WranglerConfig } from "./load-config";
+import { Refused } from "./output";
+
+export interface CheckResult {
+  file: string;
+  config: QueueConfig;
+  wrangler: string | null;
+  warnings: string[];
+}
+
+/** wranglerProblems: what the wrangler config lacks for this queue config (bindings it names, the queue's objects). */
+export function wranglerProblems(config: QueueConfig, w: WranglerConfig, root: string): string[] {
+  const problems: string[] = [];
+  const hint = (name: string, known: string[]) => {
+    const near = nearestTypes(name, known);
+    return near.length ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(", ")}?` : "";
+  };
+  const services = new Set(w.services);
+  for (const [type, t] of Object.entries(config.types)) {
+    if (t.binding && t.binding !== LOCAL_HANDLERS && !services.has(t.binding)) {
+      problems.push(`  - ${root}.types${formatPath([type])}.binding: ${path.basename(w.file)} has no service binding named ${t.binding}${hint(t.binding, w.services)}`);
+    }
+  }
+  if (config.observer && !services.has(config.observer)) problems.push(`  - ${root}.observer: ${path.basename(w.file)} has no service binding named ${config.observer}${hint(config.observer, w.services)}`);
+  if (config.analytics && !w.analytics.includes(config.analytics)) {
+    problems.push(`  - ${root}.analytics: ${path.basename(w.file)} has no analytics_engine_datasets binding named ${config.analytics}${hint(config.analytics, w.analytics)}`);
+  }
+  for (const o of QUEUE_OBJECTS) {
+    const b = w.durableObjects.find((d) => d.name === o.binding);
+    if (!b) problems.push(`  - ${path.basename(w.file)}: no Durable Object binding ${o.binding}; add { "name": "${o.binding}", "class_name": "${o.className}" } to durable_objects.bindings`);
+    else if (b.class_name !== o.className) problems.push(`  - ${path.basename(w.file)}: the binding ${o.binding} names class ${b.class_name}; the queue's is ${o.className}`);
+  }
+  const migrated = new Set(w.migrations.flatMap((m) => [...(m.new_sqlite_classes ?? []), ...(m.new_classes ?? [])]));
+  for (const m of QUEUE_MIGRATIONS) {
+    const missing = m.new_sqlite_classes.filter((c) => !migrated.has(c));
+    if (missing.length) problems.push(`  - ${path.basename(w.file)}: no migration creates ${missing.join(", ")}; add { "tag": "${m.tag}", "new_sqlite_classes": ${JSON.stringify(missing)} } to migrations`);
+  }
+  return problems;
+}
+
+/** check: read, validate, and hold against the wrangler config; throws Refused with every problem, or returns what it found. */
+export async function check(dir: string, file?: string, wranglerFile?: string): Promise<CheckResult> {
+  const found = await readConfig(dir, file);
+  const source = found.kind === "code" ? CODE_SOURCE : VAR_SOURCE;
+  const where = { root: source.root, where: path.relative(dir, found.file) || found.file };
+  let config: QueueConfig;
+  try {
+    config = parseConfig(found.raw, where);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new Refused(e.message);
+    throw e;
+  }
+  const wfile = wranglerFile ? path.resolve(dir, wranglerFile) : findFirst(path.dirname(found.file), WRANGLER_CONFIGS);
+  if (wfile) {
+    const problems = wranglerProblems(config, readWrangler(wfile), where.root);
+    if (problems.length) throw new Refused(`Invalid setup in ${path.relative(dir, wfile) || wfile} for ${where.where}:\n${problems.join("\n")}`);
+  }
+  return { file: found.file, config, wrangler: wfile, warnings: config.warnings };
+}

@@ -1,0 +1,16 @@
+/**
+ * defineConfig: the queue config in TypeScript (edgequeue.config.ts), typed
+ * key by key; the same settings as the `EDGEQUEUE_CONFIG` var, checked when
+ * the Worker starts (createQueue) and by `edgequeue check`, with the same
+ * messages (README "Configuration").
+ *
+ * @module
+ */
+import type { ConfigInput } from "./schema";
+
+export type QueueConfigInput = ConfigInput;
+
+/** defineConfig returns its argument: it exists for the types (and for `edgequeue check` to find the default export). */
+export function defineConfig<const C extends ConfigInput>(config: C): C {
+  return config;
+}

@@ -1,0 +1,186 @@
+/**
+ * createQueue: the queue inside a Worker of the user's own (README "Add
+ * edgequeue to a Worker"). It returns the Worker (`fetch`, the dashboard and
+ * the HTTP API), the `EdgeQueue` RPC entrypoint and every Durable Object
+ * class, all reading one config — the one given here in code (checked now,
+ * at startup, with the same messages as `EDGEQUEUE_CONFIG`), or that var when
+ * none is given — and the handlers this Worker runs itself.
+ *
+ * In-Worker handlers are pushed like a handler Worker's: each batch is an RPC
+ * call over `ctx.exports.EdgeQueueHandlers`, a loopback service binding, so a
+ * handler runs in its own invocation, never inside the scope object's event
+ * (its CPU, memory and failures stay its own; docs/design.md "Handlers in the
+ * queue's Worker").
+ *
+ * @example
+ * const queue = createQueue({ config, handlers });
+ * export const { EdgeQueue, EdgeQueueHandlers, ScopeDO, CatalogDO, PoolDO, ScheduleDO, WaitDO } = queue;
+ * export default queue.worker;
+ *
+ * @module
+ */
+import { env as startupEnv, type DurableObject } from "cloudflare:workers";
+import { CatalogDO as BaseCatalogDO } from "../catalog/catalog-do";
+import { CODE_SOURCE, checkBindings, ConfigError, fromCode, parseConfig, VAR_SOURCE } from "../config/load";
+import type { ConfigInput, QueueConfig } from "../config/schema";
+import { createApp } from "../coordinator/app";
+import { errorResponse } from "../coordinator/error-response";
+import { EdgeQueue as BaseEdgeQueue } from "../coordinator/rpc";
+import type { Env } from "../env";
+import { QueueError } from "../errors";
+import { formatPath } from "../job/json-safe";
+import { PoolDO as BasePoolDO } from "../pool/pool-do";
+import { ScheduleDO as BaseScheduleDO } from "../schedule/schedule-do";
+import { ScopeDO as BaseScopeDO } from "../scope/scope-do";
+import { WaitDO as BaseWaitDO } from "../wait/wait-do";
+import { LOCAL_HANDLERS, missingHandlers, missingObjects } from "./bindings";
+
+/** A class defineHandlers made: it knows its job types. */
+export interface HandlersClassLike {
+  new (...args: any[]): unknown;
+  readonly jobTypes: readonly string[];
+}
+
+export interface CreateQueueOptions<H extends HandlersClassLike | undefined = undefined> {
+  /** The queue config (defineConfig). Without it the queue reads the EDGEQUEUE_CONFIG var, as before. */
+  config?: ConfigInput;
+  /** This Worker's own handlers (defineHandlers): their types are pushed to them unless the config gives a type a binding. */
+  handlers?: H;
+}
+
+type Ctx = { exports?: Record<string, unknown> };
+
+/** A Durable Object class of the queue's, as the Worker's main module exports it. */
+export type QueueObjectClass = new (ctx: DurableObjectState, env: any) => DurableObject;
+
+/** What createQueue returns: export each class under its own name, and `worker` as the default export. */
+export interface Queue<H> {
+  /** The default export: the HTTP API, the dashboard and /v1/openapi.json. */
+  worker: { fetch(request: Request, env: object, ctx: ExecutionContext): Response | Promise<Response> };
+  /** The RPC entrypoint other Workers bind to (`entrypoint: "EdgeQueue"`). */
+  EdgeQueue: typeof BaseEdgeQueue;
+  ScopeDO: QueueObjectClass;
+  CatalogDO: QueueObjectClass;
+  PoolDO: QueueObjectClass;
+  ScheduleDO: QueueObjectClass;
+  WaitDO: QueueObjectClass;
+  /** The handlers given, to export under this name: the queue calls them through ctx.exports.EdgeQueueHandlers. */
+  EdgeQueueHandlers: H;
+  /** The config in force, every default filled in. */
+  config: QueueConfig;
+}
+
+/** withHandlers: the config with each in-Worker handler's type pushed to the loopback binding; a type with both is refused. */
+function withHandlers(config: ConfigInput, types: readonly string[]): ConfigInput {
+  if (types.length === 0) return config;
+  const problems = types
+    .filter((t) => config.types?.[t]?.binding !== undefined)
+    .map((t) => `  - ${CODE_SOURCE.root}.types${formatPath([t])}.binding: the type also has a handler in this Worker (createQueue's handlers); give it one or the other`);
+  if (problems.length) throw new ConfigError(`Invalid config in ${CODE_SOURCE.where}:\n${problems.join("\n")}`);
+  const declared = { ...(config.types ?? {}) };
+  for (const t of types) declared[t] = { ...(declared[t] ?? {}), binding: LOCAL_HANDLERS };
+  return { ...config, types: declared };
+}
+
+export function createQueue<H extends HandlersClassLike | undefined = undefined>(options: CreateQueueOptions<H> = {}): Queue<H> {
+  const localTypes = options.handlers?.jobTypes ?? [];
+  // The config given in code is checked now: a bad one stops `wrangler dev` / `wrangler deploy` with the message.
+  const given = options.config !== undefined || localTypes.length > 0 ? fromCode(withHandlers(options.config ?? {}, localTypes)) : undefined;
+  const source = given ? CODE_SOURCE : VAR_SOURCE;
+  if (given && (startupEnv as { EDGEQUEUE_CONFIG?: unknown } | undefined)?.EDGEQUEUE_CONFIG !== undefined) {
+    throw new ConfigError(`Two configs: createQueue was given one and the Worker also has an EDGEQUEUE_CONFIG var (wrangler config \`vars\` or .dev.vars). Keep one: the var is ignored when createQueue has a config, so remove it.`);
+  }
+  const config = parseConfig(given ?? (startupEnv as { EDGEQUEUE_CONFIG?: unknown } | undefined)?.EDGEQUEUE_CONFIG, source);
+  for (const warning of config.warnings) console.warn(JSON.stringify({ event: "config:warning", warning }));
+
+  /**
+   * queueEnv: the Worker's env, with the config given here and the loopback binding to its handlers (read from
+   * this invocation's or this object's own ctx, when used). A new object each time costs two property definitions;
+   * the parsed config is cached by the config object (config/load.ts).
+   */
+  const queueEnv = (env: object, ctx: Ctx): Env => {
+    const e = Object.create(env) as Env;
+    if (given) Object.defineProperty(e, "EDGEQUEUE_CONFIG", { value: given });
+    if (localTypes.length) Object.defineProperty(e, LOCAL_HANDLERS, { get: () => ctx.exports?.[LOCAL_HANDLERS] });
+    return e;
+  };
+
+  /** What the Worker lacks, found once per isolate: null when nothing. Bindings the config names are checked too. */
+  let problem: string | null | undefined;
+  const setupProblem = (env: Env, ctx: Ctx): string | null => {
+    if (problem !== undefined) return problem;
+    const lines = [missingObjects(env), localTypes.length ? missingHandlers(ctx.exports) : null];
+    try {
+      checkBindings(config, env, source);
+    } catch (e) {
+      lines.push((e as Error).message);
+    }
+    problem = lines.filter((l) => l !== null).join("\n\n") || null;
+    if (problem) console.error(JSON.stringify({ event: "setup:misconfigured", message: problem }));
+    return problem;
+  };
+  const refusal = (message: string) => new QueueError("misconfigured", message);
+
+  // Startup: a missing binding is logged at once, not only at the first request (ctx.exports is known only then).
+  if (startupEnv) {
+    const missing = missingObjects(startupEnv);
+    if (missing) console.error(JSON.stringify({ event: "setup:misconfigured", message: missing }));
+  }
+
+  const app = createApp();
+  const worker = {
+    fetch(request: Request, env: object, ctx: ExecutionContext & Ctx): Response | Promise<Response> {
+      const e = queueEnv(env, ctx);
+      const p = setupProblem(e, ctx);
+      if (p) return errorResponse(refusal(p));
+      return app.fetch(request, e, ctx);
+    },
+  } satisfies ExportedHandler<object>;
+
+  class EdgeQueue extends BaseEdgeQueue {
+    constructor(ctx: ExecutionContext, env: Env) {
+      super(ctx, queueEnv(env, ctx as Ctx));
+      this.setupProblem = () => {
+        const p = setupProblem(this.env, this.ctx as Ctx);
+        return p ? refusal(p) : null;
+      };
+    }
+  }
+  class ScopeDO extends BaseScopeDO {
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, queueEnv(env, ctx as unknown as Ctx));
+    }
+  }
+  class CatalogDO extends BaseCatalogDO {
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, queueEnv(env, ctx as unknown as Ctx));
+    }
+  }
+  class PoolDO extends BasePoolDO {
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, queueEnv(env, ctx as unknown as Ctx));
+    }
+  }
+  class ScheduleDO extends BaseScheduleDO {
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, queueEnv(env, ctx as unknown as Ctx));
+    }
+  }
+  class WaitDO extends BaseWaitDO {
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, queueEnv(env, ctx as unknown as Ctx));
+    }
+  }
+
+  return {
+    worker,
+    EdgeQueue,
+    ScopeDO,
+    CatalogDO,
+    PoolDO,
+    ScheduleDO,
+    WaitDO,
+    EdgeQueueHandlers: options.handlers as H,
+    config,
+  };
+}
