@@ -136,6 +136,8 @@ export default defineConfig({
         test: {
           name: "e2e",
           environment: "node",
+          // Each file packs the package at the root (prepack rebuilds dist/): one file at a time.
+          fileParallelism: false,
           include: ["test/e2e/**/*.test.ts"],
           testTimeout: 180_000,
           hookTimeout: 180_000,

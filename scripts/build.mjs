@@ -51,4 +51,5 @@ await build({
   loader: { ".sql": "text" },
 });
 chmodSync(path.join(dist, "cli.js"), 0o755);
-console.log(`built ${path.relative(root, dist)}/`);
+// On stderr: `npm pack --json` prints its JSON on stdout, after this script.
+console.error(`built ${path.relative(root, dist)}/`);

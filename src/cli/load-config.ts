@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { parse as parseToml } from "smol-toml";
 import { UsageError } from "./output";
@@ -61,13 +61,9 @@ export function readWrangler(file: string): WranglerConfig {
 
 /** importModule: a config module's default export, bundled first (TypeScript, its imports) with the project's esbuild. */
 async function importModule(file: string): Promise<unknown> {
-  const require = createRequire(path.join(path.dirname(file), "package.json"));
-  let esbuild: typeof import("esbuild");
-  try {
-    esbuild = (await import(pathToFileURL(require.resolve("esbuild")).href)) as typeof import("esbuild");
-  } catch {
-    throw new UsageError(`reading ${path.basename(file)} needs esbuild, which wrangler installs: run npm install -D wrangler in the project (or check a JSON config)`);
-  }
+  // Plain JavaScript is imported as it is; TypeScript is bundled first.
+  if (/\.m?js$/.test(file)) return defaultOf(file, (await import(pathToFileURL(file).href)) as { default?: unknown });
+  const esbuild = await findEsbuild(file);
   const out = await esbuild.build({
     entryPoints: [file],
     bundle: true,
@@ -90,12 +86,27 @@ async function importModule(file: string): Promise<unknown> {
   try {
     const bundled = path.join(dir, "config.mjs");
     writeFileSync(bundled, out.outputFiles[0]!.text);
-    const mod = (await import(pathToFileURL(bundled).href)) as { default?: unknown };
-    if (mod.default === undefined) throw new UsageError(`${file} has no default export: export default defineConfig({ ... })`);
-    return mod.default;
+    return defaultOf(file, (await import(pathToFileURL(bundled).href)) as { default?: unknown });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function defaultOf(file: string, mod: { default?: unknown }): unknown {
+  if (mod.default === undefined) throw new UsageError(`${file} has no default export: export default defineConfig({ ... })`);
+  return mod.default;
+}
+
+/** findEsbuild: the project's (wrangler installs it), else the one beside edgequeue itself. */
+async function findEsbuild(file: string): Promise<typeof import("esbuild")> {
+  for (const from of [path.join(path.dirname(file), "package.json"), fileURLToPath(import.meta.url)]) {
+    try {
+      return (await import(pathToFileURL(createRequire(from).resolve("esbuild")).href)) as typeof import("esbuild");
+    } catch {
+      // the next place
+    }
+  }
+  throw new UsageError(`reading ${path.basename(file)} needs esbuild, which wrangler installs: run npm install -D wrangler in the project (or check a JSON config)`);
 }
 
 export interface FoundConfig {

@@ -39,10 +39,11 @@ function int(name: string) {
   };
 }
 
-/** limitOrNull: a pool limit, or "null" to return to the configured value. */
+/** limitOrNull: a pool limit, or "null" to return to the configured value (kept as the text: commander drops a null). */
 function limitOrNull(name: string) {
-  return (v: string) => (v === "null" ? null : int(name)(v));
+  return (v: string) => (v === "null" ? "null" : int(name)(v));
 }
+const nullable = (v: number | "null" | undefined) => (v === "null" ? null : v);
 
 export function operatorCommands(program: Command, io: Io): void {
   const print = (body: unknown, human: () => string) => io.out(`${io.json() ? JSON.stringify(body, null, 2) : human()}\n`);
@@ -216,7 +217,7 @@ export function operatorCommands(program: Command, io: Io): void {
     .option("--rate <n>", "most rate units per minute", limitOrNull("--rate"))
     .action(async (name: string, o) => {
       if (o.concurrency === undefined && o.rate === undefined) throw new UsageError("pools set: give --concurrency, --rate, or both");
-      const r = await io.client().setPoolLimits(name, { concurrency: o.concurrency, ratePerMinute: o.rate });
+      const r = await io.client().setPoolLimits(name, { concurrency: nullable(o.concurrency), ratePerMinute: nullable(o.rate) });
       print(r, () => `${r.name}  concurrency ${r.limits.concurrency ?? "-"}  rate/min ${r.limits.ratePerMinute ?? "-"}`);
     });
 

@@ -75,7 +75,11 @@ export function checkBindings(config: QueueConfig, env: object, source: ConfigSo
 /** missingBindings: one line per binding the config names that the env lacks. */
 export function missingBindings(config: QueueConfig, env: object, source: ConfigSource = VAR_SOURCE): string[] {
   const problems: string[] = [];
-  const has = (name: string) => typeof (env as Record<string, unknown>)[name] === "object" && (env as Record<string, unknown>)[name] !== null;
+  const has = (name: string) => {
+    const v = (env as Record<string, unknown>)[name];
+    // A loopback binding (ctx.exports, edgequeue/server's in-Worker handlers) is a callable stub.
+    return (typeof v === "object" && v !== null) || typeof v === "function";
+  };
   for (const [type, t] of Object.entries(config.types)) {
     if (t.binding && !has(t.binding)) problems.push(`  - ${source.root}.types${formatPath([type])}.binding: no binding named ${t.binding}; ${BINDING_HINT.service(t.binding)}`);
   }

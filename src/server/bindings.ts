@@ -27,10 +27,15 @@ export const QUEUE_MIGRATIONS = [
 /** The export name in-Worker handlers must have: the queue calls them through `ctx.exports.EdgeQueueHandlers`. */
 export const LOCAL_HANDLERS = "EdgeQueueHandlers";
 
+/** present: a binding is there (an object, or a callable stub such as ctx.exports' loopback bindings). */
+export function present(v: unknown): boolean {
+  return (typeof v === "object" && v !== null) || typeof v === "function";
+}
+
 /** missingObjects: the queue's Durable Object bindings the env lacks, with the wrangler.jsonc lines that add them. */
 export function missingObjects(env: object): string | null {
   const e = env as Record<string, unknown>;
-  const missing = QUEUE_OBJECTS.filter((o) => typeof e[o.binding] !== "object" || e[o.binding] === null);
+  const missing = QUEUE_OBJECTS.filter((o) => !present(e[o.binding]));
   if (missing.length === 0) return null;
   const bindings = missing.map((o) => `      { "name": "${o.binding}", "class_name": "${o.className}" }`).join(",\n");
   const migrations = QUEUE_MIGRATIONS.map((m) => `    { "tag": "${m.tag}", "new_sqlite_classes": ${JSON.stringify(m.new_sqlite_classes)} }`).join(",\n");
@@ -54,6 +59,7 @@ export function missingHandlers(exports: Record<string, unknown> | undefined): s
   if (exports === undefined) {
     return `edgequeue runs this Worker's handlers through ctx.exports, which this Worker does not have: set "compatibility_date" to 2025-11-17 or later, or add the "enable_ctx_exports" compatibility flag, in wrangler.jsonc.`;
   }
-  if (typeof exports[LOCAL_HANDLERS] === "object" && exports[LOCAL_HANDLERS] !== null) return null;
+  // A loopback binding is a callable stub: typeof "function", where an env binding is an "object".
+  if (present(exports[LOCAL_HANDLERS])) return null;
   return `edgequeue runs this Worker's handlers through ctx.exports.${LOCAL_HANDLERS}, which this Worker does not export: add ${LOCAL_HANDLERS} to the exports of its main module, e.g. export const { ${LOCAL_HANDLERS} } = queue;`;
 }

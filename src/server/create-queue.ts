@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { env as startupEnv, type DurableObject } from "cloudflare:workers";
+import { env as workerEnv, type DurableObject } from "cloudflare:workers";
 import { CatalogDO as BaseCatalogDO } from "../catalog/catalog-do";
 import { CODE_SOURCE, checkBindings, ConfigError, fromCode, parseConfig, VAR_SOURCE } from "../config/load";
 import type { ConfigInput, QueueConfig } from "../config/schema";
@@ -83,14 +83,20 @@ function withHandlers(config: ConfigInput, types: readonly string[]): ConfigInpu
 }
 
 export function createQueue<H extends HandlersClassLike | undefined = undefined>(options: CreateQueueOptions<H> = {}): Queue<H> {
+  return queueFrom(options, workerEnv as object | undefined);
+}
+
+/** queueFrom: createQueue, with the env the Worker started with given (tests give their own). */
+export function queueFrom<H extends HandlersClassLike | undefined = undefined>(options: CreateQueueOptions<H>, startupEnv: object | undefined): Queue<H> {
   const localTypes = options.handlers?.jobTypes ?? [];
   // The config given in code is checked now: a bad one stops `wrangler dev` / `wrangler deploy` with the message.
   const given = options.config !== undefined || localTypes.length > 0 ? fromCode(withHandlers(options.config ?? {}, localTypes)) : undefined;
   const source = given ? CODE_SOURCE : VAR_SOURCE;
-  if (given && (startupEnv as { EDGEQUEUE_CONFIG?: unknown } | undefined)?.EDGEQUEUE_CONFIG !== undefined) {
+  const fromVar = (startupEnv as { EDGEQUEUE_CONFIG?: unknown } | undefined)?.EDGEQUEUE_CONFIG;
+  if (given && fromVar !== undefined) {
     throw new ConfigError(`Two configs: createQueue was given one and the Worker also has an EDGEQUEUE_CONFIG var (wrangler config \`vars\` or .dev.vars). Keep one: the var is ignored when createQueue has a config, so remove it.`);
   }
-  const config = parseConfig(given ?? (startupEnv as { EDGEQUEUE_CONFIG?: unknown } | undefined)?.EDGEQUEUE_CONFIG, source);
+  const config = parseConfig(given ?? fromVar, source);
   for (const warning of config.warnings) console.warn(JSON.stringify({ event: "config:warning", warning }));
 
   /**
@@ -109,11 +115,15 @@ export function createQueue<H extends HandlersClassLike | undefined = undefined>
   let problem: string | null | undefined;
   const setupProblem = (env: Env, ctx: Ctx): string | null => {
     if (problem !== undefined) return problem;
-    const lines = [missingObjects(env), localTypes.length ? missingHandlers(ctx.exports) : null];
-    try {
-      checkBindings(config, env, source);
-    } catch (e) {
-      lines.push((e as Error).message);
+    const handlersMissing = localTypes.length ? missingHandlers(ctx.exports) : null;
+    const lines = [missingObjects(env), handlersMissing];
+    // A missing handlers export is said once above, not again for each of its types.
+    if (!handlersMissing) {
+      try {
+        checkBindings(config, env, source);
+      } catch (e) {
+        lines.push((e as Error).message);
+      }
     }
     problem = lines.filter((l) => l !== null).join("\n\n") || null;
     if (problem) console.error(JSON.stringify({ event: "setup:misconfigured", message: problem }));

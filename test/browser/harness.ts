@@ -115,13 +115,13 @@ export interface Worker {
 }
 
 /**
- * startWorker runs `wrangler dev -c <config>` for a Worker project of a user's own (a producer, a
- * handler) in `cwd`, on a free port, sharing `registryDir` with the queue's session so their
+ * startWorker runs `wrangler dev -c <config>` (or, with npmDev, the project's own `npm run dev`) for a
+ * Worker project of a user's own (a producer, a handler, a queue `edgequeue init` wrote) in `cwd`, on a free port, sharing `registryDir` with the queue's session so their
  * service bindings connect (wrangler's local dev registry); resolves once it answers HTTP at all.
  */
-export async function startWorker(options: { cwd: string; config: string; registryDir: string; timeoutMs?: number }): Promise<Worker> {
+export async function startWorker(options: { cwd: string; config?: string; registryDir: string; timeoutMs?: number; npmDev?: boolean }): Promise<Worker> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
-  const session = await startSession({ configs: [options.config], cwd: options.cwd, registryDir: options.registryDir });
+  const session = await startSession({ configs: options.config ? [options.config] : [], cwd: options.cwd, registryDir: options.registryDir, npmDev: options.npmDev });
   for (;;) {
     if (session.exited()) throw await session.fail(session.exitReason());
     if (Date.now() > deadline) throw await session.fail(`${session.url} did not answer in time`);
@@ -149,11 +149,11 @@ interface Session {
  * port, with a dev registry and state of its own unless given (another `npm start` must not see or
  * bind these Workers: bench/lib.mjs says how the registry is shared otherwise).
  */
-async function startSession(o: { configs: string[]; cwd?: string; extraArgs?: string[]; stateDir?: string; registryDir?: string }): Promise<Session> {
+async function startSession(o: { configs: string[]; cwd?: string; extraArgs?: string[]; stateDir?: string; registryDir?: string; npmDev?: boolean }): Promise<Session> {
   const [port, inspectorPort] = await freePorts(2);
   const dir = mkdtempSync(path.join(tmpdir(), "edgequeue-session-"));
   const args = [
-    "dev",
+    ...(o.npmDev ? [] : ["dev"]),
     ...o.configs.flatMap((c) => ["-c", c]),
     "--ip", "127.0.0.1",
     "--port", String(port),
@@ -162,7 +162,9 @@ async function startSession(o: { configs: string[]; cwd?: string; extraArgs?: st
     ...(o.extraArgs ?? []),
     "--show-interactive-dev-session=false",
   ];
-  const child = spawn(process.execPath, [WRANGLER, ...args], {
+  // npmDev: the project's own `npm run dev` (its own wrangler and scripts), the flags passed through.
+  const [command, argv]: [string, string[]] = o.npmDev ? ["npm", ["run", "dev", "--", ...args]] : [process.execPath, [WRANGLER, ...args]];
+  const child = spawn(command, argv, {
     cwd: o.cwd ?? ROOT,
     // Own process group, so stop() also ends the workerd processes wrangler starts.
     detached: true,

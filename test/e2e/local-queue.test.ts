@@ -3,7 +3,7 @@
  * (the same wrangler 4.86 and its workerd that `npm start` runs — not the
  * newer workerd of the "workers" test project), beside projects of the user's
  * own that live outside this repo and install the packed `edgequeue` tarball
- * (`npm run pack`) with npm: Worker projects, each in its own `wrangler dev`
+ * (`npm pack` at the root) with npm: Worker projects, each in its own `wrangler dev`
  * session joined through one dev registry (README, "Your own Workers beside
  * the local queue"), and a plain Node project running a pull worker.
  *
@@ -87,8 +87,9 @@ const job = async (id: string) => (await api("GET", `/v1/jobs/${id}`)).body.job;
 
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), "edgequeue-e2e-"));
-  // The package as users get it: built, packed, installed from the tarball (scripts/pack.mjs).
-  tarball = (JSON.parse(execFileSync(process.execPath, [path.join(ROOT, "scripts/pack.mjs"), "--out", work], { encoding: "utf8" }).trim().split("\n").at(-1)!) as { tarball: string }).tarball;
+  // The package as users get it: `npm pack` at the root (prepack builds dist/), installed from the tarball.
+  const packed = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" })) as { filename: string }[];
+  tarball = path.join(work, packed[0]!.filename);
   registryDir = path.join(work, "registry");
   stateDir = path.join(work, "state");
   // The coordinator alone: the user's handler Worker is not running yet.
@@ -229,8 +230,8 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
 
   it("the package carries only what users need, and its types compile in a plain Node ESM project (nodenext, no skipLibCheck)", async () => {
     const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n").sort();
-    for (const f of files) expect(f, f).toMatch(/^package\/(package\.json|README\.md|LICENSE|dist\/[\w.-]+\.(js|d\.ts))$/);
-    for (const entry of ["index", "handler", "handler-node", "worker", "testing", "outbox"]) {
+    for (const f of files) expect(f, f).toMatch(/^package\/(package\.json|README\.md|CHANGELOG\.md|LICENSE|dist\/[\w.-]+\.(js|d\.ts)|docs\/[\w.-]+\.md|templates\/init\/.+)$/);
+    for (const entry of ["index", "handler", "handler-node", "worker", "testing", "outbox", "server"]) {
       expect(files).toContain(`package/dist/${entry}.js`);
       expect(files).toContain(`package/dist/${entry}.d.ts`);
     }

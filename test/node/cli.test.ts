@@ -1,0 +1,161 @@
+/**
+ * The `edgequeue` CLI in plain Node, called as a function (src/cli/index.ts
+ * run): exit codes (0 ok, 1 refused, 2 usage), `check` on each kind of config
+ * file with the startup checks' messages and "did you mean", and the operator
+ * commands over a fetch that stands in for the queue's HTTP API (the e2e
+ * project runs them against a real queue).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { run } from "../../src/cli/index";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function folder(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "edgequeue-cli-"));
+  dirs.push(dir);
+  for (const [f, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    writeFileSync(path.join(dir, f), text);
+  }
+  return dir;
+}
+
+async function cli(argv: string[], o: { cwd?: string; env?: Record<string, string>; fetch?: typeof fetch } = {}) {
+  let out = "";
+  let err = "";
+  const code = await run({ argv, env: o.env ?? {}, cwd: o.cwd ?? process.cwd(), out: (s) => (out += s), err: (s) => (err += s), fetch: o.fetch });
+  return { code, out, err };
+}
+
+const WRANGLER_JSONC = `{
+  // comments and trailing commas, as wrangler takes them
+  "name": "q",
+  "durable_objects": { "bindings": [
+    { "name": "SCOPE", "class_name": "ScopeDO" }, { "name": "CATALOG", "class_name": "CatalogDO" },
+    { "name": "POOL", "class_name": "PoolDO" }, { "name": "SCHEDULE", "class_name": "ScheduleDO" }, { "name": "WAIT", "class_name": "WaitDO" },
+  ] },
+  "migrations": [{ "tag": "v1", "new_sqlite_classes": ["ScopeDO", "CatalogDO"] }, { "tag": "v2", "new_sqlite_classes": ["PoolDO", "ScheduleDO", "WaitDO"] }],
+  "services": [{ "binding": "EMAILS", "service": "mailer" }],
+}`;
+
+describe("edgequeue check", () => {
+  it("a wrangler.toml's [vars.EDGEQUEUE_CONFIG] with a misspelled key: exit 1, the field and the key it meant", async () => {
+    const dir = folder({ "wrangler.toml": `name = "q"\n[vars.EDGEQUEUE_CONFIG.types."thumb.resize"]\nconcurreny = 10\n` });
+    const r = await cli(["check"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("Invalid config in wrangler.toml:");
+    expect(r.err).toContain('EDGEQUEUE_CONFIG.types["thumb.resize"]: Unrecognized key: "concurreny"; did you mean "concurrency"?');
+  });
+
+  it("a config module with a binding wrangler.jsonc lacks: the nearest binding it has", async () => {
+    const dir = folder({
+      "edgequeue.config.ts": `const config: { types: Record<string, { binding?: string }> } = { types: { "email.send": { binding: "EMAIL" } } };\nexport default config;\n`,
+      "wrangler.jsonc": WRANGLER_JSONC,
+      "package.json": "{}",
+    });
+    const r = await cli(["check"], { cwd: dir });
+    expect(r.code, r.err).toBe(1);
+    expect(r.err).toContain('config.types["email.send"].binding: wrangler.jsonc has no service binding named EMAIL; did you mean "EMAILS"?');
+  });
+
+  it("a good config: exit 0 and what it holds; --json for scripts", async () => {
+    const dir = folder({
+      "edgequeue.config.mjs": `export default { types: { "email.send": { binding: "EMAILS" }, "thumb.resize": {} }, pools: { p: { concurrency: 2, types: ["thumb.resize"] } } };\n`,
+      "wrangler.jsonc": WRANGLER_JSONC,
+    });
+    const r = await cli(["check"], { cwd: dir });
+    expect(r).toMatchObject({ code: 0, err: "" });
+    expect(r.out).toBe("ok: edgequeue.config.mjs with wrangler.jsonc: 2 types, 1 pools, 0 schedules, 0 topics\n");
+    expect(JSON.parse((await cli(["check", "--json"], { cwd: dir })).out)).toMatchObject({ ok: true, types: 2, pools: 1 });
+  });
+
+  it("the queue's objects and migrations missing from the wrangler config are named with the lines to add", async () => {
+    const dir = folder({ "c.json": "{}", "wrangler.jsonc": `{ "name": "q" }` });
+    const r = await cli(["check", "c.json"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('no Durable Object binding SCOPE; add { "name": "SCOPE", "class_name": "ScopeDO" } to durable_objects.bindings');
+    expect(r.err).toContain('no migration creates WaitDO; add { "tag": "v4", "new_sqlite_classes": ["WaitDO"] } to migrations');
+  });
+
+  it("no config to be found, or a file that is not there: exit 2", async () => {
+    expect((await cli(["check"], { cwd: folder({}) })).code).toBe(2);
+    expect((await cli(["check", "nope.json"], { cwd: folder({}) })).err).toMatch(/no such file/);
+  });
+});
+
+describe("edgequeue init", () => {
+  it("refuses a folder that is not empty, and writes a new one", async () => {
+    const dir = folder({ "taken/file.txt": "x" });
+    const refused = await cli(["init", "taken"], { cwd: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/taken is not empty \(file\.txt\)/);
+    const r = await cli(["init", "My Queue", "--package", "1.2.3", "--json"], { cwd: dir });
+    expect(r.code, r.err).toBe(0);
+    const written = JSON.parse(r.out) as { name: string; files: string[] };
+    expect(written.name).toBe("my-queue");
+    expect(written.files).toEqual([".dev.vars", ".gitignore", "README.md", "edgequeue.config.ts", "package.json", "src/handlers.ts", "src/index.ts", "src/jobs.ts", "test/handlers.test.ts", "tsconfig.json", "wrangler.jsonc"]);
+  });
+});
+
+describe("the operator commands", () => {
+  /** A stand-in for the API: answers each path from `answers`, recording what was asked. */
+  function api(answers: Record<string, [number, unknown]>) {
+    const asked: { method: string; url: string; body: unknown; auth: string | null }[] = [];
+    const fetch = (async (url: string, init: RequestInit) => {
+      const u = new URL(url);
+      asked.push({ method: init.method!, url: u.pathname + u.search, body: init.body ? JSON.parse(String(init.body)) : undefined, auth: new Headers(init.headers).get("authorization") });
+      const [status, body] = answers[`${init.method} ${u.pathname}`] ?? [404, { error: { code: "not_found", message: "no route" } }];
+      return new Response(JSON.stringify(body), { status });
+    }) as unknown as typeof globalThis.fetch;
+    return { fetch, asked };
+  }
+
+  it("take the token from --token, EDGEQUEUE_TOKEN or ./.dev.vars; none at all is a usage error", async () => {
+    const a = api({ "GET /v1/stats": [200, { pending: 0 }] });
+    expect((await cli(["stats"], { cwd: folder({}), fetch: a.fetch })).code).toBe(2);
+    await cli(["stats"], { cwd: folder({ ".dev.vars": "QUEUE_TOKEN=from-dev-vars\n" }), fetch: a.fetch });
+    await cli(["stats"], { env: { EDGEQUEUE_TOKEN: "from-env", EDGEQUEUE_URL: "http://q.example" }, fetch: a.fetch });
+    expect(a.asked.map((x) => x.auth)).toEqual(["Bearer from-dev-vars", "Bearer from-env"]);
+  });
+
+  it("enqueue sends the options as the API names them; a refusal prints its code and each field, exit 1", async () => {
+    const a = api({
+      "POST /v1/jobs": [400, { error: { code: "invalid_request", message: "body.priority: too big", details: [{ path: "body.priority", message: "too big" }] } }],
+    });
+    const r = await cli(["enqueue", "thumb.resize", '{"w":1}', "--delay", "500", "--key", "k", "--scope", "acct:42", "--priority", "999999", "--token", "t"], { fetch: a.fetch });
+    expect(a.asked[0]!.body).toEqual({ type: "thumb.resize", payload: { w: 1 }, delayMs: 500, dedupeKey: "k", scope: { type: "acct", id: "42" }, priority: 999999 });
+    expect(r.code).toBe(1);
+    expect(r.err).toBe("error: invalid_request (HTTP 400): body.priority: too big\n  body.priority: too big\n");
+    expect((await cli(["enqueue", "t", "{oops", "--token", "t"], { fetch: a.fetch })).code).toBe(2);
+    expect((await cli(["enqueue", "t", "--scope", "noid", "--token", "t"], { fetch: a.fetch })).err).toMatch(/--scope noid: give it as <type>:<id>/);
+  });
+
+  it("jobs list prints a table with dates; --json the API's body; a misspelled command is a usage error", async () => {
+    const job = { id: "j1", type: "t", state: "failed", attempts: 3, maxAttempts: 3, runAt: Date.UTC(2026, 11, 1, 12, 0, 0), updatedAt: Date.UTC(2026, 11, 1, 12, 0, 5), lastError: "boom" };
+    const a = api({ "GET /v1/jobs": [200, { items: [job], nextCursor: null }] });
+    const table = await cli(["jobs", "list", "--state", "failed", "--token", "t"], { fetch: a.fetch });
+    expect(table.out.split("\n")[1]).toMatch(/^j1\s+t\s+failed\s+3\/3\s+2026-12-01 12:00:00Z\s+2026-12-01 12:00:05Z\s+boom$/);
+    expect(a.asked[0]!.url).toBe("/v1/jobs?state=failed");
+    expect(JSON.parse((await cli(["jobs", "list", "--json", "--token", "t"], { fetch: a.fetch })).out)).toEqual({ items: [job], nextCursor: null });
+    const typo = await cli(["jobs", "lsit"]);
+    expect(typo.code).toBe(2);
+    expect(typo.err).toMatch(/Did you mean list\?/);
+  });
+
+  it("pools set takes null to return to the configured limit; types pause calls the type's path", async () => {
+    const a = api({
+      "PUT /v1/pools/p": [200, { name: "p", limits: { concurrency: null, ratePerMinute: 5 } }],
+      "POST /v1/types/a.b/pause": [200, { type: "a.b", paused: true, unreached: 0 }],
+    });
+    expect((await cli(["pools", "set", "p", "--concurrency", "null", "--rate", "5", "--token", "t"], { fetch: a.fetch })).out).toBe("p  concurrency -  rate/min 5\n");
+    expect(a.asked[0]!.body).toEqual({ concurrency: null, ratePerMinute: 5 });
+    expect((await cli(["types", "pause", "a.b", "--token", "t"], { fetch: a.fetch })).out).toBe("a.b  paused\n");
+    expect((await cli(["pools", "set", "p", "--token", "t"], { fetch: a.fetch })).code).toBe(2);
+  });
+});
