@@ -38,6 +38,18 @@ export function requireDeclared(config: QueueConfig, types: readonly string[], p
   if (problems.length > 0) throw new QueueError("invalid_request", problems.map((p) => `${p.path}: ${p.message}`).join("; "), problems);
 }
 
+/**
+ * requireKnown: an operator's action on a type (pause, resume, retry) names one the queue knows — declared, or
+ * seen by the catalog (it has or had jobs, or was paused) — else 404 with the nearest names, so a typo is not
+ * answered 200 and kept (README "Pausing a type").
+ */
+export function requireKnown(type: string, known: readonly string[], field: string): void {
+  if (known.includes(type)) return;
+  const near = nearestTypes(type, known);
+  const hint = near.length > 0 ? `; did you mean ${near.map((t) => JSON.stringify(t)).join(", ")}?` : "";
+  throw new QueueError("not_found", `${field}: job type ${JSON.stringify(type)} is neither declared in the config nor seen by the queue${hint}`, { path: field, type, suggestions: near });
+}
+
 /** Levenshtein distance (two rows): type names are short. */
 function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);

@@ -9,7 +9,7 @@
  */
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
-import { requireDeclared } from "../config/known-types";
+import { requireDeclared, requireKnown } from "../config/known-types";
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
 import { homeFor, homeOfJobId, parseHome, scopeHome, typeHome } from "../job/home";
@@ -238,9 +238,17 @@ export class QueueOps {
    * the answer comes once they were told, so nothing of a paused type starts after it. Enqueues are not refused.
    */
   async setPaused(type: string, paused: boolean): Promise<PauseResult> {
-    requireDeclared(this.config, [type], () => "type");
+    await this.requireKnownType(type, "type");
     const out = await this.catalog().setPaused(type, paused);
     return { type, paused, unreached: out.untold.length };
+  }
+
+  /** requireKnownType: refuse an operator's type name the queue neither declares nor has seen (config/known-types.ts). */
+  private async requireKnownType(type: string, field: string): Promise<void> {
+    requireDeclared(this.config, [type], () => field);
+    if (Object.hasOwn(this.config.types, type)) return;
+    const [o, pauses] = await Promise.all([this.catalog().overview(1, null), this.pauses()]);
+    requireKnown(type, [...new Set([...Object.keys(this.config.types), ...o.types.map((t) => t.type), ...pauses.keys()])], field);
   }
 
   /** pauses: every type ever paused, with whether it is now. */
@@ -384,6 +392,7 @@ export class QueueOps {
 
   /** retryFailed: every failed job of a scope, or of every home holding failed jobs (of `type`), back to pending. */
   async retryFailed(req: RetryFailedRequest): Promise<{ retried: number; skipped: number; nextCursor: string | null }> {
+    if (req.type !== undefined) await this.requireKnownType(req.type, "type");
     if (req.limit !== undefined || req.cursor !== undefined) return this.retryFailedPage(req, req.limit ?? 1000);
     const total = { retried: 0, skipped: 0, nextCursor: null };
     const add = (r: { retried: number; skipped: number }) => {

@@ -364,7 +364,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Send every failed job (of a type, a scope, or both) back to pending, due now, attempts 0",
     body: RetryFailedSchema,
     responses: { 200: RetryFailedResultSchema },
-    errors: [],
+    errors: ["not_found"],
     handle: async (ops, { body }) => ok(await ops.retryFailed(body)),
   }),
   route({
@@ -406,7 +406,7 @@ export const ROUTES: readonly Route[] = [
     params: TypeParams,
     body: EmptyBodySchema,
     responses: { 200: PauseResultSchema },
-    errors: [],
+    errors: ["not_found"],
     handle: async (ops, { params }) => ok(await ops.setPaused(params.type, true)),
   }),
   route({
@@ -417,7 +417,7 @@ export const ROUTES: readonly Route[] = [
     params: TypeParams,
     body: EmptyBodySchema,
     responses: { 200: PauseResultSchema },
-    errors: [],
+    errors: ["not_found"],
     handle: async (ops, { params }) => ok(await ops.setPaused(params.type, false)),
   }),
   route({

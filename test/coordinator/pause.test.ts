@@ -111,3 +111,20 @@ describe("pause and resume a type", () => {
     });
   });
 });
+
+describe("an operator's misspelled type", () => {
+  it("pause, resume and retry of a type neither declared nor seen answer 404 with the nearest names, and change nothing", async () => {
+    for (const [path, body] of [
+      ["/v1/types/test.pausabel/pause", undefined],
+      ["/v1/types/test.pausabel/resume", undefined],
+      ["/v1/retry", { type: "test.pausabel" }],
+    ] as const) {
+      const r = await api("POST", path, body);
+      expect(r.status, path).toBe(404);
+      expect(r.body.error).toMatchObject({ code: "not_found", details: { path: "type", type: "test.pausabel", suggestions: ["test.pausable"] } });
+      expect(r.body.error.message).toBe('type: job type "test.pausabel" is neither declared in the config nor seen by the queue; did you mean "test.pausable"?');
+    }
+    const types = (await api("GET", "/v1/types")).body.items as { type: string }[];
+    expect(types.map((t) => t.type)).not.toContain("test.pausabel");
+  });
+});
