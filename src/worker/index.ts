@@ -27,6 +27,7 @@ import { runOne } from "../handler/run-one";
 import type { CompleteManyResult, LeasedJob } from "../job/schemas";
 import type { AnyHandlers } from "../handler/context";
 import { eventOfTags } from "../job/event-tags";
+import { nearestTypes } from "../config/known-types";
 
 export interface WorkerOptions {
   /** The queue's base URL, e.g. https://edgequeue.<you>.workers.dev */
@@ -51,6 +52,16 @@ export interface WorkerOptions {
   log?: (line: Record<string, unknown>) => void;
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch;
+  /**
+   * Called when an attempt ends in an error: `retry` (it will run again) or `failed` (for good). For metrics and
+   * alerting; what it throws is logged and ignored, and it changes nothing about the job.
+   */
+  onError?: (error: string, job: LeasedJob, kind: "retry" | "failed") => void;
+  /**
+   * How often a running attempt's lease is renewed (default a third of `leaseMs`); false: never by the worker —
+   * the handler renews it itself with `ctx.heartbeat()`, or the lease ends at `leaseMs` and the job runs again.
+   */
+  renewEveryMs?: number | false;
 }
 
 export interface Worker {
@@ -105,6 +116,9 @@ export function createWorker(options: WorkerOptions): Worker {
   const name = options.worker ?? `worker-${Math.random().toString(36).slice(2, 10)}`;
   const doFetch = options.fetch ?? fetch;
   const log = options.log ?? ((line) => console.error(JSON.stringify(line)));
+  const renewEvery = options.renewEveryMs === false ? null : Math.max(options.renewEveryMs ?? Math.floor(leaseMs / 3), 100);
+  /** Set when the queue refused the worker for good (a wrong token or URL): start() rejects with it. */
+  let fatal: Error | null = null;
   const running = new Map<string, Running>();
   let stopping = false;
   let started: Promise<void> | null = null;
@@ -293,8 +307,8 @@ export function createWorker(options: WorkerOptions): Worker {
   function run(job: LeasedJob): Running {
     const r: Running = { job, abort: new AbortController(), live: true, done: Promise.resolve() };
     running.set(job.id, r);
-    // Renew every third of the lease, by the worker itself.
-    const renew = setInterval(() => void write(r, "heartbeat", {}), Math.max(Math.floor(leaseMs / 3), 100));
+    // Renew every third of the lease (renewEveryMs), by the worker itself, unless told not to.
+    const renew = renewEvery === null ? undefined : setInterval(() => void write(r, "heartbeat", {}), renewEvery);
     r.done = (async () => {
       try {
         const out = await runOne(
@@ -314,15 +328,22 @@ export function createWorker(options: WorkerOptions): Worker {
           },
           { signal: r.abort.signal, env: options.env, journal: { write: (w) => journal(r, w) } },
         );
-        clearInterval(renew);
+        if (renew !== undefined) clearInterval(renew);
         // A completion carries its lines; any other settle sends them first, under the lease it is about to end
         // (POST /v1/jobs/{id}/logs). A job that logs nothing sends nothing.
         if (out.logs && out.kind !== "completed") await write(r, "logs", { items: out.logs });
+        if ((out.kind === "retry" || out.kind === "failed") && options.onError) {
+          try {
+            options.onError(out.error, job, out.kind);
+          } catch (e) {
+            log({ event: "worker:on_error_threw", id: job.id, error: String(e) });
+          }
+        }
         await settle(r, out);
       } catch (e) {
         log({ event: "worker:job_failed", id: job.id, error: String(e) });
       } finally {
-        clearInterval(renew);
+        if (renew !== undefined) clearInterval(renew);
         // Only its own entry: a lost job's id may already be held by a newer lease of it.
         if (running.get(job.id) === r) running.delete(job.id);
         handedOff.delete(r);
@@ -332,7 +353,25 @@ export function createWorker(options: WorkerOptions): Worker {
     return r;
   }
 
+  /** preflight: the queue answers this token, and knows the types asked for (a typo is said, not waited on forever). */
+  async function preflight(): Promise<void> {
+    let known: string[];
+    try {
+      known = (await call<{ items: { type: string }[] }>("GET", "/v1/types")).items.map((t) => t.type);
+    } catch (e) {
+      const refusal = refusedForGood(e, root);
+      if (refusal) throw refusal;
+      return; // unreachable for now: the claim loop retries and says so
+    }
+    for (const type of options.types) {
+      if (known.includes(type)) continue;
+      const near = nearestTypes(type, known);
+      log({ event: "worker:unknown_type", type, message: `the queue neither declares nor has seen ${JSON.stringify(type)}${near.length ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(", ")}?` : ""}`, suggestions: near });
+    }
+  }
+
   async function loop(): Promise<void> {
+    await preflight();
     let backoff = BACKOFF_MIN_MS;
     while (!stopping) {
       const free = concurrency - running.size;
@@ -347,6 +386,12 @@ export function createWorker(options: WorkerOptions): Worker {
         backoff = BACKOFF_MIN_MS;
       } catch (e) {
         if (stopping) break;
+        const refusal = refusedForGood(e, root);
+        if (refusal) {
+          fatal = refusal;
+          log({ event: "worker:stopped", error: refusal.message });
+          break;
+        }
         log({ event: "worker:claim_failed", error: String(e), retryInMs: backoff });
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
@@ -371,7 +416,11 @@ export function createWorker(options: WorkerOptions): Worker {
       started ??= loop().finally(() => {
         started = null;
       });
-      return started.then(() => Promise.all([...running.values()].map((r) => r.done))).then(() => undefined);
+      return started
+        .then(() => Promise.all([...running.values()].map((r) => r.done)))
+        .then(() => {
+          if (fatal) throw fatal;
+        });
     },
     async runOnce() {
       const jobs = await claim(concurrency, 0);
@@ -415,6 +464,17 @@ export function createWorker(options: WorkerOptions): Worker {
     },
   };
   return self;
+}
+
+/**
+ * refusedForGood: an answer no retry can change — the queue refused the token (401), or nothing at the URL is a
+ * queue (404 on its own API) — as an Error that says what to fix; null for anything worth retrying.
+ */
+function refusedForGood(e: unknown, url: string): Error | null {
+  if (!(e instanceof ApiError)) return null;
+  if (e.status === 401) return new Error(`edgequeue worker: the queue at ${url} refused the token (401 unauthorized): check the token (QUEUE_TOKEN) and the URL`);
+  if (e.status === 404 && e.code !== "not_found") return new Error(`edgequeue worker: no edgequeue API at ${url} (HTTP 404): check the URL`);
+  return null;
 }
 
 /** refusesField: the queue refused a request for naming `field` — a queue older than the field (its strict schema names it). */

@@ -225,3 +225,53 @@ describe("createWorker", () => {
     expect(most).toBe(2);
   });
 });
+
+describe("createWorker, told what is wrong", () => {
+  it("a wrong token: start() rejects with what to fix, after one request, instead of retrying forever", async () => {
+    const asked: string[] = [];
+    const counting = ((input: string, init?: RequestInit) => {
+      asked.push(`${init?.method} ${new URL(input).pathname}`);
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    const w = worker([uniqueType("denied")], {}, { token: "wrong-token", fetch: counting });
+    await expect(w.start()).rejects.toThrow("edgequeue worker: the queue at http://queue.test refused the token (401 unauthorized): check the token (QUEUE_TOKEN) and the URL");
+    expect(asked).toEqual(["GET /v1/types"]);
+  });
+
+  it("a type the queue neither declares nor has seen is logged at start, with the nearest names", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const w = worker(["pull.limitd"], {}, { log: (l) => lines.push(l), waitMs: 0 });
+    const started = w.start();
+    await vi.waitFor(() => expect(lines.some((l) => l.event === "worker:unknown_type")).toBe(true));
+    await w.stop();
+    await started;
+    const said = lines.find((l) => l.event === "worker:unknown_type") as { type: string; suggestions: string[]; message: string };
+    expect(said.type).toBe("pull.limitd");
+    expect(said.suggestions[0]).toBe("pull.limited");
+    expect(said.message).toMatch(/^the queue neither declares nor has seen "pull.limitd"; did you mean "pull.limited"/);
+  });
+
+  it("onError hears each attempt that ends in an error, retried or failed; renewEveryMs: false sends no heartbeat", async () => {
+    const type = uniqueType("onerror");
+    const id = await enqueue(type);
+    const heard: [string, string, string][] = [];
+    const posts: string[] = [];
+    const counting = ((input: string, init?: RequestInit) => {
+      if (init?.method === "POST") posts.push(new URL(input).pathname.replace(id, "{id}"));
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    const w = worker(
+      [type],
+      {
+        [type]: async () => {
+          await new Promise((r) => setTimeout(r, 300));
+          throw new Error("upstream down");
+        },
+      },
+      { fetch: counting, leaseMs: 1_000, renewEveryMs: false, onError: (error, job, kind) => heard.push([error, job.id, kind]) },
+    );
+    expect(await w.runOnce()).toBe(1);
+    expect(heard).toEqual([["upstream down", id, "retry"]]);
+    expect(posts).toEqual(["/v1/claim", "/v1/jobs/{id}/fail"]);
+  });
+});
