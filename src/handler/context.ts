@@ -5,7 +5,7 @@
  * @module
  */
 import type { Scope } from "../job/schemas";
-import type { JobTypeName, PayloadOf } from "../sdk";
+import type { JobTypeName, JobTypes, PayloadOf } from "../sdk";
 
 /** What `ctx.step` passes the step's function. */
 export interface StepRun {
@@ -69,3 +69,10 @@ export type Handlers<E = unknown> = { [T in JobTypeName]?: JobHandler<T, E> };
 /** Handlers of any payload type, registered in JobTypes or not: how a pull worker and the test kit take them. */
 export type AnyHandler = (payload: any, ctx: JobContext<any, any>) => unknown;
 export type AnyHandlers = Handlers<any> | Record<string, AnyHandler>;
+
+/**
+ * What a pull worker takes: registered types' handlers typed by the registry, any other type's with an `any`
+ * payload — an intersection, not a union, so every handler function gets a contextual type under
+ * `tsc --strict` (a union gave `payload` and `ctx` none: TS7006).
+ */
+export type WorkerHandlers = keyof JobTypes extends never ? { [type: string]: AnyHandler | undefined } : Handlers<any> & { [type: string]: AnyHandler | undefined };

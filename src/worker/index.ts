@@ -25,7 +25,7 @@ import type { JobOutcome, JournalAnswer, JournalWrite } from "../dispatch/contra
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
 import type { CompleteManyResult, LeasedJob } from "../job/schemas";
-import type { AnyHandlers } from "../handler/context";
+import type { WorkerHandlers } from "../handler/context";
 import { eventOfTags } from "../job/event-tags";
 import { nearestTypes } from "../config/known-types";
 
@@ -37,7 +37,7 @@ export interface WorkerOptions {
   /** Job types this worker claims (1-32). */
   types: string[];
   /** type → handler function, as for defineHandlers. */
-  handlers: AnyHandlers;
+  handlers: WorkerHandlers;
   /** Jobs run at once (default 1); a claim asks for as many as are free, at most 100. */
   concurrency?: number;
   /** Each attempt's lease (default 30 s), renewed every third of it while the handler runs. */

@@ -245,6 +245,8 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
         `export const makeOutbox: (s: Parameters<typeof createOutbox>[0]) => Outbox = (s) => createOutbox(s, { enqueue: async () => ({}), enqueueBatch: async () => ({}), getJob: async () => ({}), cancelJob: async () => ({}), listJobs: async () => ({}), stats: async () => ({}), metrics: async () => ({}), retryFailed: async () => ({}) });`,
         `const handlers = { "a.b": async (p: { n: number }, ctx: JobContext) => ctx.step("s", () => p.n) };`,
         `export const worker = createWorker({ url: "http://q", token: "t", types: ["a.b"], handlers });`,
+        `// docs/pull-workers.md's snippet: inline handlers get their parameters' types from createWorker (no TS7006 under --strict).`,
+        `export const inline = createWorker({ url: "http://q", token: "t", types: ["email.send"], handlers: { "email.send": async (payload, ctx) => ctx.log(JSON.stringify(payload), { signal: ctx.signal.aborted }) } });`,
         `export const Handlers = defineHandlers({});`,
         `export async function check(): Promise<Job> {`,
         `  const run = await runJob(handlers, { n: 1 }, { type: "a.b", crashAfter: "s" });`,
