@@ -2,7 +2,7 @@
 // `npm run build`, and `prepack` (so `npm pack` and `npm publish` at the root build first): the package users install —
 // built JavaScript and bundled .d.ts under dist/, which package.json's exports point at. In this repo the tests,
 // examples and `wrangler dev` use the TypeScript sources instead (the "edgequeue-source" export condition; README
-// "Development"). Entry points (README "Install"):
+// "Development"). Entry points (docs/deploy.md "Install"):
 //   edgequeue           clients and types (Workers, Node, browsers)
 //   edgequeue/handler   defineHandlers for a handler Worker (a plain-class build outside workerd)
 //   edgequeue/worker    the pull worker for Node, and the errors its handlers throw

@@ -12,7 +12,7 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
   not_found: 404,
-  /** A known API path asked with a method it does not take; the answer's `Allow` header lists those it does (README, The HTTP API). */
+  /** A known API path asked with a method it does not take; the answer's `Allow` header lists those it does (docs/http-api.md, The HTTP API). */
   method_not_allowed: 405,
   lease_lost: 409,
   already_terminal: 409,

@@ -6,7 +6,7 @@
  * an eviction): there the id has no name, and it stays nameless for the life of
  * that instance, even when named requests arrive later. So each object writes
  * its name down the first time it is reached by name and reads it back when the
- * runtime does not hand it over (README "Guarantees and limits").
+ * runtime does not hand it over (docs/guarantees.md "Guarantees and limits").
  *
  * @module
  */

@@ -2,7 +2,7 @@
  * Types nothing will run: due jobs of a type with no binding (not pushed), no
  * declaration in the config, and no pull claim asking for it in the last hour —
  * most often a typo in an enqueue, or a worker that was never started. Stats
- * and the dashboard flag them (README "Configuration", `strictTypes`).
+ * and the dashboard flag them (docs/configuration.md "Configuration", `strictTypes`).
  *
  * Claims are remembered per type in `claimed_type`, at most once a minute per
  * type per catalog instance, so a busy pull worker adds about one write a

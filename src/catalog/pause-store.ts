@@ -1,5 +1,5 @@
 /**
- * Paused types, the catalog's side (README "Pausing a type"; docs/design.md
+ * Paused types, the catalog's side (docs/http-api.md "Pausing a type"; docs/design.md
  * "Pause"). A scope object decides alone what it dispatches, so a pause must
  * reach every object that may hold the type's jobs. Each catalog shard keeps
  * the paused set and promises each home that reported or asked within

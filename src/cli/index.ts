@@ -1,5 +1,5 @@
 /**
- * The `edgequeue` command (README "The operator CLI"): `init` writes a
+ * The `edgequeue` command (docs/operating.md "The operator CLI"): `init` writes a
  * project, `check` validates a config offline, and the operator commands call
  * a running queue over HTTP with the package's own client. Built on
  * commander; exit codes 0 ok, 1 refused, 2 usage.

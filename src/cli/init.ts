@@ -1,6 +1,6 @@
 /**
  * `edgequeue init <dir> [--package <spec>]`: from an empty folder to a
- * running, deployable queue (README "Start a project"). It writes the
+ * running, deployable queue (README "Start"). It writes the
  * project from the package's templates/init: wrangler.jsonc, src/index.ts,
  * edgequeue.config.ts, handlers (one with durable steps), their test, .dev.vars
  * with a dev token, .gitignore and a short README — and a package.json that

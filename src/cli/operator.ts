@@ -1,7 +1,7 @@
 /**
  * The operator commands: jobs, dead, types, stats, enqueue, schedules, pools
  * and tail — each a call of the package's own HTTP client, printed as JSON
- * with `--json` or as a table for people (README "The operator CLI").
+ * with `--json` or as a table for people (docs/operating.md "The operator CLI").
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * How the CLI speaks: JSON for scripts (`--json`), tables and dates for
  * people, errors with their code and field, and exit codes a script can test
- * (README "The operator CLI"): 0 ok, 1 refused, 2 usage.
+ * (docs/operating.md "The operator CLI"): 0 ok, 1 refused, 2 usage.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * runClaimed: run a job the caller leased inline (`claimOrEnqueue`), then the
- * followers its key gathered meanwhile (README "Inline claims").
+ * followers its key gathered meanwhile (docs/producers.md "Inline claims").
  *
  * The lease is renewed every third of it while `fn` runs; a renewal refused
  * (the job was cancelled, or its lease lost) aborts `fn`'s signal. After the

@@ -2,7 +2,7 @@
  * defineConfig: the queue config in TypeScript (edgequeue.config.ts), typed
  * key by key; the same settings as the `EDGEQUEUE_CONFIG` var, checked when
  * the Worker starts (createQueue) and by `edgequeue check`, with the same
- * messages (README "Configuration").
+ * messages (docs/configuration.md "Configuration").
  *
  * @module
  */

@@ -6,7 +6,7 @@
  * once instead of leaving a job that nothing will ever run. Without it (the
  * default, as in BullMQ) any name is accepted, and a type that has due jobs but
  * no binding, no declaration and no claim asking for it is flagged in stats and
- * on the dashboard instead (README "Configuration").
+ * on the dashboard instead (docs/configuration.md "Configuration").
  *
  * @module
  */
@@ -41,7 +41,7 @@ export function requireDeclared(config: QueueConfig, types: readonly string[], p
 /**
  * requireKnown: an operator's action on a type (pause, resume, retry) names one the queue knows — declared, or
  * seen by the catalog (it has or had jobs, or was paused) — else 404 with the nearest names, so a typo is not
- * answered 200 and kept (README "Pausing a type").
+ * answered 200 and kept (docs/http-api.md "Pausing a type").
  */
 export function requireKnown(type: string, known: readonly string[], field: string): void {
   if (known.includes(type)) return;

@@ -1,7 +1,7 @@
 /**
  * Reading the config, once per isolate: from the `EDGEQUEUE_CONFIG` var (an
  * object in the wrangler config's vars, or a JSON string) or from the object
- * given to `createQueue({ config })` (README "Configuration"). A bad config
+ * given to `createQueue({ config })` (docs/configuration.md "Configuration"). A bad config
  * throws a ConfigError whose message lists every problem with its path, says
  * where the config came from, and offers the nearest known key for a
  * misspelled one, so `wrangler dev`, `wrangler deploy` and `edgequeue check`

@@ -37,7 +37,7 @@ type JsonSchema = Record<string, unknown>;
 /** What the document needs of a route (the served document itself is described without being in the table). */
 export type DocumentedRoute = Omit<Route, "handle">;
 
-/** The document's own path. It answers 401 without the token like the rest of /v1 (README, The HTTP API). */
+/** The document's own path. It answers 401 without the token like the rest of /v1 (docs/http-api.md, The HTTP API). */
 export const OPENAPI_ROUTE: DocumentedRoute = {
   method: "get",
   path: "/v1/openapi.json",
@@ -73,7 +73,7 @@ const NAMED: ReadonlyArray<readonly [z.ZodType, string]> = [
   [EmptyBodySchema, "EmptyBody"],
 ];
 
-/** What each code means, for the descriptions of error responses (README, The HTTP API: errors). */
+/** What each code means, for the descriptions of error responses (docs/http-api.md, The HTTP API: errors). */
 const MEANING: Record<ErrorCode, string> = {
   invalid_request: "a path parameter, query parameter or body field is invalid, or the body is not JSON; `details` lists each problem",
   unauthorized: "the bearer token is missing or wrong (or the queue has no QUEUE_TOKEN)",

@@ -1,5 +1,5 @@
 /**
- * Every HTTP path of the API (README, The HTTP API), as data: method, path,
+ * Every HTTP path of the API (docs/http-api.md, The HTTP API), as data: method, path,
  * operationId, the zod schemas of its input and output, the errors it can
  * answer, and the operation it runs. The Hono app is built from this table and
  * so is `GET /v1/openapi.json`, so the document cannot drift from what is

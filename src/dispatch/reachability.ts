@@ -10,7 +10,7 @@
  * has been unreachable (at least 1 s, at most a minute: a handler Worker that
  * comes back is used again within that) — a wait that grows with the outage,
  * not with how many jobs or calls hit it — and the outage is logged once per
- * binding, not per job (README "Write a handler Worker").
+ * binding, not per job (docs/handlers.md "Write a handler Worker").
  *
  * @module
  */

@@ -104,7 +104,7 @@ export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handle
  * JournalBatcher: the journal writes the batch's jobs make in one moment (one
  * macrotask) go to the queue in one call, answered together: a batch of jobs
  * finishing a step at once costs one round trip and one transaction, not one
- * per job (README "Durable steps", Cost).
+ * per job (docs/handlers.md "Durable steps", Cost).
  */
 class JournalBatcher {
   private queued: { write: JournalWrite; resolve: (a: JournalAnswer) => void; reject: (e: unknown) => void }[] = [];

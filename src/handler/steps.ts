@@ -1,5 +1,5 @@
 /**
- * The handler side of durable steps (README "Durable steps"): positions,
+ * The handler side of durable steps (docs/handlers.md "Durable steps"): positions,
  * replay from the journal the job arrived with, writes before a step returns,
  * sleep, and the deterministic `now()` / `uuid()`. Runs anywhere (no Workers
  * import), so `edgequeue/testing` drives the same code over an in-memory

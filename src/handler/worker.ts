@@ -11,7 +11,7 @@ import { type HandlerEntrypoint, type HandlersClass, handlersOn } from "./define
 /**
  * defineHandlers: turn a map of job type → async function into the
  * WorkerEntrypoint a handler Worker exports and the queue's type `binding`
- * points at (README "Write a handler Worker").
+ * points at (docs/handlers.md "Write a handler Worker").
  */
 export function defineHandlers<E = unknown>(handlers: Handlers<E>): HandlersClass<new (ctx: ExecutionContext, env: E) => WorkerEntrypoint<E> & HandlerEntrypoint> {
   return handlersOn(WorkerEntrypoint as unknown as new (ctx: unknown, env: E) => { env: E }, handlers) as unknown as HandlersClass<new (ctx: ExecutionContext, env: E) => WorkerEntrypoint<E> & HandlerEntrypoint>;

@@ -1,7 +1,7 @@
 /**
  * How a delivery job of a topic says which event it carries: two tags the
  * emit puts on it (coordinator/topics.ts), read back for `ctx.event` in the
- * consumer's handler, pushed or pulled (README "Events").
+ * consumer's handler, pushed or pulled (docs/schedules-and-events.md "Events").
  *
  * @module
  */

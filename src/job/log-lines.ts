@@ -1,5 +1,5 @@
 /**
- * `ctx.log` lines kept with the job (README "Logs kept with the job"): the
+ * `ctx.log` lines kept with the job (docs/handlers.md "Logs kept with the job"): the
  * newest LOG_LINES_PER_JOB of a job, each clipped to LOG_LINE_MAX_BYTES of
  * UTF-8 (message plus its fields as JSON), deleted with the job. One shape for
  * the handler SDK that writes them, the binding and HTTP calls that carry

@@ -111,7 +111,7 @@ export const LeasedJobSchema = JobSchema.extend({
   journal: z
     .object({ start: z.object({ at: z.number(), seed: z.string() }).nullable(), entries: z.array(JournalEntrySchema) })
     .optional()
-    .meta({ description: "The job's journal of durable steps, when it has one: a worker replays journaled steps from it (README, Durable steps)." }),
+    .meta({ description: "The job's journal of durable steps, when it has one: a worker replays journaled steps from it (docs/handlers.md, Durable steps)." }),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 
@@ -525,7 +525,7 @@ export const ResolveStepSchema = z.strictObject({
   result: z.unknown().refine((v) => v !== undefined, "is required: the step's JSON result (null is a result)").meta({ description: "What the step did, as it would have returned it." }),
 });
 const journalStart = z.strictObject({ at: epochMs, seed: z.string().min(1).max(64) });
-/** A pull worker's journal write (`edgequeue/worker` makes these; README "Durable steps"). */
+/** A pull worker's journal write (`edgequeue/worker` makes these; docs/handlers.md "Durable steps"). */
 export const AppendStepSchema = z.strictObject({
   leaseToken,
   op: z.enum(["begin", "commit"]),

@@ -1,6 +1,6 @@
 /**
  * `edgequeue/outbox`: enqueue from your own Durable Object if and only if its
- * change commits (README "Enqueue inside your own transaction").
+ * change commits (docs/producers.md "Enqueue inside your own transaction").
  *
  * `enqueue(job)` writes a row into the object's own SQLite — inside the
  * caller's transaction, so a rolled-back change leaves no row — and returns

@@ -88,7 +88,7 @@ export const metricSeries = sqliteTable(
 export const claimedType = sqliteTable("claimed_type", { type: text("type").primaryKey(), askedAt: integer("asked_at").notNull() });
 
 /**
- * Paused job types (catalog/pause-store.ts; README "Pausing a type"): every
+ * Paused job types (catalog/pause-store.ts; docs/http-api.md "Pausing a type"): every
  * shard holds the same rows, written by the same operator call. A resume
  * keeps the row with `paused` 0, so `version` — the number of changes so
  * far, the highest wins — never goes back and a home can tell an old answer

@@ -158,7 +158,7 @@ export const meta = sqliteTable("meta", {
 });
 
 /**
- * A job's journal of durable steps (scope/steps.ts; README "Durable steps"):
+ * A job's journal of durable steps (scope/steps.ts; docs/handlers.md "Durable steps"):
  * one row per `ctx.step` / `ctx.sleep` position, in call order. A step's row
  * is written when it finishes (its JSON result), or when it starts if it is
  * `atMostOnce` (then `finished_at` is null until it finishes). Position -1 is
@@ -215,7 +215,7 @@ export const jobPermit = sqliteTable(
  * What retention leaves of a deleted job: its id, until `expires_at`
  * (`retention.idempotencyMs` after the delete), so an enqueue with the same
  * id still answers "already done" (`{created: false, job: null}`) and creates
- * nothing (scope/tombstones.ts; README "Guarantees and limits").
+ * nothing (scope/tombstones.ts; docs/guarantees.md "Guarantees and limits").
  */
 export const jobTombstone = sqliteTable(
   "job_tombstone",
@@ -255,7 +255,7 @@ export const jobLog = sqliteTable(
 
 /**
  * A batch enqueue spread over several objects, staged here until its decision
- * (scope/batch-stage.ts; README "Batch enqueue"): the jobs are kept as they
+ * (scope/batch-stage.ts; docs/http-api.md "The HTTP API"): the jobs are kept as they
  * would be enqueued, invisible to claims, dispatch, listings and stats, and
  * become jobs only when the batch commits.
  */

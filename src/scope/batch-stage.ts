@@ -1,5 +1,5 @@
 /**
- * Batches over several objects, all or none (README "Batch enqueue";
+ * Batches over several objects, all or none (docs/http-api.md "The HTTP API";
  * docs/design.md "Batches over several objects"). One object's enqueue is one
  * transaction; a batch whose jobs live in several objects is committed in two
  * phases:

@@ -61,7 +61,7 @@ export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh:
         const completions: { id: string; token: string; result: string | null }[] = [];
         const changed: JobRow[] = [];
         // An outcome's lines are kept only where the outcome lands under its lease, as a pull worker's are
-        // (README, Logs kept with the job): a late answer for a reaped or cancelled attempt leaves none.
+        // (docs/handlers.md, Logs kept with the job): a late answer for a reaped or cancelled attempt leaves none.
         for (const { id, token, outcome } of items) {
           const result = outcome.kind === "completed" ? resultText(config, outcome) : undefined;
           if (result !== undefined) completions.push({ id, token, result, ...(outcome.logs ? { logs: outcome.logs } : {}) });

@@ -1,5 +1,5 @@
 /**
- * Inline claims (README "Inline claims"): a request that must run now runs in
+ * Inline claims (docs/producers.md "Inline claims"): a request that must run now runs in
  * the caller, and the queue still guarantees one runner per key.
  *
  * `claimOrEnqueue` enqueues under the key in `pending` mode and, when no job of

@@ -1,5 +1,5 @@
 /**
- * A job's `ctx.log` lines, stored with it (README "Logs kept with the job";
+ * A job's `ctx.log` lines, stored with it (docs/handlers.md "Logs kept with the job";
  * job/log-lines.ts has the line's shape and limits). A pushed handler's lines
  * ride with its outcome (kept only if it lands under the lease), so keeping them costs no call of their own; a pull
  * worker sends them with its completion, or before any other settle (POST /v1/jobs/{id}/logs). An attempt

@@ -4,7 +4,7 @@
  * its running pushed jobs have no call any more — the handler's side sees its
  * control stub break and aborts them (`lease_lost`). Rather than wait out a
  * whole lease and count the attempt, the new instance gives them back at once:
- * pending, due now, attempts not counted (README "Production settings").
+ * pending, due now, attempts not counted (docs/deploy.md "Production settings").
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * Guards for pulled types (README "Pull workers"): a claim of a type with a
+ * Guards for pulled types (docs/pull-workers.md "Pull workers"): a claim of a type with a
  * `concurrency`, pools, a `notWhileRunning` pair or `waitsFor` takes the same
  * permits a pushed call of it would (dispatch/permit-plan.ts), before it
  * leases, and keeps them with the lease in `job_permit`:

@@ -1,6 +1,6 @@
 /**
  * The Durable Object bindings and migration tags the queue needs in the
- * Worker that runs it (README "Add edgequeue to a Worker"), and the one
+ * Worker that runs it (docs/deploy.md "Add edgequeue to a Worker"), and the one
  * message that says what is missing — answered to every request instead of a
  * 500 with a stack, so a person sees exactly which lines to add.
  *

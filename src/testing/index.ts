@@ -1,6 +1,6 @@
 /**
  * `edgequeue/testing`: test what users write, in plain vitest or Node — no
- * workerd, no queue (README "Durable steps", "Testing a handler", "Test
+ * workerd, no queue (docs/handlers.md "Durable steps", "Testing a handler", "Test
  * doubles").
  *
  * - `runJob(handler, payload, options)`: a handler run over an in-memory

@@ -1,6 +1,6 @@
 /**
  * WaitDO `wait:<jobType>`: where pull claims that asked to wait (`waitMs`)
- * park until work of their type comes due (README "Pull workers").
+ * park until work of their type comes due (docs/pull-workers.md "Pull workers").
  *
  * Waiting costs the queue nothing per second: a parked claim is one promise in
  * this object's memory — no storage, no alarm, no catalog write. A scope object

@@ -3,7 +3,7 @@
  * claims jobs of its types over the HTTP API and runs them through the same
  * handler contract as `defineHandlers` — `(payload, ctx)`, the error classes,
  * `ctx.signal`, `ctx.log`, durable steps journaled through the API, fenced by
- * the lease (README "Pull workers").
+ * the lease (docs/pull-workers.md "Pull workers").
  *
  * - Claims ask the queue to wait (`waitMs`) for due work instead of polling on
  *   an interval; a failed claim backs off (100 ms doubling to 5 s).

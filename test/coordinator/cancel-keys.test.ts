@@ -1,7 +1,7 @@
 /**
  * POST /v1/cancel {type, dedupeKeys, scope?, reason?}: the live jobs of a type
  * under those keys, wherever the keys route — running ones aborted with the
- * reason (README "The HTTP API").
+ * reason (docs/http-api.md "The HTTP API").
  */
 import { describe, expect, it, vi } from "vitest";
 import { api, uniqueScope, uniqueType, waitForJob } from "../helpers/api";

@@ -1,6 +1,6 @@
 /**
  * Claims that wait (`waitMs`): parked on the type's wait object, woken the
- * moment a scope object makes a job of the type due (README "Pull workers").
+ * moment a scope object makes a job of the type due (docs/pull-workers.md "Pull workers").
  */
 import { describe, expect, it } from "vitest";
 import { api, uniqueScope, uniqueType } from "../helpers/api";

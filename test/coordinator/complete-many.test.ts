@@ -2,7 +2,7 @@
  * POST /v1/jobs/complete: several leased jobs completed in one call, each
  * answered as its own complete would be; and a claim carrying completions
  * (`complete`), a pull worker's complete and next claim in one request
- * (README "Pull workers").
+ * (docs/pull-workers.md "Pull workers").
  */
 import { describe, expect, it } from "vitest";
 import { api, flushJobs, uniqueScope, uniqueType } from "../helpers/api";

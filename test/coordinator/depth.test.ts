@@ -1,5 +1,5 @@
 /**
- * Depth caps (`types.<t>.maxDepth`, README "Configuration"): an enqueue that
+ * Depth caps (`types.<t>.maxDepth`, docs/configuration.md "Configuration"): an enqueue that
  * would leave more pending jobs of the type in its object than the cap is
  * refused with 429 queue_full and writes nothing — a batch as a whole, over
  * one object or several. demo.capped has maxDepth = 5 in the shipped config.

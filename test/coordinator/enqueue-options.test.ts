@@ -1,4 +1,4 @@
-/** Enqueue options and answers (README "The HTTP API"): a job's own backoff; an id still taken after retention. */
+/** Enqueue options and answers (docs/http-api.md "The HTTP API"): a job's own backoff; an id still taken after retention. */
 import { describe, expect, it } from "vitest";
 import { api, flushJobs, uniqueType } from "../helpers/api";
 

@@ -1,7 +1,7 @@
 /**
  * Inline claims: claimOrEnqueue leases the job to the caller when no job of
  * its key runs, else queues it as the key's follower; runClaimed completes it
- * and drains the followers — over RPC and HTTP alike (README "Inline claims").
+ * and drains the followers — over RPC and HTTP alike (docs/producers.md "Inline claims").
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

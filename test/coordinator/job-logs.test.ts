@@ -1,5 +1,5 @@
 /**
- * ctx.log lines kept with the job (README "Logs kept with the job"): the
+ * ctx.log lines kept with the job (docs/handlers.md "Logs kept with the job"): the
  * newest 100 per job, each clipped to 2 KiB, from every attempt, deleted with
  * the job; GET /v1/jobs/{id}/logs; a pull worker's POST /v1/jobs/{id}/logs.
  */

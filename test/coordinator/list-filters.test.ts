@@ -1,5 +1,5 @@
 /**
- * Listing filters (README "The HTTP API"): `type` and `state` take
+ * Listing filters (docs/http-api.md "The HTTP API"): `type` and `state` take
  * comma-separated lists, `failureKind` and `dedupeKey` filter too; bulk retry
  * takes `limit` and answers a cursor to go on with.
  */

@@ -1,6 +1,6 @@
 /**
  * What a request with the wrong method, or without a token, answers on the
- * API's own paths (README, The HTTP API): 405 with `Allow` on a known path,
+ * API's own paths (docs/http-api.md, The HTTP API): 405 with `Allow` on a known path,
  * 404 on an unknown one, and the token checked first on every /v1 call but
  * GET /v1/health.
  */
@@ -80,7 +80,7 @@ describe("GET /v1/openapi.json", () => {
 });
 
 describe("operationIds", () => {
-  it("are the RPC method names of the same calls; only GET /v1/scopes has no RPC twin (README, The HTTP API)", () => {
+  it("are the RPC method names of the same calls; only GET /v1/scopes has no RPC twin (docs/http-api.md, The HTTP API)", () => {
     const rpc = EdgeQueue.prototype as unknown as Record<string, unknown>;
     const without = ROUTES.filter((r) => typeof rpc[r.operationId] !== "function").map((r) => `${r.operationId} (${r.method.toUpperCase()} ${r.path})`);
     expect(without).toEqual(["listScopes (GET /v1/scopes)"]);

@@ -1,5 +1,5 @@
 /**
- * Pausing a type queue-wide (README "Pausing a type"): POST /v1/types/{type}/pause
+ * Pausing a type queue-wide (docs/http-api.md "Pausing a type"): POST /v1/types/{type}/pause
  * and /resume, GET /v1/types. A paused type takes enqueues; nothing of it is
  * dispatched or claimed, in objects that existed at the pause and in ones made
  * after it; resuming starts what waited.

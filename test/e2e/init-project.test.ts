@@ -1,5 +1,5 @@
 /**
- * A team that never clones this repo (README "Start a project"): the root
+ * A team that never clones this repo (README "Start"): the root
  * `npm pack`ed, `edgequeue init` run from that tarball in a folder outside the
  * repo, then the project's own commands — `npm install`, `npm test`, `npm run
  * check`, `wrangler deploy --dry-run`, `npm run dev` — and the operator CLI

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document (README, The HTTP API) as third-party tooling reads it:
+ * The OpenAPI document (docs/http-api.md, The HTTP API) as third-party tooling reads it:
  * generated here in Node from the same builder and route table the Worker
  * serves from (test/coordinator/methods.test.ts checks the served one is this
  * one), then validated by swagger-parser and linted by the Redocly CLI with
@@ -53,7 +53,7 @@ describe("the OpenAPI document", () => {
     for (const [i, id] of ids.entries()) expect(id, operations[i]!.name).toMatch(/^[a-z][A-Za-z0-9]*$/);
     expect(new Set(ids).size).toBe(ids.length);
     for (const r of ROUTES) expect(doc.paths[r.path]![r.method]!.operationId).toBe(r.operationId);
-    // Named like the RPC methods where there is one (README, Enqueue from another Worker).
+    // Named like the RPC methods where there is one (docs/producers.md, Enqueue from another Worker).
     expect(doc.paths["/v1/jobs"]!.post!.operationId).toBe("enqueue");
     expect(doc.paths["/v1/jobs/{id}"]!.get!.operationId).toBe("getJob");
     expect(doc.paths["/v1/claim"]!.post!.operationId).toBe("claim");

@@ -1,5 +1,5 @@
 /**
- * edgequeue/outbox (README "Enqueue inside your own transaction"): a job per
+ * edgequeue/outbox (docs/producers.md "Enqueue inside your own transaction"): a job per
  * committed change of the caller's own object, none for a rolled-back one,
  * exactly one even when the object is reset between commit and forward or the
  * queue's answer is lost. The caller here is a scratch Durable Object (a

@@ -1,5 +1,5 @@
 /**
- * `ordered = true` (README "Ordered types"): one job of the type at a time per
+ * `ordered = true` (docs/guards.md "Guards: scopes, pools and ordering"): one job of the type at a time per
  * object, in enqueue order; the oldest live job — running, even with its lease
  * lapsed, or pending and backing off — holds the rest until it ends. An event
  * consumer's deliveries then run in event order.

@@ -1,5 +1,5 @@
 /**
- * Guards on pulled types (scope/pull-permits.ts, README "Pull workers"): a
+ * Guards on pulled types (scope/pull-permits.ts, docs/pull-workers.md "Pull workers"): a
  * claim takes the permits a pushed call would, a heartbeat renews them, and
  * complete, fail, release, the reap pass and (once the lease would have
  * ended) cancel give them back — against the real pool objects. Each test

@@ -1,5 +1,5 @@
 /**
- * The durable-steps demo types (README "Durable steps"). A module of their own
+ * The durable-steps demo types (docs/handlers.md "Durable steps"). A module of their own
  * that imports only `edgequeue/handler`'s errors and types, so plain Node tests
  * can run them with `edgequeue/testing` (test/node/testing-kit.test.ts).
  */

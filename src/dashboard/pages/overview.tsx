@@ -3,7 +3,7 @@
  * Overview: per job type, every state's count, failed by kind, and the
  * oldest pending lag — highlighted past `dashboard.lagAlertMs`, since lag,
  * not depth, is what should page a person — the last hour's throughput, and
- * a pause/resume button per type (README "Pausing a type").
+ * a pause/resume button per type (docs/http-api.md "Pausing a type").
  *
  * @module
  */
