@@ -28,7 +28,8 @@ export interface EnqueueOptions {
   priority?: number;
   runAt?: number;
   delayMs?: number;
-  maxAttempts?: number;
+  /** 1 to 1,000, or Infinity (RPC) / "unlimited" (HTTP): retried until it succeeds. */
+  maxAttempts?: number | "unlimited";
   timeoutMs?: number;
   tags?: string[];
   dedupeMode?: "active" | "pending";

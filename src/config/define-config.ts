@@ -6,11 +6,11 @@
  *
  * @module
  */
-import type { ConfigInput } from "./schema";
+import type { QueueConfigInput } from "./schema";
 
-export type QueueConfigInput = ConfigInput;
+export type { QueueConfigInput };
 
 /** defineConfig returns its argument: it exists for the types (and for `edgequeue check` to find the default export). */
-export function defineConfig<const C extends ConfigInput>(config: C): C {
+export function defineConfig<const C extends QueueConfigInput>(config: C): C {
   return config;
 }

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { BACKOFF_DEFAULT, type Backoff } from "../job/backoff";
 import { PAYLOAD_MAX_BYTES_DEFAULT } from "../job/json-size";
+import { MaxAttemptsSchema } from "../job/max-attempts";
 import { ScheduleNameSchema, ScheduleSpecSchema, type ScheduleSpec } from "../schedule/spec";
 import { checkRelations, relationWarnings } from "./relations";
 import { CATALOG_SHARDS_DEFAULT, CATALOG_SHARDS_MAX } from "../catalog/shards";
@@ -37,7 +38,7 @@ const bindingName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a bind
 const TypeConfigSchema = z.strictObject({
   /** Objects holding this type's unscoped jobs. Raise it for a hot type; keep it fixed once jobs exist. */
   shards: z.number().int().min(1).max(256).optional(),
-  maxAttempts: z.number().int().min(1).max(1000).optional(),
+  maxAttempts: MaxAttemptsSchema.optional(),
   backoff: BackoffSchema.optional(),
   /** A service binding to the handler Worker's entrypoint: jobs are pushed to it. Without one the type is pull-only. */
   binding: bindingName.optional(),
@@ -102,7 +103,7 @@ export const ConfigSchema = z.strictObject({
   events: z.strictObject({ log: z.union([z.enum(LOG_LEVELS), z.boolean()]).optional() }).optional(),
   defaults: z
     .strictObject({
-      maxAttempts: z.number().int().min(1).max(1000).optional(),
+      maxAttempts: MaxAttemptsSchema.optional(),
       backoff: BackoffSchema.optional(),
     })
     .optional(),
@@ -135,6 +136,8 @@ export const ConfigSchema = z.strictObject({
     .optional(),
 }).superRefine(checkRelations);
 export type ConfigInput = z.infer<typeof ConfigSchema>;
+/** What a person writes (defineConfig, createQueue): before the schema's transforms (`maxAttempts: "unlimited"`). */
+export type QueueConfigInput = z.input<typeof ConfigSchema>;
 
 export interface TypeSettings {
   shards: number;

@@ -11,6 +11,7 @@
  */
 import { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
+import { ATTEMPTS_MAX, MaxAttemptsSchema } from "../job/max-attempts";
 import {
   DeadDeliverySchema,
   EmptyBodySchema,
@@ -108,6 +109,12 @@ const conversion = {
     if ((ctx.zodSchema as { _zod?: { def?: { type?: string } } })._zod?.def?.type === "custom") {
       ctx.jsonSchema.type = "object";
       ctx.jsonSchema.additionalProperties = true;
+    }
+    // JSON carries no Infinity: over HTTP unlimited attempts are the string "unlimited" (job/max-attempts.ts).
+    if (ctx.zodSchema === MaxAttemptsSchema) {
+      const description = ctx.jsonSchema.description;
+      for (const k of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[k];
+      Object.assign(ctx.jsonSchema, { anyOf: [{ type: "integer", minimum: 1, maximum: ATTEMPTS_MAX }, { type: "string", const: "unlimited" }], ...(description ? { description } : {}) });
     }
   },
 } as const;

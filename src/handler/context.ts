@@ -60,6 +60,13 @@ export interface JobContext<T extends string = string, E = unknown> {
   now(): number;
   /** A UUID derived from the job's journaled seed and `label`: the same on every attempt (not a secret). */
   uuid(label: string): string;
+  /**
+   * Renew the attempt's lease now, for a long stretch of work. A pushed job's lease is renewed by the queue
+   * itself while the call is in flight, so this only checks it is still held; a pull worker sends a heartbeat
+   * (with `renewEveryMs: false` the handler's own calls are what keep the lease). Rejects with
+   * JobAbortedError when the attempt is over (cancelled, timed out, lease lost).
+   */
+  heartbeat(): Promise<void>;
 }
 
 export type JobHandler<T extends string, E> = (payload: PayloadOf<T>, ctx: JobContext<T, E>) => unknown;

@@ -16,6 +16,8 @@ export interface RunOneOptions<E> {
   signal: AbortSignal;
   env: E;
   journal: JournalWriter;
+  /** ctx.heartbeat: renew the lease now (a pull worker's); default: the attempt's signal says whether it is still held. */
+  heartbeat?: () => Promise<void>;
   /** Where `ctx.log` lines go (default: a JSON line on the console). */
   log?: (line: Record<string, unknown>) => void;
   clock?: () => number;
@@ -64,6 +66,11 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     sleep: (name, ms) => steps.sleep(name, ms),
     now: () => steps.now(),
     uuid: (label) => steps.uuid(label),
+    heartbeat: async () => {
+      if (o.signal.aborted) throw o.signal.reason;
+      await o.heartbeat?.();
+      if (o.signal.aborted) throw o.signal.reason;
+    },
   };
   let value: unknown;
   try {

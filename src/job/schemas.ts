@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { FAILURE_KINDS, JOB_STATES, TERMINAL_STATES } from "./states";
 import { isJsonObject, jsonProblem, type JsonObject } from "./json-safe";
+import { MaxAttemptsSchema } from "./max-attempts";
 
 // ---------------------------------------------------------------- pieces
 
@@ -138,7 +139,7 @@ export const EnqueueSchema = z
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
     runAt: epochMs.optional(),
     delayMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),
-    maxAttempts: z.number().int().min(1).max(1000).optional(),
+    maxAttempts: MaxAttemptsSchema.optional(),
     timeoutMs: z.number().int().min(1000).max(7 * 24 * 3600 * 1000).optional(),
     tags: z.array(name(128)).max(32).optional(),
     dedupeMode: z.enum(["active", "pending"]).optional().meta({ description: "active: one pending-or-running job per key (default); pending: one pending follower may wait behind one running job." }),

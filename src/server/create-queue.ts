@@ -22,7 +22,7 @@
 import { env as workerEnv, type DurableObject } from "cloudflare:workers";
 import { CatalogDO as BaseCatalogDO } from "../catalog/catalog-do";
 import { CODE_SOURCE, checkBindings, ConfigError, fromCode, parseConfig, VAR_SOURCE } from "../config/load";
-import type { ConfigInput, QueueConfig } from "../config/schema";
+import type { QueueConfigInput as ConfigInput, QueueConfig } from "../config/schema";
 import { createApp } from "../coordinator/app";
 import { errorResponse } from "../coordinator/error-response";
 import { EdgeQueue as BaseEdgeQueue } from "../coordinator/rpc";

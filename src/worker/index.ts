@@ -326,7 +326,7 @@ export function createWorker(options: WorkerOptions): Worker {
             dispatchedAt: job.startedAt ?? Date.now(),
             ...(job.journal ? { journal: job.journal } : {}),
           },
-          { signal: r.abort.signal, env: options.env, journal: { write: (w) => journal(r, w) } },
+          { signal: r.abort.signal, env: options.env, journal: { write: (w) => journal(r, w) }, heartbeat: () => write(r, "heartbeat", {}) },
         );
         if (renew !== undefined) clearInterval(renew);
         // A completion carries its lines; any other settle sends them first, under the lease it is about to end

@@ -59,3 +59,18 @@ describe("the answer's job views", () => {
     }
   });
 });
+
+describe("unlimited attempts", () => {
+  it('maxAttempts "unlimited" (Infinity over RPC, or in a config) keeps retrying: the job holds 1,000,000,000 attempts', async () => {
+    const type = uniqueType("forever");
+    const job = (await api("POST", "/v1/jobs", { type, payload: {}, maxAttempts: "unlimited" })).body.job;
+    expect(job.maxAttempts).toBe(1_000_000_000);
+    const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    const failed = await api("POST", `/v1/jobs/${leased.id}/fail`, { leaseToken: leased.leaseToken, error: "again" });
+    expect(failed.body.job).toMatchObject({ state: "pending", attempts: 1, maxAttempts: 1_000_000_000 });
+    const over = await api("POST", "/v1/jobs", { type, payload: {}, maxAttempts: 1001 });
+    expect([over.status, over.body.error.details[0].path]).toEqual([400, "maxAttempts"]);
+    const { parseConfig } = await import("../../src/config/load");
+    expect(parseConfig({ defaults: { maxAttempts: "unlimited" }, types: { t: { maxAttempts: Infinity } } }).typeSettings("t").maxAttempts).toBe(1_000_000_000);
+  });
+});

@@ -13,7 +13,7 @@ describe("GET /v1/openapi.json", () => {
     // Bodies are named schemas under components.schemas (test/node/openapi.test.ts checks the rest).
     const body = doc.components.schemas[enqueue.requestBody.content["application/json"].schema.$ref.split("/").pop()];
     expect(body.required).toEqual(["type", "payload"]);
-    expect(body.properties.maxAttempts).toMatchObject({ type: "integer", minimum: 1 });
+    expect(body.properties.maxAttempts).toMatchObject({ anyOf: [{ type: "integer", minimum: 1, maximum: 1000 }, { type: "string", const: "unlimited" }] });
     expect(body.properties.payload).toEqual({ $ref: "#/components/schemas/JsonObject" });
     expect(doc.components.schemas.JsonObject.type).toBe("object");
     expect(Object.keys(enqueue.responses).sort()).toEqual(["200", "201", "400", "401", "409", "413", "429"]);

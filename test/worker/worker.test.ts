@@ -274,4 +274,30 @@ describe("createWorker, told what is wrong", () => {
     expect(heard).toEqual([["upstream down", id, "retry"]]);
     expect(posts).toEqual(["/v1/claim", "/v1/jobs/{id}/fail"]);
   });
+
+  it("ctx.heartbeat() renews the lease from the handler (renewEveryMs: false), and rejects once the attempt is over", async () => {
+    const type = uniqueType("beat");
+    const id = await enqueue(type);
+    const posts: string[] = [];
+    const counting = ((input: string, init?: RequestInit) => {
+      if (init?.method === "POST") posts.push(new URL(input).pathname.replace(id, "{id}"));
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    let afterCancel = "";
+    const w = worker(
+      [type],
+      {
+        [type]: async (_p: object, ctx: JobContext) => {
+          await ctx.heartbeat();
+          await api("POST", `/v1/jobs/${ctx.id}/cancel`, {});
+          await ctx.heartbeat().catch((e: Error) => (afterCancel = `${e.name}: ${(e as JobAbortedError).reason}`));
+          return { ok: true };
+        },
+      },
+      { fetch: counting, renewEveryMs: false },
+    );
+    expect(await w.runOnce()).toBe(1);
+    expect(posts.slice(0, 3)).toEqual(["/v1/claim", "/v1/jobs/{id}/heartbeat", "/v1/jobs/{id}/heartbeat"]);
+    expect(afterCancel).toMatch(/^JobAbortedError: (lease_lost|cancelled)$/);
+  });
 });
