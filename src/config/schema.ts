@@ -97,8 +97,8 @@ export const ConfigSchema = z.strictObject({
     })
     .optional(),
   /**
-   * Lifecycle log lines: "operator" (default) writes the lines an operator acts on — job:failed and
-   * job:retry_scheduled (stalls included); "all" every transition; "none" (or false) none. true means "all".
+   * Lifecycle log lines: "operator" (default) writes the lines an operator acts on — job:failed,
+   * job:retry_scheduled (stalls included) and job:lease_lost; "all" every transition; "none" (or false) none. true means "all".
    */
   events: z.strictObject({ log: z.union([z.enum(LOG_LEVELS), z.boolean()]).optional() }).optional(),
   defaults: z

@@ -156,40 +156,24 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
       };
     }
   }
-  class ScopeDO extends BaseScopeDO {
-    constructor(ctx: DurableObjectState, env: Env) {
-      super(ctx, queueEnv(env, ctx as unknown as Ctx));
-    }
-  }
-  class CatalogDO extends BaseCatalogDO {
-    constructor(ctx: DurableObjectState, env: Env) {
-      super(ctx, queueEnv(env, ctx as unknown as Ctx));
-    }
-  }
-  class PoolDO extends BasePoolDO {
-    constructor(ctx: DurableObjectState, env: Env) {
-      super(ctx, queueEnv(env, ctx as unknown as Ctx));
-    }
-  }
-  class ScheduleDO extends BaseScheduleDO {
-    constructor(ctx: DurableObjectState, env: Env) {
-      super(ctx, queueEnv(env, ctx as unknown as Ctx));
-    }
-  }
-  class WaitDO extends BaseWaitDO {
-    constructor(ctx: DurableObjectState, env: Env) {
-      super(ctx, queueEnv(env, ctx as unknown as Ctx));
-    }
-  }
+  /** The queue's Durable Object class `Base`, reading the env queueEnv makes (the config given here, the loopback binding). */
+  const objectClass = (Base: new (ctx: DurableObjectState, env: Env) => DurableObject): QueueObjectClass => {
+    const Mixin = Base as unknown as new (...args: any[]) => DurableObject;
+    return class extends Mixin {
+      constructor(...[ctx, env]: any[]) {
+        super(ctx, queueEnv(env, ctx as Ctx));
+      }
+    };
+  };
 
   return {
     worker,
     EdgeQueue,
-    ScopeDO,
-    CatalogDO,
-    PoolDO,
-    ScheduleDO,
-    WaitDO,
+    ScopeDO: objectClass(BaseScopeDO),
+    CatalogDO: objectClass(BaseCatalogDO),
+    PoolDO: objectClass(BasePoolDO),
+    ScheduleDO: objectClass(BaseScheduleDO),
+    WaitDO: objectClass(BaseWaitDO),
     EdgeQueueHandlers: options.handlers as H,
     config,
   };
