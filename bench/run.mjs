@@ -90,8 +90,8 @@ async function main() {
   // Every session runs from a copy of the tree taken now, on free ports, with a dev registry of its
   // own: edits and other wrangler dev sessions on the machine cannot reload or reach it (bench/lib.mjs).
   const cwd = snapshot(path.join(state, "tree"));
-  // The pull worker as users get it: the built package (scripts/pack.mjs writes .package/).
-  execFileSync(process.execPath, [path.join(ROOT_DIR, "scripts/pack.mjs"), "--out", state], { stdio: "ignore" });
+  // The pull worker as users get it: the built package (npm run build writes dist/, what npm pack ships).
+  execFileSync(process.execPath, [path.join(ROOT_DIR, "scripts/build.mjs")], { stdio: "ignore" });
   const sessions = [];
   const start = async (options) => {
     const w = await startWorker({ cwd, ...options });
@@ -213,8 +213,8 @@ async function main() {
     const drainRate = await pullDrain(queue.url, "bench.drain", P.pushJobs);
     log(`  pull drain (16 workers, one object): ${drainRate.toFixed(0)} jobs/s`);
 
-    // edgequeue/worker (built by npm run pack): 16 workers, each running up to 10 jobs, claims that wait; the same drain.
-    const { createWorker } = await import(pathToFileURL(path.join(ROOT_DIR, ".package/dist/worker.js")).href);
+    // edgequeue/worker (built by npm run build): 16 workers, each running up to 10 jobs, claims that wait; the same drain.
+    const { createWorker } = await import(pathToFileURL(path.join(ROOT_DIR, "dist/worker.js")).href);
     const workerDrain = async (type, n) => {
       await fill(queue.url, n, batchJob(type));
       const t0 = performance.now();

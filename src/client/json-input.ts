@@ -8,9 +8,9 @@
  * @module
  */
 
-/** withoutUndefined: a copy of plain objects and arrays with undefined properties removed (array holes stay, as null in JSON). */
+/** withoutUndefined: a copy of plain objects and arrays with undefined properties removed, and undefined array items null (as in JSON). */
 export function withoutUndefined<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v) => (v === undefined ? v : withoutUndefined(v))) as T;
+  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : withoutUndefined(v))) as T;
   if (value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = withoutUndefined(v);

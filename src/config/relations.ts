@@ -11,6 +11,7 @@
 import type { z } from "zod";
 import { BACKOFF_DEFAULT } from "../job/backoff";
 import { PAYLOAD_MAX_BYTES_DEFAULT, utf8Length } from "../job/json-size";
+import { nearestTypes } from "./known-types";
 
 interface TypeInput {
   binding?: string;
@@ -36,6 +37,12 @@ interface ConfigInput {
 
 /** Options of the dispatcher's calls: a pull worker chooses its own batch (claim limit) and lease (claim leaseMs). */
 const PUSH_ONLY = ["batchSize", "leaseMs"] as const;
+
+/** meant: `; did you mean "a.b"?` for a name that is not a declared type, or "". */
+function meant(name: string, types: Record<string, unknown>): string {
+  const near = nearestTypes(name, Object.keys(types));
+  return near.length ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(", ")}?` : "";
+}
 
 export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void {
   const types = config.types ?? {};
@@ -69,10 +76,10 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
     (t.notWhileRunning ?? []).forEach((other, i) => {
       const path = ["types", name, "notWhileRunning", i];
       if (other === name) ctx.addIssue({ code: "custom", path, message: "a type cannot exclude itself: use concurrency = 1" });
-      else if (!declared(other)) ctx.addIssue({ code: "custom", path, message: `${other} is not a declared type: only declared types take the guard's permits` });
+      else if (!declared(other)) ctx.addIssue({ code: "custom", path, message: `${other} is not a declared type: only declared types take the guard's permits${meant(other, types)}` });
     });
     (t.waitsFor ?? []).forEach((other, i) => {
-      if (!(other in types)) ctx.addIssue({ code: "custom", path: ["types", name, "waitsFor", i], message: `${other} is not a declared type (a typo would never hold anything back)` });
+      if (!(other in types)) ctx.addIssue({ code: "custom", path: ["types", name, "waitsFor", i], message: `${other} is not a declared type (a typo would never hold anything back)${meant(other, types)}` });
     });
   }
   for (const [name, pool] of Object.entries(config.pools ?? {})) {
@@ -80,7 +87,7 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
       ctx.addIssue({ code: "custom", path: ["pools", name], message: "give the pool a concurrency, a ratePerMinute, or both" });
     }
     pool.types.forEach((t, i) => {
-      if (!declared(t)) ctx.addIssue({ code: "custom", path: ["pools", name, "types", i], message: `${t} is not a declared type: declare it under types` });
+      if (!declared(t)) ctx.addIssue({ code: "custom", path: ["pools", name, "types", i], message: `${t} is not a declared type: declare it under types${meant(t, types)}` });
     });
     for (const [key, limit, dim] of [
       ["costs", pool.concurrency, "concurrency"],
@@ -97,7 +104,7 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
   for (const [topic, t] of Object.entries(config.topics ?? {})) {
     t.consumers.forEach((c, i) => {
       if (t.consumers.indexOf(c) !== i) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is listed twice` });
-      else if (!isPush(c)) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is not a pushed type: a consumer is a job type with a handler binding` });
+      else if (!isPush(c)) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is not a pushed type: a consumer is a job type with a handler binding${c in types ? "" : meant(c, types)}` });
     });
   }
   // Each fire stores the schedule's payload: the enqueue limit holds for it as well.
@@ -107,7 +114,7 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
     if (bytes > limit) ctx.addIssue({ code: "custom", path: ["schedules", name, "payload"], message: `${bytes} bytes of JSON; limits.payloadMaxBytes is ${limit}` });
     // Under strictTypes a schedule of an undeclared type would be refused at every fire: refuse it at startup instead.
     if (config.strictTypes && !(sched.type in types)) {
-      ctx.addIssue({ code: "custom", path: ["schedules", name, "type"], message: `${sched.type} is not a declared type (strictTypes is on)` });
+      ctx.addIssue({ code: "custom", path: ["schedules", name, "type"], message: `${sched.type} is not a declared type (strictTypes is on)${meant(sched.type, types)}` });
     }
   }
   const cycle = findWaitsForCycle(types);

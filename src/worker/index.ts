@@ -29,6 +29,10 @@ import type { WorkerHandlers } from "../handler/context";
 import { eventOfTags } from "../job/event-tags";
 import { nearestTypes } from "../config/known-types";
 
+// What a pull handler throws and is given, from the worker's own entry point (no edgequeue/handler import needed).
+export { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../handler/errors";
+export type { JobContext, StepOptions, StepRun, WorkerHandlers } from "../handler/context";
+
 export interface WorkerOptions {
   /** The queue's base URL, e.g. https://edgequeue.<you>.workers.dev */
   url: string;

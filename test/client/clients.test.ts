@@ -63,3 +63,16 @@ describe("createClient over a binding without entrypoint = \"EdgeQueue\"", () =>
     expect((err as QueueClientError).message).toMatch(/bind the queue with entrypoint = "EdgeQueue"/);
   });
 });
+
+describe("undefined in a payload", () => {
+  it.each([
+    ["rpc", rpc],
+    ["http", http],
+  ])("%s: dropped as JSON.stringify drops it, nested too; a value JSON cannot carry is still refused, named", async (_name, client) => {
+    const type = uniqueType("undef");
+    const { job } = await client.enqueue({ type, payload: { x: undefined, y: 1, nested: { z: undefined, w: [1, undefined] } } as never, priority: undefined });
+    expect(job!.payload).toEqual({ y: 1, nested: { w: [1, null] } });
+    // Over HTTP JSON.stringify makes NaN null; over RPC it arrives as NaN and the queue names it.
+    if (_name === "rpc") await expect(client.enqueue({ type, payload: { n: Number.NaN } })).rejects.toMatchObject({ code: "invalid_request", message: expect.stringMatching(/payload\.n/) });
+  });
+});

@@ -238,8 +238,9 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
     const dir = project("my-types", {
       "check.ts": [
         `import { createHttpClient, type Job } from "edgequeue";`,
-        `import { createWorker } from "edgequeue/worker";`,
+        `import { createWorker, RetryableJobError, SnoozeJobError, JobAbortedError, TerminalJobError as WorkerTerminal } from "edgequeue/worker";`,
         `import { runJob, createFakeQueue, createInlineQueue } from "edgequeue/testing";`,
+        `export const thrown = [new RetryableJobError("r", { retryAfterMs: 1 }), new SnoozeJobError(5), new JobAbortedError("cancelled"), new WorkerTerminal("t")];`,
         `import { defineHandlers, TerminalJobError, type JobContext } from "edgequeue/handler";`,
         `import { createOutbox, type Outbox } from "edgequeue/outbox";`,
         `export const makeOutbox: (s: Parameters<typeof createOutbox>[0]) => Outbox = (s) => createOutbox(s, { enqueue: async () => ({}), enqueueBatch: async () => ({}), getJob: async () => ({}), cancelJob: async () => ({}), listJobs: async () => ({}), stats: async () => ({}), metrics: async () => ({}), retryFailed: async () => ({}) });`,
