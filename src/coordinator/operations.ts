@@ -568,7 +568,7 @@ export class QueueOps {
       const woke = await Promise.race(types.map(async (t) => ({ type: t, ...(await this.env.WAIT.getByName(`wait:${t}`).wait(left, since.get(t)!)) })));
       if (woke.homes.length === 0) return [];
       since.set(woke.type, woke.at);
-      const got = await this.claimFrom(woke.homes, { worker: req.worker, types, limit: req.limit, leaseMs: req.leaseMs });
+      const got = await this.claimFrom(woke.homes, { worker: req.worker, types, limit: req.limit, leaseMs: req.leaseMs, ...(req.tags ? { tags: req.tags } : {}) });
       if (got.length > 0) return got;
     }
     return [];
@@ -588,7 +588,7 @@ export class QueueOps {
   }
 
   /** claimFrom: claim from these homes directly (the ones a wait object named), one after another until `limit`. */
-  private async claimFrom(homes: string[], req: { worker: string; types: string[]; limit: number; leaseMs: number }): Promise<LeasedJob[]> {
+  private async claimFrom(homes: string[], req: { worker: string; types: string[]; limit: number; leaseMs: number; tags?: string[] }): Promise<LeasedJob[]> {
     const jobs: LeasedJob[] = [];
     for (const home of homes) {
       if (jobs.length >= req.limit) break;
@@ -631,7 +631,7 @@ export class QueueOps {
       i += wave.length;
       const settled = await Promise.allSettled(
         wave.map((home, k) =>
-          this.scope(home).claim({ worker: req.worker, types, limit: share(remaining, wave.length, k), leaseMs: req.leaseMs }),
+          this.scope(home).claim({ worker: req.worker, types, limit: share(remaining, wave.length, k), leaseMs: req.leaseMs, ...(req.tags ? { tags: req.tags } : {}) }),
         ),
       );
       // Jobs leased by the homes that answered must reach the worker even if another home failed:

@@ -348,6 +348,12 @@ const CompleteManyResultsSchema = z
 export const ClaimSchema = z.strictObject({
   worker: workerName,
   types: z.array(JobTypeName).min(1).max(32).optional(),
+  tags: z
+    .array(name(128))
+    .min(1)
+    .max(32)
+    .optional()
+    .meta({ description: "Only jobs carrying at least one of these tags (the enqueue's `tags`); a one-at-a-time type whose next job lacks them gives this claim none." }),
   limit: z.number().int().min(1).max(CLAIM_LIMIT_MAX).default(1),
   leaseMs: leaseMs.default(30_000),
   waitMs: z

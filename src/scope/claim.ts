@@ -25,6 +25,8 @@ export interface ClaimRequest {
   leaseMs: number;
   /** Per type, at most this many (a guarded type: the permits it was granted; scope/pull-permits.ts). */
   caps?: ReadonlyMap<string, number>;
+  /** Only jobs carrying at least one of these tags (a pull worker's claim; docs/pull-workers.md). */
+  tags?: readonly string[];
 }
 
 /**
@@ -58,6 +60,21 @@ SELECT seq, priority, run_at FROM job AS j
    AND ${NOT_BEHIND_RUNNING_KEY}
  ORDER BY j.run_at, j.seq
  LIMIT ?`;
+
+/**
+ * jobClaimCandidatesTagged: the same range, keeping the jobs that carry one of the tags in ?5 (a JSON array).
+ * The tags are not indexed: a tagged claim reads the due jobs of each priority level it visits, tagged or not.
+ */
+const JOB_CLAIM_CANDIDATES_TAGGED = `
+SELECT seq, priority, run_at FROM job AS j
+ WHERE j.state = 'pending' AND j.type = ?1 AND j.priority = ?2 AND j.run_at <= ?3
+   AND ${NOT_BEHIND_RUNNING_KEY}
+   AND EXISTS (SELECT 1 FROM json_each(j.tags) AS t WHERE t.value IN (SELECT value FROM json_each(?5)))
+ ORDER BY j.run_at, j.seq
+ LIMIT ?4`;
+
+/** jobTagged: whether the job `seq` carries one of the tags in ?2 (JSON). */
+const JOB_TAGGED = "SELECT 1 AS tagged FROM job AS j WHERE j.seq = ?1 AND EXISTS (SELECT 1 FROM json_each(j.tags) AS t WHERE t.value IN (SELECT value FROM json_each(?2)))";
 
 /**
  * jobSetRunningIfPending: the claim transition, guarded by state; primary key lookup.
@@ -100,11 +117,14 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, wit
       (t) => !req.exclude?.includes(t),
     );
     const candidates: Candidate[] = [];
+    const tags = req.tags && req.tags.length > 0 ? JSON.stringify(req.tags) : null;
     for (const type of types) {
       const rule = oneAtATime(store, type, now, Math.min(req.limit, req.caps?.get(type) ?? Infinity));
       if (rule.limit <= 0) continue;
-      if (rule.head) candidates.push(rule.head);
-      else candidates.push(...bestDue(store.sql, type, rule.limit, now));
+      // A one-at-a-time type's head is its only candidate: untagged, it holds the rest back from this claim too.
+      if (rule.head) {
+        if (tags === null || store.sql.exec(JOB_TAGGED, rule.head.seq, tags).toArray().length > 0) candidates.push(rule.head);
+      } else candidates.push(...bestDue(store.sql, type, rule.limit, now, tags));
     }
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
     const picked = candidates.slice(0, req.limit);
@@ -159,11 +179,15 @@ function serialBusy(sql: SqlStorage, type: string, now: number): boolean {
 }
 
 /** bestDue: up to `limit` due jobs of one type in claim order, priority level by priority level. */
-function bestDue(sql: SqlStorage, type: string, limit: number, now: number): Candidate[] {
+function bestDue(sql: SqlStorage, type: string, limit: number, now: number, tags: string | null = null): Candidate[] {
   const out: Candidate[] = [];
   let level = sql.exec<{ priority: number }>(JOB_TOP_PENDING_PRIORITY, type).toArray()[0]?.priority;
   while (level !== undefined && out.length < limit) {
-    out.push(...sql.exec<Candidate>(JOB_CLAIM_CANDIDATES, type, level, now, limit - out.length).toArray());
+    const page =
+      tags === null
+        ? sql.exec<Candidate>(JOB_CLAIM_CANDIDATES, type, level, now, limit - out.length)
+        : sql.exec<Candidate>(JOB_CLAIM_CANDIDATES_TAGGED, type, level, now, limit - out.length, tags);
+    out.push(...page.toArray());
     if (out.length >= limit) break;
     level = sql.exec<{ priority: number }>(JOB_NEXT_PENDING_PRIORITY_BELOW, type, level).toArray()[0]?.priority;
   }

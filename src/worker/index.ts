@@ -40,6 +40,8 @@ export interface WorkerOptions {
   token: string;
   /** Job types this worker claims (1-32). */
   types: string[];
+  /** Only jobs carrying at least one of these tags (the enqueue's `tags`); default: any job of the types. */
+  tags?: string[];
   /** type → handler function, as for defineHandlers. */
   handlers: WorkerHandlers;
   /** Jobs run at once (default 1); a claim asks for as many as are free, at most 100. */
@@ -120,6 +122,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const name = options.worker ?? `worker-${Math.random().toString(36).slice(2, 10)}`;
   const doFetch = options.fetch ?? fetch;
   const log = options.log ?? ((line) => console.error(JSON.stringify(line)));
+  const tagged = options.tags && options.tags.length > 0 ? { tags: options.tags } : {};
   const renewEvery = options.renewEveryMs === false ? null : Math.max(options.renewEveryMs ?? Math.floor(leaseMs / 3), 100);
   /** Set when the queue refused the worker for good (a wrong token or URL): start() rejects with it. */
   let fatal: Error | null = null;
@@ -161,7 +164,7 @@ export function createWorker(options: WorkerOptions): Worker {
       // stop() aborts it only past its deadline: it answers at once, and the completions must not be lost.
       carryAbort = new AbortController();
       try {
-        const body = { worker: name, types: options.types, limit, leaseMs, complete: completionItems(live) };
+        const body = { worker: name, types: options.types, ...tagged, limit, leaseMs, complete: completionItems(live) };
         const out = await call<{ jobs: LeasedJob[]; completed?: CompletionAnswer[] }>("POST", "/v1/claim", body, carryAbort.signal);
         answerCompletions(live, out.completed ?? []);
         return out.jobs;
@@ -179,7 +182,7 @@ export function createWorker(options: WorkerOptions): Worker {
     for (const q of carry) q.resolve();
     claimAbort = new AbortController();
     try {
-      const body = { worker: name, types: options.types, limit, leaseMs, ...(wait > 0 ? { waitMs: wait } : {}) };
+      const body = { worker: name, types: options.types, ...tagged, limit, leaseMs, ...(wait > 0 ? { waitMs: wait } : {}) };
       return (await call<{ jobs: LeasedJob[] }>("POST", "/v1/claim", body, claimAbort.signal)).jobs;
     } finally {
       claimAbort = null;
