@@ -9,7 +9,7 @@
  */
 import path from "node:path";
 import { CODE_SOURCE, ConfigError, parseConfig, VAR_SOURCE } from "../config/load";
-import { nearestTypes } from "../config/known-types";
+import { didYouMean, nearestTypes } from "../config/known-types";
 import type { QueueConfig } from "../config/schema";
 import { formatPath } from "../job/json-safe";
 import { LOCAL_HANDLERS, QUEUE_MIGRATIONS, QUEUE_OBJECTS } from "../server/bindings";
@@ -26,10 +26,7 @@ export interface CheckResult {
 /** wranglerProblems: what the wrangler config lacks for this queue config (bindings it names, the queue's objects). */
 export function wranglerProblems(config: QueueConfig, w: WranglerConfig, root: string): string[] {
   const problems: string[] = [];
-  const hint = (name: string, known: string[]) => {
-    const near = nearestTypes(name, known);
-    return near.length ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(", ")}?` : "";
-  };
+  const hint = (name: string, known: string[]) => didYouMean(nearestTypes(name, known));
   const services = new Set(w.services);
   for (const [type, t] of Object.entries(config.types)) {
     if (t.binding && t.binding !== LOCAL_HANDLERS && !services.has(t.binding)) {

@@ -5,7 +5,7 @@
  * @module
  */
 import type { z } from "zod";
-import { nearestTypes } from "./known-types";
+import { didYouMean, nearestTypes } from "./known-types";
 import { ConfigSchema } from "./schema";
 
 type Def = { type: string; shape?: Record<string, z.ZodType>; valueType?: z.ZodType; innerType?: z.ZodType; options?: z.ZodType[] };
@@ -34,7 +34,5 @@ export function unknownKeyHint(path: readonly PropertyKey[], keys: readonly stri
   const shape = objectAt(ConfigSchema, path);
   if (!shape) return "";
   const known = Object.keys(shape);
-  const near = keys.flatMap((k) => nearestTypes(k, known, 1).map((n) => `${JSON.stringify(n)}`));
-  if (near.length > 0) return `; did you mean ${near.join(", ")}?`;
-  return `; known keys here: ${known.join(", ")}`;
+  return didYouMean(keys.flatMap((k) => nearestTypes(k, known, 1))) || `; known keys here: ${known.join(", ")}`;
 }

@@ -24,10 +24,15 @@ export function nearestTypes(name: string, known: readonly string[], n = 3): str
     .map((x) => x.k);
 }
 
+/** didYouMean: `; did you mean "a", "b"?` naming the nearest of `near`, or "" when there are none. */
+export function didYouMean(near: readonly string[]): string {
+  return near.length > 0 ? `; did you mean ${near.map((t) => JSON.stringify(t)).join(", ")}?` : "";
+}
+
 /** undeclaredMessage: what a person needs to fix an undeclared type name. */
 function undeclaredMessage(type: string, config: QueueConfig): string {
   const near = nearestTypes(type, Object.keys(config.types));
-  const hint = near.length > 0 ? `; did you mean ${near.map((t) => JSON.stringify(t)).join(", ")}?` : `; declare it under [vars.EDGEQUEUE_CONFIG.types."${type}"]`;
+  const hint = didYouMean(near) || `; declare it under [vars.EDGEQUEUE_CONFIG.types."${type}"]`;
   return `job type ${JSON.stringify(type)} is not declared in the config (strictTypes is on)${hint}`;
 }
 
@@ -46,8 +51,7 @@ export function requireDeclared(config: QueueConfig, types: readonly string[], p
 export function requireKnown(type: string, known: readonly string[], field: string): void {
   if (known.includes(type)) return;
   const near = nearestTypes(type, known);
-  const hint = near.length > 0 ? `; did you mean ${near.map((t) => JSON.stringify(t)).join(", ")}?` : "";
-  throw new QueueError("not_found", `${field}: job type ${JSON.stringify(type)} is neither declared in the config nor seen by the queue${hint}`, { path: field, type, suggestions: near });
+  throw new QueueError("not_found", `${field}: job type ${JSON.stringify(type)} is neither declared in the config nor seen by the queue${didYouMean(near)}`, { path: field, type, suggestions: near });
 }
 
 /** Levenshtein distance (two rows): type names are short. */

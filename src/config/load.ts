@@ -63,23 +63,30 @@ const BINDING_HINT = {
   analytics: (name: string) => `add to wrangler.jsonc: "analytics_engine_datasets": [{ "binding": "${name}", "dataset": "edgequeue" }]`,
 };
 
+/** present: a binding is there — an object, or a callable stub (a loopback binding of ctx.exports is one). */
+export function present(v: unknown): boolean {
+  return (typeof v === "object" && v !== null) || typeof v === "function";
+}
+
 /**
  * checkBindings: every binding the config names must exist in the Worker's
  * env, so a typo fails at startup instead of on the first dispatch.
  */
 export function checkBindings(config: QueueConfig, env: object, source: ConfigSource = VAR_SOURCE): void {
+  const problem = bindingsProblem(config, env, source);
+  if (problem) throw new ConfigError(problem);
+}
+
+/** bindingsProblem: the message for the bindings the config names that the env lacks, or null. */
+export function bindingsProblem(config: QueueConfig, env: object, source: ConfigSource = VAR_SOURCE): string | null {
   const problems = missingBindings(config, env, source);
-  if (problems.length) throw new ConfigError(`Invalid config in ${source.where}:\n${problems.join("\n")}`);
+  return problems.length ? `Invalid config in ${source.where}:\n${problems.join("\n")}` : null;
 }
 
 /** missingBindings: one line per binding the config names that the env lacks. */
-export function missingBindings(config: QueueConfig, env: object, source: ConfigSource = VAR_SOURCE): string[] {
+function missingBindings(config: QueueConfig, env: object, source: ConfigSource = VAR_SOURCE): string[] {
   const problems: string[] = [];
-  const has = (name: string) => {
-    const v = (env as Record<string, unknown>)[name];
-    // A loopback binding (ctx.exports, edgequeue/server's in-Worker handlers) is a callable stub.
-    return (typeof v === "object" && v !== null) || typeof v === "function";
-  };
+  const has = (name: string) => present((env as Record<string, unknown>)[name]);
   for (const [type, t] of Object.entries(config.types)) {
     if (t.binding && !has(t.binding)) problems.push(`  - ${source.root}.types${formatPath([type])}.binding: no binding named ${t.binding}; ${BINDING_HINT.service(t.binding)}`);
   }

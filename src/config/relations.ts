@@ -11,7 +11,7 @@
 import type { z } from "zod";
 import { BACKOFF_DEFAULT } from "../job/backoff";
 import { PAYLOAD_MAX_BYTES_DEFAULT, utf8Length } from "../job/json-size";
-import { nearestTypes } from "./known-types";
+import { didYouMean, nearestTypes } from "./known-types";
 
 interface TypeInput {
   binding?: string;
@@ -39,10 +39,7 @@ interface ConfigInput {
 const PUSH_ONLY = ["batchSize", "leaseMs"] as const;
 
 /** meant: `; did you mean "a.b"?` for a name that is not a declared type, or "". */
-function meant(name: string, types: Record<string, unknown>): string {
-  const near = nearestTypes(name, Object.keys(types));
-  return near.length ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(", ")}?` : "";
-}
+const meant = (name: string, types: Record<string, unknown>) => didYouMean(nearestTypes(name, Object.keys(types)));
 
 export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void {
   const types = config.types ?? {};

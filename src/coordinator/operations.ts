@@ -247,8 +247,7 @@ export class QueueOps {
   private async requireKnownType(type: string, field: string): Promise<void> {
     requireDeclared(this.config, [type], () => field);
     if (Object.hasOwn(this.config.types, type)) return;
-    const [o, pauses] = await Promise.all([this.catalog().overview(1, null), this.pauses()]);
-    requireKnown(type, [...new Set([...Object.keys(this.config.types), ...o.types.map((t) => t.type), ...pauses.keys()])], field);
+    requireKnown(type, (await this.types()).items.map((t) => t.type), field);
   }
 
   /** pauses: every type ever paused, with whether it is now. */

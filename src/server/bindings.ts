@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { present } from "../config/load";
 
 /** Binding → class, in the order the README and the template list them. The names are fixed: objects are found by them. */
 export const QUEUE_OBJECTS = [
@@ -26,11 +27,6 @@ export const QUEUE_MIGRATIONS = [
 
 /** The export name in-Worker handlers must have: the queue calls them through `ctx.exports.EdgeQueueHandlers`. */
 export const LOCAL_HANDLERS = "EdgeQueueHandlers";
-
-/** present: a binding is there (an object, or a callable stub such as ctx.exports' loopback bindings). */
-export function present(v: unknown): boolean {
-  return (typeof v === "object" && v !== null) || typeof v === "function";
-}
 
 /** missingObjects: the queue's Durable Object bindings the env lacks, with the wrangler.jsonc lines that add them. */
 export function missingObjects(env: object): string | null {

@@ -21,7 +21,7 @@
  */
 import { env as workerEnv, type DurableObject } from "cloudflare:workers";
 import { CatalogDO as BaseCatalogDO } from "../catalog/catalog-do";
-import { CODE_SOURCE, checkBindings, ConfigError, fromCode, parseConfig, VAR_SOURCE } from "../config/load";
+import { CODE_SOURCE, ConfigError, fromCode, loadConfig, bindingsProblem, VAR_SOURCE } from "../config/load";
 import type { QueueConfigInput as ConfigInput, QueueConfig } from "../config/schema";
 import { createApp } from "../coordinator/app";
 import { errorResponse } from "../coordinator/error-response";
@@ -96,7 +96,8 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
   if (given && fromVar !== undefined) {
     throw new ConfigError(`Two configs: createQueue was given one and the Worker also has an EDGEQUEUE_CONFIG var (wrangler config \`vars\` or .dev.vars). Keep one: the var is ignored when createQueue has a config, so remove it.`);
   }
-  const config = parseConfig(given ?? fromVar, source);
+  // Parsed here once and cached: every part of the queue reads it through loadConfig (config/load.ts).
+  const config = loadConfig({ EDGEQUEUE_CONFIG: given ?? fromVar });
   for (const warning of config.warnings) console.warn(JSON.stringify({ event: "config:warning", warning }));
 
   /**
@@ -116,15 +117,8 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
   const setupProblem = (env: Env, ctx: Ctx): string | null => {
     if (problem !== undefined) return problem;
     const handlersMissing = localTypes.length ? missingHandlers(ctx.exports) : null;
-    const lines = [missingObjects(env), handlersMissing];
-    // A missing handlers export is said once above, not again for each of its types.
-    if (!handlersMissing) {
-      try {
-        checkBindings(config, env, source);
-      } catch (e) {
-        lines.push((e as Error).message);
-      }
-    }
+    // A missing handlers export is said once, not again for each of its types.
+    const lines = [missingObjects(env), handlersMissing, handlersMissing ? null : bindingsProblem(config, env, source)];
     problem = lines.filter((l) => l !== null).join("\n\n") || null;
     if (problem) console.error(JSON.stringify({ event: "setup:misconfigured", message: problem }));
     return problem;

@@ -27,7 +27,7 @@ import { runOne } from "../handler/run-one";
 import type { CompleteManyResult, LeasedJob } from "../job/schemas";
 import type { WorkerHandlers } from "../handler/context";
 import { eventOfTags } from "../job/event-tags";
-import { nearestTypes } from "../config/known-types";
+import { ApiError, preflight, refusedForGood, refusesField } from "./answers";
 
 // What a pull handler throws and is given, from the worker's own entry point (no edgequeue/handler import needed).
 export { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../handler/errors";
@@ -81,16 +81,6 @@ export interface Worker {
   installSignalHandlers(options?: { timeoutMs?: number }): () => void;
 }
 
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: unknown,
-  ) {
-    super(message);
-  }
-}
 
 interface Running {
   job: LeasedJob;
@@ -360,25 +350,8 @@ export function createWorker(options: WorkerOptions): Worker {
     return r;
   }
 
-  /** preflight: the queue answers this token, and knows the types asked for (a typo is said, not waited on forever). */
-  async function preflight(): Promise<void> {
-    let known: string[];
-    try {
-      known = (await call<{ items: { type: string }[] }>("GET", "/v1/types")).items.map((t) => t.type);
-    } catch (e) {
-      const refusal = refusedForGood(e, root);
-      if (refusal) throw refusal;
-      return; // unreachable for now: the claim loop retries and says so
-    }
-    for (const type of options.types) {
-      if (known.includes(type)) continue;
-      const near = nearestTypes(type, known);
-      log({ event: "worker:unknown_type", type, message: `the queue neither declares nor has seen ${JSON.stringify(type)}${near.length ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(", ")}?` : ""}`, suggestions: near });
-    }
-  }
-
   async function loop(): Promise<void> {
-    await preflight();
+    await preflight(call, options.types, root, log);
     let backoff = BACKOFF_MIN_MS;
     while (!stopping) {
       const free = concurrency - running.size;
@@ -471,20 +444,4 @@ export function createWorker(options: WorkerOptions): Worker {
     },
   };
   return self;
-}
-
-/**
- * refusedForGood: an answer no retry can change — the queue refused the token (401), or nothing at the URL is a
- * queue (404 on its own API) — as an Error that says what to fix; null for anything worth retrying.
- */
-function refusedForGood(e: unknown, url: string): Error | null {
-  if (!(e instanceof ApiError)) return null;
-  if (e.status === 401) return new Error(`edgequeue worker: the queue at ${url} refused the token (401 unauthorized): check the token (QUEUE_TOKEN) and the URL`);
-  if (e.status === 404 && e.code !== "not_found") return new Error(`edgequeue worker: no edgequeue API at ${url} (HTTP 404): check the URL`);
-  return null;
-}
-
-/** refusesField: the queue refused a request for naming `field` — a queue older than the field (its strict schema names it). */
-function refusesField(e: unknown, field: string): boolean {
-  return e instanceof ApiError && e.code === "invalid_request" && new RegExp(`\\b${field}\\b`).test(e.message);
 }
