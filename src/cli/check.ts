@@ -65,7 +65,9 @@ export async function check(dir: string, file?: string, wranglerFile?: string): 
   const wfile = wranglerFile ? path.resolve(dir, wranglerFile) : findFirst(path.dirname(found.file), WRANGLER_CONFIGS);
   if (wfile) {
     const problems = wranglerProblems(config, readWrangler(wfile), where.root);
-    if (problems.length) throw new Refused(`Invalid setup in ${path.relative(dir, wfile) || wfile} for ${where.where}:\n${problems.join("\n")}`);
+    const wname = path.relative(dir, wfile) || wfile;
+    // "for <config>" only when the config is another file than the wrangler config itself.
+    if (problems.length) throw new Refused(`Invalid setup in ${wname}${wname === where.where ? "" : ` for ${where.where}`}:\n${problems.join("\n")}`);
   }
   return { file: found.file, config, wrangler: wfile, warnings: config.warnings };
 }
