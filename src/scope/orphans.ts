@@ -16,12 +16,15 @@ import type { ScopeStore } from "./store";
 /** Running jobs this object's dispatcher leased (claims made for pushed types say `push`): job_lease_idx. */
 const JOB_PUSHED_RUNNING = `SELECT * FROM job WHERE state = 'running' AND lease_owner = '${PUSH_WORKER}'`;
 
+/** Why a restart's orphans were given back: their timeline and their `job:released` events say so. */
+export const ORPHAN_REASON = "its object restarted while the handler call was in flight";
+
 /** releaseOrphans: call once per instance, before any call can start (nothing of this instance is in flight yet). */
 export function releaseOrphans(store: ScopeStore, now: number): JobRow[] {
   return store.atomic(() => {
     const out: JobRow[] = [];
     for (const leased of jobRows(store.sql.exec(JOB_PUSHED_RUNNING))) {
-      const row = releaseLeased(store, leased, "its object restarted while the handler call was in flight", now);
+      const row = releaseLeased(store, leased, ORPHAN_REASON, now);
       if (row) out.push(row);
     }
     if (out.length > 0) store.touched(now);
