@@ -182,9 +182,10 @@ export const writes = {
 
   /** orphans: a new instance gives back the pushed attempts of the one before, unspent (orphans.ts). */
   orphans(store: ScopeStore, now: number): Written<number> {
-    const rows = releaseOrphans(store, now);
+    const { released, counted } = releaseOrphans(store, now);
     // Their events only: the instance's alarm, set for now, dispatches them and tells the catalog.
-    return written(rows.length, rows.length > 0 ? { ...nothing(), released: { rows, reason: ORPHAN_REASON } } : nothing());
+    const n = released.length + counted.length;
+    return written(n, n > 0 ? { ...nothing(), events: counted, released: { rows: released, reason: ORPHAN_REASON } } : nothing());
   },
 };
 
