@@ -4,7 +4,7 @@
  * asked before an unblock does not back the type off again, and a run of
  * refusals logs `job:starving` at STARVING_AFTER, then every STARVING_EVERY.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { STARVING_AFTER, STARVING_EVERY, TypeBackoff } from "../../src/dispatch/backoff";
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -68,7 +68,7 @@ describe("TypeBackoff: the back-off", () => {
 });
 
 describe("TypeBackoff: starvation warnings", () => {
-  let warn: ReturnType<typeof vi.spyOn>;
+  let warn: MockInstance<(...args: unknown[]) => void>;
   beforeEach(() => {
     warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
   });

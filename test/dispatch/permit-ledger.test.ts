@@ -4,7 +4,7 @@
  * grouped per pool at the longest TTL asked, permits a pool no longer holds
  * reported, and a pool that fails or never answers logged, never thrown.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { PermitLedger } from "../../src/dispatch/permit-ledger";
 import { POOL_CALL_TIMEOUT_MS, type PermitStep, type PoolApi } from "../../src/dispatch/permit-plan";
 
@@ -48,7 +48,7 @@ const step = (pool: string): PermitStep => ({ pool, request: { type: "t", exclud
 const grant = (...permits: string[]): Grant => ({ permits, retryAfterMs: 0, blockedBy: null });
 
 describe("PermitLedger.release", () => {
-  let error: ReturnType<typeof vi.spyOn>;
+  let error: MockInstance<(...args: unknown[]) => void>;
   beforeEach(() => {
     vi.useFakeTimers();
     error = vi.spyOn(console, "error").mockImplementation(() => undefined);
@@ -122,8 +122,8 @@ describe("PermitLedger.release", () => {
 });
 
 describe("PermitLedger.renew", () => {
-  let warn: ReturnType<typeof vi.spyOn>;
-  let error: ReturnType<typeof vi.spyOn>;
+  let warn: MockInstance<(...args: unknown[]) => void>;
+  let error: MockInstance<(...args: unknown[]) => void>;
   beforeEach(() => {
     vi.useFakeTimers();
     warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);

@@ -5,14 +5,14 @@
  * when it begins and once when a call gets through again — per binding, not
  * per job or call.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { Reachability } from "../../src/dispatch/reachability";
 
 const T0 = Date.UTC(2030, 0, 1);
 
 describe("Reachability", () => {
-  let error: ReturnType<typeof vi.spyOn>;
-  let log: ReturnType<typeof vi.spyOn>;
+  let error: MockInstance<(...args: unknown[]) => void>;
+  let log: MockInstance<(...args: unknown[]) => void>;
   const clock = { now: T0 };
   let r: Reachability;
   beforeEach(() => {
@@ -25,7 +25,7 @@ describe("Reachability", () => {
     error.mockRestore();
     log.mockRestore();
   });
-  const lines = (spy: ReturnType<typeof vi.spyOn>, event: string) => spy.mock.calls.map((c) => JSON.parse(String(c[0]))).filter((l) => l.event === event);
+  const lines = (spy: MockInstance<(...args: unknown[]) => void>, event: string) => spy.mock.calls.map((c) => JSON.parse(String(c[0]))).filter((l) => l.event === event);
 
   it("the wait grows with the outage: 1 s at first, then as long as it has lasted, never more than a minute", () => {
     expect(r.unreachable("DOWN", "connection refused")).toBe(1_000);
