@@ -16,7 +16,7 @@ import { QueueClientError } from "./errors";
 import type { QueueClient } from "./rpc-client";
 import type { DeadDelivery, Job, JobLogs, LeasedJob, PauseResult, PoolStatusBody, StepView, Timeline, TypeList, Scope, Stats } from "../job/schemas";
 import type { JsonObject } from "../job/json-safe";
-import type { Schedule, ScheduleSpec } from "../schedule/spec";
+import type { Schedule, ScheduleSpec } from "../job/schedule-spec";
 import { runClaimed, type LeaseOps } from "./run-claimed";
 import { OPERATIONS, operationUrl, type OperationId, type OperationInput } from "./operations";
 

@@ -4,7 +4,8 @@
  * validated with the route's zod schemas, and the operation runs. A known path
  * asked with a method it does not take answers 405 with `Allow`; the token is
  * checked first, so without it that is a 401 like any other /v1 call (README,
- * The HTTP API). Errors go through `errorResponse` only.
+ * The HTTP API). Errors go through `errorResponse` only. The dashboard is
+ * mounted beside it where the Worker is assembled (server/app.ts).
  *
  * @module
  */
@@ -12,7 +13,6 @@ import { Hono } from "hono";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { createDashboard } from "../dashboard/app";
 import { readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
@@ -55,11 +55,6 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
     });
     await next();
   });
-
-  // The dashboard has its own sign-in (a session cookie, not the bearer token).
-  app.get("/dashboard/", (c) => c.redirect("/dashboard", 301));
-  app.route("/dashboard", createDashboard());
-  app.get("/", (c) => c.redirect("/dashboard", 302));
 
   app.get(OPENAPI_ROUTE.path, (c) => c.json((openapi ??= openApiDocument(routes))));
 

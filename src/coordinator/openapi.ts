@@ -29,7 +29,7 @@ import {
   StatsResultSchema,
   StatsSchema,
 } from "../job/schemas";
-import { ScheduleResultSchema, ScheduleSchema } from "../schedule/spec";
+import { ScheduleResultSchema, ScheduleSchema } from "../job/schedule-spec";
 import { VERSION } from "../version";
 import type { Route } from "./routes";
 

@@ -72,7 +72,7 @@ import {
 } from "../job/schemas";
 import { MetricsQuerySchema, MetricsSchema } from "../metrics/schemas";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, wantsPrometheus } from "../metrics/prometheus";
-import { ScheduleListSchema, ScheduleParams, ScheduleResultSchema, ScheduleSpecSchema } from "../schedule/spec";
+import { ScheduleListSchema, ScheduleParams, ScheduleResultSchema, ScheduleSpecSchema } from "../job/schedule-spec";
 import { VERSION } from "../version";
 import type { QueueOps } from "./operations";
 

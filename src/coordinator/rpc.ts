@@ -66,7 +66,7 @@ import {
   type FailOutcome,
 } from "../job/schemas";
 import { MetricsQuerySchema, type Metrics } from "../metrics/schemas";
-import { ScheduleNameSchema, ScheduleSpecSchema, type Schedule } from "../schedule/spec";
+import { ScheduleNameSchema, ScheduleSpecSchema, type Schedule } from "../job/schedule-spec";
 import { VERSION } from "../version";
 import { wakeSchedules } from "./schedules";
 import { errorBody } from "./error-response";

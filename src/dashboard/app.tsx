@@ -22,7 +22,7 @@ import type { Env } from "../env";
 import { QueueError } from "../errors";
 import { JobId, ListQuerySchema, RetryFailedSchema, DeadRetryParams, TypeParams } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
-import { ScheduleNameSchema } from "../schedule/spec";
+import { ScheduleNameSchema } from "../job/schedule-spec";
 import { APP_CSS, APP_JS } from "./assets";
 import { Layout, type PageFrame } from "./layout";
 import { JobPage } from "./pages/job";

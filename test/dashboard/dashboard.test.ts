@@ -97,9 +97,9 @@ describe("dashboard sessions", () => {
     const elsewhere = await page("POST", "/dashboard/login", { form: { token: TOKEN }, origin: "https://evil.example" });
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.headers.get("set-cookie")).toBeNull();
-    const { createApp } = await import("../../src/coordinator/app");
+    const { createQueueApp } = await import("../../src/server/app");
     const { env } = await import("cloudflare:workers");
-    const closed = await createApp().request(
+    const closed = await createQueueApp().request(
       "/dashboard/login",
       { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "content-length": "7" }, body: "token=x" },
       { ...(env as object), QUEUE_TOKEN: undefined },
@@ -117,7 +117,7 @@ describe("dashboard sessions", () => {
 });
 
 describe("dashboard edges", () => {
-  it("pages are standards-mode HTML; /dashboard/ and unknown pages answer sensibly", async () => {
+  it("pages are standards-mode HTML; /, /dashboard/ and unknown pages answer sensibly", async () => {
     const { cookie } = await signIn();
     expect(await (await page("GET", "/dashboard", { cookie })).text()).toMatch(/^<!DOCTYPE html><html lang="en">/);
     expect(await (await page("GET", "/dashboard/login")).text()).toMatch(/^<!DOCTYPE html>/);
@@ -127,16 +127,20 @@ describe("dashboard edges", () => {
     const missing = await page("GET", "/dashboard/nothing-here", { cookie });
     expect(missing.status).toBe(404);
     expect(await missing.text()).toBe("No such dashboard page.");
+    // The Worker's root leads to the dashboard (server/app.ts mounts both).
+    const root = await page("GET", "/");
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/dashboard");
   });
 
   it("is not there at all with dashboard.enabled = false", async () => {
-    const { createApp } = await import("../../src/coordinator/app");
+    const { createQueueApp } = await import("../../src/server/app");
     const { env } = await import("cloudflare:workers");
     const off = { ...(env as object), EDGEQUEUE_CONFIG: { dashboard: { enabled: false } } };
     for (const [method, path] of [["GET", "/dashboard"], ["GET", "/dashboard/login"], ["POST", "/dashboard/login"], ["GET", "/dashboard/assets/app.js"]] as const) {
-      expect((await createApp().request(path, { method }, off)).status, path).toBe(404);
+      expect((await createQueueApp().request(path, { method }, off)).status, path).toBe(404);
     }
-    expect((await createApp().request("/v1/health", {}, off)).status).toBe(200);
+    expect((await createQueueApp().request("/v1/health", {}, off)).status).toBe(200);
   });
 
   it("serves its stylesheet and script to anyone, and the overview flags a type lagging past lagAlertMs", async () => {
