@@ -13,7 +13,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
 import { createDashboard } from "../dashboard/app";
-import { readJsonBody } from "./body";
+import { limitBody, readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
 import { OPENAPI_ROUTE, openApiDocument } from "./openapi";
@@ -22,7 +22,7 @@ import { ROUTES, type Route } from "./routes";
 import { wakeSchedules } from "./schedules";
 import { parseInput } from "./validate";
 
-/** Bodies larger than this are refused before parsing; payload limits are checked field by field after. */
+/** Bodies larger than the batch payload limit and this are refused before they are read; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
 
 /** The order methods are listed in an `Allow` header. */
@@ -55,6 +55,8 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
     });
     await next();
   });
+  // After the token: a caller without one is told so, whatever it sends.
+  app.use("/v1/*", limitBody((env) => loadConfig(env).limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES));
 
   // The dashboard has its own sign-in (a session cookie, not the bearer token).
   app.get("/dashboard/", (c) => c.redirect("/dashboard", 301));
@@ -66,11 +68,9 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
   for (const r of routes) {
     app.on(r.method.toUpperCase(), r.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
       const config = loadConfig(c.env);
-      // Path first: a bad id is named before the body is even read.
+      // Path first: a bad id is named before the body is parsed.
       const params = r.params ? parseInput(r.params, c.req.param(), "params") : c.req.param();
-      const body = r.body
-        ? parseInput(r.body, await readJsonBody(c.req.raw, config.limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES), "body")
-        : undefined;
+      const body = r.body ? parseInput(r.body, await readJsonBody(c.req.raw), "body") : undefined;
       const query = r.query ? parseInput(r.query, c.req.query(), "query") : undefined;
       const out = await r.handle(new QueueOps(c.env, config), { params, body, query, accept: c.req.header("accept") });
       if (out.text) return c.body(out.text.body, out.status, { "content-type": out.text.contentType });
