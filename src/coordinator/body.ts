@@ -25,18 +25,24 @@ export function limitBody(maxBytes: (env: Env) => number): MiddlewareHandler<{ B
   };
 }
 
-/**
- * refuseBody throws the 413, and first lets go of what the request still has to send: wrangler dev reads
- * a body the Worker left unread to its end before it passes the answer on, so a client whose
- * Content-Length claims more than it sends would otherwise get no answer at all.
- */
+/** refuseBody throws the 413, having let go of the rest of the body. */
 export function refuseBody(req: Request, maxBytes: number): never {
-  if (req.body && !req.body.locked) req.body.cancel().catch(() => {});
+  letGo(req);
   const declared = Number(req.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     throw new QueueError("payload_too_large", `request body is ${declared} bytes (its Content-Length); the limit is ${maxBytes}`, { path: "body", bytes: declared, limitBytes: maxBytes });
   }
   throw new QueueError("payload_too_large", `request body is over ${maxBytes} bytes, the limit`, { path: "body", limitBytes: maxBytes });
+}
+
+/**
+ * letGo cancels what a refused request still has to send (the API's bodies and the dashboard's forms).
+ * wrangler dev reads a body the Worker left unread to its end before it passes the answer on, so a
+ * client whose Content-Length claims more than it sends would otherwise get no answer at all. A body
+ * already being read (body-limit counting one without a Content-Length) is left to its reader.
+ */
+export function letGo(req: Request): void {
+  if (req.body && !req.body.locked) req.body.cancel().catch(() => {});
 }
 
 /** readJsonBody: the body as JSON; its size was bounded by limitBody before the route ran. */

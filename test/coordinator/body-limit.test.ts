@@ -99,7 +99,7 @@ describe("request body bound", () => {
     const ok = await createApp().request("/v1/jobs", { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ type: uniqueType(), payload: {} }) }, env);
     expect(ok.status).toBe(201);
     const { body } = stalledBody();
-    const anonymous = await within(5_000, createApp().request(claiming(20 * MIB, body, null), undefined, env));
+    const anonymous = await within(5_000, Promise.resolve(createApp().request(claiming(20 * MIB, body, null), undefined, env)));
     expect((anonymous as Response).status).toBe(401);
   });
 });
