@@ -13,7 +13,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
 import { createDashboard } from "../dashboard/app";
-import { limitBody, readJsonBody } from "./body";
+import { letGo, limitBody, readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
 import { OPENAPI_ROUTE, openApiDocument } from "./openapi";
@@ -44,7 +44,11 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
 
   app.use("/v1/*", async (c, next) => {
     if (!open.some((o) => o.method === asked(c.req.method) && o.path.test(c.req.path))) {
-      await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null);
+      // A refused caller's body is let go unread, or wrangler dev would wait for all of it (body.ts, letGo).
+      await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null).catch((e: unknown) => {
+        letGo(c.req.raw);
+        throw e;
+      });
     }
     wakeSchedules(c.env, (p) => {
       try {
