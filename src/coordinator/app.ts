@@ -13,7 +13,7 @@ import { Hono } from "hono";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { readJsonBody } from "./body";
+import { letGo, limitBody, readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
 import { OPENAPI_ROUTE, openApiDocument } from "./openapi";
@@ -22,7 +22,7 @@ import { ROUTES, type Route } from "./routes";
 import { wakeSchedules } from "./schedules";
 import { parseInput } from "./validate";
 
-/** Bodies larger than this are refused before parsing; payload limits are checked field by field after. */
+/** Bodies larger than the batch payload limit and this are refused before they are read; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
 
 /** The order methods are listed in an `Allow` header. */
@@ -44,7 +44,11 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
 
   app.use("/v1/*", async (c, next) => {
     if (!open.some((o) => o.method === asked(c.req.method) && o.path.test(c.req.path))) {
-      await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null);
+      // A refused caller's body is let go unread, or wrangler dev would wait for all of it (body.ts, letGo).
+      await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null).catch((e: unknown) => {
+        letGo(c.req.raw);
+        throw e;
+      });
     }
     wakeSchedules(c.env, (p) => {
       try {
@@ -55,17 +59,17 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
     });
     await next();
   });
+  // After the token: a caller without one is told so, whatever it sends.
+  app.use("/v1/*", limitBody((env) => loadConfig(env).limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES));
 
   app.get(OPENAPI_ROUTE.path, (c) => c.json((openapi ??= openApiDocument(routes))));
 
   for (const r of routes) {
     app.on(r.method.toUpperCase(), r.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
       const config = loadConfig(c.env);
-      // Path first: a bad id is named before the body is even read.
+      // Path first: a bad id is named before the body is parsed.
       const params = r.params ? parseInput(r.params, c.req.param(), "params") : c.req.param();
-      const body = r.body
-        ? parseInput(r.body, await readJsonBody(c.req.raw, config.limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES), "body")
-        : undefined;
+      const body = r.body ? parseInput(r.body, await readJsonBody(c.req.raw), "body") : undefined;
       const query = r.query ? parseInput(r.query, c.req.query(), "query") : undefined;
       const out = await r.handle(new QueueOps(c.env, config), { params, body, query, accept: c.req.header("accept") });
       if (out.text) return c.body(out.text.body, out.status, { "content-type": out.text.contentType });
