@@ -1,7 +1,7 @@
 /**
  * A scope object's alarm: the reap and sweep loop, the timer for delayed and
  * retried push jobs, the settling of stale batch parts, and the catalog's
- * safety net (docs/design.md "Alarms"). It never throws while storage can
+ * safety net (docs/design.md "Time and the alarm"). It never throws while storage can
  * still take an alarm: a failed pass is logged, kept in `meta`, and retried
  * ALARM_RETRY_MS later.
  *

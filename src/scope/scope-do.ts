@@ -183,7 +183,7 @@ export class ScopeDO extends DurableObject<Env> {
     });
   }
 
-  /** The object's name, e.g. `scope:Account:a1` (docs/design.md "Homes"). */
+  /** The object's name, e.g. `scope:Account:a1` (docs/design.md "Where a job lives, and its id"). */
   get home(): string {
     const name = this.knownHome();
     if (!name) throw new Error("ScopeDO must be reached by name (getByName)");

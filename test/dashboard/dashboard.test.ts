@@ -285,7 +285,7 @@ describe("dashboard protections (hono/secure-headers, hono/csrf, hono/body-limit
   });
 
   it("a sign-in whose Content-Length claims more than it sends is answered at once, its body let go", async () => {
-    const { createApp } = await import("../../src/coordinator/app");
+    const { createQueueApp } = await import("../../src/server/app");
     const { env } = await import("cloudflare:workers");
     let cancelled = false;
     const body = new ReadableStream<Uint8Array>({
@@ -295,7 +295,7 @@ describe("dashboard protections (hono/secure-headers, hono/csrf, hono/body-limit
     const req = new Request(`${ORIGIN}/dashboard/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "content-length": String(20 * 1024 * 1024) }, body, duplex: "half" } as RequestInit);
     // As wrangler dev answers: it reads a body the Worker left unread to its end first.
     const answered = (async () => {
-      const res = await createApp().request(req, undefined, env);
+      const res = await createQueueApp().request(req, undefined, env);
       if (req.body && !req.bodyUsed) for (const reader = req.body.getReader(); !(await reader.read()).done; );
       return res;
     })();

@@ -1,6 +1,6 @@
 /**
  * ctx.sleep's wake time is reckoned on the object's clock from the sleep's
- * duration, not on the handler's clock (docs/handlers.md "Durable sleep").
+ * duration, not on the handler's clock (docs/handlers.md "Durable steps").
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
