@@ -5,9 +5,9 @@
  * written for its job (docs/pull-workers.md "Pull workers", Leases).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { JobContext } from "../../src/handler/context";
-import type { JobAbortedError } from "../../src/handler/errors";
-import { createWorker } from "../../src/worker";
+import type { JobContext } from "../../../src/handler/context";
+import type { JobAbortedError } from "../../../src/handler/errors";
+import { createWorker } from "../../../src/worker";
 import { fakeQueueApi } from "./fake-queue-api";
 
 beforeEach(() => {

@@ -1,10 +1,13 @@
 /**
- * A stand-in for the queue's HTTP API, for unit tests of the pull worker's own
- * seams: it leases what was put in, answers heartbeats as the test says, and
- * keeps every request. Time is Date.now (vitest's fake clock when faked),
- * shifted by `clockOffsetMs`: the queue's clock need not be the worker's.
+ * Stand-ins for the queue, for unit tests of the pull worker's own seams:
+ * fakeQueueApi is its HTTP API behind a fetch — it leases what was put in,
+ * answers heartbeats as the test says, and keeps every request (time is
+ * Date.now, vitest's fake clock when faked, shifted by `clockOffsetMs`: the
+ * queue's clock need not be the worker's); fakeCall is one module's `Call`.
  */
-import type { LeasedJob } from "../../src/job/schemas";
+import type { LeasedJob } from "../../../src/job/schemas";
+import { ApiError } from "../../../src/worker/answers";
+import type { Call, CallOptions } from "../../../src/worker/api";
 
 export interface Sent {
   method: string;
@@ -79,3 +82,25 @@ export function fakeQueueApi(options: { types?: string[]; clockOffsetMs?: number
     },
   };
 }
+
+/** One call a module made through its `Call` (worker/api.ts). */
+export interface CallMade {
+  method: string;
+  path: string;
+  body: Record<string, unknown> | undefined;
+  options: CallOptions | undefined;
+}
+
+/** fakeCall: a `Call` that keeps what it was asked and answers with `answer` (throw to refuse). */
+export function fakeCall(answer: (c: CallMade) => unknown = () => ({})) {
+  const calls: CallMade[] = [];
+  const call: Call = async <T>(method: string, path: string, body?: unknown, options?: CallOptions) => {
+    const c = { method, path, body: body as Record<string, unknown> | undefined, options };
+    calls.push(c);
+    return (await answer(c)) as T;
+  };
+  return { call, calls };
+}
+
+/** refusal: the queue's error answer, as the worker's calls throw it. */
+export const refusal = (code: string, message = code, status = 409, details?: unknown) => new ApiError(status, code, message, details);
