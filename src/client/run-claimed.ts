@@ -5,16 +5,16 @@
  * The lease is renewed every third of it while `fn` runs (worker/lease.ts). A
  * renewal refused (the job was cancelled, or its lease lost) aborts `fn`'s
  * signal, and so does the lease's end by this machine's clock when no renewal
- * was confirmed (the queue out of reach): the queue gives an expired lease's job
- * to the next claim, so `fn` must not run on beside it (docs/guarantees.md
- * "Guarantees and limits"). Once the lease is gone,
- * nothing more is written for the job and no follower is run: runClaimed rejects
- * with the signal's reason (a QueueClientError, code `lease_lost` or
- * `already_terminal`). After the job completes, the key's pending follower — the
- * request that arrived while it ran — is leased and run too, at most `maxDrains`
- * of them. When `fn` throws, the job is failed (the queue supersedes it if a
- * follower is pending: the follower carries the newer request), the follower is
- * run, and the error is thrown again.
+ * was confirmed (the queue out of reach): the queue gives an expired lease's
+ * job to the next claim, so `fn` must not run on beside it (docs/guarantees.md
+ * "Guarantees and limits"). Once the lease is gone, nothing more is written for
+ * the job and no follower is run: runClaimed rejects with the signal's reason
+ * (a QueueClientError, code `lease_lost` or `already_terminal`). After the job
+ * completes, the key's pending follower — the request that arrived while it
+ * ran — is leased and run too, at most `maxDrains` of them. When `fn` throws,
+ * the job is failed (the queue supersedes it if a follower is pending: the
+ * follower carries the newer request), the follower is run, and the error is
+ * thrown again.
  *
  * @module
  */

@@ -108,10 +108,10 @@ export class Lease {
 
   private arm(): void {
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    // The timer, not a clock read when it fires, says the time has passed (a confirmed renewal re-arms it): a wall
+    // clock set back meanwhile cannot hold the lapse off.
     this.deadlineTimer = setTimeout(() => {
       if (this.over) return;
-      // A renewal confirmed since the timer was set re-arms it; this one stands only if nothing moved the deadline.
-      if (this.now() < this.deadline) return this.arm();
       this.lapsed = true;
       this.end();
       this.o.onLapse();
