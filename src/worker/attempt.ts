@@ -14,7 +14,7 @@ import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
 import { eventOfTags } from "../job/event-tags";
 import type { LeasedJob } from "../job/schemas";
-import { ApiError } from "./answers";
+import { ApiError, refusesField } from "./answers";
 import { jobPath, type Call } from "./api";
 import { Lease } from "./lease";
 
@@ -86,12 +86,17 @@ export class Attempt {
     return held;
   }
 
-  /** write: one write under the lease (POST /v1/jobs/{id}/<path>); skipped once the lease is gone. */
-  async write(path: string, body: Record<string, unknown>): Promise<void> {
+  /**
+   * write: one write under the lease (POST /v1/jobs/{id}/<path>); skipped once the lease is gone. `older`: the
+   * body to send again instead when a queue older than a field refuses it.
+   */
+  async write(path: string, body: Record<string, unknown>, older?: (e: unknown) => Record<string, unknown> | null): Promise<void> {
     if (!this.live) return;
     try {
       await this.deps.call("POST", `${jobPath(this.job.id)}/${path}`, { leaseToken: this.job.leaseToken, ...body });
     } catch (e) {
+      const instead = older?.(e);
+      if (instead) return this.write(path, instead);
       if (isOver(e)) this.lost();
       else this.deps.log({ event: "worker:write_failed", id: this.job.id, path, error: String(e) });
     }
@@ -178,8 +183,13 @@ export class Attempt {
         return this.write("fail", { error: out.error.slice(0, 4000) || "error", fatal: true });
       case "snooze":
         return this.write("fail", { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false });
-      case "sleep":
-        return this.write("sleep", { seq: out.seq, name: out.name, until: out.until, startedAt: out.startedAt, start: out.start });
+      case "sleep": {
+        const body = { seq: out.seq, name: out.name, until: out.until, startedAt: out.startedAt, start: out.start };
+        // The queue reckons the wake time from the duration, on its clock (docs/handlers.md "Durable steps"); a
+        // replay has none (the journal holds its wake time), and a queue older than `durationMs` gets `until`.
+        if (out.durationMs === undefined || out.durationMs === null) return this.write("sleep", body);
+        return this.write("sleep", { ...body, durationMs: out.durationMs }, (e) => (refusesField(e, "durationMs") ? body : null));
+      }
     }
   }
 }

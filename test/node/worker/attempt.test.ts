@@ -177,3 +177,20 @@ describe("Attempt: durable steps", () => {
     expect(a.live).toBe(live);
   });
 });
+
+describe("Attempt: ctx.sleep", () => {
+  it("sends how long it sleeps (the queue reckons the wake time on its clock); a queue older than durationMs gets until alone", async () => {
+    const handler: WorkerHandlers[string] = async (_p, ctx: JobContext) => void (await ctx.sleep("nap", 60_000));
+    const first = start(handler);
+    await first.a.done;
+    const sent = first.calls.find((c) => c.path.endsWith("/sleep"))!.body as Record<string, unknown>;
+    expect(sent).toMatchObject({ name: "nap", seq: 0, durationMs: 60_000, until: Date.now() + 60_000 });
+    const older = start(handler, (c) => {
+      if (c.path.endsWith("/sleep") && (c.body as Record<string, unknown>).durationMs !== undefined) throw refusal("invalid_request", "durationMs: Unrecognized key", 400);
+      return {};
+    });
+    await older.a.done;
+    const sleeps = older.calls.filter((c) => c.path.endsWith("/sleep")).map((c) => (c.body as Record<string, unknown>).durationMs);
+    expect(sleeps).toEqual([60_000, undefined]);
+  });
+});
