@@ -15,7 +15,7 @@ import type { EnqueueOutcome, EnqueueRefusal, NewJob } from "../scope/enqueue";
 interface StagingObject {
   stageBatch(batch: string, decider: string, jobs: NewJob[]): Promise<EnqueueRefusal | null>;
   commitDecidingBatch(batch: string, jobs: NewJob[]): Promise<DecidingAnswer>;
-  decideBatch(batch: string, proposal: Decision): Promise<Decision>;
+  decideBatch(batch: string, proposal: Decision | null): Promise<Decision | null>;
   commitBatch(batch: string, ids: readonly string[]): Promise<EnqueueOutcome>;
   abortBatch(batch: string): Promise<void>;
 }
@@ -121,7 +121,7 @@ export async function commitAcross(
   if (unreached.length > 0) {
     throw new QueueError(
       "internal",
-      `the batch committed, but ${unreached.length} of its objects could not be reached: each applies its part from its alarm within 30 s. ` +
+      `the batch committed, but ${unreached.length} of its objects could not be reached: each applies its part from its alarm (about a second after staging, once the object runs). ` +
         "Sending the batch again with the same ids answers with its jobs.",
     );
   }

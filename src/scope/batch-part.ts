@@ -6,17 +6,7 @@
  * @module
  */
 import { nothing, type Changes } from "./changes";
-import {
-  commitDeciding,
-  decide,
-  nextStageDeadline,
-  partAsItIs,
-  stage,
-  stale,
-  take,
-  type Decision,
-  type DecidingAnswer,
-} from "./batch-stage";
+import { commitDeciding, decide, partAsItIs, stage, staged, STAGE_ASK_MS, STAGE_TIMEOUT_MS, take, type Decision, type DecidingAnswer } from "./batch-stage";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import type { ScopeStore } from "./store";
 import { enqueuedChanges } from "./writes";
@@ -27,7 +17,7 @@ export interface BatchPartDeps {
   /** This object's name, or null for one woken cold that has none yet. */
   home(): string | null;
   /** The decider of a batch, when it is another object. */
-  decider(name: string): { decideBatch(batch: string, proposal: Decision): Promise<Decision> };
+  decider(name: string): { decideBatch(batch: string, proposal: Decision | null): Promise<Decision | null> };
   /** Runs what follows a write (follow-ups.ts). */
   commit(changes: Changes, now: number): Promise<void>;
 }
@@ -38,6 +28,8 @@ export const STAGED: Changes = { ...nothing(), arm: true };
 export class BatchPart {
   /** Some part may be staged here (unknown after a restart, so true): while false, the alarm skips the stage queries. */
   private held = true;
+  /** When each staged batch next asks its decider, and the interval it doubles (lost on restart: it then asks at once). */
+  private readonly asks = new Map<string, { at: number; everyMs: number }>();
 
   constructor(private readonly deps: BatchPartDeps) {}
 
@@ -64,8 +56,8 @@ export class BatchPart {
     return answer;
   }
 
-  /** decide: the decider's side — the batch's decision, `proposal` if it is the first. */
-  decide(batch: string, proposal: Decision): Decision {
+  /** decide: the decider's side — the batch's decision, `proposal` if it is the first; null: only asked, and none yet. */
+  decide(batch: string, proposal: Decision | null): Decision | null {
     return decide(this.deps.store, batch, proposal, this.deps.now());
   }
 
@@ -84,29 +76,55 @@ export class BatchPart {
     await this.deps.commit(STAGED, this.deps.now());
   }
 
-  /** settleStale: ask each stale stage's decider (abort, unless it committed) and do what it says. */
+  /**
+   * settleStale: each stage still here past its ask time asks its decider what was decided and does it — a
+   * batch committed while its coordinator died is applied about a second after the decider's part; past the
+   * stage timeout it asks for `abort` (recorded unless `commit` is there already).
+   */
   async settleStale(now: number): Promise<void> {
     if (!this.held) return;
     const { store } = this.deps;
-    for (const { batch, decider } of stale(store, now)) {
+    for (const s of this.stages()) {
+      const proposal: Decision | null = now >= s.stagedAt + STAGE_TIMEOUT_MS ? "abort" : null;
+      if (proposal === null && now < this.askAt(s)) continue;
       try {
-        const decision = decider === this.deps.home() ? decide(store, batch, "abort", now) : await this.deps.decider(decider).decideBatch(batch, "abort");
-        console.log(JSON.stringify({ event: "batch:settled_by_alarm", home: this.deps.home(), batch, decision }));
-        if (decision === "commit") await this.apply(batch);
-        else await this.abort(batch);
+        const decision = s.decider === this.deps.home() ? decide(store, s.batch, proposal, now) : await this.deps.decider(s.decider).decideBatch(s.batch, proposal);
+        if (decision === null) {
+          // Not decided yet (a slow coordinator): ask again later, at doubling intervals, and at the timeout.
+          const everyMs = 2 * (this.asks.get(s.batch)?.everyMs ?? STAGE_ASK_MS);
+          this.asks.set(s.batch, { at: Math.min(now + everyMs, s.stagedAt + STAGE_TIMEOUT_MS), everyMs });
+          continue;
+        }
+        console.log(JSON.stringify({ event: "batch:settled_by_alarm", home: this.deps.home(), batch: s.batch, decision }));
+        if (decision === "commit") await this.apply(s.batch);
+        else await this.abort(s.batch);
       } catch (e) {
         // Its decider is unreachable: this stage waits (the alarm asks again), the others and the rest of the pass go on.
-        console.error(JSON.stringify({ event: "batch:settle_failed", home: this.deps.home(), batch, decider, error: String(e) }));
+        console.error(JSON.stringify({ event: "batch:settle_failed", home: this.deps.home(), batch: s.batch, decider: s.decider, error: String(e) }));
       }
     }
   }
 
-  /** deadline: when the oldest staged part must be settled; most objects never hold one. */
+  /** deadline: when the next staged part must ask its decider; most objects never hold one. */
   deadline(): number | null {
     if (!this.held) return null;
-    const at = nextStageDeadline(this.deps.store);
-    this.held = at !== null;
-    return at;
+    const times = this.stages().map((s) => this.askAt(s));
+    this.held = times.length > 0;
+    return times.length === 0 ? null : Math.min(...times);
+  }
+
+  /** stages: the batches staged here, with the asks of batches no longer here forgotten. */
+  private stages(): { batch: string; decider: string; stagedAt: number }[] {
+    const here = staged(this.deps.store);
+    if (this.asks.size > 0) {
+      const present = new Set(here.map((s) => s.batch));
+      for (const b of this.asks.keys()) if (!present.has(b)) this.asks.delete(b);
+    }
+    return here;
+  }
+
+  private askAt(s: { batch: string; stagedAt: number }): number {
+    return Math.min(this.asks.get(s.batch)?.at ?? s.stagedAt + STAGE_ASK_MS, s.stagedAt + STAGE_TIMEOUT_MS);
   }
 
   /** apply: a decided part's jobs enqueued, or null when nothing of `batch` is staged here. */

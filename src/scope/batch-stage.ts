@@ -13,11 +13,14 @@
  *    whichever comes first, once;
  * 3. each other object turns its stage into jobs (commit) or drops it (abort).
  *
- * A coordinator that dies anywhere in between leaves stages behind: each
- * object's alarm, STAGE_TIMEOUT_MS after staging, asks the decider, which
- * records `abort` unless `commit` is there already, and does what it says. So
- * every object ends the same way, and a batch either exists whole or not at
- * all. Plain functions over the object's SQLite.
+ * A coordinator that dies anywhere in between leaves stages behind. Each
+ * object's alarm asks the decider what was decided STAGE_ASK_MS after
+ * staging, and again at doubling intervals: a batch the decider committed
+ * (its part visible) becomes visible in the other objects about a second
+ * later, not at the timeout. STAGE_TIMEOUT_MS after staging, the alarm asks
+ * the decider to record `abort` unless `commit` is there already, and does
+ * what it says. So every object ends the same way, and a batch either exists
+ * whole or not at all. Plain functions over the object's SQLite.
  *
  * @module
  */
@@ -27,6 +30,8 @@ import type { ScopeStore } from "./store";
 
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
 export const STAGE_TIMEOUT_MS = 30_000;
+/** A stage still here this long after staging asks the decider what was decided (no proposal), then at doubling intervals. */
+export const STAGE_ASK_MS = 1_000;
 /** Decisions are kept this long: far past any stage's timeout. */
 const DECISION_KEEP_MS = 24 * 3600_000;
 
@@ -34,8 +39,7 @@ export type Decision = "commit" | "abort";
 
 const STAGE_INSERT = "INSERT INTO job_stage (batch, idx, job, staged_at, decider) SELECT ?1, key, value, ?2, ?3 FROM json_each(?4)";
 const STAGE_TAKE = "DELETE FROM job_stage WHERE batch = ? RETURNING idx, job";
-const STAGE_STALE = "SELECT batch, decider FROM job_stage WHERE staged_at <= ? GROUP BY batch, decider";
-const STAGE_OLDEST = "SELECT min(staged_at) AS at FROM job_stage";
+const STAGE_BATCHES = "SELECT batch, decider, min(staged_at) AS staged_at FROM job_stage GROUP BY batch, decider";
 const DECISION_GET = "SELECT decision FROM batch_decision WHERE batch = ?";
 const DECISION_PUT = "INSERT INTO batch_decision (batch, decision, decided_at) VALUES (?, ?, ?) ON CONFLICT (batch) DO NOTHING";
 const DECISION_DROP = "DELETE FROM batch_decision WHERE decided_at < ?";
@@ -52,8 +56,14 @@ export function take(store: ScopeStore, batch: string): NewJob[] | null {
   return rows.sort((a, b) => a.idx - b.idx).map((r) => JSON.parse(r.job) as NewJob);
 }
 
-/** decide: the batch's decision — `proposal` if none was recorded yet, else the one that was. Decisions a day old go. */
-export function decide(store: ScopeStore, batch: string, proposal: Decision, now: number): Decision {
+/**
+ * decide: the batch's decision — `proposal` if none was recorded yet, else the one that was; with no proposal,
+ * the decision or null while none is recorded (a stage asking early). Decisions a day old go.
+ */
+export function decide(store: ScopeStore, batch: string, proposal: Decision, now: number): Decision;
+export function decide(store: ScopeStore, batch: string, proposal: Decision | null, now: number): Decision | null;
+export function decide(store: ScopeStore, batch: string, proposal: Decision | null, now: number): Decision | null {
+  if (proposal === null) return store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).toArray()[0]?.decision ?? null;
   return store.atomic(() => {
     store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
     store.sql.exec(DECISION_PUT, batch, proposal, now);
@@ -97,13 +107,7 @@ export function partAsItIs(store: ScopeStore, ids: readonly string[]): Extract<E
   return { ok: true, results: ids.map((id): Enqueued => ({ row: rows.get(id) ?? null, created: false })) };
 }
 
-/** stale: the batches staged here whose commit never came, with who decides each. */
-export function stale(store: ScopeStore, now: number): { batch: string; decider: string }[] {
-  return store.sql.exec<{ batch: string; decider: string }>(STAGE_STALE, now - STAGE_TIMEOUT_MS).toArray();
-}
-
-/** nextStageDeadline: when the alarm must ask about the oldest stage, or null when none waits. */
-export function nextStageDeadline(store: ScopeStore): number | null {
-  const at = store.sql.exec<{ at: number | null }>(STAGE_OLDEST).one().at;
-  return at === null ? null : at + STAGE_TIMEOUT_MS;
+/** staged: the batches staged here and not yet committed or dropped, with who decides each and when they were staged. */
+export function staged(store: ScopeStore): { batch: string; decider: string; stagedAt: number }[] {
+  return store.sql.exec<{ batch: string; decider: string; staged_at: number }>(STAGE_BATCHES).toArray().map((r) => ({ batch: r.batch, decider: r.decider, stagedAt: r.staged_at }));
 }

@@ -156,7 +156,8 @@ export class ScopeDO extends DurableObject<Env> {
     return this.parts.batches.commitDeciding(batch, jobs);
   }
 
-  async decideBatch(batch: string, proposal: Decision): Promise<Decision> {
+  /** decideBatch: `proposal` recorded unless a decision is; null proposal: only asks (null while undecided). */
+  async decideBatch(batch: string, proposal: Decision | null): Promise<Decision | null> {
     return this.parts.batches.decide(batch, proposal);
   }
 

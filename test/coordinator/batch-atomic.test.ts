@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
 import { createApp } from "../../src/coordinator/app";
 import { scopeHome } from "../../src/job/home";
-import { STAGE_TIMEOUT_MS } from "../../src/scope/batch-stage";
+import { STAGE_ASK_MS, STAGE_TIMEOUT_MS } from "../../src/scope/batch-stage";
 import { api, TOKEN, uniqueType } from "../helpers/api";
 import { alarmAt, env, newJob, useClock } from "../helpers/scope";
 
@@ -163,5 +163,49 @@ describe("batches over several objects, all or none", () => {
     expect(await stubs[0]!.decideBatch(id, "commit")).toBe("abort");
     for (const s of stubs) expect((await runInDurableObject(s, (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job").one().n))).toBe(0);
     expect(homes).toContain(decider);
+  });
+});
+
+describe("a batch committed while its coordinator died", () => {
+  it("its other parts become visible about a second after the decider's, not at the stage timeout", async () => {
+    const type = uniqueType("batch");
+    const { decider, notDecider } = threeScopes();
+    const clock = new ManualClock(Date.now());
+    const [d, p] = [decider, notDecider].map((h) => env.SCOPE.getByName(h));
+    for (const s of [d!, p!]) await useClock(s, clock);
+    const id = `b-${crypto.randomUUID()}`;
+    expect(await p!.stageBatch(id, decider, [newJob(notDecider, { type })])).toBeNull();
+    // The decider commits with its own part; the coordinator dies before telling the other part.
+    expect((await d!.commitDecidingBatch(id, [newJob(decider, { type })])).decision).toBe("commit");
+    expect(await staged(p!)).toBe(1);
+    // The stage's alarm is set for its first ask, a second after staging.
+    expect(await alarmAt(p!, { flush: false })).toBe(clock.now() + STAGE_ASK_MS);
+    clock.advance(STAGE_ASK_MS);
+    await runDurableObjectAlarm(p!);
+    expect(await staged(p!)).toBe(0);
+    const jobs = await runInDurableObject(p!, (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job").one().n);
+    expect(jobs).toBe(1);
+  });
+
+  it("undecided at the first ask (a slow coordinator), it asks again at doubling intervals and aborts at the timeout", async () => {
+    const type = uniqueType("batch");
+    const { decider, notDecider } = threeScopes();
+    const clock = new ManualClock(Date.now());
+    const [d, p] = [decider, notDecider].map((h) => env.SCOPE.getByName(h));
+    for (const s of [d!, p!]) await useClock(s, clock);
+    const start = clock.now();
+    const id = `b-${crypto.randomUUID()}`;
+    expect(await p!.stageBatch(id, decider, [newJob(notDecider, { type })])).toBeNull();
+    const asks: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const at = (await alarmAt(p!, { flush: false }))!;
+      if ((await staged(p!)) === 0) break;
+      asks.push(at - start);
+      clock.set(at);
+      await runDurableObjectAlarm(p!);
+    }
+    expect(asks).toEqual([STAGE_ASK_MS, 3_000, 7_000, 15_000, STAGE_TIMEOUT_MS]);
+    expect(await staged(p!)).toBe(0);
+    expect(await d!.decideBatch(id, null)).toBe("abort");
   });
 });
