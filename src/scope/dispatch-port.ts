@@ -17,22 +17,22 @@ import { completeMany, heartbeat } from "./settle";
 import { appendStep, journalsOf } from "./steps";
 import { keepLogs } from "./job-logs";
 import type { ScopeStore } from "./store";
-import type { Unchanged } from "./unchanged";
+import type { WakeMemo } from "./wake-memo";
 
 /** The lease owner the dispatcher's claims carry (scope/orphans.ts releases them when an instance restarts). */
 export const PUSH_WORKER = "push";
 
 /**
  * `pauseFresh`: whether the paused set can be trusted now (scope/pause-gate.ts); until it can, nothing is due.
- * `unchanged`: keeps the due types while no write or lapse of time can change them (unchanged.ts).
+ * `memo`: keeps the due types while no write or lapse of time can change them (wake-memo.ts).
  */
-export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh: (now: number) => boolean, unchanged: Unchanged): ScopePort<JobRow> {
+export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh: (now: number) => boolean, memo: WakeMemo): ScopePort<JobRow> {
   return {
     dueTypes(now) {
       if (config.pushTypes.length === 0) return [];
       // One statement finds the types with a job due (and not held behind its key); of those, a one-at-a-time type
       // (serializeByScope in a scope's object, ordered) must also pass countStartable.
-      const due = unchanged.due(now, () =>
+      const due = memo.due(now, () =>
         dueTypesAmong(store.sql, config.pushTypes, now).filter((t) => !isSerial(store, t) || countStartable(store, t, now, 1) > 0),
       );
       // Asked only when something would run: an idle object never syncs.

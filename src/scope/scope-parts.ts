@@ -33,7 +33,7 @@ import { PauseGate } from "./pause-gate";
 import { journalsOf } from "./steps";
 import type { ScopeStore } from "./store";
 import { buildSummary, type HomeSummary } from "./summary";
-import { Unchanged } from "./unchanged";
+import { WakeMemo } from "./wake-memo";
 import { WaitNotifier } from "./wait-notify";
 import { nextWakeAt, readWakeRow } from "./wake";
 import { reportFor, writes } from "./writes";
@@ -58,8 +58,8 @@ export class ScopeParts {
   readonly permits: LeasePermits;
   readonly batches: BatchPart;
   readonly followUps: FollowUps;
-  /** The due types and the wake-up's row, kept while no write or lapse of time can change them (unchanged.ts). */
-  readonly unchanged: Unchanged;
+  /** The due types and the wake-up's row, kept while no write or lapse of time can change them (wake-memo.ts). */
+  readonly memo: WakeMemo;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
   private name: string | null;
 
@@ -87,7 +87,7 @@ export class ScopeParts {
     const config = this.store.config;
     const binding = (name: string) => (env as unknown as Record<string, unknown>)[name];
     this.alarmArm = new AlarmArm(ctx.storage);
-    this.unchanged = new Unchanged(sql, (at) => readWakeRow(this.store, at));
+    this.memo = new WakeMemo(sql, (at) => readWakeRow(this.store, at));
     this.catalogs = new Catalogs(env.CATALOG, config.catalogShards);
     this.waits = new WaitNotifier((type) => env.WAIT.getByName(`wait:${type}`).notify(this.home), keepAlive);
     this.events = new EventSink(
@@ -98,7 +98,7 @@ export class ScopeParts {
     );
     this.permits = new LeasePermits({ store: this.store, pool: (name) => env.POOL.getByName(name), now, keepAlive });
     this.dispatcher = new Dispatcher<JobRow>({
-      jobs: dispatchPort(this.store, config, (at) => this.pauseFresh(at), this.unchanged),
+      jobs: dispatchPort(this.store, config, (at) => this.pauseFresh(at), this.memo),
       config,
       now,
       home: () => this.home,
@@ -250,7 +250,7 @@ export class ScopeParts {
   }
 
   private wakeAt(now: number): number | null {
-    const times = [nextWakeAt(this.store, now, this.reporter.deadline(), this.unchanged), this.dispatcher.wakeAt(now), this.batches.deadline(), this.pause.heldBackUntil(now)];
+    const times = [nextWakeAt(this.store, now, this.reporter.deadline(), this.memo), this.dispatcher.wakeAt(now), this.batches.deadline(), this.pause.heldBackUntil(now)];
     const due = times.filter((t): t is number => t !== null);
     return due.length === 0 ? null : Math.min(...due);
   }

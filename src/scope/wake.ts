@@ -14,7 +14,7 @@
 import { PENDING_UNPAUSED_COUNT, pendingTypes } from "./counts";
 import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./sweep-pass";
 import type { ScopeStore } from "./store";
-import type { Unchanged, WakeRow } from "./unchanged";
+import type { WakeMemo, WakeRow } from "./wake-memo";
 
 /**
  * jobNextWake: every time above that lives in SQLite, in one statement (it runs after every write; as a
@@ -31,14 +31,14 @@ SELECT
   (SELECT min(hold_until) FROM job_permit) AS hold,
   ${OLDEST_FINISHED_COLUMNS}`;
 
-/** readWakeRow: JOB_NEXT_WAKE's row at `now` (unchanged.ts keeps it while it stands). */
+/** readWakeRow: JOB_NEXT_WAKE's row at `now` (wake-memo.ts keeps it while it stands). */
 export function readWakeRow(store: ScopeStore, now: number): WakeRow {
   return store.sql.exec<WakeRow>(JOB_NEXT_WAKE, now).one();
 }
 
-/** nextWakeAt: the earliest of the times above, from the wake-up's row (kept by `unchanged` while it stands). */
-export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: number | null, unchanged: Unchanged): number | null {
-  const row = unchanged.wake(now);
+/** nextWakeAt: the earliest of the times above, from the wake-up's row (kept by the memo while it stands). */
+export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
+  const row = memo.wake(now);
   const times = [row.due, row.lease, row.hold, sweepAtOf(store, row), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
 }

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { HandlerOutcome } from "../../src/dispatch/contract";
 import { dispatchPort } from "../../src/scope/dispatch-port";
-import { Unchanged } from "../../src/scope/unchanged";
+import { WakeMemo } from "../../src/scope/wake-memo";
 import { readWakeRow } from "../../src/scope/wake";
 import { jobLogs } from "../../src/scope/job-logs";
 import type { ScopeDO } from "../../src/scope/scope-do";
@@ -142,7 +142,7 @@ describe("a pushed outcome's log lines (dispatch-port.ts)", () => {
     const line = (message: string) => [{ at: T0, attempt: 1, message, fields: null }];
     const [done, again] = ["done", "again"].map((k) => leased.find((j) => j.id.endsWith(`.${k}`))!);
     const settle = (items: { id: string; token: string; outcome: HandlerOutcome }[]) =>
-      runInDurableObject(stub, (o: ScopeDO) => dispatchPort(o.store, o.store.config, () => true, new Unchanged(o.store.sql, (now) => readWakeRow(o.store, now))).settle(items, clock!.now()).map((r) => r.id));
+      runInDurableObject(stub, (o: ScopeDO) => dispatchPort(o.store, o.store.config, () => true, new WakeMemo(o.store.sql, (now) => readWakeRow(o.store, now))).settle(items, clock!.now()).map((r) => r.id));
     const logs = (id: string) => runInDurableObject(stub, (o: ScopeDO) => jobLogs(o.store.sql, id));
 
     // Stale tokens: neither outcome lands, so neither's lines are kept.

@@ -1,23 +1,23 @@
-/** What is due and when to wake, kept while no write and no lapse of time can change it (src/scope/unchanged.ts). */
+/** What is due and when to wake, kept while no write and no lapse of time can change it (src/scope/wake-memo.ts). */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { dueTypesAmong } from "../../src/scope/claim";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { Unchanged } from "../../src/scope/unchanged";
+import { WakeMemo } from "../../src/scope/wake-memo";
 import { readWakeRow } from "../../src/scope/wake";
 import { freshScope, newJob, put, T0 } from "../helpers/scope";
 
-describe("Unchanged", () => {
+describe("WakeMemo", () => {
   it("reads again after a write, and once the clock reaches the next run_at or lease expiry; not otherwise", async () => {
     const { home, stub } = await freshScope();
     await put(stub, [newJob(home, { type: "t.later", runAt: T0 + 5_000 })]);
     const out = await runInDurableObject(stub, (o: ScopeDO) => {
       let reads = 0;
-      const unchanged = new Unchanged(o.store.sql, (now) => {
+      const memo = new WakeMemo(o.store.sql, (now) => {
         reads++;
         return readWakeRow(o.store, now);
       });
-      const due = (now: number) => unchanged.due(now, () => dueTypesAmong(o.store.sql, ["t.later", "t.now"], now));
+      const due = (now: number) => memo.due(now, () => dueTypesAmong(o.store.sql, ["t.later", "t.now"], now));
       const seen: { at: string; due: string[]; reads: number }[] = [];
       const look = (at: string, now: number) => seen.push({ at, due: due(now), reads });
       look("first", T0);
@@ -25,7 +25,7 @@ describe("Unchanged", () => {
       look("later, before run_at", T0 + 4_999);
       look("run_at reached", T0 + 5_000);
       // A write, with the clock where it was: read again.
-      o.store.atomic(() => o.store.sql.exec("INSERT INTO meta (key, value) VALUES ('unchanged-test', '1')"));
+      o.store.atomic(() => o.store.sql.exec("INSERT INTO meta (key, value) VALUES ('memo-test', '1')"));
       look("after a write", T0 + 5_000);
       return seen;
     });
@@ -44,14 +44,14 @@ describe("Unchanged", () => {
     const [leased] = await stub.claim({ worker: "w", types: ["t.x"], limit: 1, leaseMs: 30_000 });
     const out = await runInDurableObject(stub, (o: ScopeDO) => {
       let reads = 0;
-      const unchanged = new Unchanged(o.store.sql, (now) => {
+      const memo = new WakeMemo(o.store.sql, (now) => {
         reads++;
         return readWakeRow(o.store, now);
       });
-      const lease = unchanged.wake(T0).lease;
-      unchanged.wake(T0 + 29_999);
+      const lease = memo.wake(T0).lease;
+      memo.wake(T0 + 29_999);
       const before = reads;
-      unchanged.wake(T0 + 30_000);
+      memo.wake(T0 + 30_000);
       return { lease, before, after: reads };
     });
     expect(out.lease).toBe(leased!.lease_expires_at);

@@ -35,7 +35,7 @@ interface Kept {
   due: string[] | null;
 }
 
-export class Unchanged {
+export class WakeMemo {
   private kept: Kept | null = null;
 
   constructor(
