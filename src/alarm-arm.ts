@@ -16,11 +16,25 @@ export class AlarmArm {
     this.armedAt = null;
   }
 
+  /**
+   * set: arm `at` (null: none). Calls may overlap (re-arms from the dispatcher's calls and from requests are
+   * not awaited in turn): the time is taken as armed before the write is awaited, so a later call compares
+   * with it and not with the time before — the last call's time is the one left in storage.
+   */
   async set(at: number | null): Promise<void> {
-    if (this.armedAt === undefined) this.armedAt = await this.storage.getAlarm();
+    if (this.armedAt === undefined) {
+      const stored = await this.storage.getAlarm();
+      // A call that overlapped this read has armed a newer time than the one read.
+      if (this.armedAt === undefined) this.armedAt = stored;
+    }
     if (at === this.armedAt) return;
-    if (at === null) await this.storage.deleteAlarm();
-    else await this.storage.setAlarm(at);
     this.armedAt = at;
+    try {
+      if (at === null) await this.storage.deleteAlarm();
+      else await this.storage.setAlarm(at);
+    } catch (e) {
+      this.armedAt = undefined; // not known now: the next call reads it again
+      throw e;
+    }
   }
 }

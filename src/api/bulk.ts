@@ -37,10 +37,13 @@ export const BULK_OPERATIONS = {
     response: CancelScopeResultSchema,
     errors: [],
     // Over RPC the scope is one argument, as everywhere else a scope is given.
-    rpc: (scope: z.input<typeof ScopeSchema>, body?: z.input<typeof CancelScopeSchema>) => ({
-      params: { scopeType: (scope as Partial<typeof scope> | null)?.type, scopeId: (scope as Partial<typeof scope> | null)?.id },
-      body: body ?? {},
-    }),
+    rpc: {
+      input: (scope: z.input<typeof ScopeSchema>, body?: z.input<typeof CancelScopeSchema>) => ({
+        params: { scopeType: (scope as Partial<typeof scope> | null)?.type, scopeId: (scope as Partial<typeof scope> | null)?.id },
+        body: body ?? {},
+      }),
+      names: { scopeType: "type", scopeId: "id" },
+    },
   }),
   cancelKeys: operation({
     method: "post",

@@ -23,7 +23,7 @@ export function hasNoFields(schema: z.ZodType): boolean {
  * empty HTTP body reads, coordinator/body.ts), so a left-out input is refused field by field.
  */
 export function inputOf(op: Operation, args: readonly unknown[]): OperationInput {
-  if (op.rpc) return op.rpc(...args);
+  if (op.rpc) return op.rpc.input(...args);
   const names = pathParamNames(op.path);
   const params = Object.fromEntries(names.map((n, i) => [n, args[i]]));
   const rest = args[names.length] ?? {};

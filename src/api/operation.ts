@@ -49,6 +49,13 @@ export type DefaultArgs<Path extends string, B, Q> = [
   ...(B extends z.ZodType ? (NoFields<B> extends true ? [] : InputArg<z.input<B>>) : Q extends z.ZodType ? InputArg<QueryInput<Q>> : []),
 ];
 
+/** An RPC argument list of its own: the HTTP input it stands for, and what the path's parameters are called in it. */
+export interface RpcArguments<A extends unknown[]> {
+  input: (...args: A) => OperationInput;
+  /** A path parameter's name in the arguments, for the paths a refusal names (`cancelScope`'s scopeId is its scope's `id`). */
+  names?: Record<string, string>;
+}
+
 /**
  * Operation: one declaration. `A` is its RPC argument list, `M` the client method `client` shapes
  * from the plain call (when the clients offer it otherwise than as the RPC method: `getSchedule(name)`
@@ -84,8 +91,8 @@ export interface Operation<
   alsoAs?: { contentType: string; description: string };
   /** false: no token needed (health). */
   auth: boolean;
-  /** The RPC arguments, when not the default rule's, as the HTTP input they stand for. */
-  rpc?: (...args: A) => OperationInput;
+  /** The RPC arguments, when not the default rule's. */
+  rpc?: RpcArguments<A>;
   /** The clients' method, when not the plain call. */
   client?: (call: (...args: A) => Promise<z.output<R>>) => M;
 }
@@ -111,7 +118,7 @@ export function operation<
   errors: readonly ErrorCode[];
   alsoAs?: { contentType: string; description: string };
   auth?: boolean;
-  rpc?: (...args: A) => OperationInput;
+  rpc?: RpcArguments<A>;
   client?: (call: (...args: A) => Promise<z.output<R>>) => M;
 }): Operation<Path, R, P, Q, B, A, M> {
   return { auth: true, ...spec };

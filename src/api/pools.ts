@@ -25,6 +25,6 @@ export const POOL_OPERATIONS = {
     response: PoolStatusSchema,
     errors: ["not_found"],
     // The limits are not optional, though each field is: a call gives at least one (the schema's refinement).
-    rpc: (name: string, limits: z.input<typeof PoolLimitsSchema>) => ({ params: { name }, body: limits }),
+    rpc: { input: (name: string, limits: z.input<typeof PoolLimitsSchema>) => ({ params: { name }, body: limits }) },
   }),
 };

@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { ScheduleListSchema, ScheduleParams, ScheduleResultSchema, ScheduleSpecSchema } from "../schedule/spec";
+import { ScheduleListSchema, ScheduleParams, ScheduleResultSchema, ScheduleSpecSchema } from "../job/schedule-spec";
 import { operation } from "./operation";
 
 export const SCHEDULE_OPERATIONS = {

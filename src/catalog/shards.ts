@@ -15,19 +15,17 @@
  *
  * @module
  */
+import { CATALOG_SHARDS_MAX } from "../config/schema";
 import type { Stats, StatsResult } from "../job/schemas";
 import { shardOf } from "../job/home";
 import type { JobState, TerminalState } from "../job/states";
 import type { Counters, MinuteCounters } from "../metrics/counters";
 import { COUNTERS } from "../metrics/counters";
-import { REPORT_MIN_INTERVAL_MS } from "../scope/catalog-report";
 import type { HomeSummary } from "../scope/summary";
 import type { CatalogDO, Overview, RankedHome } from "./catalog-do";
 import type { PauseSync } from "./pause-store";
 import type { HomeFilter } from "./catalog-store";
 
-export const CATALOG_SHARDS_DEFAULT = 4;
-export const CATALOG_SHARDS_MAX = 256;
 /**
  * The writes one catalog shard should take per second at most: 80% of the
  * ~1,000 requests a second one Durable Object serves (docs/design.md, the
@@ -37,12 +35,15 @@ export const CATALOG_WRITES_PER_SEC_BOUND = 800;
 
 /**
  * catalogShardsFor: the shards `busyHomes` homes need, each reporting as often
- * as its reporter allows (once per REPORT_MIN_INTERVAL_MS), so that even the
- * fullest shard stays under the bound: the mean is kept at 80% of it, room for
- * how unevenly a hash spreads them.
+ * as its reporter allows (once per `reportIntervalMs`: REPORT_MIN_INTERVAL_MS,
+ * scope/catalog-report.ts), so that even the fullest shard stays under the
+ * bound: the mean is kept at 80% of it, room for how unevenly a hash spreads
+ * them. The interval is the reporter's, so it is passed in: the scope objects
+ * import the catalog, and the catalog must not import them back
+ * (scripts/check-cycles.mjs).
  */
-export function catalogShardsFor(busyHomes: number): number {
-  const reportsPerSec = busyHomes * (1000 / REPORT_MIN_INTERVAL_MS);
+export function catalogShardsFor(busyHomes: number, reportIntervalMs: number): number {
+  const reportsPerSec = busyHomes * (1000 / reportIntervalMs);
   return Math.min(CATALOG_SHARDS_MAX, Math.max(1, Math.ceil(reportsPerSec / (0.8 * CATALOG_WRITES_PER_SEC_BOUND))));
 }
 

@@ -109,7 +109,9 @@ export function parseConfig(raw: unknown, source: ConfigSource = VAR_SOURCE): Qu
     const lines = parsed.error.issues.map((i) => {
       const at = `${source.root}${i.path.length ? "." + formatPath(i.path) : ""}`;
       const hint = i.code === "unrecognized_keys" ? unknownKeyHint(i.path, i.keys) : "";
-      return `  - ${at}: ${i.message}${hint}`;
+      // A refused record key (a type, topic or pool name): what is wrong with it, not zod's "Invalid key in record".
+      const message = i.code === "invalid_key" ? i.issues.map((k) => k.message).join("; ") || i.message : i.message;
+      return `  - ${at}: ${message}${hint}`;
     });
     throw new ConfigError(`Invalid config in ${source.where}:\n${lines.join("\n")}`);
   }

@@ -9,12 +9,21 @@ import { z } from "zod";
 import { BACKOFF_DEFAULT, type Backoff } from "../job/backoff";
 import { PAYLOAD_MAX_BYTES_DEFAULT } from "../job/json-size";
 import { MaxAttemptsSchema } from "../job/max-attempts";
-import { ScheduleNameSchema, ScheduleSpecSchema, type ScheduleSpec } from "../schedule/spec";
+import { wellFormed } from "../job/names";
+import { ScheduleNameSchema, ScheduleSpecSchema, type ScheduleSpec } from "../job/schedule-spec";
 import { checkRelations, relationWarnings } from "./relations";
-import { CATALOG_SHARDS_DEFAULT, CATALOG_SHARDS_MAX } from "../catalog/shards";
 
 const ms = (max: number) => z.number().int().min(0).max(max);
+
+/**
+ * `catalog.shards`: its default and its bound. Kept with the setting, not in catalog/shards.ts: the
+ * catalog reads the config, and the config must not import the catalog (scripts/check-cycles.mjs).
+ */
+export const CATALOG_SHARDS_DEFAULT = 4;
+export const CATALOG_SHARDS_MAX = 256;
 const DAY_MS = 24 * 3600 * 1000;
+/** A job type the config names: well-formed Unicode, as the API takes them (docs/http-api.md "Semantics worth knowing", Names). */
+const typeRef = wellFormed(z.string().min(1));
 export const LOG_LEVELS = ["operator", "all", "none"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -61,9 +70,9 @@ const TypeConfigSchema = z.strictObject({
    */
   ordered: z.boolean().optional(),
   /** Never start while a job of one of these types is running. Declare it on both sides. */
-  notWhileRunning: z.array(z.string().min(1)).optional(),
+  notWhileRunning: z.array(typeRef).optional(),
   /** Do not start while these types have due or running work. Cycles are refused. */
-  waitsFor: z.array(z.string().min(1)).optional(),
+  waitsFor: z.array(typeRef).optional(),
 });
 
 const PoolConfigSchema = z.strictObject({
@@ -71,7 +80,7 @@ const PoolConfigSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(100_000).optional(),
   /** Most budget units spent per fixed one-minute window (each attempt start spends its type's rate cost, default 1). */
   ratePerMinute: z.number().int().min(1).max(10_000_000).optional(),
-  types: z.array(z.string().min(1)).min(1),
+  types: z.array(typeRef).min(1),
   costs: z.record(z.string(), z.number().int().min(1).max(100_000)).optional(),
   rateCosts: z.record(z.string(), z.number().int().min(1).max(10_000_000)).optional(),
 });
@@ -107,11 +116,11 @@ export const ConfigSchema = z.strictObject({
       backoff: BackoffSchema.optional(),
     })
     .optional(),
-  types: z.record(z.string().min(1).max(128), TypeConfigSchema).optional(),
+  types: z.record(wellFormed(z.string().min(1).max(128)), TypeConfigSchema).optional(),
   /** Schedules kept in sync with the schedule object whenever it starts (the API cannot change these). */
   schedules: z.record(ScheduleNameSchema, ScheduleSpecSchema).optional(),
   /** Event topics: each event becomes one delivery job per consumer (a pushed job type). */
-  topics: z.record(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "topic names are 1-128 characters of A-Z a-z 0-9 . _ : -"), z.strictObject({ consumers: z.array(z.string().min(1)).min(1) })).optional(),
+  topics: z.record(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "topic names are 1-128 characters of A-Z a-z 0-9 . _ : -"), z.strictObject({ consumers: z.array(typeRef).min(1) })).optional(),
   /** Shared budgets across types: a third-party API's concurrency and/or rate. */
   pools: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "pool names are 1-64 characters of A-Z a-z 0-9 _ . -"), PoolConfigSchema).optional(),
   limits: z

@@ -5,7 +5,8 @@
  * the operation runs (coordinator/perform.ts). A known path
  * asked with a method it does not take answers 405 with `Allow`; the token is
  * checked first, so without it that is a 401 like any other /v1 call (README,
- * The HTTP API). Errors go through `errorResponse` only.
+ * The HTTP API). Errors go through `errorResponse` only. The dashboard is
+ * mounted beside it where the Worker is assembled (server/app.ts).
  *
  * @module
  */
@@ -13,8 +14,7 @@ import { Hono } from "hono";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { createDashboard } from "../dashboard/app";
-import { readJsonBody } from "./body";
+import { letGo, limitBody, readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
 import { ALSO_AS } from "./implementations";
@@ -23,7 +23,7 @@ import { perform, statusOf } from "./perform";
 import { wakeSchedules } from "./schedules";
 import { OPERATION_LIST } from "../api";
 
-/** Bodies larger than this are refused before parsing; payload limits are checked field by field after. */
+/** Bodies larger than the batch payload limit and this are refused before they are read; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
 
 /** The order methods are listed in an `Allow` header. */
@@ -44,7 +44,11 @@ export function createApp(): Hono<{ Bindings: Env }> {
 
   app.use("/v1/*", async (c, next) => {
     if (!open.some((o) => o.method === asked(c.req.method) && o.path.test(c.req.path))) {
-      await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null);
+      // A refused caller's body is let go unread, or wrangler dev would wait for all of it (body.ts, letGo).
+      await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null).catch((e: unknown) => {
+        letGo(c.req.raw);
+        throw e;
+      });
     }
     wakeSchedules(c.env, (p) => {
       try {
@@ -55,11 +59,8 @@ export function createApp(): Hono<{ Bindings: Env }> {
     });
     await next();
   });
-
-  // The dashboard has its own sign-in (a session cookie, not the bearer token).
-  app.get("/dashboard/", (c) => c.redirect("/dashboard", 301));
-  app.route("/dashboard", createDashboard());
-  app.get("/", (c) => c.redirect("/dashboard", 302));
+  // After the token: a caller without one is told so, whatever it sends.
+  app.use("/v1/*", limitBody((env) => loadConfig(env).limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES));
 
   for (const op of OPERATION_LIST) {
     app.on(op.method.toUpperCase(), op.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
@@ -67,7 +68,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
       const answer = await perform(op, new QueueOps(c.env, config), {
         params: c.req.param(),
         query: c.req.query(),
-        body: () => readJsonBody(c.req.raw, config.limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES),
+        body: () => readJsonBody(c.req.raw),
       });
       const also = ALSO_AS[op.operationId] as { wanted(accept?: string): boolean; render(answer: unknown): string } | undefined;
       if (op.alsoAs && also?.wanted(c.req.header("accept"))) return c.body(also.render(answer), 200, { "content-type": op.alsoAs.contentType });

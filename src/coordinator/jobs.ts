@@ -65,7 +65,8 @@ export class Jobs {
     const results: EnqueueResult[] = new Array(bodies.length);
     const put = (items: Item[], out: { results: { row: JobRow | null; created: boolean }[] }) =>
       out.results.forEach((r, k) => {
-        results[items[k]!.index] = { id: items[k]!.job.id, job: r.row === null ? null : toJob(r.row), created: r.created };
+        // The id of the job that answers — a key's holder, when the key was held — so a GET of it finds that job.
+        results[items[k]!.index] = { id: r.row?.id ?? items[k]!.job.id, job: r.row === null ? null : toJob(r.row), created: r.created };
       });
     const [only] = byHome;
     if (byHome.size === 1 && only) {

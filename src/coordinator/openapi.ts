@@ -30,7 +30,7 @@ import {
   StatsResultSchema,
   StatsSchema,
 } from "../job/schemas";
-import { ScheduleResultSchema, ScheduleSchema } from "../schedule/spec";
+import { ScheduleResultSchema, ScheduleSchema } from "../job/schedule-spec";
 import { VERSION } from "../version";
 
 type JsonSchema = Record<string, unknown>;

@@ -58,7 +58,7 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
     wakeSchedules(this.env, (p) => this.ctx.waitUntil(p));
     try {
       const input = inputOf(op, args);
-      const answer = await perform(op, new QueueOps(this.env, loadConfig(this.env)), { params: input.params ?? {}, query: input.query, body: () => input.body });
+      const answer = await perform(op, new QueueOps(this.env, loadConfig(this.env)), { params: input.params ?? {}, names: op.rpc?.names, query: input.query, body: () => input.body });
       return { ok: true, ...(answer as object) };
     } catch (err) {
       return { ok: false, ...errorBody(err).body };

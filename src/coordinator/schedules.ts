@@ -11,7 +11,7 @@ import { loadConfig } from "../config/load";
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
 import { SCHEDULES_OBJECT, type PutOutcome } from "../schedule/schedule-do";
-import type { Schedule, ScheduleSpec } from "../schedule/spec";
+import type { Schedule, ScheduleSpec } from "../job/schedule-spec";
 
 /** The schedule object's methods as this module uses them (the generated stub type is too deep for TypeScript here). */
 interface ScheduleApi {

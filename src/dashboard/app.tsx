@@ -5,16 +5,22 @@
  *
  * - Every page but sign-in needs a session (dashboard/session.ts); a page
  *   asked for without one redirects to sign-in, an action is refused (401).
- * - Every POST needs the session's CSRF token and, when the browser sends an
- *   Origin, a same-origin one; otherwise 403 and nothing changes.
- * - Responses carry a strict Content-Security-Policy (scripts and styles from
- *   'self' only), no framing, no caching. JSX escapes every value, so stored
- *   payloads and errors render as text.
+ * - Every POST needs the session's CSRF token and, when the browser names the
+ *   request's origin or site, a same-origin one (hono/csrf); otherwise 403 and
+ *   nothing changes. A form is at most FORM_MAX_BYTES (hono/body-limit).
+ * - Responses carry hono/secure-headers' headers with a strict
+ *   Content-Security-Policy (scripts and styles from 'self' only), no framing,
+ *   no caching. JSX escapes every value, so stored payloads and errors render
+ *   as text. (docs/operating.md "Dashboard and metrics", Sign-in.)
  *
  * @module
  */
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
+import { secureHeaders } from "hono/secure-headers";
 import { loadConfig } from "../config/load";
 import { QueueOps } from "../coordinator/operations";
 import { parseInput } from "../coordinator/validate";
@@ -22,7 +28,7 @@ import type { Env } from "../env";
 import { QueueError } from "../errors";
 import { JobId, ListQuerySchema, RetryFailedSchema, DeadRetryParams, TypeParams } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
-import { ScheduleNameSchema } from "../schedule/spec";
+import { ScheduleNameSchema } from "../job/schedule-spec";
 import { APP_CSS, APP_JS } from "./assets";
 import { Layout, type PageFrame } from "./layout";
 import { JobPage } from "./pages/job";
@@ -34,12 +40,32 @@ import { SchedulesPage } from "./pages/schedules";
 import { ScopesPage } from "./pages/scopes";
 import { TopicsPage, type TopicView } from "./pages/topics";
 import { sameSecret } from "../coordinator/auth";
+import { letGo } from "../coordinator/body";
 import { CSRF_FIELD, csrfToken, newSession, readSession, SESSION_COOKIE, SESSION_TTL_MS, tokenMatches, type Session } from "./session";
 
 type Vars = { session: Session; csrf: string; form: Record<string, string> };
 type DashContext = Context<{ Bindings: Env; Variables: Vars }>;
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/**
+ * The headers every page and answer carries: hono/secure-headers' defaults, with this policy (no inline
+ * script or style anywhere, so no nonce), the referrer kept to our own origin, framing refused by both
+ * headers, and no Strict-Transport-Security — that is the host's decision, not one path's.
+ */
+const SECURE_HEADERS = secureHeaders({
+  contentSecurityPolicy: {
+    defaultSrc: ["'none'"],
+    scriptSrc: ["'self'"],
+    styleSrc: ["'self'"],
+    imgSrc: ["'self'", "data:"],
+    connectSrc: ["'self'"],
+    formAction: ["'self'"],
+    frameAncestors: ["'none'"],
+    baseUri: ["'none'"],
+  },
+  referrerPolicy: "same-origin",
+  xFrameOptions: "DENY",
+  strictTransportSecurity: false,
+});
 const DEAD_PER_CONSUMER = 20;
 /** Sent by the page's refresh script: only the live parts are used, so the rest may be left out. */
 const LIVE_HEADER = "x-edgequeue-live";
@@ -71,24 +97,20 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     await next();
   });
 
-  d.use("*", async (c, next) => {
+  d.use("*", SECURE_HEADERS, async (c, next) => {
     await next();
-    c.res.headers.set("content-security-policy", CSP);
-    c.res.headers.set("x-content-type-options", "nosniff");
-    c.res.headers.set("referrer-policy", "same-origin");
     if (!c.req.path.startsWith("/dashboard/assets/")) c.res.headers.set("cache-control", "no-store");
   });
+  // Before anything reads a form: sign-in is open to anyone.
+  d.use("*", bodyLimit({ maxSize: FORM_MAX_BYTES, onError: formTooBig }), sameOrigin);
 
   d.get("/assets/app.css", (c) => c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=300" }));
   d.get("/assets/app.js", (c) => c.body(APP_JS, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300" }));
 
   d.get("/login", (c) => c.html(<LoginPage next={safeNext(c.req.query("next"))} />));
   d.post("/login", async (c) => {
-    const tooBig = refuseBigForm(c);
-    if (tooBig) return tooBig;
     const form = await c.req.parseBody();
     const next = safeNext(typeof form.next === "string" ? form.next : undefined);
-    if (!crossOriginOk(c)) return c.html(<LoginPage next={next} error="Refused: the form came from another site." />, 403);
     if (!c.env.QUEUE_TOKEN) return c.html(<LoginPage next={next} error="The queue has no QUEUE_TOKEN configured, so sign-in is closed. Set it with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)." />, 401);
     if (typeof form.token !== "string" || !(await tokenMatches(c.env.QUEUE_TOKEN, form.token))) {
       return c.html(<LoginPage next={next} error="That is not the queue's API token." />, 401);
@@ -113,11 +135,9 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     c.set("session", session);
     c.set("csrf", await csrfToken(c.env.QUEUE_TOKEN!, session));
     if (c.req.method === "POST") {
-      const tooBig = refuseBigForm(c);
-      if (tooBig) return tooBig;
       const form = await c.req.parseBody();
       const given = form[CSRF_FIELD];
-      if (!crossOriginOk(c) || typeof given !== "string" || !(await sameSecret(given, c.get("csrf")))) {
+      if (typeof given !== "string" || !(await sameSecret(given, c.get("csrf")))) {
         return c.text("Refused: the form's CSRF token is missing or wrong (reload the page and try again).", 403);
       }
       c.set("form", Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === "string")));
@@ -267,15 +287,28 @@ function safeNext(next: string | undefined): string {
   return next && next.startsWith("/dashboard") && !next.startsWith("//") && !/[\\\r\n]/.test(next) ? next : "/dashboard";
 }
 
-/** refuseBigForm: a 413 for a body that is not a small form, before anything reads it. */
-function refuseBigForm(c: Context): Response | null {
-  const length = Number(c.req.header("content-length") ?? NaN);
-  if (Number.isFinite(length) && length <= FORM_MAX_BYTES) return null;
-  return c.text(`Refused: a dashboard form is at most ${FORM_MAX_BYTES} bytes, with a Content-Length.`, 413);
+/** formTooBig: bodyLimit's 413, before anything reads the form (one without a Content-Length is counted as it arrives). */
+function formTooBig(c: Context): Response {
+  letGo(c.req.raw);
+  return c.text(`Refused: a dashboard form is at most ${FORM_MAX_BYTES} bytes.`, 413);
 }
 
-/** crossOriginOk: a browser that names the form's origin must name ours (CSRF defence in depth, beside the token). */
-function crossOriginOk(c: Context): boolean {
-  const origin = c.req.header("origin");
-  return origin === undefined || origin === new URL(c.req.url).origin;
-}
+const sameOriginForm = csrf();
+
+/**
+ * sameOrigin: CSRF defence in depth, beside the form's token. A browser names where a form comes from
+ * (Origin, Sec-Fetch-Site); hono/csrf refuses a form it names as from anywhere but here. A request that
+ * names neither is no browser's cross-site form (a script posting with the token): the token alone
+ * decides.
+ */
+const sameOrigin: MiddlewareHandler = async (c, next) => {
+  if (c.req.header("origin") === undefined && c.req.header("sec-fetch-site") === undefined) return next();
+  try {
+    return await sameOriginForm(c, next);
+  } catch (e) {
+    if (!(e instanceof HTTPException) || e.status !== 403) throw e;
+    letGo(c.req.raw);
+    const error = "Refused: the form came from another site.";
+    return c.req.path === "/dashboard/login" ? c.html(<LoginPage next="/dashboard" error={error} />, 403) : c.text(error, 403);
+  }
+};

@@ -30,7 +30,7 @@ export class TypeBackoff {
     return this.unblocks;
   }
 
-  /** blockedAt: when the type may be asked again, or undefined when it is not backed off. */
+  /** blockedUntil: when the type may be asked again (a time that may have passed: ask isBlocked), or undefined when it was not backed off since the last unblock. */
   blockedUntil(type: string): number | undefined {
     return this.until.get(type);
   }

@@ -86,8 +86,11 @@ export type HandlerOutcome = (
   | { kind: "retry"; error: string; retryAfterMs?: number; consumesAttempt?: boolean }
   | { kind: "failed"; error: string }
   | { kind: "snooze"; delayMs: number }
-  /** ctx.sleep: journal the sleep at `seq` and put the job back to pending until `until`, unspent. */
-  | { kind: "sleep"; name: string; seq: number; until: number; startedAt: number; start: JournalStart }
+  /**
+   * ctx.sleep: journal the sleep at `seq` and put the job back to pending, unspent, for `durationMs` from when the
+   * queue hears of it (its own clock); without one (a replay, or an SDK older than it), until `until`.
+   */
+  | { kind: "sleep"; name: string; seq: number; until: number; durationMs?: number | null; startedAt: number; start: JournalStart }
 ) & { logs?: JobLogLine[] };
 
 export type JobOutcome = HandlerOutcome & { id: string };

@@ -33,6 +33,7 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
     name: z.string().min(1).max(256),
     seq: z.number().int().min(0).max(100_000),
     until: z.number().int().min(0),
+    durationMs: z.number().int().min(0).nullable().optional(),
     startedAt: z.number().int().min(0),
     start: z.object({ at: z.number().int().min(0), seed: z.string().max(64) }),
   }),

@@ -56,18 +56,22 @@ export class PermitLedger {
       entry.ttlMs = Math.max(entry.ttlMs, ttlMs);
       byPool.set(permit.pool, entry);
     }
-    const lost: Permit[] = [];
-    for (const [pool, { ids, ttlMs }] of byPool) {
-      try {
-        const gone = await withTimeout(this.pool(pool).renew(ids, ttlMs), POOL_CALL_TIMEOUT_MS);
-        if (gone.length === 0) continue;
-        console.warn(JSON.stringify({ event: "pool:permits_lost", pool, count: gone.length }));
-        lost.push(...gone.map((id) => ({ pool, id })));
-      } catch (e) {
-        console.error(JSON.stringify({ event: "pool:renew_failed", pool, error: String(e) }));
-      }
-    }
-    return lost;
+    // Every pool at once: one after another, a pool that does not answer would hold the others' renewals up to
+    // POOL_CALL_TIMEOUT_MS, past their permits' TTL (2 × a lease of 1 s at least), and they would hand the slots on.
+    const lost = await Promise.all(
+      [...byPool].map(async ([pool, { ids, ttlMs }]): Promise<Permit[]> => {
+        try {
+          const gone = await withTimeout(this.pool(pool).renew(ids, ttlMs), POOL_CALL_TIMEOUT_MS);
+          if (gone.length === 0) return [];
+          console.warn(JSON.stringify({ event: "pool:permits_lost", pool, count: gone.length }));
+          return gone.map((id) => ({ pool, id }));
+        } catch (e) {
+          console.error(JSON.stringify({ event: "pool:renew_failed", pool, error: String(e) }));
+          return [];
+        }
+      }),
+    );
+    return lost.flat();
   }
 
   private flush(): void {

@@ -17,10 +17,14 @@ export interface JournalWriter {
   write(w: Omit<JournalWrite, "id">): Promise<JournalAnswer>;
 }
 
-/** Thrown by `ctx.sleep` to end the attempt: the job sleeps until `until` (the SDK turns it into a `sleep` outcome). */
+/**
+ * Thrown by `ctx.sleep` to end the attempt (the SDK turns it into a `sleep` outcome). A first sleep says how long
+ * (`durationMs`): the queue's object reckons the wake time on its own clock, not the handler's. A replayed one
+ * says null: its wake time is in the journal already, and `until` repeats it.
+ */
 export class SleepRequest extends Error {
   override readonly name = "SleepRequest";
-  constructor(readonly sleep: { name: string; seq: number; until: number; startedAt: number; start: JournalStart }) {
+  constructor(readonly sleep: { name: string; seq: number; until: number; durationMs: number | null; startedAt: number; start: JournalStart }) {
     super(`sleeping until ${new Date(sleep.until).toISOString()} (ctx.sleep ${JSON.stringify(sleep.name)}); do not catch this`);
   }
 }
@@ -98,11 +102,11 @@ export class StepRunner {
     if (held) {
       if (held.name !== name || held.kind !== "sleep") throw mismatch(seq, held, name, "sleep");
       if ((held.wakeAt ?? 0) <= this.job.dispatchedAt) return;
-      this.sleeping = new SleepRequest({ name, seq, until: held.wakeAt!, startedAt: held.startedAt, start: this.start });
+      this.sleeping = new SleepRequest({ name, seq, until: held.wakeAt!, durationMs: null, startedAt: held.startedAt, start: this.start });
       throw this.sleeping;
     }
     const now = this.clock();
-    this.sleeping = new SleepRequest({ name, seq, until: now + Math.round(ms), startedAt: now, start: this.start });
+    this.sleeping = new SleepRequest({ name, seq, until: now + Math.round(ms), durationMs: Math.round(ms), startedAt: now, start: this.start });
     throw this.sleeping;
   }
 

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { FAILURE_KINDS, JOB_STATES, TERMINAL_STATES } from "./states";
 import { isJsonObject, jsonProblem, type JsonObject } from "./json-safe";
 import { MaxAttemptsSchema } from "./max-attempts";
+import { wellFormed } from "./names";
 
 // ---------------------------------------------------------------- pieces
 
@@ -35,7 +36,7 @@ function describe(value: unknown): string {
   return typeof value === "object" ? "a non-plain object" : `a ${typeof value}`;
 }
 
-const name = (max: number) => z.string().min(1, "must be a non-empty string").max(max);
+const name = (max: number) => wellFormed(z.string().min(1, "must be a non-empty string").max(max));
 
 export const JobTypeName = name(128).meta({ description: "Job type, e.g. `email.send`." });
 export const JobStateSchema = z.enum(JOB_STATES);
@@ -449,8 +450,9 @@ export type TypeInfo = z.infer<typeof TypeInfoSchema>;
 export const TypeListSchema = z.object({ items: z.array(TypeInfoSchema) });
 export type TypeList = z.infer<typeof TypeListSchema>;
 
-export const TopicParams = z.strictObject({ topic: z.string().min(1).max(128) });
-export const DeadRetryParams = z.strictObject({ topic: z.string().min(1).max(128), consumer: JobTypeName, eventId: EventId });
+const topicName = wellFormed(z.string().min(1).max(128));
+export const TopicParams = z.strictObject({ topic: topicName });
+export const DeadRetryParams = z.strictObject({ topic: topicName, consumer: JobTypeName, eventId: EventId });
 export const EmitSchema = z.strictObject({
   payload: JsonObjectSchema,
   id: EventId.optional().meta({ description: "Idempotency: the same event id never creates a second set of deliveries." }),
@@ -476,7 +478,7 @@ export const DeadListSchema = z.object({ items: z.array(DeadDeliverySchema), nex
 
 // ---------------------------------------------------------------- pools
 
-export const PoolNameParams = z.strictObject({ name: z.string().min(1).max(200) });
+export const PoolNameParams = z.strictObject({ name: wellFormed(z.string().min(1).max(200)) });
 export const PoolLimitsSchema = z
   .strictObject({
     concurrency: z.number().int().min(1).max(100_000).nullable().optional().meta({ description: "Most cost units running at once; null returns to the configured value." }),
@@ -514,7 +516,7 @@ export const EmptyBodySchema = z.strictObject({});
 
 // ---------------------------------------------------------------- durable steps
 
-const stepName = z.string().min(1).max(256);
+const stepName = wellFormed(z.string().min(1).max(256));
 export const StepParams = z.strictObject({ id: JobId, name: stepName });
 export const StepSchema = z.object({
   name: z.string(),

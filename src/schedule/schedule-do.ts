@@ -35,7 +35,7 @@ import {
   type ScheduleRow,
 } from "./schedule-store";
 import { planFires, triggerOf } from "./slots";
-import type { Schedule, ScheduleSpec } from "./spec";
+import type { Schedule, ScheduleSpec } from "../job/schedule-spec";
 
 /** The one schedule object; other names (tests) start without the config's schedules. */
 export const SCHEDULES_OBJECT = "schedules";

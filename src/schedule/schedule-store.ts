@@ -6,7 +6,7 @@
  */
 import { scopeOfRow } from "../scope/job-row";
 import { firstSlotAfter, triggerOf } from "./slots";
-import { MAX_CATCHUP_DEFAULT, type Misfire, type Schedule, type ScheduleSpec } from "./spec";
+import { MAX_CATCHUP_DEFAULT, type Misfire, type Schedule, type ScheduleSpec } from "../job/schedule-spec";
 
 type Row = {
   name: string;

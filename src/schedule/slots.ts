@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { nextAfter, parseCron, prevAtOrBefore, type Cron } from "./cron";
-import type { Misfire } from "./spec";
+import { nextAfter, parseCron, prevAtOrBefore, type Cron } from "../cron";
+import type { Misfire } from "../job/schedule-spec";
 
 export type Trigger = { kind: "cron"; cron: Cron } | { kind: "every"; everyMs: number; anchor: number } | { kind: "at"; at: number };
 

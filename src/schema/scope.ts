@@ -61,11 +61,15 @@ export const job = sqliteTable(
     index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running'`),
     /** Retention sweep and prune: terminal rows by finish time. */
     index("job_finished_idx").on(t.state, t.finishedAt).where(sql`finished_at IS NOT NULL`),
-    /** A dedupe key is held by at most one live job (invariant 1); a pending follower may wait behind a running one, but never two pending. */
+    /**
+     * A dedupe key is held by at most one live job (invariant 1); a pending follower may wait behind a running one,
+     * or behind a pending one that has run with a journal (never superseded: docs/guarantees.md "Keys and journals"),
+     * but there are never two pending jobs of a key that have not started.
+     */
     index("job_dedupe_idx")
       .on(t.dedupeKey)
       .where(sql.raw(`dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`)),
-    uniqueIndex("job_dedupe_pending_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'pending'`),
+    uniqueIndex("job_dedupe_pending_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'pending' AND started_at IS NULL`),
     /** The running job of a key: a follower does not start while it runs. */
     index("job_dedupe_running_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'running'`),
     /** An ordered type's head: its oldest live job (scope/claim.ts, orderedHead). */

@@ -63,6 +63,8 @@ UPDATE job
 RETURNING *`;
 /** jobPendingOfKey: job_dedupe_pending_idx. */
 const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state = 'pending'";
+/** jobHasJournal: job_step's primary key (job_seq, seq). */
+const JOB_HAS_JOURNAL = "SELECT 1 FROM job_step WHERE job_seq = ? LIMIT 1";
 
 /**
  * applyAttemptEnd writes the decision; null if the lease changed meanwhile
@@ -74,7 +76,10 @@ const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_k
 export function applyAttemptEnd(store: ScopeStore, row: JobRow, end: AttemptEnd, now: number): JobRow | null {
   if (end.to === "pending" && row.dedupe_key !== null) {
     const follower = store.sql.exec<{ id: string }>(JOB_PENDING_OF_KEY, row.dedupe_key).toArray()[0];
-    if (follower) {
+    // A job with a journal is never superseded: its finished steps' side effects happened, and a follower that
+    // started from the top would do them again under new idempotency keys. It goes back to pending and its
+    // follower waits behind it (claim.ts, NOT_BEHIND_KEY) — docs/guarantees.md "Keys and journals".
+    if (follower && store.sql.exec(JOB_HAS_JOURNAL, row.seq).toArray().length === 0) {
       return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
     }
   }

@@ -111,16 +111,17 @@ export function retryFailed(
   after: FailedCursor | null,
   now: number,
   limit = RETRY_PAGE,
-): { retried: number; skipped: number; next: FailedCursor | null } {
-  let retried = 0;
+): { retried: number; skipped: number; next: FailedCursor | null; rows: JobRow[] } {
+  const rows: JobRow[] = [];
   let skipped = 0;
   const page = store.sql
     .exec<{ id: string; seq: number; finished_at: number }>(JOB_FAILED_AFTER, type, after?.finishedAt ?? -1, after?.seq ?? -1, limit)
     .toArray();
   for (const { id } of page) {
-    if (retryJob(store, id, now).ok) retried++;
+    const out = retryJob(store, id, now);
+    if (out.ok) rows.push(out.row);
     else skipped++;
   }
   const last = page[page.length - 1];
-  return { retried, skipped, next: page.length === limit && last ? { finishedAt: last.finished_at, seq: last.seq } : null };
+  return { retried: rows.length, skipped, rows, next: page.length === limit && last ? { finishedAt: last.finished_at, seq: last.seq } : null };
 }

@@ -42,12 +42,15 @@ export const JOB_TOP_PENDING_PRIORITY = "SELECT priority FROM job WHERE state = 
 export const JOB_NEXT_PENDING_PRIORITY_BELOW =
   "SELECT priority FROM job WHERE state = 'pending' AND type = ? AND priority < ? ORDER BY priority DESC LIMIT 1";
 /**
- * NOT_BEHIND_RUNNING_KEY: the pending job `j` is not a follower waiting behind
- * its key's running job (job_dedupe_running_idx). Part of what "due" means, for
- * every query that asks — the claim, and the dispatcher's due counts.
+ * NOT_BEHIND_KEY: the pending job `j` is not a follower waiting behind its
+ * key's running job, nor behind an older pending job of its key (one with a
+ * journal, back to pending — attempt-end.ts: never superseded). Part of what
+ * "due" means, for every query that asks — the claim, and the dispatcher's due
+ * counts. job_dedupe_idx holds only live jobs, so it reads the key's one or two.
  */
-export const NOT_BEHIND_RUNNING_KEY = `(j.dedupe_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL AND r.state = 'running'))`;
+export const NOT_BEHIND_KEY = `(j.dedupe_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL
+           AND (r.state = 'running' OR (r.state = 'pending' AND r.seq < j.seq))))`;
 
 /**
  * jobClaimCandidates: the due jobs of one (type, priority), oldest first — an
@@ -57,7 +60,7 @@ export const NOT_BEHIND_RUNNING_KEY = `(j.dedupe_key IS NULL OR NOT EXISTS (
 export const JOB_CLAIM_CANDIDATES = `
 SELECT seq, priority, run_at FROM job AS j
  WHERE j.state = 'pending' AND j.type = ? AND j.priority = ? AND j.run_at <= ?
-   AND ${NOT_BEHIND_RUNNING_KEY}
+   AND ${NOT_BEHIND_KEY}
  ORDER BY j.run_at, j.seq
  LIMIT ?`;
 
@@ -68,7 +71,7 @@ SELECT seq, priority, run_at FROM job AS j
 const JOB_CLAIM_CANDIDATES_TAGGED = `
 SELECT seq, priority, run_at FROM job AS j
  WHERE j.state = 'pending' AND j.type = ?1 AND j.priority = ?2 AND j.run_at <= ?3
-   AND ${NOT_BEHIND_RUNNING_KEY}
+   AND ${NOT_BEHIND_KEY}
    AND EXISTS (SELECT 1 FROM json_each(j.tags) AS t WHERE t.value IN (SELECT value FROM json_each(?5)))
  ORDER BY j.run_at, j.seq
  LIMIT ?4`;
@@ -158,7 +161,7 @@ function isOrdered(store: ScopeStore, type: string): boolean {
 
 /** jobOldestLive: job_live_seq_idx (type, seq) WHERE pending or running — one seek. */
 const JOB_OLDEST_LIVE = `
-SELECT seq, priority, run_at, state, ${NOT_BEHIND_RUNNING_KEY} AS free FROM job AS j
+SELECT seq, priority, run_at, state, ${NOT_BEHIND_KEY} AS free FROM job AS j
  WHERE j.type = ? AND j.state IN ('pending', 'running') ORDER BY j.seq LIMIT 1`;
 
 /**
@@ -204,14 +207,14 @@ const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM job WHERE state = 'running
 const JOB_COUNT_DUE = `
 SELECT count(*) AS n FROM (
   SELECT 1 FROM job AS j
-   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_RUNNING_KEY}
+   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_KEY}
    LIMIT ?)`;
 
 /** jobDueExists: whether one is due — the same seek, without the counting subquery (it costs twice as much per call). */
 const JOB_DUE_EXISTS = `
 SELECT EXISTS (
   SELECT 1 FROM job AS j
-   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_RUNNING_KEY}) AS n`;
+   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_KEY}) AS n`;
 
 /**
  * jobDueTypesAmong: of the types given (JSON), those with a due job here that no running job of its key holds
@@ -221,7 +224,7 @@ SELECT EXISTS (
 const JOB_DUE_TYPES_AMONG = `
 SELECT c.type FROM job_count AS c
  WHERE ${PENDING_UNPAUSED_COUNT} AND c.type IN (SELECT value FROM json_each(?1))
-   AND EXISTS (SELECT 1 FROM job AS j WHERE j.state = 'pending' AND j.type = c.type AND j.run_at <= ?2 AND ${NOT_BEHIND_RUNNING_KEY})`;
+   AND EXISTS (SELECT 1 FROM job AS j WHERE j.state = 'pending' AND j.type = c.type AND j.run_at <= ?2 AND ${NOT_BEHIND_KEY})`;
 
 /** dueTypesAmong: the types of `types` with a due job here not held behind its key (one-at-a-time rules aside). */
 export function dueTypesAmong(sql: SqlStorage, types: readonly string[], now: number): string[] {

@@ -208,7 +208,8 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
   if (other) {
     throw new Refused("conflict", index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${baseMode((other.dedupe_mode ?? "active") as KeyMode)} (job ${other.id}); this enqueue asks for mode ${baseMode(mode)}`);
   }
-  const pending = live.find((r) => r.state === "pending");
+  // The newest pending job: a follower waiting behind a journaled job of its key that is back to pending (attempt-end.ts).
+  const pending = live.filter((r) => r.state === "pending").sort((a, b) => b.seq - a.seq)[0];
   const running = live.find((r) => r.state === "running");
   const same = (row: JobRow | undefined) => (row ? { row, changed: false } : null);
   if (mode === "throttle") {

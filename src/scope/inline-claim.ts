@@ -46,7 +46,8 @@ export function claimKey(store: ScopeStore, type: string, dedupeKey: string, wor
 function leaseIfFree(store: ScopeStore, type: string, key: string, worker: string, leaseMs: number, now: number): JobRow | null {
   const live = liveJobsOfKey(store.sql, key);
   if (live.some((j) => j.state === "running")) return null;
-  const pending = live.find((j) => j.state === "pending");
+  // The oldest pending job: a follower waits behind a journaled job of its key that is back to pending (attempt-end.ts).
+  const pending = live.filter((j) => j.state === "pending").sort((a, b) => a.seq - b.seq)[0];
   if (!pending || pending.type !== type || pending.run_at > now || isPaused(store.sql, type)) return null;
   // One at a time (serializeByScope, ordered) holds here as in any claim; an ordered type leases its head only.
   if (!mayStart(store, type, pending.seq, now)) return null;

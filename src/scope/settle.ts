@@ -120,7 +120,10 @@ export function snooze(store: ScopeStore, id: string, token: string, delayMs: nu
 export interface SleepInput {
   name: string;
   seq: number;
+  /** The handler's wake time: kept only when it sends no duration (a replay, whose wake time the journal has). */
   until: number;
+  /** How long it sleeps, from now on this object's clock (a handler's clock may be off). */
+  durationMs?: number | null;
   startedAt: number;
   start: JournalStart;
 }
@@ -137,7 +140,8 @@ export function sleep(store: ScopeStore, id: string, token: string, s: SleepInpu
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
-    const refused = writeStep(store, leased, { seq: s.seq, name: s.name, kind: "sleep", result: null, startedAt: s.startedAt, finishedAt: now, wakeAt: s.until }, s.start);
+    const until = s.durationMs === undefined || s.durationMs === null ? s.until : now + s.durationMs;
+    const refused = writeStep(store, leased, { seq: s.seq, name: s.name, kind: "sleep", result: null, startedAt: s.startedAt, finishedAt: now, wakeAt: until }, s.start);
     if (refused) {
       // The journal cannot take the sleep (its cap, or another step at its position): every replay would end here
       // again, so the job fails now, saying why, rather than hold its lease until the reap pass retries it.
@@ -146,9 +150,9 @@ export function sleep(store: ScopeStore, id: string, token: string, s: SleepInpu
       store.touched(now);
       return { ok: true, row: failed };
     }
-    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(s.until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
     if (!row) return leaseRefusal(store, id, token, now);
-    if (row.state === "pending") store.sql.exec(TRANSITION_NOTE_LAST, row.seq, `sleep ${JSON.stringify(s.name)} until ${new Date(s.until).toISOString()}`);
+    if (row.state === "pending") store.sql.exec(TRANSITION_NOTE_LAST, row.seq, `sleep ${JSON.stringify(s.name)} until ${new Date(until).toISOString()}`);
     store.touched(now);
     return { ok: true, row };
   });

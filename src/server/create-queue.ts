@@ -23,7 +23,7 @@ import { env as workerEnv, type DurableObject } from "cloudflare:workers";
 import { CatalogDO as BaseCatalogDO } from "../catalog/catalog-do";
 import { CODE_SOURCE, ConfigError, fromCode, loadConfig, bindingsProblem, VAR_SOURCE } from "../config/load";
 import type { QueueConfigInput as ConfigInput, QueueConfig } from "../config/schema";
-import { createApp } from "../coordinator/app";
+import { createQueueApp } from "./app";
 import { errorResponse } from "../coordinator/error-response";
 import { EdgeQueue as BaseEdgeQueue } from "../coordinator/rpc";
 import type { Env } from "../env";
@@ -131,7 +131,7 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
     if (missing) console.error(JSON.stringify({ event: "setup:misconfigured", message: missing }));
   }
 
-  const app = createApp();
+  const app = createQueueApp();
   const worker = {
     fetch(request: Request, env: object, ctx: ExecutionContext & Ctx): Response | Promise<Response> {
       const e = queueEnv(env, ctx);

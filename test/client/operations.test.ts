@@ -9,7 +9,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { OPERATION_LIST, operationUrl, OPERATIONS, type OperationId } from "../../src/api";
 import type { EdgeQueue, RpcResult } from "../../src/coordinator/rpc";
 import { createClient, createHttpClient, type Job, type QueueBinding, type Scope } from "../../src/sdk";
-import type { Schedule } from "../../src/schedule/spec";
+import type { Schedule } from "../../src/job/schedule-spec";
 import { api, TOKEN } from "../helpers/api";
 
 const entrypoint = (exports as unknown as { EdgeQueue: Service<EdgeQueue> }).EdgeQueue;

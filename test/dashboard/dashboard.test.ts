@@ -10,12 +10,15 @@ interface Opts {
   cookie?: string;
   form?: Record<string, string>;
   origin?: string;
+  /** Sec-Fetch-Site, as a browser sends it. */
+  site?: string;
 }
 
 async function page(method: string, path: string, o: Opts = {}): Promise<Response> {
   const headers: Record<string, string> = {};
   if (o.cookie) headers.cookie = o.cookie;
   if (o.origin) headers.origin = o.origin;
+  if (o.site) headers["sec-fetch-site"] = o.site;
   if (o.form) headers["content-type"] = "application/x-www-form-urlencoded";
   return (exports as any).default.fetch(`${ORIGIN}${path}`, { method, headers, body: o.form ? new URLSearchParams(o.form).toString() : undefined, redirect: "manual" });
 }
@@ -97,9 +100,9 @@ describe("dashboard sessions", () => {
     const elsewhere = await page("POST", "/dashboard/login", { form: { token: TOKEN }, origin: "https://evil.example" });
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.headers.get("set-cookie")).toBeNull();
-    const { createApp } = await import("../../src/coordinator/app");
+    const { createQueueApp } = await import("../../src/server/app");
     const { env } = await import("cloudflare:workers");
-    const closed = await createApp().request(
+    const closed = await createQueueApp().request(
       "/dashboard/login",
       { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "content-length": "7" }, body: "token=x" },
       { ...(env as object), QUEUE_TOKEN: undefined },
@@ -117,7 +120,7 @@ describe("dashboard sessions", () => {
 });
 
 describe("dashboard edges", () => {
-  it("pages are standards-mode HTML; /dashboard/ and unknown pages answer sensibly", async () => {
+  it("pages are standards-mode HTML; /, /dashboard/ and unknown pages answer sensibly", async () => {
     const { cookie } = await signIn();
     expect(await (await page("GET", "/dashboard", { cookie })).text()).toMatch(/^<!DOCTYPE html><html lang="en">/);
     expect(await (await page("GET", "/dashboard/login")).text()).toMatch(/^<!DOCTYPE html>/);
@@ -127,16 +130,20 @@ describe("dashboard edges", () => {
     const missing = await page("GET", "/dashboard/nothing-here", { cookie });
     expect(missing.status).toBe(404);
     expect(await missing.text()).toBe("No such dashboard page.");
+    // The Worker's root leads to the dashboard (server/app.ts mounts both).
+    const root = await page("GET", "/");
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/dashboard");
   });
 
   it("is not there at all with dashboard.enabled = false", async () => {
-    const { createApp } = await import("../../src/coordinator/app");
+    const { createQueueApp } = await import("../../src/server/app");
     const { env } = await import("cloudflare:workers");
     const off = { ...(env as object), EDGEQUEUE_CONFIG: { dashboard: { enabled: false } } };
     for (const [method, path] of [["GET", "/dashboard"], ["GET", "/dashboard/login"], ["POST", "/dashboard/login"], ["GET", "/dashboard/assets/app.js"]] as const) {
-      expect((await createApp().request(path, { method }, off)).status, path).toBe(404);
+      expect((await createQueueApp().request(path, { method }, off)).status, path).toBe(404);
     }
-    expect((await createApp().request("/v1/health", {}, off)).status).toBe(200);
+    expect((await createQueueApp().request("/v1/health", {}, off)).status).toBe(200);
   });
 
   it("serves its stylesheet and script to anyone, and the overview flags a type lagging past lagAlertMs", async () => {
@@ -218,6 +225,83 @@ describe("dashboard CSRF", () => {
     const done = await page("POST", `/dashboard/jobs/${id}/cancel`, { cookie, form: { _csrf: csrf }, origin: ORIGIN });
     expect(done.status).toBe(303);
     expect(await stateOf(id)).toBe("cancelled");
+  });
+});
+
+describe("dashboard protections (hono/secure-headers, hono/csrf, hono/body-limit)", () => {
+  const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+  it("every answer carries the policy and the secure headers, framing refused twice, no HSTS", async () => {
+    const { cookie } = await signIn();
+    for (const [p, status] of [["/dashboard", 200], ["/dashboard/login", 200], ["/dashboard/assets/app.js", 200], ["/dashboard/nothing-here", 404], ["/dashboard/jobs", 303]] as const) {
+      const res = await page("GET", p, p === "/dashboard/jobs" ? {} : { cookie });
+      expect(res.status, p).toBe(status);
+      const h = Object.fromEntries(res.headers);
+      expect(h, p).toMatchObject({
+        "content-security-policy": POLICY,
+        "x-frame-options": "DENY",
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "same-origin",
+        "cross-origin-opener-policy": "same-origin",
+        "cross-origin-resource-policy": "same-origin",
+      });
+      expect(h["strict-transport-security"], p).toBeUndefined();
+    }
+  });
+
+  it("a form the browser names as from another site is refused without an Origin too; one it names same-origin goes through", async () => {
+    const { cookie, csrf } = await signIn();
+    const id = await enqueue({ type: uniqueType() });
+    for (const site of ["cross-site", "same-site"]) {
+      expect((await page("POST", `/dashboard/jobs/${id}/cancel`, { cookie, form: { _csrf: csrf }, site })).status, site).toBe(403);
+    }
+    const login = await page("POST", "/dashboard/login", { form: { token: TOKEN }, site: "cross-site" });
+    expect(login.status).toBe(403);
+    expect(login.headers.get("set-cookie")).toBeNull();
+    expect(await login.text()).toContain("Refused: the form came from another site.");
+    expect(await stateOf(id)).toBe("pending");
+    // Sec-Fetch-Site: same-origin is the browser vouching for it; the token is still needed.
+    expect((await page("POST", `/dashboard/jobs/${id}/cancel`, { cookie, form: {}, site: "same-origin" })).status).toBe(403);
+    expect((await page("POST", `/dashboard/jobs/${id}/cancel`, { cookie, form: { _csrf: csrf }, site: "same-origin" })).status).toBe(303);
+    expect(await stateOf(id)).toBe("cancelled");
+  });
+
+  it("a form without a Content-Length is counted as it arrives: a small one is read, one over the limit refused", async () => {
+    const streamed = (text: string) =>
+      (exports as any).default.fetch(`${ORIGIN}/dashboard/login`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        // A stream of unknown length (a Blob's would be sent with its size).
+        body: new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode(text)), c.close()) }),
+        duplex: "half",
+        redirect: "manual",
+      }) as Promise<Response>;
+    const small = await streamed(new URLSearchParams({ token: TOKEN }).toString());
+    expect(small.status).toBe(303);
+    expect(small.headers.get("set-cookie")).toMatch(/^edgequeue_session=/);
+    const big = await streamed(new URLSearchParams({ token: "x".repeat(20_000) }).toString());
+    expect(big.status).toBe(413);
+    expect(big.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("a sign-in whose Content-Length claims more than it sends is answered at once, its body let go", async () => {
+    const { createQueueApp } = await import("../../src/server/app");
+    const { env } = await import("cloudflare:workers");
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => c.enqueue(new TextEncoder().encode("token=")),
+      cancel: () => void (cancelled = true),
+    });
+    const req = new Request(`${ORIGIN}/dashboard/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "content-length": String(20 * 1024 * 1024) }, body, duplex: "half" } as RequestInit);
+    // As wrangler dev answers: it reads a body the Worker left unread to its end first.
+    const answered = (async () => {
+      const res = await createQueueApp().request(req, undefined, env);
+      if (req.body && !req.bodyUsed) for (const reader = req.body.getReader(); !(await reader.read()).done; );
+      return res;
+    })();
+    const res = await Promise.race([answered, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
+    expect(res?.status).toBe(413);
+    expect(cancelled).toBe(true);
   });
 });
 

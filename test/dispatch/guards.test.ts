@@ -5,6 +5,7 @@
  */
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import type { TypeBackoff } from "../../src/dispatch/backoff";
 import { homeOfJobId } from "../../src/job/home";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, flushJobs, isTerminal, waitForJob } from "../helpers/api";
@@ -171,17 +172,24 @@ describe("pools at runtime", () => {
 });
 
 describe("starvation", () => {
-  it("a type blocked many times in a row logs a warning naming what blocks it", async () => {
+  it("a type blocked many times in a row is backed off and logs a warning naming what blocks it", async () => {
     const job = (await api("POST", "/v1/jobs", { type: "demo.echo", payload: {}, scope: { type: "Tenant", id: crypto.randomUUID() } })).body.job;
     const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
     try {
-      await runInDurableObject(env.SCOPE.getByName(homeOfJobId(job.id)!.name), (o: ScopeDO) => {
-        const d = (o as unknown as { dispatcher: { blocked(type: string, ms: number, why: string): null } }).dispatcher;
-        for (let i = 0; i < 20; i++) d.blocked("demo.single", 0, "the concurrency of demo.single is full");
+      const why = "the concurrency of demo.single is full";
+      const { before, after, until } = await runInDurableObject(env.SCOPE.getByName(homeOfJobId(job.id)!.name), (o: ScopeDO) => {
+        // The dispatcher's own refusal path (dispatcher.ts `blocked`), with the epoch its takeBatchOf passes:
+        // without it the refusal counts as one asked before an unblock, and the type is never backed off.
+        const d = (o as unknown as { dispatcher: { blocked(type: string, ms: number, why: string, epoch: number): null; backoff: TypeBackoff } }).dispatcher;
+        const before = o.clock.now();
+        for (let i = 0; i < 20; i++) d.blocked("demo.single", 30_000, why, d.backoff.epoch);
+        return { before, after: o.clock.now(), until: d.backoff.blockedUntil("demo.single") };
       });
+      expect(until).toBeGreaterThanOrEqual(before + 30_000);
+      expect(until).toBeLessThanOrEqual(after + 30_000);
       const lines = warn.mock.calls.map((c) => String(c[0])).filter((l) => l.includes("job:starving"));
       expect(lines).toHaveLength(1);
-      expect(JSON.parse(lines[0]!)).toMatchObject({ type: "demo.single", blockedTimes: 20, blockedBy: "the concurrency of demo.single is full" });
+      expect(JSON.parse(lines[0]!)).toMatchObject({ type: "demo.single", blockedTimes: 20, blockedBy: why });
     } finally {
       warn.mockRestore();
     }

@@ -5,6 +5,7 @@
 import { env as workersEnv, exports } from "cloudflare:workers";
 import type { Env } from "../../src/env";
 import { homeOfJobId } from "../../src/job/home";
+import { TERMINAL_STATES } from "../../src/job/states";
 
 export const TOKEN = "test-token";
 
@@ -58,4 +59,5 @@ export async function waitForJob(id: string, done: (job: any) => boolean, timeou
   );
 }
 
-export const isTerminal = (job: any) => ["completed", "failed", "cancelled"].includes(job.state);
+/** isTerminal: the job reached a state it never leaves; the list is the queue's own (job/states.ts), superseded included. */
+export const isTerminal = (job: any) => (TERMINAL_STATES as readonly string[]).includes(job.state);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CronError, nextAfter, parseCron, prevAtOrBefore } from "../../src/schedule/cron";
+import { CronError, nextAfter, parseCron, prevAtOrBefore } from "../../src/cron";
 import { int, pick, seeded } from "../helpers/random";
 
 const at = (s: string) => Date.parse(`${s}Z`);

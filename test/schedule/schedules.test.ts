@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock";
 import { jobIdFor, typeHome } from "../../src/job/home";
 import type { ScheduleDO } from "../../src/schedule/schedule-do";
-import type { ScheduleSpec } from "../../src/schedule/spec";
+import type { ScheduleSpec } from "../../src/job/schedule-spec";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, isTerminal, uniqueType, waitForJob } from "../helpers/api";
 import { env, T0 } from "../helpers/scope";

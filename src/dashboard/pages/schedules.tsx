@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Schedule } from "../../schedule/spec";
+import type { Schedule } from "../../job/schedule-spec";
 import { ago, duration, utc } from "../format";
 import { Csrf, Layout, type PageFrame } from "../layout";
 

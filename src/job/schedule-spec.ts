@@ -3,11 +3,16 @@
  * expression is parsed here, so a bad one is refused naming `cron`), and the
  * Schedule object the API returns.
  *
+ * It lives beside the API's other shapes (schemas.ts), not in schedule/: the
+ * config validates its `schedules` with it and the schedule object reads the
+ * config, so in schedule/ the two folders would import each other
+ * (scripts/check-cycles.mjs).
+ *
  * @module
  */
 import { z } from "zod";
-import { JobTypeName, JsonObjectSchema, ScopeSchema } from "../job/schemas";
-import { CronError, parseCron } from "./cron";
+import { JobTypeName, JsonObjectSchema, ScopeSchema } from "./schemas";
+import { CronError, parseCron } from "../cron";
 
 export const MISFIRE = ["latest", "earliest", "none", "catchup"] as const;
 export type Misfire = (typeof MISFIRE)[number];

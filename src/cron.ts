@@ -6,6 +6,10 @@
  * day-of-week are restricted a day matches either; when one is `*`, only the
  * other counts.
  *
+ * A leaf of its own: the schedule spec (job/schedule-spec.ts) validates with
+ * it, below the config, and the schedule object (schedule/slots.ts) plans
+ * its slots with it.
+ *
  * @module
  */
 

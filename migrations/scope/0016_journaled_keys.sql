@@ -1,0 +1,2 @@
+DROP INDEX `job_dedupe_pending_idx`;--> statement-breakpoint
+CREATE UNIQUE INDEX `job_dedupe_pending_idx` ON `job` (`dedupe_key`) WHERE dedupe_key IS NOT NULL AND state = 'pending' AND started_at IS NULL;

@@ -1,0 +1,109 @@
+/**
+ * A scope object's alarm: the reap and sweep loop, the timer for delayed and
+ * retried push jobs, the settling of stale batch parts, and the catalog's
+ * safety net (docs/design.md "Time and the alarm"). It never throws while storage can
+ * still take an alarm: a failed pass is logged, kept in `meta`, and retried
+ * ALARM_RETRY_MS later.
+ *
+ * @module
+ */
+import type { AlarmArm } from "../alarm-arm";
+import type { BatchPart } from "./batch-part";
+import type { CatalogReporter } from "./catalog-report";
+import type { Changes } from "./changes";
+import type { LeasePermits } from "./lease-permits";
+import { pruneMetrics } from "./minute-counters";
+import type { ScopeStore } from "./store";
+import { sweepOnce } from "./sweep-pass";
+import { cameDueSince } from "./wake";
+import { writes } from "./writes";
+
+/** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
+export const ALARM_AGAIN_MS = 20;
+/** After a failed alarm pass, try again this much later. */
+export const ALARM_RETRY_MS = 5_000;
+
+export interface AlarmDeps {
+  store: ScopeStore;
+  alarmArm: AlarmArm;
+  reporter: CatalogReporter;
+  batches: BatchPart;
+  permits: LeasePermits;
+  /** This object's name, or null for an empty object older than name keeping, woken cold. */
+  home(): string | null;
+  /** Runs what follows a write (follow-ups.ts). */
+  followUp(changes: Changes, now: number): Promise<void>;
+  /** Tell the claims parked for these pulled types. */
+  wake(types: Iterable<string>, now: number): void;
+  /** The dispatcher looks for due push work (awaited here: the alarm is its timer). */
+  fill(): Promise<void>;
+  /** The next wake-up this object needs, or null. */
+  wakeAt(now: number): number | null;
+}
+
+export async function alarmPass(d: AlarmDeps, now: number, info?: AlarmInvocationInfo): Promise<void> {
+  d.alarmArm.consumed();
+  let again = false;
+  let failed = false;
+  let cameDue: string[] | null = null;
+  try {
+    cameDue = cameDueSince(d.store, d.reporter.lastSent(), now);
+    // Reaped attempts are a write like any other; the catalog and the alarm are this pass's own to do below.
+    const reaped = writes.reap(d.store, now);
+    await d.followUp({ ...reaped.changes, report: null, arm: false }, now);
+    // Pulled jobs whose delay or backoff ended: parked claims may take them.
+    d.wake(cameDue.filter((t) => !d.store.config.pushTypes.includes(t)), now);
+    const swept = sweepOnce(d.store, now);
+    // Batches staged here whose commit never came: their decider says what they became (batch-stage.ts).
+    await d.batches.settleStale(now);
+    // Reaped attempts' permits, and any a crashed instance left after a settle (pull-permits.ts).
+    await d.permits.returnFree(null);
+    pruneMetrics(d.store.sql, now, d.reporter.unreportedSince());
+    again = reaped.answer.more || swept.more;
+    await d.fill();
+  } catch (e) {
+    failed = true;
+    recordAlarmError(d, now, e, info);
+  }
+  try {
+    if (d.home() === null) {
+      // An empty object older than name keeping, woken cold: nothing to tell and no name to tell it under.
+      // Drop the mark rather than retry forever; its next named call keeps the name and reports again.
+      d.reporter.forget();
+    } else {
+      // Changes made above are reported as usual; a job that only came due changes no row, so it forces a report.
+      // A fresh instance (nothing sent yet) reports whatever it holds.
+      await d.reporter.flush(d.reporter.lastSent() === null || cameDue === null || cameDue.length > 0);
+    }
+  } catch (e) {
+    // Not this object's failure: the reporter's own deadline (with its retry delay) brings the alarm back.
+    console.error(JSON.stringify({ event: "alarm:report_failed", home: d.home(), error: String(e) }));
+  }
+  let at: number | null = null;
+  try {
+    at = d.wakeAt(now);
+  } catch (e) {
+    failed = true;
+    recordAlarmError(d, now, e, info);
+  }
+  // Never "now" from inside alarm(): a pass that filled its batch comes back shortly, a failed one later.
+  if (failed) at = Math.min(at ?? Infinity, now + ALARM_RETRY_MS);
+  if (again) at = Math.min(at ?? Infinity, now + ALARM_AGAIN_MS);
+  if (at !== null && at <= now) at = now + (failed ? ALARM_RETRY_MS : ALARM_AGAIN_MS);
+  // Re-arming is the one step left that may throw: if storage cannot take an alarm, a platform retry is the only way back.
+  await d.alarmArm.set(at);
+}
+
+/** recordAlarmError logs a failed pass and keeps the last one in `meta` for operators; it never throws. */
+function recordAlarmError(d: AlarmDeps, now: number, e: unknown, info?: AlarmInvocationInfo): void {
+  const error = String(e);
+  console.error(JSON.stringify({ event: "alarm:failed", home: d.home(), retryCount: info?.retryCount ?? 0, error }));
+  try {
+    d.store.sql.exec(
+      "INSERT INTO meta (key, value) VALUES ('last_alarm_error', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      JSON.stringify({ at: now, error }),
+    );
+  } catch {
+    // Storage itself is failing; the log line above is all we can leave.
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * What follows a scope object's committed write, run from its record
+ * (changes.ts) by one function, always in one order (docs/design.md "One
+ * commit path"):
+ *
+ * 1. events — lifecycle events, `enqueued` points, releases, lease losses, the reap summary;
+ * 2. aborts — running handler calls of cancelled or reaped jobs see their signal abort;
+ * 3. permits — pulled leases' permits renewed, or returned (awaited: a pull
+ *    worker's slot is free once its settle answers);
+ * 4. wake-ups — claims parked for a pulled type with due work here wake;
+ * 5. fill — the dispatcher looks for due push work (not awaited: it may wait on a pool);
+ * 6. catalog — the report is kicked (before arming: a report in flight moves the deadline the alarm waits for);
+ * 7. alarm — set anew for the next wake-up.
+ *
+ * @module
+ */
+import type { QueueConfig } from "../config/schema";
+import { rowsOf, type Changes } from "./changes";
+import type { ReportUrgency } from "./catalog-report";
+import { reapedFlights } from "./dispatch-port";
+import type { EventSink } from "./events";
+import type { JobRow } from "./job-row";
+import type { LeasePermits } from "./lease-permits";
+
+export interface FollowUpDeps {
+  config: QueueConfig;
+  events: Pick<EventSink, "enqueued" | "emit" | "released" | "leaseLost" | "reaped">;
+  /** This object's name, for the reap summary ("?" for an object that has none yet). */
+  home(): string;
+  dispatcher: {
+    cancelled(id: string): void;
+    reaped(flights: { id: string; timedOut: boolean }[]): void;
+    fillNow(): void;
+  };
+  permits: Pick<LeasePermits, "renew" | "returnFree">;
+  /** Tell the claims parked for these pulled types (wait-notify.ts). */
+  wake(types: Iterable<string>, now: number): void;
+  report(urgency: ReportUrgency): void;
+  arm(now: number): Promise<void>;
+}
+
+export class FollowUps {
+  constructor(private readonly deps: FollowUpDeps) {}
+
+  async run(c: Changes, now: number): Promise<void> {
+    const d = this.deps;
+    d.events.enqueued(c.created);
+    d.events.emit(c.events, now);
+    if (c.released) d.events.released(c.released.rows, now, c.released.reason);
+    for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
+    d.events.reaped(d.home(), c.reaped, now);
+    for (const id of c.aborted) d.dispatcher.cancelled(id);
+    if (c.reaped.length > 0) d.dispatcher.reaped(reapedFlights(c.reaped, now));
+    if (c.renew) await d.permits.renew(c.renew.id, c.renew.token, c.renew.ttlMs);
+    if (c.permits) await d.permits.returnFree(c.permits.refundLease);
+    const types = dueTypes(d.config, rowsOf(c), now);
+    if (types.size > 0) d.wake(types, now);
+    if (c.fill) d.dispatcher.fillNow();
+    if (c.report) d.report(c.report);
+    if (c.arm) await d.arm(now);
+  }
+}
+
+/**
+ * dueTypes: pulled types whose claims may now find work — a row pending and due, a keyed row that stopped running
+ * (its key's follower may be free; when there was none, the woken claim finds nothing and parks again), or an
+ * ordered type's head that stopped running (the job behind it is next). Pushed types are this object's own to
+ * dispatch.
+ */
+export function dueTypes(config: QueueConfig, rows: readonly JobRow[], now: number): Set<string> {
+  const types = new Set<string>();
+  for (const r of rows) {
+    if (config.pushTypes.includes(r.type)) continue;
+    const freed = r.state !== "running" && (r.dedupe_key !== null || config.typeSettings(r.type).ordered);
+    if ((r.state === "pending" && r.run_at <= now) || freed) types.add(r.type);
+  }
+  return types;
+}

@@ -1,0 +1,212 @@
+/**
+ * The one commit path (docs/design.md "One commit path"): each write's record
+ * of what it changed, and the one order in which its follow-ups run — and the
+ * slips the hand-picked follow-ups had (a bulk retry or a resolved step that
+ * woke no parked claim, an inline enqueue with no `enqueued` point).
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ScopeDO } from "../../src/scope/scope-do";
+import type { Changes } from "../../src/scope/changes";
+import { changed } from "../../src/scope/changes";
+import { FollowUps } from "../../src/scope/follow-ups";
+import { writes } from "../../src/scope/writes";
+import { loadConfig } from "../../src/config/load";
+import type { JobRow } from "../../src/scope/job-row";
+import { ManualClock } from "../../src/clock";
+import { env, freshScope, newJob } from "../helpers/scope";
+
+/** What a record says, in a form a table can hold. */
+function said(c: Changes) {
+  return {
+    events: c.events.map((r) => r.state),
+    quiet: c.quiet.length,
+    created: c.created.length,
+    released: c.released?.rows.length ?? 0,
+    leaseLost: c.leaseLost.map((l) => l.write),
+    aborted: c.aborted.length,
+    reaped: c.reaped.length,
+    permits: c.permits === null ? null : c.permits.refundLease ? "refund" : "return",
+    renew: c.renew !== null,
+    fill: c.fill,
+    report: c.report,
+    arm: c.arm,
+  };
+}
+
+const NONE = { events: [], quiet: 0, created: 0, released: 0, leaseLost: [], aborted: 0, reaped: 0, permits: null, renew: false, fill: false, report: null, arm: false };
+const COMMITTED = { ...NONE, report: "now", arm: true };
+const SETTLED = { ...COMMITTED, permits: "return", fill: true };
+
+describe("each write's record", () => {
+  it("says what the write changed and what must hear of it", async () => {
+    const { home, stub } = await freshScope();
+    const table = await runInDurableObject(stub, async (o: ScopeDO) => {
+      const s = o.store;
+      const out: [string, ReturnType<typeof said>][] = [];
+      const note = (name: string, c: Changes) => out.push([name, said(c)]);
+      const clock = o.clock as ManualClock;
+      let now = clock.now();
+      const enq = (over = {}) => {
+        const w = writes.enqueue(s, [newJob(home, over)], now);
+        note("enqueue", w.changes);
+        if (!w.answer.ok) throw new Error(w.answer.message);
+        return w.answer.results[0]!.row!;
+      };
+      const lease = () => o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 }).then((r) => r[0]!);
+
+      enq();
+      let held = await lease();
+      note("heartbeat", writes.heartbeat(s, held.id, held.lease_token!, null, now).changes);
+      note("heartbeat leaseMs", writes.heartbeat(s, held.id, held.lease_token!, 60_000, now).changes);
+      note("heartbeat stale", writes.heartbeat(s, held.id, "stale", null, now).changes);
+      note("appendStep", writes.appendStep(s, { id: held.id, op: "begin", seq: 0, name: "charge", result: null, startedAt: now, start: { at: now, seed: "s" } }, held.lease_token!, now).changes);
+      note("complete", writes.complete(s, held.id, held.lease_token!, null, now).changes);
+      note("complete again", writes.complete(s, held.id, held.lease_token!, null, now).changes);
+
+      enq();
+      held = await lease();
+      note("release", writes.release(s, held.id, held.lease_token!, now).changes);
+      held = await lease();
+      note("sleep", writes.sleep(s, held.id, held.lease_token!, { name: "nap", seq: 0, until: now + 1000, startedAt: now, start: { at: now, seed: "s" } }, now).changes);
+      now = clock.advance(2000).now();
+      held = await lease();
+      note("fail", writes.fail(s, held.id, held.lease_token!, { error: "boom", fatal: true }, now).changes);
+      note("retry", writes.retry(s, held.id, now).changes);
+      held = await lease();
+      writes.fail(s, held.id, held.lease_token!, { error: "boom", fatal: true }, now);
+      note("retryFailed", writes.retryFailed(s, null, null, now).changes);
+      note("cancel", writes.cancel(s, held.id, "no", now).changes);
+
+      const keyed = enq({ dedupeKey: "k", keyMode: "pending" });
+      note("cancelKeys", writes.cancelKeys(s, "test.job", ["k"], null, now).changes);
+      note("claimOrEnqueue", writes.claimOrEnqueue(s, newJob(home, { dedupeKey: "inline", keyMode: "pending" }), "w", 30_000, now).changes);
+      note("claimOrEnqueue follower", writes.claimOrEnqueue(s, newJob(home, { dedupeKey: "inline", keyMode: "pending" }), "w", 30_000, now).changes);
+      note("claimKey held", writes.claimKey(s, "test.job", "inline", "w", 30_000, now).changes);
+      note("cancelAll", writes.cancelAll(s, false, null, now).changes);
+      note("prune", writes.prune(s, now + 1, ["cancelled"], now).changes);
+      enq();
+      held = await lease();
+      note("reap", writes.reap(s, now + 10 * 60_000).changes);
+      note("reap nothing", writes.reap(s, now + 10 * 60_000).changes);
+      note("orphans", writes.orphans(s, now).changes);
+      expect(keyed.dedupe_key).toBe("k");
+      return out;
+    });
+    expect(table).toEqual([
+      ["enqueue", { ...COMMITTED, created: 1, quiet: 1, fill: true }],
+      ["heartbeat", { ...NONE, renew: true }],
+      ["heartbeat leaseMs", { ...NONE, renew: true, arm: true }],
+      ["heartbeat stale", { ...NONE, leaseLost: ["heartbeat"] }],
+      ["appendStep", NONE],
+      ["complete", { ...SETTLED, events: ["completed"] }],
+      ["complete again", NONE],
+      ["enqueue", { ...COMMITTED, created: 1, quiet: 1, fill: true }],
+      ["release", { ...COMMITTED, released: 1, permits: "refund", fill: true }],
+      ["sleep", { ...SETTLED, events: ["pending"] }],
+      ["fail", { ...SETTLED, events: ["failed"] }],
+      ["retry", { ...COMMITTED, quiet: 1, fill: true }],
+      ["retryFailed", { ...COMMITTED, quiet: 1, fill: true }],
+      ["cancel", { ...SETTLED, events: ["cancelled"], aborted: 1 }],
+      ["enqueue", { ...COMMITTED, created: 1, quiet: 1, fill: true }],
+      ["cancelKeys", { ...SETTLED, events: ["cancelled"], aborted: 1 }],
+      ["claimOrEnqueue", { ...COMMITTED, created: 1, events: ["running"] }],
+      ["claimOrEnqueue follower", { ...COMMITTED, created: 1, quiet: 1 }],
+      ["claimKey held", NONE],
+      ["cancelAll", { ...COMMITTED, events: ["cancelled", "cancelled"], aborted: 2, permits: "return" }],
+      ["prune", { ...COMMITTED, permits: "return" }],
+      ["enqueue", { ...COMMITTED, created: 1, quiet: 1, fill: true }],
+      ["reap", { ...COMMITTED, events: ["pending"], reaped: 1 }],
+      ["reap nothing", { ...NONE, arm: true }],
+      ["orphans", NONE],
+    ]);
+  });
+});
+
+describe("what follows a write", () => {
+  it("runs in one order: events, aborts, permits, wake-ups, fill, catalog, alarm", async () => {
+    const config = loadConfig(env);
+    const calls: string[] = [];
+    const log = (name: string) => () => void calls.push(name);
+    const followUps = new FollowUps({
+      config,
+      events: { enqueued: log("enqueued"), emit: log("emit"), released: log("released"), leaseLost: log("leaseLost"), reaped: log("reapSummary") },
+      home: () => "scope:T:1",
+      dispatcher: { cancelled: log("abort"), reaped: log("abortReaped"), fillNow: log("fill") },
+      permits: { renew: async () => void calls.push("renew"), returnFree: async () => void calls.push("returnPermits") },
+      wake: (types) => void calls.push(`wake:${[...types].join(",")}`),
+      report: (u) => void calls.push(`report:${u}`),
+      arm: async () => void calls.push("arm"),
+    });
+    const row = (over: Partial<JobRow>) => ({ id: "j", type: "test.job", state: "pending", run_at: 0, dedupe_key: null, ...over }) as JobRow;
+    const lost = row({ state: "running" });
+    await followUps.run(
+      changed({
+        events: [row({})],
+        created: [row({})],
+        released: { rows: [row({})], reason: "r" },
+        leaseLost: [{ row: lost, write: "complete", reason: "expired" }],
+        aborted: ["j"],
+        reaped: [row({})],
+        permits: { refundLease: null },
+        renew: { id: "j", token: "t", ttlMs: 1 },
+        fill: true,
+      }),
+      1,
+    );
+    expect(calls).toEqual(["enqueued", "emit", "released", "leaseLost", "reapSummary", "abort", "abortReaped", "renew", "returnPermits", "wake:test.job", "fill", "report:now", "arm"]);
+    // Pushed types are never woken: their object dispatches them itself.
+    calls.length = 0;
+    await followUps.run(changed({ quiet: [row({ type: "test.span" })] }), 1);
+    expect(calls).toEqual(["enqueued", "emit", "reapSummary", "report:now", "arm"]);
+  });
+});
+
+describe("follow-ups the hand-picked paths missed", () => {
+  /** woken: the pulled types whose parked claims the object tells while `act` runs, after `setup` (wait-notify.ts). */
+  async function woken<T>(setup: (o: ScopeDO, home: string) => Promise<T>, act: (o: ScopeDO, set: T) => Promise<void>): Promise<string[]> {
+    const { home, stub } = await freshScope();
+    return runInDurableObject(stub, async (o: ScopeDO) => {
+      const set = await setup(o, home);
+      const told: string[] = [];
+      (o as unknown as { waits: { due(types: Iterable<string>): void } }).waits.due = (types) => void told.push(...types);
+      await act(o, set);
+      return told;
+    });
+  }
+
+  /** A failed pulled job with an atMostOnce step that began and never finished. */
+  async function failWithOpenStep(o: ScopeDO, home: string): Promise<string> {
+    await o.enqueue([newJob(home, { type: "test.job" })]);
+    const [held] = await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 });
+    const now = o.clock.now();
+    expect((await o.appendStep({ id: held!.id, op: "begin", seq: 0, name: "charge", result: null, startedAt: now, start: { at: now, seed: "s" } }, held!.lease_token!)).ok).toBe(true);
+    expect((await o.fail(held!.id, held!.lease_token!, { error: "x", fatal: true })).ok).toBe(true);
+    return held!.id;
+  }
+
+  it("a bulk retry of failed jobs wakes the claims parked for their type", async () => {
+    const told = await woken(failWithOpenStep, async (o) => {
+      expect((await o.retryFailed(null, null)).retried).toBe(1);
+    });
+    expect(told).toEqual(["test.job"]);
+  });
+
+  it("a resolved step puts its job back and wakes the claims parked for its type", async () => {
+    const told = await woken(failWithOpenStep, async (o, id) => {
+      expect((await o.resolveStep(id, "charge", "true")).ok).toBe(true);
+    });
+    expect(told).toEqual(["test.job"]);
+  });
+
+  it("an inline claim that creates its job writes the enqueued point, as every enqueue does", async () => {
+    const { home, stub } = await freshScope();
+    const points = await runInDurableObject(stub, async (o: ScopeDO) => {
+      const written: AnalyticsEngineDataPoint[] = [];
+      (o as unknown as { events: { analytics: AnalyticsEngineDataset } }).events.analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
+      await o.claimOrEnqueue(newJob(home, { dedupeKey: "k", keyMode: "pending" }), "w", 30_000);
+      return written.map((p) => p.blobs?.[1]);
+    });
+    expect(points).toEqual(["enqueued", "started"]);
+  });
+});
