@@ -2,23 +2,31 @@
  * runClaimed: run a job the caller leased inline (`claimOrEnqueue`), then the
  * followers its key gathered meanwhile (docs/producers.md "Inline claims").
  *
- * The lease is renewed every third of it while `fn` runs; a renewal refused
- * (the job was cancelled, or its lease lost) aborts `fn`'s signal. After the
- * job completes, the key's pending follower — the request that arrived while
- * it ran — is leased and run too, at most `maxDrains` of them. When `fn`
- * throws, the job is failed (the queue supersedes it if a follower is pending:
- * the follower carries the newer request), the follower is run, and the error
- * is thrown again.
+ * The lease is renewed every third of it while `fn` runs (worker/lease.ts). A
+ * renewal refused (the job was cancelled, or its lease lost) aborts `fn`'s
+ * signal, and so does the lease's end by this machine's clock when no renewal
+ * was confirmed (the queue out of reach): the queue gives an expired lease's
+ * job to the next claim, so `fn` must not run on beside it (docs/guarantees.md
+ * "Guarantees and limits"). Once the lease is gone, nothing more is written for
+ * the job and no follower is run: runClaimed rejects with the signal's reason
+ * (a QueueClientError, code `lease_lost` or `already_terminal`). After the job
+ * completes, the key's pending follower — the request that arrived while it
+ * ran — is leased and run too, at most `maxDrains` of them. When `fn` throws,
+ * the job is failed (the queue supersedes it if a follower is pending: the
+ * follower carries the newer request), the follower is run, and the error is
+ * thrown again.
  *
  * @module
  */
 import type { JsonObject } from "../job/json-safe";
 import type { LeasedJob, Scope } from "../job/schemas";
+import { grantedMs, Lease } from "../worker/lease";
 import { QueueClientError } from "./errors";
 
 /** What runClaimed needs of a client: the lease holder's calls. */
 export interface LeaseOps {
-  heartbeat(id: string, leaseToken: string): Promise<unknown>;
+  /** Renews the lease; answers its new end (the queue's clock). */
+  heartbeat(id: string, leaseToken: string): Promise<{ leaseExpiresAt: number }>;
   complete(id: string, leaseToken: string, result: JsonObject | undefined): Promise<unknown>;
   fail(id: string, leaseToken: string, error: string): Promise<unknown>;
   claimKey(req: { type: string; scope?: Scope; dedupeKey: string; worker: string; leaseMs: number }): Promise<LeasedJob | null>;
@@ -39,25 +47,45 @@ export type ClaimedFn = (job: LeasedJob, run: { signal: AbortSignal }) => Promis
 export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn, options: RunClaimedOptions = {}): Promise<JsonObject | undefined> {
   const maxDrains = options.maxDrains ?? 10;
   const leaseMs = options.leaseMs ?? 30_000;
-  const next = () =>
-    ops.claimKey({ type: handle.type, ...(handle.scope ? { scope: handle.scope } : {}), dedupeKey: handle.dedupeKey!, worker: options.worker ?? "inline", leaseMs });
+  // When the current job's claim was sent, by this machine's clock (its lease is kept from then). The caller's handle
+  // was claimed just before this call: its start is the nearest known, and the lease's margin covers the difference.
+  let sentAt = Date.now();
+  const next = () => {
+    sentAt = Date.now();
+    return ops.claimKey({ type: handle.type, ...(handle.scope ? { scope: handle.scope } : {}), dedupeKey: handle.dedupeKey!, worker: options.worker ?? "inline", leaseMs });
+  };
   let first: JsonObject | undefined;
   let job: LeasedJob | null = handle;
   for (let drained = 0; job; drained++) {
     const current: LeasedJob = job;
     const abort = new AbortController();
-    // A third of the lease it was given (by the queue's clock on both ends: leaseExpiresAt − startedAt).
-    const renewEvery = Math.max(Math.floor((current.leaseExpiresAt - (current.startedAt ?? current.leaseExpiresAt - 30_000)) / 3), 100);
-    const renew = setInterval(() => {
-      ops.heartbeat(current.id, current.leaseToken).catch((e: unknown) => {
-        if (e instanceof QueueClientError && (e.code === "lease_lost" || e.code === "already_terminal")) abort.abort(e);
-      });
-    }, renewEvery);
+    const lease = new Lease({
+      job: current,
+      sentAt,
+      leaseMs: current === handle ? 30_000 : leaseMs,
+      // A third of the lease it was given (by the queue's clock on both ends: leaseExpiresAt − startedAt).
+      renewEveryMs: Math.max(Math.floor(grantedMs(current, 30_000) / 3), 100),
+      heartbeat: async () => {
+        try {
+          const out = await ops.heartbeat(current.id, current.leaseToken);
+          return typeof out?.leaseExpiresAt === "number" ? out.leaseExpiresAt : undefined;
+        } catch (e) {
+          if (e instanceof QueueClientError && (e.code === "lease_lost" || e.code === "already_terminal")) {
+            lease.end();
+            abort.abort(e);
+          }
+          return undefined;
+        }
+      },
+      onLapse: () => abort.abort(new QueueClientError("lease_lost", `no renewal of job ${current.id}'s lease was confirmed before it ended: the queue may give the job to another runner`)),
+    });
     let result: JsonObject | undefined;
     try {
       result = (await fn(current, { signal: abort.signal })) ?? undefined;
     } catch (e) {
-      clearInterval(renew);
+      lease.end();
+      // The lease is gone: the job is not ours to fail (its next attempt may be running already).
+      if (abort.signal.aborted) throw abort.signal.reason;
       const failed = (await ops.fail(current.id, current.leaseToken, e instanceof Error ? e.message || e.name : String(e)).catch(() => null)) as { outcome?: string } | null;
       // Superseded: a follower was pending and carries the newer request — run it before the error goes up. Otherwise
       // the job itself is retried after its backoff (whoever claims its type, or the key's next inline request).
@@ -65,7 +93,8 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
       if (follower) await runClaimed(ops, follower, fn, { ...options, maxDrains: maxDrains - drained - 1 }).catch(() => undefined);
       throw e;
     }
-    clearInterval(renew);
+    lease.end();
+    if (abort.signal.aborted) throw abort.signal.reason;
     await ops.complete(current.id, current.leaseToken, result);
     if (current === handle) first = result;
     job = drained < maxDrains ? await next() : null;

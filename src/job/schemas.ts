@@ -549,7 +549,8 @@ export const SleepSchema = z.strictObject({
   leaseToken,
   seq: z.number().int().min(0).max(100_000),
   name: stepName,
-  until: epochMs,
+  until: epochMs.meta({ description: "The wake time by the worker's clock: used only without `durationMs` (a replay, whose wake time is in the journal)." }),
+  durationMs: z.number().int().min(0).max(365 * 86_400_000).optional().meta({ description: "How long it sleeps, from when the queue hears of it, on the queue's clock." }),
   startedAt: epochMs,
   start: journalStart,
 });

@@ -30,7 +30,7 @@ describe("scope object lifecycle", () => {
     const { home, stub, clock } = await freshScope();
     await runInDurableObject(stub, (o: ScopeDO) => {
       // The catalog is unreachable for this instance.
-      Object.assign(o, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
+      Object.assign(o.parts, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
     });
     await put(stub, [newJob(home, { delayMs: 3_600_000 })]);
     const mark = () =>

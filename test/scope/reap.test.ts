@@ -76,7 +76,7 @@ describe("reap pass, fired by the alarm", () => {
   it("with the catalog down, the alarm still comes back for the next lease expiry, not later", async () => {
     const ctx = await freshScope();
     await runInDurableObject(ctx.stub, (o: ScopeDO) => {
-      Object.assign(o, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
+      Object.assign(o.parts, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
     });
     await put(ctx.stub, [newJob(ctx.home), newJob(ctx.home)]);
     await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 1_000 });

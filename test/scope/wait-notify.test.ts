@@ -12,7 +12,7 @@ import { freshScope, newJob, put, type ScopeStub } from "../helpers/scope";
 async function recordNotices(stub: ScopeStub): Promise<string[]> {
   const told: string[] = [];
   await runInDurableObject(stub, (o: ScopeDO) => {
-    (o as unknown as { waits: WaitNotifier }).waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
+    o.parts.waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
   });
   return told;
 }

@@ -169,7 +169,7 @@ describe("follow-ups the hand-picked paths missed", () => {
     return runInDurableObject(stub, async (o: ScopeDO) => {
       const set = await setup(o, home);
       const told: string[] = [];
-      (o as unknown as { waits: { due(types: Iterable<string>): void } }).waits.due = (types) => void told.push(...types);
+      o.parts.waits.due = (types) => void told.push(...types);
       await act(o, set);
       return told;
     });
@@ -203,7 +203,7 @@ describe("follow-ups the hand-picked paths missed", () => {
     const { home, stub } = await freshScope();
     const points = await runInDurableObject(stub, async (o: ScopeDO) => {
       const written: AnalyticsEngineDataPoint[] = [];
-      (o as unknown as { events: { analytics: AnalyticsEngineDataset } }).events.analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
+      (o.parts.events as unknown as { analytics: AnalyticsEngineDataset }).analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
       await o.claimOrEnqueue(newJob(home, { dedupeKey: "k", keyMode: "pending" }), "w", 30_000);
       return written.map((p) => p.blobs?.[1]);
     });

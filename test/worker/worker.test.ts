@@ -184,6 +184,40 @@ describe("createWorker", () => {
     expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "cancelled", result: null });
   });
 
+  it("heartbeats that cannot reach the queue: the handler is aborted (lease_lost) before another worker can claim its job, and writes nothing more", async () => {
+    const type = uniqueType("cut-off");
+    const id = (await api("POST", "/v1/jobs", { type, payload: {}, backoff: { kind: "fixed", baseMs: 10 } })).body.job.id as string;
+    const order: string[] = [];
+    const writes: string[] = [];
+    // Worker a's claim gets through; then it is cut off from the queue: every heartbeat fails on the way.
+    const cutOff = ((input: string, init?: RequestInit) => {
+      const path = new URL(input).pathname;
+      if (path.endsWith("/heartbeat")) return Promise.reject(new TypeError("injected: network lost"));
+      if (path !== "/v1/claim") writes.push(path);
+      return fetchCoordinator(input, init);
+    }) as typeof fetch;
+    const a = worker([type], {
+      [type]: async (_p: object, ctx: JobContext) => {
+        await new Promise<void>((resolve) => {
+          ctx.signal.addEventListener("abort", () => resolve());
+          setTimeout(resolve, 4_000);
+        });
+        order.push(ctx.signal.aborted ? `a aborted: ${(ctx.signal.reason as JobAbortedError).reason}` : "a ran on");
+        await new Promise((r) => setTimeout(r, 500)); // and still returns a result, late
+        return { from: "a" };
+      },
+    }, { leaseMs: 1_000, fetch: cutOff });
+    const ran = a.runOnce();
+    await waitForJob(id, (j) => j.state === "running");
+    // Worker b claims the job the moment the queue lets it (once a's lease has expired by the queue's clock).
+    const b = worker([type], { [type]: async () => (order.push("b started"), { from: "b" }) });
+    while ((await b.runOnce()) === 0) await new Promise((r) => setTimeout(r, 50));
+    await ran;
+    expect(order).toEqual(["a aborted: lease_lost", "b started"]);
+    expect(writes).toEqual([]);
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", attempts: 2, result: { from: "b" } });
+  });
+
   it("stop() past its deadline aborts the handler with reason shutdown and releases the job, its attempt not counted", async () => {
     const type = uniqueType("stop");
     const id = await enqueue(type);

@@ -1,0 +1,195 @@
+/**
+ * Attempt: one leased job run by the pull worker — its handler through the
+ * same contract as `defineHandlers` (handler/run-one.ts), its lease kept
+ * (worker/lease.ts), and what it writes, fenced by that lease: once the lease
+ * is lost (the queue said so, or its deadline passed unconfirmed) or the job
+ * was given back, nothing more is written for it (docs/pull-workers.md "Pull
+ * workers", Leases).
+ *
+ * @module
+ */
+import type { JobOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
+import type { WorkerHandlers } from "../handler/context";
+import { JobAbortedError } from "../handler/errors";
+import { runOne } from "../handler/run-one";
+import { eventOfTags } from "../job/event-tags";
+import type { LeasedJob } from "../job/schemas";
+import { ApiError, refusesField } from "./answers";
+import { jobPath, type Call } from "./api";
+import { Lease } from "./lease";
+
+export interface AttemptDeps {
+  call: Call;
+  handlers: WorkerHandlers;
+  env: unknown;
+  /** The lease the claim asked for. */
+  leaseMs: number;
+  /** How often the worker renews it itself; null: only ctx.heartbeat(). */
+  renewEveryMs: number | null;
+  log: (line: Record<string, unknown>) => void;
+  onError?: (error: string, job: LeasedJob, kind: "retry" | "failed") => void;
+  /** A completed attempt's outcome, batched with others (worker/completions.ts); resolves once answered. */
+  complete: (a: Attempt, result: object | undefined, logs: JobOutcome["logs"]) => Promise<void>;
+  /** The attempt is over: its outcome answered, or nothing more to write. */
+  ended: (a: Attempt) => void;
+  now?: () => number;
+}
+
+const isOver = (e: unknown) => e instanceof ApiError && (e.code === "lease_lost" || e.code === "already_terminal");
+
+export class Attempt {
+  readonly abort = new AbortController();
+  /** false once the lease is lost or the job given back: nothing more is written for it. */
+  live = true;
+  readonly lease: Lease;
+  /** Resolves when the handler has returned and what it produced is written (or dropped). */
+  readonly done: Promise<void>;
+
+  /** Starts `job`'s handler; `sentAt` is when its claim was sent, by this machine's clock. */
+  constructor(
+    readonly job: LeasedJob,
+    sentAt: number,
+    private readonly deps: AttemptDeps,
+  ) {
+    this.lease = new Lease({
+      job,
+      sentAt,
+      leaseMs: deps.leaseMs,
+      renewEveryMs: deps.renewEveryMs,
+      heartbeat: () => this.heartbeat(),
+      onLapse: () => {
+        if (!this.live) return;
+        deps.log({ event: "worker:lease_lapsed", id: job.id, message: "no renewal of the lease was confirmed before it ended: the handler is aborted and nothing more is written for this attempt" });
+        this.lost();
+      },
+      ...(deps.now ? { now: deps.now } : {}),
+    });
+    this.done = this.run();
+  }
+
+  /** lost: the lease is gone; the handler is told (`lease_lost`), and nothing more is written. */
+  lost(): void {
+    this.live = false;
+    this.lease.end();
+    if (!this.abort.signal.aborted) this.abort.abort(new JobAbortedError("lease_lost"));
+  }
+
+  /**
+   * silence: stop() is giving the job back — no more writes, the handler told (`shutdown`). Returns whether the
+   * lease was still held (then the job is the caller's to release).
+   */
+  silence(): boolean {
+    const held = this.live;
+    this.live = false;
+    this.lease.end();
+    if (!this.abort.signal.aborted) this.abort.abort(new JobAbortedError("shutdown"));
+    return held;
+  }
+
+  /**
+   * write: one write under the lease (POST /v1/jobs/{id}/<path>); skipped once the lease is gone. `older`: the
+   * body to send again instead when a queue older than a field refuses it.
+   */
+  async write(path: string, body: Record<string, unknown>, older?: (e: unknown) => Record<string, unknown> | null): Promise<void> {
+    if (!this.live) return;
+    try {
+      await this.deps.call("POST", `${jobPath(this.job.id)}/${path}`, { leaseToken: this.job.leaseToken, ...body });
+    } catch (e) {
+      const instead = older?.(e);
+      if (instead) return this.write(path, instead);
+      if (isOver(e)) this.lost();
+      else this.deps.log({ event: "worker:write_failed", id: this.job.id, path, error: String(e) });
+    }
+  }
+
+  /** heartbeat: the lease's new end (the queue's clock) when the queue confirmed it. */
+  private async heartbeat(): Promise<number | undefined> {
+    if (!this.live) return undefined;
+    try {
+      const out = await this.deps.call<{ leaseExpiresAt?: unknown }>("POST", `${jobPath(this.job.id)}/heartbeat`, { leaseToken: this.job.leaseToken });
+      return typeof out.leaseExpiresAt === "number" && this.live ? out.leaseExpiresAt : undefined;
+    } catch (e) {
+      if (isOver(e)) this.lost();
+      else this.deps.log({ event: "worker:write_failed", id: this.job.id, path: "heartbeat", error: String(e) });
+      return undefined;
+    }
+  }
+
+  private async journal(w: Omit<JournalWrite, "id">): Promise<JournalAnswer> {
+    if (!this.live) return { ok: false, code: "lease_lost", message: "this attempt no longer holds the job" };
+    try {
+      await this.deps.call("POST", `${jobPath(this.job.id)}/steps`, { leaseToken: this.job.leaseToken, op: w.op, seq: w.seq, name: w.name, startedAt: w.startedAt, start: w.start, ...(w.op === "commit" ? { result: JSON.parse(w.result ?? "null") } : {}) });
+      return { ok: true };
+    } catch (e) {
+      if (!(e instanceof ApiError)) return { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` };
+      const reason = (e.details as { reason?: string } | undefined)?.reason;
+      if (reason === "nondeterminism") return { ok: false, code: "nondeterminism", message: e.message };
+      if (reason === "journal_too_large" || e.code === "payload_too_large") return { ok: false, code: reason === "journal_too_large" ? "journal_too_large" : "payload_too_large", message: e.message };
+      // Only the queue saying the attempt is over deposes it; anything else (a 5xx, a 429) fails this step, and the
+      // attempt ends as a retry the worker still reports.
+      if (isOver(e) || e.code === "not_found") this.lost();
+      return { ok: false, code: "lease_lost", message: e.message };
+    }
+  }
+
+  private async run(): Promise<void> {
+    const { job, deps } = this;
+    try {
+      const out = await runOne(
+        deps.handlers as never,
+        {
+          id: job.id,
+          type: job.type,
+          payloadJson: JSON.stringify(job.payload),
+          attempt: job.attempts,
+          maxAttempts: job.maxAttempts,
+          scope: job.scope,
+          runAt: job.runAt,
+          scheduledFor: job.scheduledFor,
+          ...(eventOfTags(job.tags) ? { event: eventOfTags(job.tags)! } : {}),
+          dispatchedAt: job.startedAt ?? Date.now(),
+          ...(job.journal ? { journal: job.journal } : {}),
+        },
+        { signal: this.abort.signal, env: deps.env, journal: { write: (w) => this.journal(w) }, heartbeat: () => this.lease.renew() },
+      );
+      // The handler is done: no more renewals. The deadline still fences what it writes last.
+      this.lease.stopRenewing();
+      // A completion carries its lines; any other settle sends them first, under the lease it is about to end
+      // (POST /v1/jobs/{id}/logs). A job that logs nothing sends nothing.
+      if (out.logs && out.kind !== "completed") await this.write("logs", { items: out.logs });
+      if ((out.kind === "retry" || out.kind === "failed") && deps.onError) {
+        try {
+          deps.onError(out.error, job, out.kind);
+        } catch (e) {
+          deps.log({ event: "worker:on_error_threw", id: job.id, error: String(e) });
+        }
+      }
+      await this.settle(out);
+    } catch (e) {
+      deps.log({ event: "worker:job_failed", id: job.id, error: String(e) });
+    } finally {
+      this.lease.end();
+      deps.ended(this);
+    }
+  }
+
+  private async settle(out: JobOutcome): Promise<void> {
+    switch (out.kind) {
+      case "completed":
+        return this.live ? this.deps.complete(this, out.result ?? undefined, out.logs) : undefined;
+      case "retry":
+        return this.write("fail", { error: out.error.slice(0, 4000) || "error", ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}), ...(out.consumesAttempt === false ? { consumesAttempt: false } : {}) });
+      case "failed":
+        return this.write("fail", { error: out.error.slice(0, 4000) || "error", fatal: true });
+      case "snooze":
+        return this.write("fail", { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false });
+      case "sleep": {
+        const body = { seq: out.seq, name: out.name, until: out.until, startedAt: out.startedAt, start: out.start };
+        // The queue reckons the wake time from the duration, on its clock (docs/handlers.md "Durable steps"); a
+        // replay has none (the journal holds its wake time), and a queue older than `durationMs` gets `until`.
+        if (out.durationMs === undefined || out.durationMs === null) return this.write("sleep", body);
+        return this.write("sleep", { ...body, durationMs: out.durationMs }, (e) => (refusesField(e, "durationMs") ? body : null));
+      }
+    }
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * worker/claims.ts with a stand-in `Call`: a claim carries the completions
+ * handed to it (answered with it, or sent again alone when it fails), a claim
+ * without any may wait, stop() ends only a waiting one (unless its answer is
+ * arriving: worker/api.ts), and its deadline ends any.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Claims } from "../../../src/worker/claims";
+import { Completions, type Completing } from "../../../src/worker/completions";
+import { fakeCall, leasedJob, refusal, type CallMade } from "./fake-queue-api";
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function attempt(id: string) {
+  const a = { job: leasedJob(id, "t", 0, 30_000), live: true, lost: () => void (a.live = false), write: async () => {} };
+  return a satisfies Completing;
+}
+type A = ReturnType<typeof attempt>;
+
+/** Claims whose completions are always handed over (the loop is waiting); `answer` answers every call. */
+function claimsOf(answer: (c: CallMade) => unknown) {
+  const { call, calls } = fakeCall(answer);
+  const completions = new Completions<A>({ call, log: () => {}, loopWaiting: () => true, handedOver: () => {} });
+  const claims = new Claims<A>({ call, completions, body: { worker: "w1", types: ["t"], leaseMs: 6_000 } });
+  /** Completes these attempts now: handed to the next claim. */
+  const complete = async (...as: A[]) => {
+    const answered = as.map((a) => completions.soon(a, { id: a.job.id }, undefined));
+    await vi.advanceTimersByTimeAsync(0);
+    return answered;
+  };
+  return { claims, completions, calls, complete };
+}
+
+/** A call that never answers until its signals end it, as fetch does. */
+const hang = (c: CallMade) =>
+  new Promise((_, reject) => {
+    c.options?.signal?.addEventListener("abort", () => reject(new DOMException("cut off", "AbortError")));
+    c.options?.untilAnswered?.addEventListener("abort", () => reject(new DOMException("ended", "AbortError")));
+  });
+
+describe("Claims", () => {
+  it("a claim with nothing to carry asks to wait, says when it was sent, and is ended by stopWaiting()", async () => {
+    const { claims, calls } = claimsOf((c) => (c.body!.waitMs ? hang(c) : { jobs: [leasedJob("j", "t", 0, 6_000)] }));
+    const sentAt = Date.now();
+    expect(await claims.claim(3, 0)).toEqual({ jobs: [leasedJob("j", "t", 0, 6_000)], sentAt });
+    expect(calls[0]!.body).toEqual({ worker: "w1", types: ["t"], leaseMs: 6_000, limit: 3 });
+    const waiting = claims.claim(3, 20_000);
+    await Promise.resolve();
+    expect(calls[1]!.body).toEqual({ worker: "w1", types: ["t"], leaseMs: 6_000, limit: 3, waitMs: 20_000 });
+    claims.stopWaiting();
+    await expect(waiting).rejects.toThrow("ended");
+  });
+
+  it("a claim carries the completions handed to it and answers them; stop() does not end it, its deadline (cutOff) does", async () => {
+    const { claims, calls, complete } = claimsOf((c) => (c.body!.complete ? hang(c) : { jobs: [] }));
+    const [a, b] = [attempt("a"), attempt("b")];
+    b.live = false; // lost meanwhile: not carried
+    const answered = await complete(a, b);
+    const carrying = claims.claim(2, 20_000);
+    await Promise.resolve();
+    expect(calls[0]!.body).toEqual({ worker: "w1", types: ["t"], leaseMs: 6_000, limit: 2, complete: [{ id: "a", leaseToken: "token-a", result: { id: "a" } }] });
+    claims.stopWaiting();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(calls).toHaveLength(1);
+    claims.cutOff();
+    await expect(carrying).rejects.toThrow("cut off");
+    // Cut off, its completion went again alone; every completion handed to it is resolved.
+    expect(calls.map((c) => c.path)).toEqual(["/v1/claim", "/v1/jobs/complete"]);
+    await Promise.all(answered);
+  });
+
+  it("a carried completion answered lease_lost deposes its attempt", async () => {
+    const { claims, complete } = claimsOf((c) => ({ jobs: [], completed: (c.body!.complete as { id: string }[]).map((i) => ({ id: i.id, ok: false, error: { code: "lease_lost", message: "gone" } })) }));
+    const a = attempt("a");
+    await complete(a);
+    await claims.claim(1, 0);
+    expect(a.live).toBe(false);
+  });
+
+  it("a queue that refuses `complete` on claims: the completions go alone, and from then on are not handed over", async () => {
+    const { claims, completions, calls, complete } = claimsOf((c) => {
+      if (c.path === "/v1/claim" && c.body!.complete) throw refusal("invalid_request", 'Unrecognized key: "complete"', 400);
+      return c.path === "/v1/claim" ? { jobs: [] } : { results: [{ id: "a", ok: true }] };
+    });
+    await complete(attempt("a"));
+    await expect(claims.claim(1, 0)).rejects.toThrow("complete");
+    expect(calls.map((c) => c.path)).toEqual(["/v1/claim", "/v1/jobs/complete"]);
+    expect(completions.carrying).toBe(false);
+  });
+});
