@@ -6,17 +6,8 @@
  * @module
  */
 import type { z } from "zod";
-import {
-  CancelKeysSchema,
-  CancelScopeResultSchema,
-  CancelScopeSchema,
-  PruneResultSchema,
-  PruneSchema,
-  RetryFailedResultSchema,
-  RetryFailedSchema,
-  ScopeParams,
-  type ScopeSchema,
-} from "../job/schemas";
+import { CancelKeysSchema, CancelScopeResultSchema, CancelScopeSchema, PruneResultSchema, PruneSchema, RetryFailedResultSchema, RetryFailedSchema } from "../job/schemas/changes";
+import { ScopeParams, type ScopeSchema } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
 export const BULK_OPERATIONS = {

@@ -4,20 +4,11 @@
  *
  * @module
  */
-import {
-  CancelSchema,
-  EmptyBodySchema,
-  EnqueueBatchResultSchema,
-  EnqueueBatchSchema,
-  EnqueueResultSchema,
-  EnqueueSchema,
-  JobIdParams,
-  JobResultSchema,
-  ListQuerySchema,
-  ListResultSchema,
-  TimelineQuerySchema,
-  TimelineSchema,
-} from "../job/schemas";
+import { CancelSchema } from "../job/schemas/changes";
+import { EnqueueBatchResultSchema, EnqueueBatchSchema, EnqueueResultSchema, EnqueueSchema } from "../job/schemas/enqueue";
+import { JobResultSchema, TimelineQuerySchema, TimelineSchema } from "../job/schemas/job";
+import { ListQuerySchema, ListResultSchema } from "../job/schemas/listing";
+import { EmptyBodySchema, JobIdParams } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
 export const JOB_OPERATIONS = {

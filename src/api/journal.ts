@@ -6,17 +6,9 @@
  * @module
  */
 import { z } from "zod";
-import {
-  AppendLogsSchema,
-  AppendStepSchema,
-  JobIdParams,
-  JobLogsSchema,
-  JobResultSchema,
-  ResolveStepSchema,
-  SleepSchema,
-  StepListSchema,
-  StepParams,
-} from "../job/schemas";
+import { JobResultSchema } from "../job/schemas/job";
+import { AppendLogsSchema, AppendStepSchema, JobLogsSchema, ResolveStepSchema, SleepSchema, StepListSchema, StepParams } from "../job/schemas/journal";
+import { JobIdParams } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
 export const JOURNAL_OPERATIONS = {

@@ -6,24 +6,9 @@
  *
  * @module
  */
-import {
-  ClaimKeyResultSchema,
-  ClaimKeySchema,
-  ClaimOrEnqueueResultSchema,
-  ClaimOrEnqueueSchema,
-  ClaimResultSchema,
-  ClaimSchema,
-  CompleteManyResultSchema,
-  CompleteManySchema,
-  CompleteSchema,
-  FailResultSchema,
-  FailSchema,
-  HeartbeatResultSchema,
-  HeartbeatSchema,
-  JobIdParams,
-  JobResultSchema,
-  ReleaseSchema,
-} from "../job/schemas";
+import { JobResultSchema } from "../job/schemas/job";
+import { ClaimKeyResultSchema, ClaimKeySchema, ClaimOrEnqueueResultSchema, ClaimOrEnqueueSchema, ClaimResultSchema, ClaimSchema, CompleteManyResultSchema, CompleteManySchema, CompleteSchema, FailResultSchema, FailSchema, HeartbeatResultSchema, HeartbeatSchema, ReleaseSchema } from "../job/schemas/leases";
+import { JobIdParams } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
 export const LEASE_OPERATIONS = {

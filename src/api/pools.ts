@@ -5,7 +5,7 @@
  * @module
  */
 import type { z } from "zod";
-import { PoolLimitsSchema, PoolListSchema, PoolNameParams, PoolStatusSchema } from "../job/schemas";
+import { PoolLimitsSchema, PoolListSchema, PoolNameParams, PoolStatusSchema } from "../job/schemas/pools";
 import { operation } from "./operation";
 
 export const POOL_OPERATIONS = {

@@ -6,17 +6,8 @@
  * @module
  */
 import { z } from "zod";
-import {
-  EmptyBodySchema,
-  HealthSchema,
-  PauseResultSchema,
-  ScopesQuerySchema,
-  ScopesResultSchema,
-  StatsQuerySchema,
-  StatsResultSchema,
-  TypeListSchema,
-  TypeParams,
-} from "../job/schemas";
+import { EmptyBodySchema, HealthSchema } from "../job/schemas/pieces";
+import { PauseResultSchema, ScopesQuerySchema, ScopesResultSchema, StatsQuerySchema, StatsResultSchema, TypeListSchema, TypeParams } from "../job/schemas/stats";
 import { PROMETHEUS_CONTENT_TYPE } from "../metrics/prometheus";
 import { MetricsQuerySchema, MetricsSchema } from "../metrics/schemas";
 import { operation } from "./operation";

@@ -4,7 +4,9 @@
  *
  * @module
  */
-import { DeadListSchema, DeadQuerySchema, DeadRetryParams, EmitResultSchema, EmitSchema, EmptyBodySchema, JobResultSchema, TopicParams } from "../job/schemas";
+import { DeadListSchema, DeadQuerySchema, DeadRetryParams, EmitResultSchema, EmitSchema, TopicParams } from "../job/schemas/events";
+import { JobResultSchema } from "../job/schemas/job";
+import { EmptyBodySchema } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
 export const TOPIC_OPERATIONS = {
