@@ -1,7 +1,8 @@
 /**
- * The coordinator's HTTP API: a Hono app built from the route table. Each
- * request is authenticated (all of `/v1` but health), its body and query are
- * validated with the route's zod schemas, and the operation runs. A known path
+ * The coordinator's HTTP API: a Hono app with a route per declared operation
+ * (src/api/). Each request is authenticated (all of `/v1` but health), its
+ * path, body and query are validated with the operation's zod schemas, and
+ * the operation runs (coordinator/perform.ts). A known path
  * asked with a method it does not take answers 405 with `Allow`; the token is
  * checked first, so without it that is a 401 like any other /v1 call (README,
  * The HTTP API). Errors go through `errorResponse` only. The dashboard is
@@ -16,11 +17,11 @@ import { QueueError } from "../errors";
 import { letGo, limitBody, readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
-import { OPENAPI_ROUTE, openApiDocument } from "./openapi";
+import { ALSO_AS } from "./implementations";
 import { QueueOps } from "./operations";
-import { ROUTES, type Route } from "./routes";
+import { perform, statusOf } from "./perform";
 import { wakeSchedules } from "./schedules";
-import { parseInput } from "./validate";
+import { OPERATION_LIST } from "../api";
 
 /** Bodies larger than the batch payload limit and this are refused before they are read; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
@@ -28,17 +29,16 @@ const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
 /** The order methods are listed in an `Allow` header. */
 const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "DELETE"];
 
-export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: Env }> {
+export function createApp(): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
-  let openapi: unknown;
-  const served = [...routes, OPENAPI_ROUTE].map((r) => ({ method: r.method.toUpperCase(), auth: r.auth, path: new RegExp(`^${r.path.replace(/\{\w+\}/g, "[^/]+")}$`) }));
+  const served = OPERATION_LIST.map((r) => ({ method: r.method.toUpperCase(), auth: r.auth, path: new RegExp(`^${r.path.replace(/\{\w+\}/g, "[^/]+")}$`) }));
   /** The methods a concrete path takes; Hono answers HEAD with the GET handler (body dropped), so a GET path takes HEAD too. */
   const allowed = (path: string) => {
     const methods = new Set(served.filter((r) => r.path.test(path)).map((r) => r.method));
     if (methods.has("GET")) methods.add("HEAD");
     return METHOD_ORDER.filter((m) => methods.has(m));
   };
-  // The route table decides which paths are open (auth: false); everything else under /v1, unknown paths and wrong methods included, needs the token.
+  // The declarations decide which paths are open (auth: false); everything else under /v1, unknown paths and wrong methods included, needs the token.
   const open = served.filter((r) => !r.auth);
   const asked = (method: string) => (method === "HEAD" ? "GET" : method);
 
@@ -62,18 +62,17 @@ export function createApp(routes: readonly Route[] = ROUTES): Hono<{ Bindings: E
   // After the token: a caller without one is told so, whatever it sends.
   app.use("/v1/*", limitBody((env) => loadConfig(env).limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES));
 
-  app.get(OPENAPI_ROUTE.path, (c) => c.json((openapi ??= openApiDocument(routes))));
-
-  for (const r of routes) {
-    app.on(r.method.toUpperCase(), r.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
+  for (const op of OPERATION_LIST) {
+    app.on(op.method.toUpperCase(), op.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
       const config = loadConfig(c.env);
-      // Path first: a bad id is named before the body is parsed.
-      const params = r.params ? parseInput(r.params, c.req.param(), "params") : c.req.param();
-      const body = r.body ? parseInput(r.body, await readJsonBody(c.req.raw), "body") : undefined;
-      const query = r.query ? parseInput(r.query, c.req.query(), "query") : undefined;
-      const out = await r.handle(new QueueOps(c.env, config), { params, body, query, accept: c.req.header("accept") });
-      if (out.text) return c.body(out.text.body, out.status, { "content-type": out.text.contentType });
-      return c.json(out.body, out.status);
+      const answer = await perform(op, new QueueOps(c.env, config), {
+        params: c.req.param(),
+        query: c.req.query(),
+        body: () => readJsonBody(c.req.raw),
+      });
+      const also = ALSO_AS[op.operationId] as { wanted(accept?: string): boolean; render(answer: unknown): string } | undefined;
+      if (op.alsoAs && also?.wanted(c.req.header("accept"))) return c.body(also.render(answer), 200, { "content-type": op.alsoAs.contentType });
+      return c.json(answer as object, statusOf(op, answer));
     });
   }
 

@@ -1,7 +1,8 @@
 /**
- * The listing cursor: where to resume, as `{h: home, s: seq}`. `s >= 0`
- * resumes inside home `h` after that seq; `s = -1` means `h` is finished and
- * the next page starts at the home after it. Opaque to callers (base64url JSON).
+ * Cursors: opaque to callers (base64url JSON), made and read back here. The
+ * job listing's is `{h: home, s: seq}`: `s >= 0` resumes inside home `h` after
+ * that seq; `s = -1` means `h` is finished and the next page starts at the
+ * home after it. Other listings read theirs with `readCursor`.
  *
  * @module
  */
@@ -28,15 +29,27 @@ export function encodeCursor(c: Cursor): string {
   return packJson(c);
 }
 
-export function decodeCursor(text: string): Cursor {
+/**
+ * readCursor: a cursor this API made, read back — `parse` says whether the value is one of its kind
+ * (null: not) — or a 400 naming `cursor`. Every listing's cursor is read here (jobs, a bulk retry's
+ * pages, dead deliveries).
+ */
+export function readCursor<T>(text: string, parse: (value: Record<string, unknown>) => T | null): T {
   try {
     const value = unpackJson(text);
-    if (typeof value === "object" && value !== null) {
-      const { h, s } = value as Record<string, unknown>;
-      if (typeof h === "string" && typeof s === "number" && Number.isSafeInteger(s) && s >= -1) return { h, s };
-    }
+    const read = typeof value === "object" && value !== null && !Array.isArray(value) ? parse(value as Record<string, unknown>) : null;
+    if (read !== null) return read;
   } catch {
     // fall through to the error below
   }
-  throw new QueueError("invalid_request", "cursor: not a cursor returned by this API", [{ path: "cursor", message: "not a cursor returned by this API" }]);
+  throw invalidCursor();
+}
+
+/** invalidCursor: a cursor this listing did not make (or made for another listing). */
+export function invalidCursor(): QueueError {
+  return new QueueError("invalid_request", "cursor: not a cursor returned by this listing", [{ path: "cursor", message: "not a cursor returned by this listing" }]);
+}
+
+export function decodeCursor(text: string): Cursor {
+  return readCursor(text, ({ h, s }) => (typeof h === "string" && typeof s === "number" && Number.isSafeInteger(s) && s >= -1 ? { h, s } : null));
 }

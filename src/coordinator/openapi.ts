@@ -1,15 +1,16 @@
 /**
- * The OpenAPI 3.1 document served at `GET /v1/openapi.json` (README, The HTTP
- * API), generated from the route table and its zod schemas (no hand-written
- * copy). Every request and response body is a named schema under
- * `components.schemas`, referenced by `$ref`, so a generated client can name
- * a `Job`; every operation has the route's operationId; every error status
- * names the codes it can answer. test/node/openapi.test.ts holds it to
+ * The OpenAPI 3.1 document served at `GET /v1/openapi.json` (docs/http-api.md,
+ * The HTTP API), generated from the operations' declarations (src/api/) and
+ * their zod schemas (no hand-written copy). Every request and response body is
+ * a named schema under `components.schemas`, referenced by `$ref`, so a
+ * generated client can name a `Job`; every operation has its declared
+ * operationId; every error status names the codes it can answer. test/node/openapi.test.ts holds it to
  * swagger-parser and to the Redocly linter's recommended rules (redocly.yaml).
  *
  * @module
  */
 import { z } from "zod";
+import { OPERATION_LIST, type DeclaredOperation } from "../api";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import { ATTEMPTS_MAX, MaxAttemptsSchema } from "../job/max-attempts";
 import {
@@ -31,28 +32,13 @@ import {
 } from "../job/schemas";
 import { ScheduleResultSchema, ScheduleSchema } from "../job/schedule-spec";
 import { VERSION } from "../version";
-import type { Route } from "./routes";
 
 type JsonSchema = Record<string, unknown>;
 
-/** What the document needs of a route (the served document itself is described without being in the table). */
-export type DocumentedRoute = Omit<Route, "handle">;
-
-/** The document's own path. It answers 401 without the token like the rest of /v1 (docs/http-api.md, The HTTP API). */
-export const OPENAPI_ROUTE: DocumentedRoute = {
-  method: "get",
-  path: "/v1/openapi.json",
-  operationId: "getOpenApiDocument",
-  summary: "This document: OpenAPI 3.1, generated from the route table",
-  responses: { 200: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }).meta({ description: "An OpenAPI 3.1 document." }) },
-  errors: [],
-  auth: true,
-};
-
 /**
- * Shapes named for what they are, whichever routes use them, so a client names
+ * Shapes named for what they are, whichever operations use them, so a client names
  * a `Job` (not `GetJobResponse.job`). The rest of the bodies are named after
- * their route's operationId: `<OperationId>Request` and `<OperationId>Response`.
+ * their operation's operationId: `<OperationId>Request` and `<OperationId>Response`.
  */
 const NAMED: ReadonlyArray<readonly [z.ZodType, string]> = [
   [JobSchema, "Job"],
@@ -89,8 +75,8 @@ const MEANING: Record<ErrorCode, string> = {
   misconfigured: "the Worker running the queue lacks a Durable Object binding, class export or flag it needs; the message says what to add to wrangler.jsonc",
 };
 
-/** The codes a route can answer: its own, and those the app answers for every route of its kind (coordinator/app.ts). */
-function errorCodes(r: DocumentedRoute): ErrorCode[] {
+/** The codes an operation can answer: its own, and those the app answers for every operation of its kind (coordinator/app.ts). */
+function errorCodes(r: DeclaredOperation): ErrorCode[] {
   const codes = new Set<ErrorCode>();
   if (r.auth) codes.add("unauthorized");
   if (r.params || r.body || r.query) codes.add("invalid_request");
@@ -205,15 +191,24 @@ function errorResponse(status: string, codes: ErrorCode[]): unknown {
   };
 }
 
-export function openApiDocument(routes: readonly DocumentedRoute[]): JsonSchema {
-  const all = [...routes, OPENAPI_ROUTE];
+/** The success statuses of an operation and their body schema (api/operation.ts, `status`). */
+function successes(r: DeclaredOperation): [string, z.ZodType][] {
+  if (r.status === "created") return [["200", r.response], ["201", r.response]];
+  return [[String(r.status ?? 200), r.response]];
+}
+
+let served: JsonSchema | undefined;
+/** servedDocument: the document of every declared operation, built once per isolate. */
+export const servedDocument = (): JsonSchema => (served ??= openApiDocument(OPERATION_LIST));
+
+export function openApiDocument(all: readonly DeclaredOperation[]): JsonSchema {
   const ids = new Set<string>();
   for (const r of all) {
     if (ids.has(r.operationId)) throw new Error(`operationId ${r.operationId} is used twice`);
     ids.add(r.operationId);
   }
 
-  // Name every body: the shared shapes by NAMED, the rest after their route.
+  // Name every body: the shared shapes by NAMED, the rest after their operation.
   const named = new Map(NAMED);
   const nameOf = (s: z.ZodType, fallback: string) => {
     if (!named.has(s)) named.set(s, fallback);
@@ -221,11 +216,11 @@ export function openApiDocument(routes: readonly DocumentedRoute[]): JsonSchema 
   };
   const requestRoots = new Set<string>();
   const responseRoots = new Set<string>(["Error"]);
-  const bodyNames = new Map<DocumentedRoute, { request?: string; responses: Record<string, string> }>();
+  const bodyNames = new Map<DeclaredOperation, { request?: string; responses: Record<string, string> }>();
   for (const r of all) {
     const request = r.body ? nameOf(r.body, `${pascal(r.operationId)}Request`) : undefined;
     if (request) requestRoots.add(request);
-    const entries = Object.entries(r.responses) as [string, z.ZodType][];
+    const entries = successes(r);
     const distinct = new Set(entries.map(([, s]) => s)).size;
     const responses = Object.fromEntries(
       entries.map(([status, s]) => [status, nameOf(s, distinct > 1 ? `${pascal(r.operationId)}${status}Response` : `${pascal(r.operationId)}Response`)]),

@@ -11,10 +11,10 @@ import type { QueueConfig } from "../config/schema";
 import { QueueError } from "../errors";
 import { jobIdFor, newLocalId, shardOf, typeHome } from "../job/home";
 import type { DeadDelivery, DeadQuery, EmitRequest, Job } from "../job/schemas";
-import { packJson, unpackJson } from "./cursor";
+import { packJson, readCursor } from "./cursor";
 import { EVENT_TAG, TOPIC_TAG } from "../job/event-tags";
 import type { QueueOps } from "./operations";
-
+import { invalidField } from "./refusals";
 
 export class Topics {
   constructor(
@@ -32,7 +32,7 @@ export class Topics {
   async emit(topic: string, body: EmitRequest): Promise<{ eventId: string; deliveries: string[] }> {
     const consumers = this.consumers(topic);
     const eventId = body.id ?? newLocalId(Date.now());
-    const results = await this.ops.enqueueBatch(
+    const results = await this.ops.jobs.enqueueBatch(
       consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(topic, eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
       "",
     );
@@ -42,10 +42,7 @@ export class Topics {
   /** dead: the quarantined deliveries of a topic (failed delivery jobs), for one consumer or all. */
   async dead(topic: string, q: DeadQuery): Promise<{ items: DeadDelivery[]; nextCursor: string | null }> {
     const consumers = this.consumers(topic);
-    if (q.consumer !== undefined && !consumers.includes(q.consumer)) {
-      const message = `${q.consumer} is not a consumer of ${topic}`;
-      throw new QueueError("invalid_request", `consumer: ${message}`, [{ path: "consumer", message }]);
-    }
+    if (q.consumer !== undefined && !consumers.includes(q.consumer)) throw invalidField("consumer", `${q.consumer} is not a consumer of ${topic}`);
     // One consumer at a time, each by its type: a listing by tag alone would page through every
     // object holding failed jobs, tenant scopes first, before reaching the consumers' own objects.
     const tag = `${TOPIC_TAG}${topic}`;
@@ -54,7 +51,7 @@ export class Topics {
     let { at, inner } = q.cursor === undefined ? { at: 0, inner: undefined as string | undefined } : decodeDeadCursor(q.cursor, list);
     const items: DeadDelivery[] = [];
     for (; at < list.length; at++, inner = undefined) {
-      const page = await this.ops.list({ type: [list[at]!], state: ["failed"], tag, limit: q.limit - items.length, cursor: inner });
+      const page = await this.ops.fanOut.list({ type: [list[at]!], state: ["failed"], tag, limit: q.limit - items.length, cursor: inner });
       items.push(...page.items.map(toDead));
       if (page.nextCursor !== null) return { items, nextCursor: encodeDeadCursor(list[at]!, page.nextCursor) };
       if (items.length === q.limit) return { items, nextCursor: at + 1 < list.length ? encodeDeadCursor(list[at + 1]!, null) : null };
@@ -67,10 +64,10 @@ export class Topics {
     if (!this.consumers(topic).includes(consumer)) throw new QueueError("not_found", `${consumer} is not a consumer of ${topic}`);
     const localId = deliveryLocalId(topic, eventId);
     const id = jobIdFor(typeHome(consumer, shardOf(localId, this.config.typeSettings(consumer).shards)).name, localId);
-    const job = await this.ops.get(id);
+    const job = await this.ops.jobs.get(id);
     if (!job.tags.includes(`${TOPIC_TAG}${topic}`)) throw new QueueError("not_found", `no delivery of event ${eventId} to ${consumer} on ${topic}`);
     if (job.state !== "failed") throw new QueueError("conflict", `the delivery of event ${eventId} to ${consumer} is ${job.state}, not quarantined`, { state: job.state });
-    return this.ops.retry(id);
+    return this.ops.jobs.retry(id);
   }
 }
 
@@ -80,14 +77,10 @@ function encodeDeadCursor(consumer: string, inner: string | null): string {
 }
 
 function decodeDeadCursor(text: string, consumers: readonly string[]): { at: number; inner: string | undefined } {
-  try {
-    const v = unpackJson(text) as { c?: unknown; k?: unknown };
-    const at = typeof v.c === "string" ? consumers.indexOf(v.c) : -1;
-    if (at >= 0 && (v.k === null || typeof v.k === "string")) return { at, inner: (v.k as string | null) ?? undefined };
-  } catch {
-    // fall through to the error below
-  }
-  throw new QueueError("invalid_request", "cursor: not a cursor returned by this listing", [{ path: "cursor", message: "not a cursor returned by this listing" }]);
+  return readCursor(text, ({ c, k }) => {
+    const at = typeof c === "string" ? consumers.indexOf(c) : -1;
+    return at >= 0 && (k === null || typeof k === "string") ? { at, inner: k ?? undefined } : null;
+  });
 }
 
 /** The same event id on two topics is two events: the topic is part of the delivery's id. */

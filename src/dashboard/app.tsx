@@ -152,7 +152,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
 
   d.get("/", async (c) => {
     const ops = opsOf(c);
-    const [metrics, pauses] = await Promise.all([ops.metrics({ minutes: 60 }), ops.pauses()]);
+    const [metrics, pauses] = await Promise.all([ops.overview.metrics({ minutes: 60 }), ops.overview.pauses()]);
     const paused = new Set([...pauses].filter(([, p]) => p.paused).map(([t]) => t));
     return c.html(<OverviewPage frame={frame(c, "Overview", "")} metrics={metrics} lagAlertMs={loadConfig(c.env).dashboard.lagAlertMs} paused={paused} />);
   });
@@ -161,7 +161,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     // Empty fields of the filter form mean "any".
     const raw = Object.fromEntries(Object.entries(c.req.query()).filter(([k, v]) => v !== "" && LIST_KEYS.includes(k)));
     const query = parseInput(ListQuerySchema, { limit: "50", ...raw }, "query");
-    const page = await opsOf(c).list(query);
+    const page = await opsOf(c).fanOut.list(query);
     const types = Object.keys(loadConfig(c.env).types);
     return c.html(<JobsPage frame={frame(c, "Jobs", "jobs")} query={query} types={types} items={page.items} nextCursor={page.nextCursor} />);
   });
@@ -169,26 +169,26 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   d.get("/jobs/:id", async (c) => {
     const id = parseInput(JobId, c.req.param("id"), "id");
     const ops = opsOf(c);
-    const [job, timeline, journal, logs] = await Promise.all([ops.get(id), ops.timeline(id, TIMELINE_STEPS), ops.steps(id), ops.logs(id)]);
+    const [job, timeline, journal, logs] = await Promise.all([ops.jobs.get(id), ops.jobs.timeline(id, TIMELINE_STEPS), ops.jobs.steps(id), ops.jobs.logs(id)]);
     return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} journal={journal} logs={logs} live={c.req.header(LIVE_HEADER) !== undefined} />);
   });
 
   d.post("/jobs/:id/retry", async (c) => {
     const id = parseInput(JobId, c.req.param("id"), "id");
-    await opsOf(c).retry(id);
+    await opsOf(c).jobs.retry(id);
     return c.redirect(`${jobHref(id)}?done=retried`, 303);
   });
 
   d.post("/jobs/:id/cancel", async (c) => {
     const id = parseInput(JobId, c.req.param("id"), "id");
-    await opsOf(c).cancel(id, "cancelled from the dashboard");
+    await opsOf(c).jobs.cancel(id, "cancelled from the dashboard");
     return c.redirect(`${jobHref(id)}?done=cancelled`, 303);
   });
 
   d.post("/bulk/retry", async (c) => {
     const f = c.get("form");
     const req = parseInput(RetryFailedSchema, Object.fromEntries(["type", "scopeType", "scopeId"].filter((k) => f[k]).map((k) => [k, f[k]])), "form");
-    const r = await opsOf(c).retryFailed(req);
+    const r = await opsOf(c).fanOut.retryFailed(req);
     const back = new URLSearchParams({ state: "failed", ...(req.type ? { type: req.type } : {}), ...(req.scopeType && req.scopeId ? { scopeType: req.scopeType, scopeId: req.scopeId } : {}) });
     return c.redirect(`/dashboard/jobs?${back}&done=bulk-retried&n=${r.retried}&m=${r.skipped}`, 303);
   });
@@ -197,13 +197,13 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     const given = (c.get("form").olderThanHours ?? "").trim();
     const hours = Number(given);
     if (given === "" || !Number.isFinite(hours) || hours < 0) throw new QueueError("invalid_request", "olderThanHours: must be a number of hours, 0 or more", [{ path: "olderThanHours", message: "must be a number of hours, 0 or more" }]);
-    const deleted = await opsOf(c).prune({ olderThan: Math.floor(Date.now() - hours * 3600_000), states: [...TERMINAL_STATES] });
+    const deleted = await opsOf(c).fanOut.prune({ olderThan: Math.floor(Date.now() - hours * 3600_000), states: [...TERMINAL_STATES] });
     return c.redirect(`/dashboard/jobs?done=pruned&n=${deleted}`, 303);
   });
 
-  d.get("/scopes", async (c) => c.html(<ScopesPage frame={frame(c, "Scopes", "scopes")} items={await opsOf(c).busiestScopes(100)} />));
+  d.get("/scopes", async (c) => c.html(<ScopesPage frame={frame(c, "Scopes", "scopes")} items={await opsOf(c).overview.busiestScopes(100)} />));
 
-  d.get("/pools", async (c) => c.html(<PoolsPage frame={frame(c, "Pools", "pools")} pools={await opsOf(c).listPools()} />));
+  d.get("/pools", async (c) => c.html(<PoolsPage frame={frame(c, "Pools", "pools")} pools={await opsOf(c).pools.list()} />));
 
   d.get("/schedules", async (c) => c.html(<SchedulesPage frame={frame(c, "Schedules", "schedules")} items={await opsOf(c).schedules.list()} />));
 
@@ -218,7 +218,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   for (const action of ["pause", "resume"] as const) {
     d.post(`/types/${action}`, async (c) => {
       const { type } = parseInput(TypeParams, { type: c.get("form").type }, "form");
-      await opsOf(c).setPaused(type, action === "pause");
+      await opsOf(c).overview.setPaused(type, action === "pause");
       return c.redirect(`/dashboard?done=type-${action === "pause" ? "paused" : "resumed"}`, 303);
     });
   }

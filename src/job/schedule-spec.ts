@@ -3,7 +3,7 @@
  * expression is parsed here, so a bad one is refused naming `cron`), and the
  * Schedule object the API returns.
  *
- * It lives beside the API's other shapes (schemas.ts), not in schedule/: the
+ * It lives beside the API's other shapes (job/schemas/), not in schedule/: the
  * config validates its `schedules` with it and the schedule object reads the
  * config, so in schedule/ the two folders would import each other
  * (scripts/check-cycles.mjs).

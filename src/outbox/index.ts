@@ -30,7 +30,8 @@
  * @module
  */
 import { QueueClientError } from "../client/errors";
-import { createClient, type EnqueueInput, type QueueBinding, type QueueClient, type ServiceBindingLike } from "../client/rpc-client";
+import type { EnqueueInput, QueueClient } from "../client/producer";
+import { createClient, type QueueBinding, type ServiceBindingLike } from "../client/rpc-client";
 import { EnqueueSchema } from "../job/schemas";
 import { formatPath } from "../job/json-safe";
 

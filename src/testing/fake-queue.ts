@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { Enqueued, EnqueueInput, ListQuery, QueueClient, TypedJob } from "../client/rpc-client";
+import type { Enqueued, EnqueueInput, ListQuery, QueueClient, TypedJob } from "../client/producer";
 import { QueueClientError } from "../client/errors";
 import type { JsonObject } from "../job/json-safe";
 import type { Job, LeasedJob, ListResult, StatsResult } from "../job/schemas";

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/coordinator/app";
-import { ROUTES } from "../../src/coordinator/routes";
+import { OPERATION_LIST } from "../../src/api";
 import { api } from "../helpers/api";
 
 const concrete = (path: string) => path.replace("{id}", "x.y").replace("{scopeType}", "A").replace("{scopeId}", "1");
-const guarded = [...ROUTES.filter((r) => r.auth).map((r) => ({ method: r.method.toUpperCase(), path: concrete(r.path) })), { method: "GET", path: "/v1/openapi.json" }];
+const guarded = OPERATION_LIST.filter((r) => r.auth).map((r) => ({ method: r.method.toUpperCase(), path: concrete(r.path) }));
 
 describe("auth", () => {
   it.each(guarded)("$method $path refuses a missing token", async ({ method, path }) => {

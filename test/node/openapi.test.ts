@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document (docs/http-api.md, The HTTP API) as third-party tooling reads it:
- * generated here in Node from the same builder and route table the Worker
+ * generated here in Node from the same builder and declarations the Worker
  * serves from (test/coordinator/methods.test.ts checks the served one is this
  * one), then validated by swagger-parser and linted by the Redocly CLI with
  * the repo's redocly.yaml.
@@ -8,7 +8,7 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openApiDocument } from "../../src/coordinator/openapi";
-import { ROUTES } from "../../src/coordinator/routes";
+import { OPERATION_LIST } from "../../src/api";
 import { ERROR_STATUS } from "../../src/errors";
 import { lint, writeDocument } from "./redocly.mjs";
 
@@ -19,7 +19,7 @@ type Operation = {
   responses: Record<string, { description: string; content?: Record<string, { schema: any }> }>;
 };
 
-const doc = openApiDocument(ROUTES) as {
+const doc = openApiDocument(OPERATION_LIST) as {
   servers?: { url: string }[];
   info: { license?: { name: string } };
   components: { schemas: Record<string, any> };
@@ -47,12 +47,12 @@ describe("the OpenAPI document", () => {
     expect(totals).toMatchObject({ errors: 0, warnings: 0 });
   });
 
-  it("describes every route of the table, and itself, each with a unique camelCase operationId", () => {
-    expect(operations).toHaveLength(ROUTES.length + 1);
+  it("describes every declared operation, itself included, each with a unique camelCase operationId", () => {
+    expect(operations).toHaveLength(OPERATION_LIST.length);
     const ids = operations.map(({ op }) => op.operationId);
     for (const [i, id] of ids.entries()) expect(id, operations[i]!.name).toMatch(/^[a-z][A-Za-z0-9]*$/);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const r of ROUTES) expect(doc.paths[r.path]![r.method]!.operationId).toBe(r.operationId);
+    for (const r of OPERATION_LIST) expect(doc.paths[r.path]![r.method]!.operationId).toBe(r.operationId);
     // Named like the RPC methods where there is one (docs/producers.md, Enqueue from another Worker).
     expect(doc.paths["/v1/jobs"]!.post!.operationId).toBe("enqueue");
     expect(doc.paths["/v1/jobs/{id}"]!.get!.operationId).toBe("getJob");

@@ -1,0 +1,76 @@
+/**
+ * The jobs: enqueue one or a batch, read, list, a job's timeline, cancel and retry one
+ * (docs/http-api.md, The HTTP API). The rule and fields of a declaration: api/operation.ts.
+ *
+ * @module
+ */
+import { CancelSchema } from "../job/schemas/changes";
+import { EnqueueBatchResultSchema, EnqueueBatchSchema, EnqueueResultSchema, EnqueueSchema } from "../job/schemas/enqueue";
+import { JobResultSchema, TimelineQuerySchema, TimelineSchema } from "../job/schemas/job";
+import { ListQuerySchema, ListResultSchema } from "../job/schemas/listing";
+import { EmptyBodySchema, JobIdParams } from "../job/schemas/pieces";
+import { operation } from "./operation";
+
+export const JOB_OPERATIONS = {
+  enqueue: operation({
+    method: "post",
+    path: "/v1/jobs",
+    summary: "Enqueue a job (idempotent by id, deduplicated by dedupeKey)",
+    body: EnqueueSchema,
+    response: EnqueueResultSchema,
+    status: "created",
+    errors: ["conflict", "queue_full"],
+  }),
+  enqueueBatch: operation({
+    method: "post",
+    path: "/v1/jobs/batch",
+    summary: "Enqueue 1 to 1,000 jobs; one invalid item refuses the whole call",
+    body: EnqueueBatchSchema,
+    response: EnqueueBatchResultSchema,
+    errors: ["conflict", "queue_full"],
+  }),
+  listJobs: operation({
+    method: "get",
+    path: "/v1/jobs",
+    summary: "List jobs, filtered and paged",
+    query: ListQuerySchema,
+    response: ListResultSchema,
+    errors: [],
+  }),
+  getJob: operation({
+    method: "get",
+    path: "/v1/jobs/{id}",
+    summary: "Get one job",
+    params: JobIdParams,
+    response: JobResultSchema,
+    errors: ["not_found"],
+  }),
+  jobTimeline: operation({
+    method: "get",
+    path: "/v1/jobs/{id}/timeline",
+    summary: "A job's newest transitions, oldest first (state, attempt, time, error or reason)",
+    params: JobIdParams,
+    query: TimelineQuerySchema,
+    response: TimelineSchema,
+    errors: ["not_found"],
+  }),
+  cancelJob: operation({
+    method: "post",
+    path: "/v1/jobs/{id}/cancel",
+    summary: "Cancel a pending or running job (a running job's lease is revoked)",
+    params: JobIdParams,
+    body: CancelSchema,
+    response: JobResultSchema,
+    errors: ["not_found", "already_terminal"],
+  }),
+  retryJob: operation({
+    method: "post",
+    path: "/v1/jobs/{id}/retry",
+    summary: "Send a failed or cancelled job back to pending, due now, attempts 0",
+    params: JobIdParams,
+    body: EmptyBodySchema,
+    response: JobResultSchema,
+    errors: ["not_found", "conflict"],
+    client: (call) => async (id: string) => (await call(id)).job,
+  }),
+};

@@ -1,0 +1,109 @@
+/**
+ * QueueClient: the producer's calls (docs/producers.md), written once over the plain calls
+ * (client/calls.ts), so the RPC client and the HTTP client are the same client over two transports.
+ * Its methods are named for what a producer does (`get`, `cancel`, `list`…) and typed by the job-type
+ * registry (`JobTypes`); every other operation the clients offer by its operationId.
+ *
+ * @module
+ */
+import type { Job, LeasedJob, ListResult, Scope, StatsResult } from "../job/schemas";
+import type { JsonObject } from "../job/json-safe";
+import type { Metrics } from "../metrics/schemas";
+import type { JobTypeName, PayloadOf } from "../sdk";
+import type { Calls } from "./calls";
+import { withoutUndefined } from "./json-input";
+import { runClaimed, type ClaimedFn, type LeaseOps, type RunClaimedOptions } from "./run-claimed";
+
+/** A Job whose type and payload follow the registry. */
+export type TypedJob<T extends string = JobTypeName> = Omit<Job, "type" | "payload"> & { type: T; payload: PayloadOf<T> };
+
+export interface EnqueueOptions {
+  id?: string;
+  scope?: Scope;
+  dedupeKey?: string;
+  priority?: number;
+  runAt?: number;
+  delayMs?: number;
+  /** 1 to 1,000, or Infinity (RPC) / "unlimited" (HTTP): retried until it succeeds. */
+  maxAttempts?: number | "unlimited";
+  timeoutMs?: number;
+  tags?: string[];
+  dedupeMode?: "active" | "pending";
+  coalesce?: "latest";
+  debounceMs?: number;
+  throttleMs?: number;
+  /** This job's retry delays instead of its type's: exponential (full jitter, the default) or fixed (baseMs each time). */
+  backoff?: { kind?: "exponential" | "fixed"; baseMs: number; maxMs?: number };
+}
+
+/** One enqueue: `{ type, payload, ...options }`, typed by the registry per type. */
+export type EnqueueInput<T extends JobTypeName = JobTypeName> = { [K in T]: { type: K; payload: PayloadOf<K> } & EnqueueOptions }[T];
+
+/**
+ * An enqueue's answer. `job` is null only when the id belonged to a job that finished and was deleted by
+ * retention: the id is still taken for `retention.idempotencyMs` (7 days), and nothing was created.
+ */
+export type Enqueued<T extends JobTypeName = JobTypeName> = { id: string; created: true; job: TypedJob<T> } | { id: string; created: false; job: TypedJob<T> | null };
+
+export interface ListQuery {
+  /** A type, or several (any of them). */
+  type?: JobTypeName | JobTypeName[];
+  /** A state, or several (any of them). */
+  state?: Job["state"] | Job["state"][];
+  /** Failed jobs of this kind, or of any of several. */
+  failureKind?: NonNullable<Job["failureKind"]> | NonNullable<Job["failureKind"]>[];
+  dedupeKey?: string;
+  scopeType?: string;
+  scopeId?: string;
+  tag?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface QueueClient {
+  enqueue<T extends JobTypeName>(input: EnqueueInput<T>): Promise<Enqueued<T>>;
+  /** enqueueMany: 1 to 1,000 jobs in one call, all or none validated first. */
+  enqueueMany(inputs: EnqueueInput[]): Promise<Enqueued[]>;
+  get(id: string): Promise<TypedJob>;
+  cancel(id: string, reason?: string): Promise<TypedJob>;
+  list(query?: ListQuery): Promise<ListResult>;
+  stats(type?: JobTypeName): Promise<StatsResult>;
+  /** metrics: per type counts, lag and totals, and per-minute counters of the last `minutes` (default 60). */
+  metrics(query?: { type?: JobTypeName; minutes?: number }): Promise<Metrics>;
+  /** retryFailed: every failed job of a type and/or scope back to pending (BullMQ's `retryJobs`). */
+  /** With `limit`, at most that many failed jobs are looked at; pass `nextCursor` back as `cursor` to go on. */
+  retryFailed(filter?: { type?: JobTypeName; scopeType?: string; scopeId?: string; limit?: number; cursor?: string }): Promise<{ retried: number; skipped: number; nextCursor: string | null }>;
+  /**
+   * claimOrEnqueue: enqueue under `dedupeKey` (pending mode) and, when no job of the key is running,
+   * get it leased to you in the same transaction — run it now (runClaimed); null: a job of the key is
+   * running, and this request waits as its follower (created or coalesced).
+   */
+  claimOrEnqueue<T extends JobTypeName>(input: EnqueueInput<T> & { dedupeKey: string }, options?: { worker?: string; leaseMs?: number }): Promise<LeasedJob | null>;
+  /** runClaimed: run a leased handle (heartbeats, complete), then the key's followers (at most maxDrains); see client/run-claimed.ts. */
+  runClaimed(handle: LeasedJob, fn: ClaimedFn, options?: RunClaimedOptions): Promise<JsonObject | undefined>;
+}
+
+/** producerClient: the producer's calls over either transport's plain calls. */
+export function producerClient(calls: Calls): QueueClient {
+  const leaseOps: LeaseOps = {
+    heartbeat: (id, leaseToken) => calls.heartbeat(id, { leaseToken }),
+    complete: (id, leaseToken, result) => calls.complete(id, { leaseToken, ...(result ? { result } : {}) }),
+    fail: (id, leaseToken, error) => calls.fail(id, { leaseToken, error: error.slice(0, 4000) || "error" }),
+    claimKey: async (req) => (await calls.claimKey(req)).leased,
+  };
+  // The registry types payloads; the queue checks them as JSON (so `as never` where a registered payload type meets the schema's).
+  return {
+    enqueue: async (input) => (await calls.enqueue(withoutUndefined(input) as never)) as never,
+    enqueueMany: async (inputs) => (await calls.enqueueBatch({ jobs: withoutUndefined(inputs) as never })).results as never,
+    get: async (id) => (await calls.getJob(id)).job as never,
+    cancel: async (id, reason) => (await calls.cancelJob(id, reason === undefined ? {} : { reason })).job as never,
+    // The API takes a list as comma-separated text, as in a query string.
+    list: (query = {}) => calls.listJobs(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v]))),
+    stats: (type) => calls.stats(type === undefined ? {} : { type }),
+    metrics: (query = {}) => calls.metrics(query),
+    retryFailed: (filter = {}) => calls.retryFailed(filter),
+    claimOrEnqueue: async (input, options = {}) =>
+      (await calls.claimOrEnqueue({ job: withoutUndefined(input) as never, worker: options.worker ?? "inline", ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) })).leased,
+    runClaimed: (handle, fn, options) => runClaimed(leaseOps, handle, fn, options),
+  };
+}

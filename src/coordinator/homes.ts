@@ -1,0 +1,51 @@
+/**
+ * Working over many homes (scope objects and type shards): items grouped by the home they go to,
+ * calls made in parallel up to a width, and the catalog's pages of homes walked to the end — each
+ * written once for every operation that fans out (docs/design.md "The catalog at scale").
+ *
+ * @module
+ */
+
+/** groupByHome: the items by the home `homeOf` names, each group in the items' order, homes in first-seen order. */
+export function groupByHome<T>(items: Iterable<T>, homeOf: (item: T) => string): Map<string, T[]> {
+  const byHome = new Map<string, T[]>();
+  for (const item of items) {
+    const home = homeOf(item);
+    const group = byHome.get(home);
+    if (group) group.push(item);
+    else byHome.set(home, [item]);
+  }
+  return byHome;
+}
+
+/** inParallel runs `fn` over `items` with at most `width` calls in flight; after a failure it starts no more. */
+export async function inParallel<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length && !failed) {
+        try {
+          await fn(items[next++]!);
+        } catch (e) {
+          failed = true;
+          throw e;
+        }
+      }
+    }),
+  );
+}
+
+/**
+ * catalogPages: the catalog's homes, page after page in name order — `page(after, first)` asks for the
+ * homes after `after` (`first`: the call that starts at `from`, which a cursor may ask to include) —
+ * until a page comes back short.
+ */
+export async function* catalogPages(page: (after: string, first: boolean) => Promise<string[]>, size: number, from = ""): AsyncGenerator<string[]> {
+  for (let after = from, first = true; ; first = false) {
+    const homes = await page(after, first);
+    yield homes;
+    if (homes.length < size) return;
+    after = homes[homes.length - 1]!;
+  }
+}

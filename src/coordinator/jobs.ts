@@ -1,0 +1,142 @@
+/**
+ * Jobs one at a time, and enqueue: each call routed to the object that owns the job (by its id, or,
+ * for an enqueue, by its scope or dedupe key), its answer or refusal made the API's (docs/http-api.md,
+ * The HTTP API). A batch over several objects commits in two phases (coordinator/batch-commit.ts).
+ * No SQL here.
+ *
+ * @module
+ */
+import { requireDeclared } from "../config/known-types";
+import { QueueError } from "../errors";
+import { scopeHome } from "../job/home";
+import { checkJsonSize } from "../job/json-size";
+import type { JobLogLine } from "../job/log-lines";
+import type { EnqueueRequest, EnqueueResult, Job, Scope, StepView, Timeline } from "../job/schemas";
+import type { EnqueueRefusal, NewJob } from "../scope/enqueue";
+import { toJob, type JobRow } from "../scope/job-row";
+import { prepareJob } from "../scope/new-job";
+import { commitAcross, PartRefused } from "./batch-commit";
+import { groupByHome, inParallel } from "./homes";
+import type { QueueContext } from "./queue-context";
+import { notFound, refusalError } from "./refusals";
+
+/** Homes one batch enqueue writes to in parallel (a batch spread over many scopes is many calls). */
+const ENQUEUE_PARALLEL = 32;
+
+type Item = { index: number; home: string; job: NewJob };
+
+export class Jobs {
+  constructor(private readonly q: QueueContext) {}
+
+  async enqueue(body: EnqueueRequest): Promise<EnqueueResult> {
+    return (await this.enqueueBatch([body], ""))[0]!;
+  }
+
+  /**
+   * enqueueBatch checks every item first (sizes), so one bad item refuses the
+   * whole call before anything is written; then one RPC to a single home, or, over
+   * n homes, the staged commit of batch-commit.ts (2n − 1 calls in three rounds).
+   */
+  async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs"): Promise<EnqueueResult[]> {
+    const now = Date.now();
+    const { config } = this.q;
+    const limits = config.limits;
+    requireDeclared(config, bodies.map((b) => b.type), (i) => (pathPrefix ? `${pathPrefix}[${i}].type` : "type"));
+    let total = 0;
+    const prepared: Item[] = bodies.map((body, index) => {
+      const payload = JSON.stringify(body.payload);
+      total += checkJsonSize(payload, limits.payloadMaxBytes, pathPrefix ? `${pathPrefix}[${index}].payload` : "payload");
+      return { index, ...prepareJob(config, body, payload, now) };
+    });
+    if (total > limits.batchPayloadMaxBytes) {
+      throw new QueueError("payload_too_large", `the batch's payloads total ${total} bytes; the limit is ${limits.batchPayloadMaxBytes}`, {
+        path: pathPrefix || "payload",
+        bytes: total,
+        limitBytes: limits.batchPayloadMaxBytes,
+      });
+    }
+    const byHome = groupByHome(prepared, (p) => p.home);
+    const conflict = (items: Item[], out: EnqueueRefusal) => {
+      const index = items[out.index]!.index;
+      const field = out.code === "queue_full" ? "type" : "dedupeKey";
+      const path = pathPrefix ? `${pathPrefix}[${index}].${field}` : field;
+      return new QueueError(out.code, `${path}: ${out.message}`, { path, index });
+    };
+    const results: EnqueueResult[] = new Array(bodies.length);
+    const put = (items: Item[], out: { results: { row: JobRow | null; created: boolean }[] }) =>
+      out.results.forEach((r, k) => {
+        // The id of the job that answers — a key's holder, when the key was held — so a GET of it finds that job.
+        results[items[k]!.index] = { id: r.row?.id ?? items[k]!.job.id, job: r.row === null ? null : toJob(r.row), created: r.created };
+      });
+    const [only] = byHome;
+    if (byHome.size === 1 && only) {
+      // One object's enqueue is one transaction: all or none by itself.
+      const [home, items] = only;
+      const out = await this.q.scope(home).enqueue(items.map((i) => i.job));
+      if (!out.ok) throw conflict(items, out);
+      put(items, out);
+      return results;
+    }
+    // Over several objects: staged everywhere, then committed everywhere or nowhere (batch-commit.ts).
+    const parts = [...byHome].map(([home, items]) => ({ home, items, jobs: items.map((i) => i.job) }));
+    const answers = await commitAcross(parts, (home) => this.q.scope(home), (list, f) => inParallel(list, ENQUEUE_PARALLEL, f)).catch((e: unknown) => {
+      throw e instanceof PartRefused ? conflict(parts[e.part]!.items, e.refusal) : e;
+    });
+    for (const [i, p] of parts.entries()) {
+      const out = answers[i];
+      // A decided part is never refused (enqueueJobs, `decided`); a part its alarm applied first answers its jobs as they are.
+      if (!out?.ok) throw new Error(`part ${i} of a committed batch answered no jobs`);
+      put(p.items, out);
+    }
+    return results;
+  }
+
+  async get(id: string): Promise<Job> {
+    const row = await this.q.scope(this.q.homeOf(id)).get(id);
+    if (!row) throw notFound(id);
+    return toJob(row);
+  }
+
+  async timeline(id: string, limit: number): Promise<Timeline> {
+    const t = await this.q.scope(this.q.homeOf(id)).timeline(id, limit);
+    if (!t) throw notFound(id);
+    return t as Timeline;
+  }
+
+  async logs(id: string): Promise<JobLogLine[]> {
+    // Cast as steps() does: the RPC type of a JSON field is too deep for the checker.
+    const lines = (await this.q.scope(this.q.homeOf(id)).logs(id)) as unknown as JobLogLine[] | null;
+    if (!lines) throw notFound(id);
+    return lines;
+  }
+
+  async steps(id: string): Promise<StepView[]> {
+    const steps = await this.q.scope(this.q.homeOf(id)).steps(id);
+    if (!steps) throw notFound(id);
+    return steps as StepView[];
+  }
+
+  async resolveStep(id: string, name: string, result: unknown): Promise<Job> {
+    const json = JSON.stringify(result ?? null);
+    checkJsonSize(json, this.q.config.limits.payloadMaxBytes, "result");
+    const out = await this.q.scope(this.q.homeOf(id)).resolveStep(id, name, json);
+    if (!out.ok) throw refusalError(id, out, "resolve a step of");
+    return toJob(out.row);
+  }
+
+  async cancel(id: string, reason: string | undefined): Promise<Job> {
+    const out = await this.q.scope(this.q.homeOf(id)).cancel(id, reason ?? null);
+    if (!out.ok) throw refusalError(id, out, "cancel");
+    return toJob(out.row);
+  }
+
+  async retry(id: string): Promise<Job> {
+    const out = await this.q.scope(this.q.homeOf(id)).retry(id);
+    if (!out.ok) throw refusalError(id, out, "retry");
+    return toJob(out.row);
+  }
+
+  async cancelScope(scope: Scope, pendingOnly: boolean, reason: string | undefined): Promise<number> {
+    return this.q.scope(scopeHome(scope).name).cancelAll(pendingOnly, reason ?? null);
+  }
+}

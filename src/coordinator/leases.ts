@@ -1,0 +1,106 @@
+/**
+ * A leased job, as its holder — a pull worker, or an inline caller — renews, journals, logs and
+ * settles it, each call fenced by the lease token in the object that owns the job
+ * (docs/pull-workers.md, docs/reliability.md). No SQL here.
+ *
+ * @module
+ */
+import { QueueError } from "../errors";
+import { checkJsonSize } from "../job/json-size";
+import type { AppendLogsRequest, AppendStepRequest, CompleteManyResult, FailOutcome, FailRequest, Job, SleepRequest } from "../job/schemas";
+import type { WorkerLogItem } from "../scope/job-logs";
+import { toJob } from "../scope/job-row";
+import { groupByHome } from "./homes";
+import type { QueueContext } from "./queue-context";
+import { refusalError } from "./refusals";
+
+export class Leases {
+  constructor(private readonly q: QueueContext) {}
+
+  async heartbeat(id: string, leaseToken: string, leaseMs: number | undefined): Promise<number> {
+    const out = await this.q.scope(this.q.homeOf(id)).heartbeat(id, leaseToken, leaseMs ?? null);
+    if (!out.ok) throw refusalError(id, out, "heartbeat");
+    return out.leaseExpiresAt;
+  }
+
+  async complete(id: string, leaseToken: string, result: object | undefined): Promise<Job> {
+    const resultJson = result === undefined ? null : JSON.stringify(result);
+    if (resultJson !== null) checkJsonSize(resultJson, this.q.config.limits.payloadMaxBytes, "result");
+    const out = await this.q.scope(this.q.homeOf(id)).complete(id, leaseToken, resultJson);
+    if (!out.ok) throw refusalError(id, out, "complete");
+    return toJob(out.row);
+  }
+
+  /**
+   * completeMany: each item as `complete` would answer it, in one call per home (one transaction and one
+   * statement there). An item's own problem (a result too large, a lost lease) is its answer, not the call's.
+   */
+  async completeMany(items: readonly { id: string; leaseToken: string; result?: object; logs?: WorkerLogItem[] }[]): Promise<CompleteManyResult["results"]> {
+    const answers: CompleteManyResult["results"] = items.map((i) => ({ id: i.id, ok: true as const }));
+    const refuse = (k: number, e: unknown) => {
+      const q = e instanceof QueueError ? e : new QueueError("internal", String(e));
+      answers[k] = { id: items[k]!.id, ok: false, error: { code: q.code, message: q.message } };
+    };
+    const ready = items.flatMap((item, k) => {
+      try {
+        const result = item.result === undefined ? null : JSON.stringify(item.result);
+        if (result !== null) checkJsonSize(result, this.q.config.limits.payloadMaxBytes, `items[${k}].result`);
+        return [{ k, home: this.q.homeOf(item.id), id: item.id, token: item.leaseToken, result, ...(item.logs ? { logs: item.logs } : {}) }];
+      } catch (e) {
+        refuse(k, e);
+        return [];
+      }
+    });
+    await Promise.all(
+      [...groupByHome(ready, (r) => r.home)].map(async ([home, group]) => {
+        try {
+          const outs = await this.q.scope(home).completeMany(group.map(({ id, token, result, logs }) => ({ id, token, result, ...(logs ? { logs } : {}) })));
+          outs.forEach((out, i) => {
+            if (!out.ok) refuse(group[i]!.k, refusalError(group[i]!.id, out, "complete"));
+          });
+        } catch (e) {
+          for (const g of group) refuse(g.k, e);
+        }
+      }),
+    );
+    return answers;
+  }
+
+  async fail(id: string, req: FailRequest): Promise<{ job: Job; outcome: FailOutcome }> {
+    const out = await this.q.scope(this.q.homeOf(id)).fail(id, req.leaseToken, {
+      error: req.error,
+      retryAfterMs: req.retryAfterMs,
+      fatal: req.fatal,
+      consumesAttempt: req.consumesAttempt,
+    });
+    if (!out.ok) throw refusalError(id, out, "fail");
+    return { job: toJob(out.row), outcome: out.outcome };
+  }
+
+  async release(id: string, leaseToken: string): Promise<Job> {
+    const out = await this.q.scope(this.q.homeOf(id)).release(id, leaseToken);
+    if (!out.ok) throw refusalError(id, out, "release");
+    return toJob(out.row);
+  }
+
+  async sleep(id: string, body: SleepRequest): Promise<Job> {
+    const { leaseToken, ...input } = body;
+    const out = await this.q.scope(this.q.homeOf(id)).sleep(id, leaseToken, input);
+    if (!out.ok) throw refusalError(id, out, "put to sleep");
+    return toJob(out.row);
+  }
+
+  async appendStep(id: string, body: AppendStepRequest): Promise<void> {
+    const result = body.op === "commit" ? JSON.stringify(body.result ?? null) : null;
+    if (result !== null) checkJsonSize(result, this.q.config.limits.payloadMaxBytes, "result");
+    const out = await this.q.scope(this.q.homeOf(id)).appendStep({ id, op: body.op, seq: body.seq, name: body.name, result, startedAt: body.startedAt, start: body.start }, body.leaseToken);
+    if (!out.ok) throw refusalError(id, out, "journal a step of");
+  }
+
+  /** appendLogs: a pull worker's lines for its attempt, fenced by its lease; clipped as a pushed handler's are. */
+  async appendLogs(id: string, req: AppendLogsRequest): Promise<number> {
+    const out = await this.q.scope(this.q.homeOf(id)).appendLogs(id, req.leaseToken, req.items);
+    if (!out.ok) throw refusalError(id, out, "logs");
+    return out.stored;
+  }
+}

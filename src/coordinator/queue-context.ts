@@ -1,0 +1,33 @@
+/**
+ * What every area of the coordinator's operations works with: the env and config, the scope object
+ * of a home, the catalog, and the home a job id names (docs/design.md "Where a job lives, and its id").
+ *
+ * @module
+ */
+import { Catalogs } from "../catalog/shards";
+import type { QueueConfig } from "../config/schema";
+import type { Env } from "../env";
+import { homeOfJobId } from "../job/home";
+import { notFound } from "./refusals";
+
+export class QueueContext {
+  constructor(
+    readonly env: Env,
+    readonly config: QueueConfig,
+  ) {}
+
+  scope(home: string) {
+    return this.env.SCOPE.getByName(home);
+  }
+
+  catalog(): Catalogs {
+    return new Catalogs(this.env.CATALOG, this.config.catalogShards);
+  }
+
+  /** homeOf routes a job id; an id that cannot name one of our objects is simply not found (and wakes no object). */
+  homeOf(id: string): string {
+    const home = homeOfJobId(id);
+    if (!home || (home.kind === "type" && home.shard >= this.config.typeSettings(home.type).shards)) throw notFound(id);
+    return home.name;
+  }
+}

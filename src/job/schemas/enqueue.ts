@@ -1,0 +1,71 @@
+/**
+ * An enqueue, one or a batch, and its answer (docs/http-api.md, The HTTP API; keys: docs/guards.md).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { MaxAttemptsSchema } from "../max-attempts";
+import { JobSchema } from "./job";
+import { ClientJobId, epochMs, JobTypeName, JsonObjectSchema, MAX_DELAY_MS, boundedName, ScopeSchema } from "./pieces";
+
+/** A job's own backoff (enqueue `backoff`). maxMs defaults to the larger of baseMs and 5 minutes. */
+export const JobBackoffSchema = z
+  .strictObject({
+    kind: z.enum(["exponential", "fixed"]).default("exponential"),
+    baseMs: z.number().int().min(0).max(24 * 3600 * 1000),
+    maxMs: z.number().int().min(0).max(7 * 24 * 3600 * 1000).optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.maxMs !== undefined && b.maxMs < b.baseMs) ctx.addIssue({ code: "custom", path: ["maxMs"], message: `${b.maxMs} is below baseMs ${b.baseMs}: the cap must be at least the first delay` });
+  });
+
+export const EnqueueSchema = z
+  .strictObject({
+    type: JobTypeName,
+    payload: JsonObjectSchema,
+    id: ClientJobId.optional().meta({ description: "Idempotency: the same id in the same home returns the same job." }),
+    scope: ScopeSchema.optional(),
+    dedupeKey: boundedName(512).optional(),
+    priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+    runAt: epochMs.optional(),
+    delayMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),
+    maxAttempts: MaxAttemptsSchema.optional(),
+    timeoutMs: z.number().int().min(1000).max(7 * 24 * 3600 * 1000).optional(),
+    tags: z.array(boundedName(128)).max(32).optional(),
+    dedupeMode: z.enum(["active", "pending"]).optional().meta({ description: "active: one pending-or-running job per key (default); pending: one pending follower may wait behind one running job." }),
+    coalesce: z.literal("latest").optional().meta({ description: "A duplicate replaces the pending job's payload (never a running job's)." }),
+    debounceMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Run once after the burst: each duplicate replaces the payload and pushes runAt to now + debounceMs." }),
+    throttleMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Once a job of the key has started, duplicates within this window get it and create nothing." }),
+    backoff: JobBackoffSchema.optional().meta({ description: "This job's retry delays instead of its type's: exponential (full jitter up to min(maxMs, baseMs·2^(attempt−1))) or fixed (baseMs each time)." }),
+  })
+  .superRefine((body, ctx) => {
+    if (body.runAt !== undefined && body.delayMs !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["delayMs"], message: "runAt and delayMs are exclusive; give one" });
+    }
+    for (const key of ["dedupeMode", "coalesce", "debounceMs", "throttleMs"] as const) {
+      if (body[key] !== undefined && body.dedupeKey === undefined) ctx.addIssue({ code: "custom", path: [key], message: `${key} needs a dedupeKey` });
+    }
+    if (body.debounceMs !== undefined && body.throttleMs !== undefined) ctx.addIssue({ code: "custom", path: ["throttleMs"], message: "debounceMs and throttleMs are exclusive" });
+    for (const key of ["debounceMs", "throttleMs"] as const) {
+      if (body[key] === undefined) continue;
+      if (body.dedupeMode !== undefined || body.coalesce !== undefined) {
+        ctx.addIssue({ code: "custom", path: [key], message: `${key} is a mode of its own: leave out dedupeMode and coalesce` });
+      }
+    }
+    if (body.debounceMs !== undefined && (body.runAt !== undefined || body.delayMs !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["debounceMs"], message: "debounceMs sets the run time: leave out runAt and delayMs" });
+    }
+  });
+export type EnqueueRequest = z.infer<typeof EnqueueSchema>;
+
+export const ENQUEUE_BATCH_MAX = 1000;
+export const EnqueueBatchSchema = z
+  .strictObject({ jobs: z.array(EnqueueSchema).min(1).max(ENQUEUE_BATCH_MAX) });
+
+export const EnqueueResultSchema = z.object({
+  id: z.string().meta({ description: "The job's id (also when `job` is null)." }),
+  job: JobSchema.nullable().meta({ description: "null: the id belonged to a job that finished and was deleted by retention; it is still taken (retention.idempotencyMs), and nothing was created." }),
+  created: z.boolean(),
+});
+export type EnqueueResult = z.infer<typeof EnqueueResultSchema>;
+export const EnqueueBatchResultSchema = z.object({ results: z.array(EnqueueResultSchema) });

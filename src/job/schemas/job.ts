@@ -1,0 +1,78 @@
+/**
+ * A job as the API answers it (and leased, with its lease and journal), and its timeline
+ * (docs/http-api.md, The HTTP API; docs/state-machine.md).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { FailureKindSchema, JobStateSchema, JsonObjectSchema, ScopeSchema } from "./pieces";
+
+export const JobSchema = z
+  .object({
+    id: z.string(),
+    type: z.string(),
+    payload: JsonObjectSchema,
+    scope: ScopeSchema.nullable(),
+    state: JobStateSchema,
+    failureKind: FailureKindSchema.nullable(),
+    priority: z.number().int(),
+    runAt: z.number(),
+    attempts: z.number().int(),
+    maxAttempts: z.number().int(),
+    timeoutMs: z.number().int().nullable(),
+    dedupeKey: z.string().nullable(),
+    tags: z.array(z.string()),
+    lastError: z.string().nullable(),
+    result: JsonObjectSchema.nullable(),
+    cancelReason: z.string().nullable(),
+    dedupeMode: z.string().nullable().meta({ description: "How the dedupe key behaves: active, active+latest, pending, pending+latest, debounce, throttle." }),
+    scheduledFor: z.number().nullable().meta({ description: "The schedule slot this job was fired for; null when not from a schedule." }),
+    backoff: z
+      .object({ kind: z.enum(["exponential", "fixed"]), baseMs: z.number(), maxMs: z.number() })
+      .nullable()
+      .meta({ description: "The job's own backoff, when it was enqueued with one; null: its type's." }),
+    createdAt: z.number(),
+    updatedAt: z.number(),
+    startedAt: z.number().nullable().meta({ description: "When the latest attempt was claimed." }),
+    finishedAt: z.number().nullable().meta({ description: "When it reached a terminal state." }),
+  });
+export type Job = z.infer<typeof JobSchema>;
+
+const JournalEntrySchema = z.object({
+  seq: z.number().int(),
+  name: z.string(),
+  kind: z.enum(["step", "sleep"]),
+  result: z.string().nullable().meta({ description: "JSON text; null while an atMostOnce step has started and not finished." }),
+  startedAt: z.number(),
+  finishedAt: z.number().nullable(),
+  attempt: z.number().int(),
+  wakeAt: z.number().nullable(),
+});
+export const LeasedJobSchema = JobSchema.extend({
+  leaseToken: z.string(),
+  leaseExpiresAt: z.number(),
+  journal: z
+    .object({ start: z.object({ at: z.number(), seed: z.string() }).nullable(), entries: z.array(JournalEntrySchema) })
+    .optional()
+    .meta({ description: "The job's journal of durable steps, when it has one: a worker replays journaled steps from it (docs/handlers.md, Durable steps)." }),
+});
+export type LeasedJob = z.infer<typeof LeasedJobSchema>;
+
+export const JobResultSchema = z.object({ job: JobSchema });
+
+export const TimelineSchema = z.object({
+  steps: z.array(
+    z.object({
+      at: z.number(),
+      state: JobStateSchema,
+      attempt: z.number().int(),
+      note: z.string().nullable().meta({ description: "failed: kind and error; cancelled: reason; pending after an attempt: its error; or `manual retry`." }),
+    }),
+  ),
+  earlier: z.number().int().meta({ description: "Older steps not returned (past `limit`)." }),
+});
+
+export type Timeline = z.infer<typeof TimelineSchema>;
+export const TimelineQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100).meta({ description: "The newest steps to return (a job snoozed for days has thousands)." }),
+});

@@ -1,0 +1,83 @@
+/**
+ * The pieces the API's shapes are made of (docs/http-api.md, The HTTP API): JSON objects, names
+ * (bounded, well-formed Unicode: job/names.ts), job types and states, scopes, ids, times, leases and
+ * worker names, and the few shapes every operation shares (errors, health, an empty body). The shapes
+ * by area are in the modules beside this one; job/schemas/index.ts gathers them.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { FAILURE_KINDS, JOB_STATES, TERMINAL_STATES } from "../states";
+import { isJsonObject, jsonProblem, type JsonObject } from "../json-safe";
+import { wellFormed } from "../names";
+
+/** A JSON object checked for JSON safety without being copied (a copy would turn a `__proto__` key into a prototype). */
+export const JsonObjectSchema = z
+  .custom<JsonObject>()
+  .superRefine((value, ctx) => {
+    if (value === undefined) {
+      ctx.addIssue({ code: "custom", message: "is required: a JSON object ({} when there is nothing to say)" });
+      return;
+    }
+    if (!isJsonObject(value)) {
+      ctx.addIssue({ code: "custom", message: `must be a JSON object, got ${describe(value)}` });
+      return;
+    }
+    const problem = jsonProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem.problem, path: problem.path });
+  })
+  .meta({ description: "A JSON object (no top-level array or scalar)." });
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "a non-plain object" : `a ${typeof value}`;
+}
+
+/** A name: 1 to `max` characters of well-formed Unicode. */
+export const boundedName = (max: number) => wellFormed(z.string().min(1, "must be a non-empty string").max(max));
+
+export const JobTypeName = boundedName(128).meta({ description: "Job type, e.g. `email.send`." });
+export const JobStateSchema = z.enum(JOB_STATES);
+export const FailureKindSchema = z.enum(FAILURE_KINDS);
+export const TerminalStateSchema = z.enum(TERMINAL_STATES);
+
+export const ScopeSchema = z.strictObject({
+  type: boundedName(128),
+  id: boundedName(256),
+});
+export type Scope = z.infer<typeof ScopeSchema>;
+
+/** Client-supplied ids appear in URLs, so they keep to a URL-safe alphabet. */
+export const ClientJobId = z
+  .string()
+  .regex(/^[A-Za-z0-9._:@-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : @ -");
+
+/** Job ids are opaque; this only bounds their size. */
+export const JobId = z.string().min(1).max(2048);
+
+/** Path parameters. */
+export const JobIdParams = z.strictObject({ id: JobId });
+export const ScopeParams = z.strictObject({ scopeType: boundedName(128), scopeId: boundedName(256) });
+
+export const epochMs = z.number().int().min(0).max(8.64e15);
+export const MAX_DELAY_MS = 366 * 24 * 3600 * 1000;
+
+export const LEASE_MS_MIN = 1000;
+export const LEASE_MS_MAX = 12 * 3600 * 1000;
+export const leaseMs = z.number().int().min(LEASE_MS_MIN).max(LEASE_MS_MAX);
+
+/** A pull worker's name; `push` is the lease owner of the queue's own dispatch (its attempts are released when their object restarts). */
+export const workerName = boundedName(128).refine((w) => w !== "push", "`push` is reserved for the queue's own dispatch; name the worker otherwise");
+export const leaseToken = z.string().min(1).max(128);
+
+export const HealthSchema = z.object({ ok: z.literal(true), version: z.string() });
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  });
+export const EmptyBodySchema = z.strictObject({});
