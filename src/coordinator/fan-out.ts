@@ -8,7 +8,7 @@
  * @module
  */
 import { requireDeclared } from "../config/known-types";
-import { homeFor, scopeHome } from "../job/home";
+import { homeFor, scopeHome, typeHome } from "../job/home";
 import type { CancelKeysRequest, Job, ListQuery, ListResult, PruneRequest, RetryFailedRequest } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
 import type { FailedCursor } from "../scope/change";
@@ -47,20 +47,44 @@ export class FanOut {
     }
 
     const cursor = q.cursor ? decodeCursor(q.cursor) : { h: "", s: -1 };
-    // A failure-kind filter only finds failed jobs: only homes holding some are visited.
-    const states = q.failureKind ? (q.state ?? ["failed"]).filter((s) => s === "failed") : q.state;
-    const homes = await this.q.catalog().listHomes({ types: q.type, states }, cursor.h, cursor.s >= 0, LIST_HOMES_PER_PAGE);
     const items: Job[] = [];
-    for (const home of homes) {
+    let visited = 0;
+    /** take: one home's page into `items`; the cursor to answer with when the page is full, else null. */
+    const take = async (home: string): Promise<string | null> => {
+      visited++;
       const need = q.limit - items.length;
       const rows = await this.q.scope(home).list(filter, home === cursor.h ? Math.max(cursor.s, 0) : 0, need + 1);
       const taken = rows.slice(0, need);
       items.push(...taken.map(toJob));
-      if (rows.length > need) return { items, nextCursor: encodeCursor({ h: home, s: taken[taken.length - 1]?.seq ?? cursor.s }) };
-      if (items.length === q.limit) return { items, nextCursor: encodeCursor({ h: home, s: -1 }) };
+      if (rows.length > need) return encodeCursor({ h: home, s: taken[taken.length - 1]?.seq ?? cursor.s });
+      if (items.length === q.limit || visited === LIST_HOMES_PER_PAGE) return encodeCursor({ h: home, s: -1 });
+      return null;
+    };
+    // A listing by type reads the type's own homes (its unscoped jobs, one per shard) first and directly, so a job
+    // just enqueued there is listed at once; only the scopes holding jobs of the type come from the catalog, about
+    // a second behind (docs/http-api.md "Listing jobs").
+    const direct = (q.type ?? []).flatMap((t) => Array.from({ length: this.q.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name));
+    let after = cursor.h;
+    const from = cursor.h === "" ? 0 : direct.indexOf(cursor.h);
+    if (from >= 0) {
+      for (const home of direct.slice(from)) {
+        if (home === cursor.h && cursor.s < 0) continue;
+        const next = await take(home);
+        if (next) return { items, nextCursor: next };
+      }
+      after = "";
+    }
+    // A failure-kind filter only finds failed jobs: only homes holding some are visited.
+    const states = q.failureKind ? (q.state ?? ["failed"]).filter((s) => s === "failed") : q.state;
+    const budget = LIST_HOMES_PER_PAGE - visited;
+    const homes = await this.q.catalog().listHomes({ types: q.type, states }, after, after !== "" && cursor.s >= 0, budget);
+    for (const home of homes) {
+      if (direct.includes(home)) continue;
+      const next = await take(home);
+      if (next) return { items, nextCursor: next };
     }
     const lastHome = homes[homes.length - 1];
-    return { items, nextCursor: homes.length === LIST_HOMES_PER_PAGE && lastHome ? encodeCursor({ h: lastHome, s: -1 }) : null };
+    return { items, nextCursor: homes.length === budget && lastHome ? encodeCursor({ h: lastHome, s: -1 }) : null };
   }
 
   /** retryFailed: every failed job of a scope, or of every home holding failed jobs (of `type`), back to pending. */
