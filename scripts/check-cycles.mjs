@@ -11,6 +11,9 @@
 // Imports are read with the TypeScript compiler's parser, so comments and strings are not imports.
 // A cycle is reported as its strongly connected component: its folders, and for every import edge
 // between two of them one import that makes it (file:line → specifier), with how many more there are.
+//
+// Then the boundaries (BOUNDARIES below): the coordinator and the schedule object reach src/scope/ only
+// through src/scope/api.ts, type imports included.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
@@ -57,14 +60,14 @@ function node(file) {
   return parts.length === 1 ? parts[0] : parts[0] + "/";
 }
 
-/** runtimeImports: the specifiers a file loads at run time, each with its line. */
-function runtimeImports(file, text) {
+/** runtimeImports: the specifiers a file loads at run time (with `types`, type-only ones too), each with its line. */
+function runtimeImports(file, text, types = false) {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith("x") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
   const out = [];
   const add = (literal) => out.push({ spec: literal.text, line: sf.getLineAndCharacterOfPosition(literal.getStart(sf)).line + 1 });
   const walk = (n) => {
-    if (ts.isImportDeclaration(n) && !n.importClause?.isTypeOnly) add(n.moduleSpecifier);
-    else if (ts.isExportDeclaration(n) && n.moduleSpecifier && !n.isTypeOnly) add(n.moduleSpecifier);
+    if (ts.isImportDeclaration(n) && (types || !n.importClause?.isTypeOnly)) add(n.moduleSpecifier);
+    else if (ts.isExportDeclaration(n) && n.moduleSpecifier && (types || !n.isTypeOnly)) add(n.moduleSpecifier);
     else if (ts.isImportEqualsDeclaration(n) && !n.isTypeOnly && ts.isExternalModuleReference(n.moduleReference)) add(n.moduleReference.expression);
     else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteralLike(n.arguments[0])) add(n.arguments[0]);
     ts.forEachChild(n, walk);
@@ -137,3 +140,24 @@ if (components.length > 0) {
   process.exit(1);
 }
 console.log(`no import cycles between the ${nodes.length} folders and top-level files of src/`);
+
+// Boundaries: a folder that others reach through one module only. Type imports count too: what a folder
+// names of another's inside is as much a dependency as what it calls.
+const BOUNDARIES = [{ folder: "scope/", only: "src/scope/api.ts", from: ["coordinator/", "schedule/"], why: "what a scope object offers over RPC" }];
+const crossings = [];
+for (const file of filesUnder(SRC)) {
+  for (const b of BOUNDARIES) {
+    if (!b.from.includes(node(file))) continue;
+    for (const { spec, line } of runtimeImports(file, readFileSync(file, "utf8"), true)) {
+      const target = resolve(file, spec);
+      if (target && node(target) === b.folder && path.relative(ROOT, target) !== b.only) {
+        crossings.push(`  ${path.relative(ROOT, file)}:${line} imports "${spec}": import it from ${b.only} (${b.why})`);
+      }
+    }
+  }
+}
+if (crossings.length > 0) {
+  console.error(["Imports past a folder's boundary:", ...crossings].join("\n"));
+  process.exit(1);
+}
+console.log(`${BOUNDARIES.map((b) => `src/${b.folder}`).join(", ")} reached only through ${BOUNDARIES.map((b) => b.only).join(", ")}`);

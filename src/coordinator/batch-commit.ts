@@ -8,8 +8,7 @@
  * @module
  */
 import { QueueError } from "../errors";
-import type { DecidingAnswer, Decision } from "../scope/batch-stage";
-import type { EnqueueOutcome, EnqueueRefusal, NewJob } from "../scope/enqueue";
+import type { DecidingAnswer, Decision, EnqueueOutcome, EnqueueRefusal, NewJob } from "../scope/api";
 
 /** What a part's object offers (ScopeDO's methods, over RPC). */
 interface StagingObject {

@@ -8,8 +8,7 @@
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
 import type { AppendLogsRequest, AppendStepRequest, CompleteManyResult, FailOutcome, FailRequest, Job, SleepRequest } from "../job/schemas";
-import type { WorkerLogItem } from "../scope/job-logs";
-import { toJob } from "../scope/job-row";
+import { type WorkerLogItem, toJob } from "../scope/api";
 import { groupByHome } from "./homes";
 import type { QueueContext } from "./queue-context";
 import { refusalError } from "./refusals";

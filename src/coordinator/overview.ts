@@ -10,7 +10,7 @@ import { parseHome } from "../job/home";
 import type { PauseResult, ScopeStats, Stats, StatsResult, TypeList } from "../job/schemas";
 import { zeroCounters } from "../metrics/counters";
 import type { Metrics, MetricsQuery } from "../metrics/schemas";
-import { zeroKinds } from "../scope/summary";
+import { zeroKinds } from "../scope/api";
 import type { QueueContext } from "./queue-context";
 
 export class Overview {

@@ -5,7 +5,7 @@
  * @module
  */
 import { QueueError } from "../errors";
-import type { Refusal } from "../scope/outcome";
+import type { Refusal } from "../scope/api";
 
 export function notFound(id: string): QueueError {
   return new QueueError("not_found", `job ${id} not found`);

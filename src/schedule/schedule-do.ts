@@ -16,10 +16,8 @@ import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { migrateStorage } from "../schema/migrate";
 import { ownName } from "../object-name";
-import type { NewJob } from "../scope/enqueue";
+import { type NewJob, scopeOfRow, prepareJob } from "../scope/api";
 import type { EnqueueRequest } from "../job/schemas";
-import { scopeOfRow } from "../scope/job-row";
-import { prepareJob } from "../scope/new-job";
 import {
   deleteSchedule,
   dueSchedules,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { scopeOfRow } from "../scope/job-row";
+import { scopeOfRow } from "../scope/api";
 import { firstSlotAfter, triggerOf } from "./slots";
 import { MAX_CATCHUP_DEFAULT, type Misfire, type Schedule, type ScheduleSpec } from "../job/schedule-spec";
 

@@ -30,7 +30,7 @@ describe("listing by type", () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const r = await api("GET", `/v1/jobs?type=${type}&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      const r: { body: { items: { id: string }[]; nextCursor: string | null } } = await api("GET", `/v1/jobs?type=${type}&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
       seen.push(...ids(r));
       cursor = r.body.nextCursor;
     } while (cursor);
