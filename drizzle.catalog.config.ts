@@ -3,6 +3,6 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   driver: "durable-sqlite",
-  schema: "./src/schema/catalog.ts",
+  schema: "./src/tables/catalog.ts",
   out: "./migrations/catalog",
 });

@@ -3,6 +3,6 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   driver: "durable-sqlite",
-  schema: "./src/schema/pool.ts",
+  schema: "./src/tables/pool.ts",
   out: "./migrations/pool",
 });

@@ -3,6 +3,6 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   driver: "durable-sqlite",
-  schema: "./src/schema/schedule.ts",
+  schema: "./src/tables/schedule.ts",
   out: "./migrations/schedule",
 });

@@ -3,6 +3,6 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   driver: "durable-sqlite",
-  schema: "./src/schema/scope.ts",
+  schema: "./src/tables/scope.ts",
   out: "./migrations/scope",
 });

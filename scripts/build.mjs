@@ -27,7 +27,7 @@ const library = {
   index: "src/sdk.ts",
   handler: "src/handler/index.ts",
   "handler-node": "src/handler/node.ts",
-  worker: "src/worker/index.ts",
+  worker: "src/pull-worker/index.ts",
   testing: "src/testing/index.ts",
   outbox: "src/outbox/index.ts",
   server: "src/server/index.ts",

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run check` part 2: the drizzle schema and migrations/ agree. drizzle-kit generates into a
-// scratch copy of each migrations folder; if it writes a new migration, src/schema changed
+// scratch copy of each migrations folder; if it writes a new migration, src/tables changed
 // without `npm run db:generate`.
 import { execFileSync } from "node:child_process";
 import { cpSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -15,7 +15,7 @@ try {
     const config = `${SCRATCH}/${db}.config.ts`;
     writeFileSync(
       config,
-      `import { defineConfig } from "drizzle-kit";\nexport default defineConfig({ dialect: "sqlite", driver: "durable-sqlite", schema: "./src/schema/${db}.ts", out: "./${out}" });\n`,
+      `import { defineConfig } from "drizzle-kit";\nexport default defineConfig({ dialect: "sqlite", driver: "durable-sqlite", schema: "./src/tables/${db}.ts", out: "./${out}" });\n`,
     );
     const before = readdirSync(out).length;
     const log = execFileSync("node_modules/.bin/drizzle-kit", ["generate", "--config", config], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -26,7 +26,7 @@ try {
   rmSync(SCRATCH, { recursive: true, force: true });
 }
 if (stale.length) {
-  console.error(`migrations/ is behind src/schema for: ${stale.join(", ")}. Run \`npm run db:generate\` and commit the result.`);
+  console.error(`migrations/ is behind src/tables for: ${stale.join(", ")}. Run \`npm run db:generate\` and commit the result.`);
   process.exit(1);
 }
-console.log("migrations/ matches src/schema");
+console.log("migrations/ matches src/tables");

@@ -7,14 +7,14 @@ import type { CatalogDO } from "./catalog/catalog-do";
 import type { PoolDO } from "./pool/pool-do";
 import type { ScheduleDO } from "./schedule/schedule-do";
 import type { ScopeDO } from "./scope/scope-do";
-import type { WaitDO } from "./wait/wait-do";
+import type { WaitDO } from "./claim-wait/wait-do";
 
 export interface Env {
   SCOPE: DurableObjectNamespace<ScopeDO>;
   CATALOG: DurableObjectNamespace<CatalogDO>;
   POOL: DurableObjectNamespace<PoolDO>;
   SCHEDULE: DurableObjectNamespace<ScheduleDO>;
-  /** Where pull claims that asked to wait park, one object per job type (wait/wait-do.ts). */
+  /** Where pull claims that asked to wait park, one object per job type (claim-wait/wait-do.ts). */
   WAIT: DurableObjectNamespace<WaitDO>;
   /** Bearer token for the HTTP API (a secret; `.dev.vars` locally). Unset: every call is refused. */
   QUEUE_TOKEN?: string;

@@ -11,7 +11,7 @@ import migrations from "../../migrations/catalog/migrations.js";
 import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
 import type { JobState, TerminalState } from "../job/states";
-import { migrateStorage } from "../schema/migrate";
+import { migrateStorage } from "../tables/migrate";
 import type { HomeSummary } from "../scope/summary";
 import type { Stats, StatsResult } from "../job/schemas";
 import { MINUTE_MS, minuteOf, type Counters, type MinuteCounters } from "../metrics/counters";
@@ -20,7 +20,7 @@ import { metricSeries, metricTotals } from "./metrics-store";
 import { ClaimedTypes, unhandledTypes } from "./claimed-types";
 import { loadConfig } from "../config/load";
 import { type PauseSync, pauseChanges, pausedTypes, promise, setPaused } from "./pause-store";
-import { POOL_CALL_TIMEOUT_MS, withTimeout } from "../dispatch/permit-plan";
+import { POOL_CALL_TIMEOUT_MS, withTimeout } from "../pool/permit-plan";
 import type { QueueConfig } from "../config/schema";
 
 export interface RankedHome {

@@ -2,7 +2,7 @@
  * runClaimed: run a job the caller leased inline (`claimOrEnqueue`), then the
  * followers its key gathered meanwhile (docs/producers.md "Inline claims").
  *
- * The lease is renewed every third of it while `fn` runs (worker/lease.ts). A
+ * The lease is renewed every third of it while `fn` runs (pull-worker/lease.ts). A
  * renewal refused (the job was cancelled, or its lease lost) aborts `fn`'s
  * signal, and so does the lease's end by this machine's clock when no renewal
  * was confirmed (the queue out of reach): the queue gives an expired lease's
@@ -20,7 +20,7 @@
  */
 import type { JsonObject } from "../job/json-safe";
 import type { LeasedJob, Scope } from "../job/schemas";
-import { grantedMs, Lease } from "../worker/lease";
+import { grantedMs, Lease } from "../pull-worker/lease";
 import { QueueClientError } from "./errors";
 
 /** What runClaimed needs of a client: the lease holder's calls. */

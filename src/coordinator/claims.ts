@@ -6,7 +6,7 @@
  * @module
  */
 import { requireDeclared } from "../config/known-types";
-import { guarded } from "../dispatch/permit-plan";
+import { guarded } from "../pool/permit-plan";
 import { QueueError } from "../errors";
 import { homeFor, typeHome } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
@@ -39,7 +39,7 @@ export class Claims {
     const started = Date.now() - 1;
     const jobs = await this.claimNow(req);
     if (jobs.length > 0 || !req.waitMs || !req.types) return jobs;
-    // Nothing due: park on the types' wait objects until a scope object says one has due work (wait/wait-do.ts).
+    // Nothing due: park on the types' wait objects until a scope object says one has due work (claim-wait/wait-do.ts).
     // Parked, the claim costs the queue nothing per second: no catalog write, no alarm, a promise in memory.
     const types = [...new Set(req.types)];
     const deadline = started + req.waitMs;

@@ -7,7 +7,7 @@
  * @module
  */
 import { RpcTarget } from "cloudflare:workers";
-import type { AbortNotice, AbortReason, BatchControlApi, JobOutcome, JournalAnswer, JournalWrite } from "./contract";
+import type { AbortNotice, AbortReason, BatchControlApi, JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 
 export class BatchControl extends RpcTarget implements BatchControlApi {
   private readonly queued: AbortNotice[] = [];

@@ -32,11 +32,11 @@
 import type { QueueConfig } from "../config/schema";
 import { TypeBackoff } from "./backoff";
 import { BatchControl } from "./batch-control";
-import type { AbortReason, HandlerEntrypointApi, HandlerOutcome, JournalAnswer, JournalWrite } from "./contract";
+import type { AbortReason, HandlerEntrypointApi, HandlerOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 import { Flights, type Flight } from "./flights";
 import { readOutcome, readOutcomes } from "./outcome";
 import { PermitLedger, type Permit } from "./permit-ledger";
-import { permitPlan, PERMIT_TTL_FACTOR, type PoolApi } from "./permit-plan";
+import { permitPlan, PERMIT_TTL_FACTOR, type PoolApi } from "../pool/permit-plan";
 import { Reachability } from "./reachability";
 import type { Leased, ScopePort } from "./scope-port";
 

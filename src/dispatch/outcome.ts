@@ -9,7 +9,7 @@ import { z } from "zod";
 import { jsonProblem, isJsonObject, type JsonObject } from "../job/json-safe";
 import { ERROR_MAX_CHARS } from "../job/schemas";
 import { readLogLines } from "../job/log-lines";
-import type { HandlerOutcome } from "./contract";
+import type { HandlerOutcome } from "../job/handler-contract";
 
 /** A snooze shorter than this would only spin the job (a snooze spends no attempt). */
 export const SNOOZE_MIN_MS = 250;

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { POOL_CALL_TIMEOUT_MS, takePermits, withTimeout, type PermitStep, type PoolApi, type Taken } from "./permit-plan";
+import { POOL_CALL_TIMEOUT_MS, takePermits, withTimeout, type PermitStep, type PoolApi, type Taken } from "../pool/permit-plan";
 
 export interface Permit {
   pool: string;

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { AbortReason, DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "./contract";
+import type { AbortReason, DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 
 /** One job leased to a handler call. */
 export interface Leased {

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import type { BatchControlApi, DispatchBatch, JobOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
+import type { BatchControlApi, DispatchBatch, JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { Handlers } from "./context";
 import { JobAbortedError } from "./errors";
 import { runOne } from "./run-one";

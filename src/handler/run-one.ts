@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { DispatchJob, JobOutcome } from "../dispatch/contract";
+import type { DispatchJob, JobOutcome } from "../job/handler-contract";
 import type { Handlers, JobContext, JobHandler } from "./context";
 import { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
 import { type JournalWriter, SleepRequest, StepRunner } from "./steps";

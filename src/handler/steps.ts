@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
+import type { Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../job/handler-contract";
 import type { StepOptions, StepRun } from "./context";
 import { JobAbortedError, NondeterminismError, TerminalJobError } from "./errors";
 import { randomHex } from "../random-hex";

@@ -2,7 +2,7 @@
  * The job vocabulary: states and failure kinds.
  *
  * Each list is declared once, `as const`, and is the source of the TypeScript
- * union, the zod enum, the SQL `CHECK` in `src/schema/` and the table in
+ * union, the zod enum, the SQL `CHECK` in `src/tables/` and the table in
  * `docs/state-machine.md` (a test keeps the doc in step).
  *
  * @module

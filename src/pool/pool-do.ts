@@ -14,7 +14,7 @@ import migrations from "../../migrations/pool/migrations.js";
 import { AlarmArm } from "../alarm-arm";
 import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
-import { migrateStorage } from "../schema/migrate";
+import { migrateStorage } from "../tables/migrate";
 import { ownName } from "../object-name";
 import { acquire, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, waitingHolders, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
 

@@ -14,7 +14,7 @@ import { systemClock, type Clock } from "../clock";
 import { loadConfig } from "../config/load";
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
-import { migrateStorage } from "../schema/migrate";
+import { migrateStorage } from "../tables/migrate";
 import { ownName } from "../object-name";
 import { type NewJob, scopeOfRow, prepareJob } from "../scope/api";
 import type { EnqueueRequest } from "../job/schemas";

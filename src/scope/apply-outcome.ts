@@ -11,7 +11,7 @@ import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { complete, fail, sleep, snooze } from "./settle";
 import type { ScopeStore } from "./store";
-import type { HandlerOutcome } from "../dispatch/contract";
+import type { HandlerOutcome } from "../job/handler-contract";
 
 /** resultText: a completed outcome's result as stored (JSON text or null), or undefined when it is over the size limit. */
 export function resultText(config: QueueConfig, o: Extract<HandlerOutcome, { kind: "completed" }>): string | null | undefined {

@@ -7,7 +7,7 @@
  * @module
  */
 import type { QueueConfig } from "../config/schema";
-import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
+import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { Leased, ScopePort } from "../dispatch/scope-port";
 import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "./claim";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Job, LeasedJob, Scope } from "../job/schemas";
-import type { Journal } from "../dispatch/contract";
+import type { Journal } from "../job/handler-contract";
 import type { FailureKind, JobState } from "../job/states";
 
 export type JobRow = {
@@ -58,7 +58,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
   // The runtime's raw cursor has toArray() (one call for all rows); its type does not say so.
   const raw = cursor.raw() as IterableIterator<SqlStorageValue[]> & { toArray?: () => SqlStorageValue[][] };
   const rows = (raw.toArray ? raw.toArray() : [...raw]) as never[][];
-  // Typed by the table (src/schema/scope.ts), as the generic exec<JobRow>() was.
+  // Typed by the table (src/tables/scope.ts), as the generic exec<JobRow>() was.
   return rows.map((r) => ({
     seq: r[at.seq]!,
     id: r[at.id]!,

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { guarded, POOL_CALL_TIMEOUT_MS, withTimeout, type PoolApi } from "../dispatch/permit-plan";
+import { guarded, POOL_CALL_TIMEOUT_MS, withTimeout, type PoolApi } from "../pool/permit-plan";
 import type { JobRow } from "./job-row";
 import { anyPermits, permitsOfLease, pullClaim, returnable, type PullClaimDeps } from "./pull-permits";
 import type { ClaimRequest } from "./claim";

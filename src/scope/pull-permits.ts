@@ -1,7 +1,7 @@
 /**
  * Guards for pulled types (docs/pull-workers.md "Pull workers"): a claim of a type with a
  * `concurrency`, pools, a `notWhileRunning` pair or `waitsFor` takes the same
- * permits a pushed call of it would (dispatch/permit-plan.ts), before it
+ * permits a pushed call of it would (pool/permit-plan.ts), before it
  * leases, and keeps them with the lease in `job_permit`:
  *
  * - taken: for no more jobs than are due, trimmed to the smallest grant; the
@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../dispatch/permit-plan";
+import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
 import { busyHere, claimJobs, countStartable, type ClaimRequest } from "./claim";
 import { pendingTypes } from "./counts";
 import type { JobRow } from "./job-row";

@@ -15,7 +15,7 @@ import type { Env } from "../env";
 import type { TerminalState } from "../job/states";
 import type { FailOutcome, StepView } from "../job/schemas";
 import type { JobLogLine } from "../job/log-lines";
-import type { Journal, JournalWrite } from "../dispatch/contract";
+import type { Journal, JournalWrite } from "../job/handler-contract";
 import type { PauseSync } from "../catalog/pause-store";
 import type { FailedCursor } from "./change";
 import type { ClaimRequest } from "./claim";

@@ -16,7 +16,7 @@ import { jsonChunks } from "./json-chunks";
 import { keepLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
 import type { ScopeStore } from "./store";
 import { writeStep } from "./steps";
-import type { JournalStart } from "../dispatch/contract";
+import type { JournalStart } from "../job/handler-contract";
 
 
 /** jobExtendLeaseIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 leaseMs or null (keep the claim's). Never past startedAt + timeoutMs. */

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Journal, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
+import type { Journal, JournalEntry, JournalStart, JournalWrite } from "../job/handler-contract";
 import { utf8Length } from "../job/json-size";
 import type { StepView } from "../job/schemas";
 import { jobRows, type JobRow } from "./job-row";

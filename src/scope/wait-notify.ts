@@ -1,5 +1,5 @@
 /**
- * Telling parked pull claims (wait/wait-do.ts) that a pulled type has due work
+ * Telling parked pull claims (claim-wait/wait-do.ts) that a pulled type has due work
  * here. Throttled per type within one object instance (NOTIFY_EVERY_MS), so a
  * burst of enqueues costs one call, and only pulled types are told (pushed
  * ones are dispatched by this object itself).

@@ -9,8 +9,8 @@
  */
 import type { TerminalState } from "../job/states";
 import type { FailOutcome } from "../job/schemas";
-import type { JournalWrite } from "../dispatch/contract";
-import { PERMIT_TTL_FACTOR } from "../dispatch/permit-plan";
+import type { JournalWrite } from "../job/handler-contract";
+import { PERMIT_TTL_FACTOR } from "../pool/permit-plan";
 import { changed, nothing, written, type Changes, type Written } from "./changes";
 import { cancelAll, cancelJob, cancelKeys, retryFailed, retryJob, type FailedCursor } from "./change";
 import type { ReportUrgency } from "./catalog-report";

@@ -32,7 +32,7 @@ import { formatPath } from "../job/json-safe";
 import { PoolDO as BasePoolDO } from "../pool/pool-do";
 import { ScheduleDO as BaseScheduleDO } from "../schedule/schedule-do";
 import { ScopeDO as BaseScopeDO } from "../scope/scope-do";
-import { WaitDO as BaseWaitDO } from "../wait/wait-do";
+import { WaitDO as BaseWaitDO } from "../claim-wait/wait-do";
 import { LOCAL_HANDLERS, missingHandlers, missingObjects } from "./bindings";
 
 /** A class defineHandlers made: it knows its job types. */

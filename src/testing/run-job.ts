@@ -21,7 +21,7 @@
  *
  * @module
  */
-import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../dispatch/contract";
+import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../job/handler-contract";
 import type { AnyHandler, AnyHandlers, Handlers } from "../handler/context";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";

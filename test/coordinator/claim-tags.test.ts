@@ -4,7 +4,7 @@
  * homes it asks; a waiting tagged claim is not answered by an untagged job.
  */
 import { describe, expect, it } from "vitest";
-import { createWorker } from "../../src/worker";
+import { createWorker } from "../../src/pull-worker";
 import { exports } from "cloudflare:workers";
 import { api, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
 

@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseConfig } from "../../src/config/load";
-import type { AbortNotice, BatchControlApi, DispatchBatch, HandlerEntrypointApi, HandlerOutcome } from "../../src/dispatch/contract";
+import type { AbortNotice, BatchControlApi, DispatchBatch, HandlerEntrypointApi, HandlerOutcome } from "../../src/job/handler-contract";
 import { Dispatcher, INVOCATIONS_PER_EVENT, MAX_CALLS_IN_FLIGHT, WAITS_FOR_RETRY_MS } from "../../src/dispatch/dispatcher";
-import type { PoolApi } from "../../src/dispatch/permit-plan";
+import type { PoolApi } from "../../src/pool/permit-plan";
 import type { Leased, ScopePort } from "../../src/dispatch/scope-port";
 
 type Settled = { id: string; outcome: HandlerOutcome };

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { PermitLedger } from "../../src/dispatch/permit-ledger";
-import { POOL_CALL_TIMEOUT_MS, type PermitStep, type PoolApi } from "../../src/dispatch/permit-plan";
+import { POOL_CALL_TIMEOUT_MS, type PermitStep, type PoolApi } from "../../src/pool/permit-plan";
 
 type Grant = Awaited<ReturnType<PoolApi["acquire"]>>;
 

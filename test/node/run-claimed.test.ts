@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { QueueClientError } from "../../src/client/errors";
 import { runClaimed, type LeaseOps } from "../../src/client/run-claimed";
-import { leasedJob } from "./worker/fake-queue-api";
+import { leasedJob } from "./pull-worker/fake-queue-api";
 
 beforeEach(() => {
   vi.useFakeTimers();

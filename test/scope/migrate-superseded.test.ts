@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import migrations from "../../migrations/scope/migrations.js";
-import { migrateStorage } from "../../src/schema/migrate";
+import { migrateStorage } from "../../src/tables/migrate";
 import { env } from "../helpers/scope";
 
 const before = (tag: string) => {

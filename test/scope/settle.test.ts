@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { HandlerOutcome } from "../../src/dispatch/contract";
+import type { HandlerOutcome } from "../../src/job/handler-contract";
 import { dispatchPort } from "../../src/scope/dispatch-port";
 import { WakeMemo } from "../../src/scope/wake-memo";
 import { readWakeRow } from "../../src/scope/wake";

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { JsonObject } from "../job/json-safe";
-import type { JobLogLine } from "../job/log-lines";
-import type { Scope } from "../job/schemas";
+import type { JsonObject } from "./json-safe";
+import type { JobLogLine } from "./log-lines";
+import type { Scope } from "./schemas";
 
 /** One job as it crosses the binding; the handler SDK turns it into `(payload, ctx)`. */
 export interface DispatchJob {

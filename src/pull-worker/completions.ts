@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { JobOutcome } from "../dispatch/contract";
+import type { JobOutcome } from "../job/handler-contract";
 import type { CompleteManyResult, LeasedJob } from "../job/schemas";
 import { refusesField } from "./answers";
 import type { Call } from "./api";

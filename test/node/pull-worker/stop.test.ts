@@ -5,7 +5,7 @@
  * lease it still held.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { onSignals, stopWorker, type StopDeps, type Stoppable } from "../../../src/worker/stop";
+import { onSignals, stopWorker, type StopDeps, type Stoppable } from "../../../src/pull-worker/stop";
 import { leasedJob } from "./fake-queue-api";
 
 beforeEach(() => {

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { JobOutcome, JournalAnswer, JournalWrite } from "../dispatch/contract";
+import type { JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { WorkerHandlers } from "../handler/context";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";

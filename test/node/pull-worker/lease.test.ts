@@ -4,7 +4,7 @@
  * it, and the lapse when none was confirmed.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { grantedMs, Lease, leaseMargin, type LeaseOptions } from "../../../src/worker/lease";
+import { grantedMs, Lease, leaseMargin, type LeaseOptions } from "../../../src/pull-worker/lease";
 
 beforeEach(() => {
   vi.useFakeTimers();

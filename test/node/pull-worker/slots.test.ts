@@ -3,7 +3,7 @@
  * early while its attempt is still unanswered, and the loop's wait for a place.
  */
 import { describe, expect, it } from "vitest";
-import { Slots } from "../../../src/worker/slots";
+import { Slots } from "../../../src/pull-worker/slots";
 
 const attempt = (id: string) => ({ job: { id } });
 

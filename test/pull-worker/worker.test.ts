@@ -8,7 +8,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { JobAbortedError } from "../../src/handler/errors";
 import type { JobContext } from "../../src/handler/context";
-import { createWorker, type WorkerOptions } from "../../src/worker";
+import { createWorker, type WorkerOptions } from "../../src/pull-worker";
 import { api, TOKEN, uniqueType, waitForJob } from "../helpers/api";
 
 const fetchCoordinator = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;

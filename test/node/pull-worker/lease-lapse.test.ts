@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { JobContext } from "../../../src/handler/context";
 import type { JobAbortedError } from "../../../src/handler/errors";
-import { createWorker } from "../../../src/worker";
+import { createWorker } from "../../../src/pull-worker";
 import { fakeQueueApi } from "./fake-queue-api";
 
 beforeEach(() => {

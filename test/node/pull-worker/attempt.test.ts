@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { JobContext, WorkerHandlers } from "../../../src/handler/context";
 import { JobAbortedError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../../../src/handler/errors";
-import { Attempt, type AttemptDeps } from "../../../src/worker/attempt";
+import { Attempt, type AttemptDeps } from "../../../src/pull-worker/attempt";
 import { fakeCall, leasedJob, refusal, type CallMade } from "./fake-queue-api";
 
 beforeEach(() => {

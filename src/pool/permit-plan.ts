@@ -14,8 +14,8 @@
  * @module
  */
 import type { QueueConfig } from "../config/schema";
-import type { AcquireRequest, BlockedBy } from "../pool/permits";
-import { guardName, resourcePoolName, typePoolName } from "../pool/pool-name";
+import type { AcquireRequest, BlockedBy } from "./permits";
+import { guardName, resourcePoolName, typePoolName } from "./pool-name";
 
 /**
  * Permits live twice as long as the job lease they go with: if renewals stall,

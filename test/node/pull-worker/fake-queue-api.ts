@@ -6,8 +6,8 @@
  * queue's clock need not be the worker's); fakeCall is one module's `Call`.
  */
 import type { LeasedJob } from "../../../src/job/schemas";
-import { ApiError } from "../../../src/worker/answers";
-import type { Call, CallOptions } from "../../../src/worker/api";
+import { ApiError } from "../../../src/pull-worker/answers";
+import type { Call, CallOptions } from "../../../src/pull-worker/api";
 
 export interface Sent {
   method: string;

@@ -8,7 +8,7 @@
  * answer's status, the call rejects; after it, reading the body does.
  */
 import { describe, expect, it } from "vitest";
-import { createWorker } from "../../../src/worker";
+import { createWorker } from "../../../src/pull-worker";
 import { leasedJob } from "./fake-queue-api";
 
 function answeringQueue() {

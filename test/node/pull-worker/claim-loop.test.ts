@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { LeasedJob } from "../../../src/job/schemas";
-import { claimLoop, type ClaimLoopDeps } from "../../../src/worker/claim-loop";
-import type { Claimed } from "../../../src/worker/claims";
+import { claimLoop, type ClaimLoopDeps } from "../../../src/pull-worker/claim-loop";
+import type { Claimed } from "../../../src/pull-worker/claims";
 import { leasedJob } from "./fake-queue-api";
 
 beforeEach(() => {

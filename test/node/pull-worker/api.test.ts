@@ -4,8 +4,8 @@
  * the request it makes, refusals as ApiError, and its two ways to end a call.
  */
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../../src/worker/answers";
-import { jobPath, queueCall } from "../../../src/worker/api";
+import { ApiError } from "../../../src/pull-worker/answers";
+import { jobPath, queueCall } from "../../../src/pull-worker/api";
 
 /** A fetch whose status and body come when the test says. */
 function slowFetch() {

@@ -5,7 +5,7 @@
  * attempt; an older queue that refuses `logs` gets the lines on their own.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Completions, type Completing } from "../../../src/worker/completions";
+import { Completions, type Completing } from "../../../src/pull-worker/completions";
 import { fakeCall, leasedJob, refusal } from "./fake-queue-api";
 
 beforeEach(() => {

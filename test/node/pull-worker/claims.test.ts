@@ -5,8 +5,8 @@
  * arriving: worker/api.ts), and its deadline ends any.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Claims } from "../../../src/worker/claims";
-import { Completions, type Completing } from "../../../src/worker/completions";
+import { Claims } from "../../../src/pull-worker/claims";
+import { Completions, type Completing } from "../../../src/pull-worker/completions";
 import { fakeCall, leasedJob, refusal, type CallMade } from "./fake-queue-api";
 
 beforeEach(() => {
