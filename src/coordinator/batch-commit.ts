@@ -8,7 +8,7 @@
  * @module
  */
 import { QueueError } from "../errors";
-import type { DecidingAnswer, Decision, EnqueueOutcome, EnqueueRefusal, NewJob } from "../scope/api";
+import type { Decision, EnqueueRefusal, NewJob, WireDecidingAnswer as DecidingAnswer, WireEnqueueOutcome as EnqueueOutcome } from "../scope/api";
 
 /** What a part's object offers (ScopeDO's methods, over RPC). */
 interface StagingObject {

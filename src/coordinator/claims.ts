@@ -11,7 +11,7 @@ import { QueueError } from "../errors";
 import { homeFor, typeHome } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { ClaimKeyRequest, ClaimOrEnqueueRequest, ClaimOrEnqueueResult, ClaimRequest, CompleteManyResult, LeasedJob } from "../job/schemas";
-import { toJob, toLeasedJob, prepareJob } from "../scope/api";
+import { prepareJob } from "../scope/api";
 import type { Leases } from "./leases";
 import type { QueueContext } from "./queue-context";
 import { invalidField } from "./refusals";
@@ -74,7 +74,7 @@ export class Claims {
     for (const home of homes) {
       if (jobs.length >= req.limit) break;
       try {
-        for (const r of await this.q.scope(home).claim({ ...req, limit: req.limit - jobs.length })) jobs.push(toLeasedJob(r));
+        jobs.push(...(await this.q.scope(home).claim({ ...req, limit: req.limit - jobs.length })));
       } catch (e) {
         // Jobs leased by the homes that answered must reach the worker (as in claimNow): a failing home is skipped.
         console.error(JSON.stringify({ event: "claim:home_failed", failures: [{ home, error: String(e) }] }));
@@ -116,7 +116,7 @@ export class Claims {
       // Jobs leased by the homes that answered must reach the worker even if another home failed:
       // dropping them would strand them until their lease expires, spending an attempt.
       for (const [k, s] of settled.entries()) {
-        if (s.status === "fulfilled") for (const r of s.value) jobs.push(toLeasedJob(r));
+        if (s.status === "fulfilled") jobs.push(...s.value);
         else failures.push({ home: wave[k]!, error: String(s.reason) });
       }
     }
@@ -140,14 +140,13 @@ export class Claims {
     const out = await this.q.scope(home).claimOrEnqueue(job, req.worker, req.leaseMs);
     if (!out.ok && out.code === "queue_full") throw new QueueError("queue_full", `job.type: ${out.message}`, { path: "job.type" });
     if (!out.ok) throw new QueueError("conflict", `job.dedupeKey: ${out.message}`, { path: "job.dedupeKey" });
-    return { leased: out.leased ? toLeasedJob(out.leased) : null, job: toJob(out.job), created: out.created };
+    return { leased: out.leased, job: out.job, created: out.created };
   }
 
   async claimKey(req: ClaimKeyRequest): Promise<LeasedJob | null> {
     this.requirePulled(req.type, "type");
     const home = homeFor({ type: req.type, scope: req.scope, dedupeKey: req.dedupeKey, localId: "" }, this.q.config.typeSettings(req.type).shards).name;
-    const row = await this.q.scope(home).claimKey(req.type, req.dedupeKey, req.worker, req.leaseMs);
-    return row ? toLeasedJob(row) : null;
+    return this.q.scope(home).claimKey(req.type, req.dedupeKey, req.worker, req.leaseMs);
   }
 
   /**

@@ -11,7 +11,7 @@ import { requireDeclared } from "../config/known-types";
 import { homeFor, scopeHome, typeHome } from "../job/home";
 import type { CancelKeysRequest, Job, ListQuery, ListResult, PruneRequest, RetryFailedRequest } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
-import { type FailedCursor, toJob } from "../scope/api";
+import type { FailedCursor } from "../scope/api";
 import { decodeCursor, encodeCursor, invalidCursor, packJson, readCursor } from "./cursor";
 import { catalogPages, groupByHome, inParallel } from "./homes";
 import type { Overview } from "./overview";
@@ -39,10 +39,8 @@ export class FanOut {
       const home = scopeHome({ type: q.scopeType, id: q.scopeId }).name;
       const cursor = q.cursor ? decodeCursor(q.cursor) : { h: home, s: 0 };
       if (cursor.h !== home || cursor.s < 0) throw invalidCursor();
-      const rows = await this.q.scope(home).list(filter, cursor.s, q.limit + 1);
-      const page = rows.slice(0, q.limit);
-      const last = page[page.length - 1];
-      return { items: page.map(toJob), nextCursor: rows.length > q.limit && last ? encodeCursor({ h: home, s: last.seq }) : null };
+      const page = await this.q.scope(home).list(filter, cursor.s, q.limit);
+      return { items: page.jobs, nextCursor: page.next === null ? null : encodeCursor({ h: home, s: page.next }) };
     }
 
     const cursor = q.cursor ? decodeCursor(q.cursor) : { h: "", s: -1 };
@@ -52,10 +50,9 @@ export class FanOut {
     const take = async (home: string): Promise<string | null> => {
       visited++;
       const need = q.limit - items.length;
-      const rows = await this.q.scope(home).list(filter, home === cursor.h ? Math.max(cursor.s, 0) : 0, need + 1);
-      const taken = rows.slice(0, need);
-      items.push(...taken.map(toJob));
-      if (rows.length > need) return encodeCursor({ h: home, s: taken[taken.length - 1]?.seq ?? cursor.s });
+      const page = await this.q.scope(home).list(filter, home === cursor.h ? Math.max(cursor.s, 0) : 0, need);
+      items.push(...page.jobs);
+      if (page.next !== null) return encodeCursor({ h: home, s: page.next });
       if (items.length === q.limit || visited === LIST_HOMES_PER_PAGE) return encodeCursor({ h: home, s: -1 });
       return null;
     };

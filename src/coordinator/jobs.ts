@@ -12,7 +12,7 @@ import { scopeHome } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { JobLogLine } from "../job/log-lines";
 import type { EnqueueRequest, EnqueueResult, Job, Scope, StepView, Timeline } from "../job/schemas";
-import { type EnqueueRefusal, type NewJob, toJob, type JobRow, prepareJob } from "../scope/api";
+import { type EnqueuedJob, type EnqueueRefusal, type NewJob, prepareJob } from "../scope/api";
 import { commitAcross, PartRefused } from "./batch-commit";
 import { groupByHome, inParallel } from "./homes";
 import type { QueueContext } from "./queue-context";
@@ -61,10 +61,10 @@ export class Jobs {
       return new QueueError(out.code, `${path}: ${out.message}`, { path, index });
     };
     const results: EnqueueResult[] = new Array(bodies.length);
-    const put = (items: Item[], out: { results: { row: JobRow | null; created: boolean }[] }) =>
+    const put = (items: Item[], out: { results: EnqueuedJob[] }) =>
       out.results.forEach((r, k) => {
         // The id of the job that answers — a key's holder, when the key was held — so a GET of it finds that job.
-        results[items[k]!.index] = { id: r.row?.id ?? items[k]!.job.id, job: r.row === null ? null : toJob(r.row), created: r.created };
+        results[items[k]!.index] = { id: r.job?.id ?? items[k]!.job.id, job: r.job, created: r.created };
       });
     const [only] = byHome;
     if (byHome.size === 1 && only) {
@@ -90,9 +90,9 @@ export class Jobs {
   }
 
   async get(id: string): Promise<Job> {
-    const row = await this.q.scope(this.q.homeOf(id)).get(id);
-    if (!row) throw notFound(id);
-    return toJob(row);
+    const job = await this.q.scope(this.q.homeOf(id)).get(id);
+    if (!job) throw notFound(id);
+    return job;
   }
 
   async timeline(id: string, limit: number): Promise<Timeline> {
@@ -119,19 +119,19 @@ export class Jobs {
     checkJsonSize(json, this.q.config.limits.payloadMaxBytes, "result");
     const out = await this.q.scope(this.q.homeOf(id)).resolveStep(id, name, json);
     if (!out.ok) throw refusalError(id, out, "resolve a step of");
-    return toJob(out.row);
+    return out.job;
   }
 
   async cancel(id: string, reason: string | undefined): Promise<Job> {
     const out = await this.q.scope(this.q.homeOf(id)).cancel(id, reason ?? null);
     if (!out.ok) throw refusalError(id, out, "cancel");
-    return toJob(out.row);
+    return out.job;
   }
 
   async retry(id: string): Promise<Job> {
     const out = await this.q.scope(this.q.homeOf(id)).retry(id);
     if (!out.ok) throw refusalError(id, out, "retry");
-    return toJob(out.row);
+    return out.job;
   }
 
   async cancelScope(scope: Scope, pendingOnly: boolean, reason: string | undefined): Promise<number> {

@@ -8,7 +8,7 @@
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
 import type { AppendLogsRequest, AppendStepRequest, CompleteManyResult, FailOutcome, FailRequest, Job, SleepRequest } from "../job/schemas";
-import { type WorkerLogItem, toJob } from "../scope/api";
+import type { WorkerLogItem } from "../scope/api";
 import { groupByHome } from "./homes";
 import type { QueueContext } from "./queue-context";
 import { refusalError } from "./refusals";
@@ -27,7 +27,7 @@ export class Leases {
     if (resultJson !== null) checkJsonSize(resultJson, this.q.config.limits.payloadMaxBytes, "result");
     const out = await this.q.scope(this.q.homeOf(id)).complete(id, leaseToken, resultJson);
     if (!out.ok) throw refusalError(id, out, "complete");
-    return toJob(out.row);
+    return out.job;
   }
 
   /**
@@ -73,20 +73,20 @@ export class Leases {
       consumesAttempt: req.consumesAttempt,
     });
     if (!out.ok) throw refusalError(id, out, "fail");
-    return { job: toJob(out.row), outcome: out.outcome };
+    return { job: out.job, outcome: out.outcome };
   }
 
   async release(id: string, leaseToken: string): Promise<Job> {
     const out = await this.q.scope(this.q.homeOf(id)).release(id, leaseToken);
     if (!out.ok) throw refusalError(id, out, "release");
-    return toJob(out.row);
+    return out.job;
   }
 
   async sleep(id: string, body: SleepRequest): Promise<Job> {
     const { leaseToken, ...input } = body;
     const out = await this.q.scope(this.q.homeOf(id)).sleep(id, leaseToken, input);
     if (!out.ok) throw refusalError(id, out, "put to sleep");
-    return toJob(out.row);
+    return out.job;
   }
 
   async appendStep(id: string, body: AppendStepRequest): Promise<void> {

@@ -8,6 +8,7 @@ import { Catalogs } from "../catalog/shards";
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { homeOfJobId } from "../job/home";
+import { scopeRpc, type ScopeRpc } from "../scope/api";
 import { notFound } from "./refusals";
 
 export class QueueContext {
@@ -16,8 +17,8 @@ export class QueueContext {
     readonly config: QueueConfig,
   ) {}
 
-  scope(home: string) {
-    return this.env.SCOPE.getByName(home);
+  scope(home: string): ScopeRpc {
+    return scopeRpc(this.env.SCOPE.getByName(home));
   }
 
   catalog(): Catalogs {

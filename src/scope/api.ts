@@ -1,21 +1,38 @@
 /**
  * What a scope object offers the rest of the queue over RPC: the types its
- * methods take and answer, and the few functions that read them (a row's
- * view, a job made ready for its home). The coordinator and the schedule
+ * methods take and answer — jobs as the API's views (wire.ts), never its
+ * table's rows — and the few functions that go with them (a job made ready for
+ * its home, a scope read from a stored pair). The coordinator and the schedule
  * object import this module and no other file of scope/ — the boundary that
  * lets the scope object's inside change (docs/design.md "One commit path");
  * `npm run check` holds it (scripts/check-cycles.mjs, BOUNDARIES).
  *
  * @module
  */
-export type { ScopeDO } from "./scope-do";
-export type { NewJob, Enqueued, EnqueueOutcome, EnqueueRefusal } from "./enqueue";
-export type { Decision, DecidingAnswer } from "./batch-stage";
+import type { ScopeDO } from "./scope-do";
+
+export type { ScopeDO };
+
+/**
+ * ScopeRpc: the scope object's methods as a caller holds them. Their answers are plain data (wire.ts), which
+ * RPC passes as it is; typing a stub through the runtime's Rpc.Stub instead costs the compiler a recursive walk of
+ * every job view (too deep for it, in places) to learn nothing more.
+ */
+export type ScopeRpc = {
+  [K in keyof ScopeDO as K extends "alarm" | "fetch" ? never : ScopeDO[K] extends (...args: never[]) => Promise<unknown> ? K : never]: ScopeDO[K];
+};
+
+/** scopeRpc: a scope object's stub, typed as ScopeRpc. */
+export function scopeRpc(stub: DurableObjectStub<ScopeDO>): ScopeRpc {
+  return stub as unknown as ScopeRpc;
+}
+export type { NewJob, EnqueueRefusal } from "./enqueue";
+export type { Decision } from "./batch-stage";
+export type { EnqueuedJob, JobPage, WireDecidingAnswer, WireEnqueueOutcome, WireInlineClaim } from "./wire";
 export type { FailedCursor } from "./change";
 export type { WorkerLogItem } from "./job-logs";
 export type { Outcome, Refusal } from "./outcome";
-export type { InlineClaim } from "./inline-claim";
 export type { HomeSummary, TypeSummary } from "./summary";
-export { toJob, toLeasedJob, scopeOfRow, type JobRow } from "./job-row";
+export { scopeOfRow } from "./job-row";
 export { prepareJob } from "./new-job";
 export { zeroKinds } from "./summary";

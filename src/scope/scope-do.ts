@@ -4,8 +4,9 @@
  * A thin shell over its parts (scope-parts.ts): each RPC method runs one
  * write of writes.ts through the one commit path — the write's transaction,
  * then `FollowUps.run` over the record of what it changed (docs/design.md
- * "One commit path") — or one read. The alarm (alarm-pass.ts) is the reap and
- * sweep loop and never throws.
+ * "One commit path") — or one read, and answers in the wire types of wire.ts
+ * (jobs as the API's views, never rows). The alarm (alarm-pass.ts) is the
+ * reap and sweep loop and never throws.
  *
  * @module
  */
@@ -13,21 +14,21 @@ import { DurableObject } from "cloudflare:workers";
 import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
 import type { TerminalState } from "../job/states";
-import type { FailOutcome, StepView } from "../job/schemas";
+import type { FailOutcome, Job, LeasedJob, StepView } from "../job/schemas";
 import type { JobLogLine } from "../job/log-lines";
-import type { Journal, JournalWrite } from "../job/handler-contract";
+import type { JournalWrite } from "../job/handler-contract";
 import type { PauseSync } from "../catalog/pause-store";
 import type { FailedCursor } from "./change";
 import type { ClaimRequest } from "./claim";
-import type { Decision, DecidingAnswer } from "./batch-stage";
-import type { EnqueueOutcome, EnqueueRefusal, NewJob } from "./enqueue";
-import type { JobRow } from "./job-row";
+import type { Decision } from "./batch-stage";
+import type { EnqueueRefusal, NewJob } from "./enqueue";
+import { toJob, toLeasedJob } from "./job-row";
 import type { Outcome } from "./outcome";
-import type { InlineClaim } from "./inline-claim";
 import type { CompleteItem, FailInput, SleepInput } from "./settle";
 import type { ScopeStore } from "./store";
 import type { Written } from "./changes";
 import { writes } from "./writes";
+import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettled, type JobPage, type WireDecidingAnswer, type WireEnqueueOutcome, type WireInlineClaim } from "./wire";
 import { ScopeParts } from "./scope-parts";
 import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
@@ -67,40 +68,40 @@ export class ScopeDO extends DurableObject<Env> {
 
   // ------------------------------------------------------------ writes (writes.ts says what each changes)
 
-  async enqueue(jobs: NewJob[]): Promise<EnqueueOutcome> {
-    return this.w((s, now) => writes.enqueue(s, jobs, now));
+  async enqueue(jobs: NewJob[]): Promise<WireEnqueueOutcome> {
+    return wireEnqueue(await this.w((s, now) => writes.enqueue(s, jobs, now)));
   }
 
   async heartbeat(id: string, token: string, leaseMs: number | null): Promise<Outcome<{ leaseExpiresAt: number }>> {
     return this.w((s, now) => writes.heartbeat(s, id, token, leaseMs, now));
   }
 
-  async complete(id: string, token: string, result: string | null): Promise<Outcome<{ row: JobRow }>> {
-    return this.w((s, now) => writes.complete(s, id, token, result, now));
+  async complete(id: string, token: string, result: string | null): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.complete(s, id, token, result, now)));
   }
 
   async completeMany(items: CompleteItem[]): Promise<Outcome<{ id: string }>[]> {
     return this.w((s, now) => writes.completeMany(s, items, now));
   }
 
-  async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ row: JobRow; outcome: FailOutcome }>> {
-    return this.w((s, now) => writes.fail(s, id, token, input, now));
+  async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ job: Job; outcome: FailOutcome }>> {
+    return wireSettled(await this.w((s, now) => writes.fail(s, id, token, input, now)));
   }
 
-  async release(id: string, token: string): Promise<Outcome<{ row: JobRow }>> {
-    return this.w((s, now) => writes.release(s, id, token, now));
+  async release(id: string, token: string): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.release(s, id, token, now)));
   }
 
-  async sleep(id: string, token: string, input: SleepInput): Promise<Outcome<{ row: JobRow }>> {
-    return this.w((s, now) => writes.sleep(s, id, token, input, now));
+  async sleep(id: string, token: string, input: SleepInput): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.sleep(s, id, token, input, now)));
   }
 
-  async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ row: JobRow }>> {
-    return this.w((s, now) => writes.appendStep(s, write, token, now));
+  async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.appendStep(s, write, token, now)));
   }
 
-  async resolveStep(id: string, name: string, resultJson: string): Promise<Outcome<{ row: JobRow }>> {
-    return this.w((s, now) => writes.resolveStep(s, id, name, resultJson, now));
+  async resolveStep(id: string, name: string, resultJson: string): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.resolveStep(s, id, name, resultJson, now)));
   }
 
   /** appendLogs: a pull worker's ctx.log lines, fenced by its lease (job-logs.ts); they change nothing anyone counts. */
@@ -108,8 +109,8 @@ export class ScopeDO extends DurableObject<Env> {
     return appendLeasedLogs(this.store, id, token, items, this.clock.now());
   }
 
-  async cancel(id: string, reason: string | null): Promise<Outcome<{ row: JobRow }>> {
-    return this.w((s, now) => writes.cancel(s, id, reason, now));
+  async cancel(id: string, reason: string | null): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.cancel(s, id, reason, now)));
   }
 
   async cancelKeys(type: string, keys: string[], reason: string | null): Promise<number> {
@@ -120,8 +121,8 @@ export class ScopeDO extends DurableObject<Env> {
     return this.w((s, now) => writes.cancelAll(s, pendingOnly, reason, now));
   }
 
-  async retry(id: string): Promise<Outcome<{ row: JobRow }>> {
-    return this.w((s, now) => writes.retry(s, id, now));
+  async retry(id: string): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.retry(s, id, now)));
   }
 
   async retryFailed(type: string | null, after: FailedCursor | null, limit?: number): Promise<{ retried: number; skipped: number; next: FailedCursor | null }> {
@@ -132,18 +133,19 @@ export class ScopeDO extends DurableObject<Env> {
     return this.w((s, now) => writes.prune(s, olderThan, states, now));
   }
 
-  async claimOrEnqueue(job: NewJob, worker: string, leaseMs: number): Promise<InlineClaim> {
+  async claimOrEnqueue(job: NewJob, worker: string, leaseMs: number): Promise<WireInlineClaim> {
     await this.parts.pause.ensure();
-    return this.w((s, now) => writes.claimOrEnqueue(s, job, worker, leaseMs, now));
+    return wireInline(await this.w((s, now) => writes.claimOrEnqueue(s, job, worker, leaseMs, now)));
   }
 
-  async claimKey(type: string, dedupeKey: string, worker: string, leaseMs: number): Promise<JobRow | null> {
+  async claimKey(type: string, dedupeKey: string, worker: string, leaseMs: number): Promise<LeasedJob | null> {
     await this.parts.pause.ensure();
-    return this.w((s, now) => writes.claimKey(s, type, dedupeKey, worker, leaseMs, now));
+    const row = await this.w((s, now) => writes.claimKey(s, type, dedupeKey, worker, leaseMs, now));
+    return row ? toLeasedJob(row) : null;
   }
 
-  async claim(req: ClaimRequest): Promise<(JobRow & { journal?: Journal })[]> {
-    return this.parts.claim(req);
+  async claim(req: ClaimRequest): Promise<LeasedJob[]> {
+    return wireLeased(await this.parts.claim(req));
   }
 
   // ------------------------------------------------------------ batches over several objects (batch-part.ts)
@@ -152,8 +154,8 @@ export class ScopeDO extends DurableObject<Env> {
     return this.parts.batches.stage(batch, decider, jobs);
   }
 
-  async commitDecidingBatch(batch: string, jobs: NewJob[]): Promise<DecidingAnswer> {
-    return this.parts.batches.commitDeciding(batch, jobs);
+  async commitDecidingBatch(batch: string, jobs: NewJob[]): Promise<WireDecidingAnswer> {
+    return wireDeciding(await this.parts.batches.commitDeciding(batch, jobs));
   }
 
   /** decideBatch: `proposal` recorded unless a decision is; null proposal: only asks (null while undecided). */
@@ -161,8 +163,8 @@ export class ScopeDO extends DurableObject<Env> {
     return this.parts.batches.decide(batch, proposal);
   }
 
-  async commitBatch(batch: string, ids: readonly string[]): Promise<EnqueueOutcome> {
-    return this.parts.batches.commit(batch, ids);
+  async commitBatch(batch: string, ids: readonly string[]): Promise<WireEnqueueOutcome> {
+    return wireEnqueue(await this.parts.batches.commit(batch, ids));
   }
 
   async abortBatch(batch: string): Promise<void> {
@@ -187,16 +189,18 @@ export class ScopeDO extends DurableObject<Env> {
 
   // ------------------------------------------------------------ reads
 
-  async get(id: string): Promise<JobRow | null> {
-    return getJob(this.store.sql, id);
+  async get(id: string): Promise<Job | null> {
+    const row = getJob(this.store.sql, id);
+    return row ? toJob(row) : null;
   }
 
   async timeline(id: string, limit: number): Promise<{ steps: TimelineStep[]; earlier: number } | null> {
     return jobTimeline(this.store.sql, id, limit);
   }
 
-  async list(filter: ListFilter, afterSeq: number, limit: number): Promise<JobRow[]> {
-    return listJobs(this.store.sql, filter, afterSeq, limit);
+  /** list: up to `limit` jobs after `afterSeq`, in seq order; `next` goes on from there when more follow. */
+  async list(filter: ListFilter, afterSeq: number, limit: number): Promise<JobPage> {
+    return wirePage(listJobs(this.store.sql, filter, afterSeq, limit + 1), limit);
   }
 
   async logs(id: string): Promise<JobLogLine[] | null> {

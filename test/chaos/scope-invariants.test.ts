@@ -7,6 +7,7 @@
  * "Guarantees and limits") are checked from SQLite, and the catalog must hold
  * what the object holds.
  */
+import { scopeRpc } from "../../src/scope/api";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
@@ -139,10 +140,10 @@ describe("scope object invariants under random operations", () => {
           }
           case 2:
           case 3: {
-            const claimed = await stub.claim({ worker: "w", types: null, limit: int(rand, 1, 3), leaseMs: int(rand, 1000, 10_000) });
+            const claimed = await scopeRpc(stub).claim({ worker: "w", types: null, limit: int(rand, 1, 3), leaseMs: int(rand, 1000, 10_000) });
             for (const c of claimed) {
               model.attempts.set(c.id, (model.attempts.get(c.id) ?? 0) + 1);
-              leases.set(c.id, c.lease_token!);
+              leases.set(c.id, c.leaseToken!);
             }
             what = `claim ${claimed.length}`;
             break;
@@ -151,7 +152,7 @@ describe("scope object invariants under random operations", () => {
             const r = pick(rand, running);
             if (!r) break;
             const stale = rand() < 0.3;
-            const out = await stub.complete(r.id, stale ? "f".repeat(32) : r.lease_token!, null);
+            const out = await scopeRpc(stub).complete(r.id, stale ? "f".repeat(32) : r.lease_token!, null);
             if (out.ok) model.completions.set(r.id, (model.completions.get(r.id) ?? 0) + 1);
             if (stale) expect(out.ok).toBe(false);
             what = `complete ${stale ? "stale" : "ok"}`;
@@ -161,8 +162,8 @@ describe("scope object invariants under random operations", () => {
             const r = pick(rand, running);
             if (!r) break;
             const consumes = rand() < 0.8;
-            const out = await stub.fail(r.id, r.lease_token!, { error: "e", fatal: rand() < 0.1, consumesAttempt: consumes });
-            if (out.ok && out.row.state === "pending" && !consumes) model.attempts.set(r.id, Math.max(0, model.attempts.get(r.id)! - 1));
+            const out = await scopeRpc(stub).fail(r.id, r.lease_token!, { error: "e", fatal: rand() < 0.1, consumesAttempt: consumes });
+            if (out.ok && out.job.state === "pending" && !consumes) model.attempts.set(r.id, Math.max(0, model.attempts.get(r.id)! - 1));
             what = "fail";
             break;
           }
@@ -171,21 +172,21 @@ describe("scope object invariants under random operations", () => {
             const [id, token] = pick(rand, [...leases]) ?? [];
             if (!id) break;
             const current = snap.find((r) => r.id === id);
-            const out = await stub.heartbeat(id, token!, null);
+            const out = await scopeRpc(stub).heartbeat(id, token!, null);
             if (!current || current.lease_token !== token || current.lease_expires_at! <= clock.now()) expect(out.ok).toBe(false);
             what = "heartbeat";
             break;
           }
           case 7: {
             const r = pick(rand, live);
-            if (r) await stub.cancel(r.id, "chaos");
+            if (r) await scopeRpc(stub).cancel(r.id, "chaos");
             what = "cancel";
             break;
           }
           case 8: {
             const r = pick(rand, terminal);
             if (!r) break;
-            const out = await stub.retry(r.id);
+            const out = await scopeRpc(stub).retry(r.id);
             if (out.ok) model.attempts.set(r.id, 0);
             what = "retry";
             break;

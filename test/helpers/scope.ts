@@ -14,6 +14,7 @@ import { jobIdFor, newLocalId, scopeHome, typeHome } from "../../src/job/home";
 import type { NewJob } from "../../src/scope/enqueue";
 import type { JobRow } from "../../src/scope/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
+import { scopeRpc } from "../../src/scope/api";
 
 export const env = workersEnv as unknown as Env;
 
@@ -83,13 +84,18 @@ export async function alarmAt(stub: ScopeStub, { flush = true } = {}): Promise<n
   return runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.getAlarm());
 }
 
-/** put: enqueue into a scope object directly and return the per-job results (throws on a refusal, and on an id only a tombstone holds). */
+/**
+ * put: enqueue into a scope object directly and return the per-job results as their rows, read back by id
+ * (throws on a refusal, and on an id only a tombstone holds).
+ */
 export async function put(stub: ScopeStub, jobs: NewJob[]): Promise<{ row: JobRow; created: boolean }[]> {
-  const out = await stub.enqueue(jobs);
+  const out = await scopeRpc(stub).enqueue(jobs);
   if (!out.ok) throw new Error(out.message);
+  const all = await rows(stub);
   return out.results.map((r) => {
-    if (r.row === null) throw new Error("the id is a tombstone's: nothing was created");
-    return { row: r.row, created: r.created };
+    if (r.job === null) throw new Error("the id is a tombstone's: nothing was created");
+    const id = r.job.id;
+    return { row: all.find((x) => x.id === id)!, created: r.created };
   });
 }
 

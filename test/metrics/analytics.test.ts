@@ -45,7 +45,7 @@ describe("analytics points", () => {
       const scope = { type: "Test", id: "analytics" };
       await o.enqueue([newJob(home, { type: "pulled.analytics", scope }), newJob(home, { type: "pulled.analytics", scope })]);
       const [claimed] = await o.claim({ worker: "w", types: ["pulled.analytics"], limit: 1, leaseMs: 30_000 });
-      await o.complete(claimed!.id, claimed!.lease_token!, null);
+      await o.complete(claimed!.id, claimed!.leaseToken!, null);
       return written;
     });
     expect(points.map((p) => [p.blobs?.[1], p.doubles?.[2]])).toEqual([

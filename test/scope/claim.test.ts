@@ -1,3 +1,4 @@
+import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOB_CLAIM_CANDIDATES, JOB_NEXT_PENDING_PRIORITY_BELOW, JOB_TOP_PENDING_PRIORITY } from "../../src/scope/claim";
@@ -17,7 +18,7 @@ describe("claim (scope object)", () => {
       newJob(home, { id: "future", priority: 9, runAt: T0 + 1 }),
     ];
     await put(stub, jobs);
-    const claimed = await stub.claim(claimReq(10));
+    const claimed = await scopeRpc(stub).claim(claimReq(10));
     expect(claimed.map((r) => r.id.split(".")[1])).toEqual(["high-early", "high-late", "low-early", "low-early-2"]);
   });
 
@@ -28,33 +29,33 @@ describe("claim (scope object)", () => {
       newJob(home, { id: "b1", type: "b", priority: 3 }),
       newJob(home, { id: "a2", type: "a", priority: 2 }),
     ]);
-    expect((await stub.claim(claimReq(1, ["a"])))[0]!.id).toContain(".a2");
-    expect((await stub.claim(claimReq(5))).map((r) => r.id.split(".")[1])).toEqual(["b1", "a1"]);
+    expect((await scopeRpc(stub).claim(claimReq(1, ["a"])))[0]!.id).toContain(".a2");
+    expect((await scopeRpc(stub).claim(claimReq(5))).map((r) => r.id.split(".")[1])).toEqual(["b1", "a1"]);
   });
 
   it("leases: running, attempts + 1, token, expiry, worker", async () => {
     const { home, stub } = await freshScope();
     const [e] = await put(stub, [newJob(home)]);
-    const [c] = await stub.claim({ worker: "w7", types: null, limit: 1, leaseMs: 45_000 });
+    const [c] = await scopeRpc(stub).claim({ worker: "w7", types: null, limit: 1, leaseMs: 45_000 });
     expect(c).toMatchObject({ id: e!.row.id, state: "running", attempts: 1, lease_owner: "w7", lease_expires_at: T0 + 45_000, started_at: T0 });
-    expect(c!.lease_token).toMatch(/^[0-9a-f]{32}$/);
+    expect(c!.leaseToken).toMatch(/^[0-9a-f]{32}$/);
   });
 
   it("caps the lease at startedAt + timeoutMs", async () => {
     const { home, stub } = await freshScope();
     await put(stub, [newJob(home, { timeoutMs: 5000 })]);
-    const [c] = await stub.claim(claimReq());
-    expect(c!.lease_expires_at).toBe(T0 + 5000);
+    const [c] = await scopeRpc(stub).claim(claimReq());
+    expect(c!.leaseExpiresAt).toBe(T0 + 5000);
   });
 
   it("50 parallel claims over 20 jobs never return one job twice", async () => {
     const { home, stub } = await freshScope();
     await put(stub, Array.from({ length: 20 }, () => newJob(home)));
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => stub.claim(claimReq(1 + (i % 3)))));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => scopeRpc(stub).claim(claimReq(1 + (i % 3)))));
     const ids = results.flat().map((r) => r.id);
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
-    const tokens = results.flat().map((r) => r.lease_token);
+    const tokens = results.flat().map((r) => r.leaseToken);
     expect(new Set(tokens).size).toBe(20);
     for (const id of ids) expect((await row(stub, id)).attempts).toBe(1);
   });
@@ -83,7 +84,7 @@ describe("claim (scope object)", () => {
       ...Array.from({ length: 30 }, () => newJob(home, { priority: 9, runAt: T0 + 60_000 })),
       newJob(home, { id: "due-low", priority: 1 }),
     ]);
-    const [c] = await stub.claim(claimReq(1, ["test.job", "test.job"]));
+    const [c] = await scopeRpc(stub).claim(claimReq(1, ["test.job", "test.job"]));
     expect(c!.id).toContain(".due-low");
   });
 });

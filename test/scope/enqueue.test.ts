@@ -1,3 +1,4 @@
+import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
 import { jsonChunks } from "../../src/scope/json-chunks";
 import { describe, expect, it } from "vitest";
@@ -17,7 +18,7 @@ describe("enqueue (scope object)", () => {
     const { home, stub } = await freshScope();
     const job = newJob(home, { id: "same" });
     await put(stub, [job]);
-    await stub.cancel(job.id, null);
+    await scopeRpc(stub).cancel(job.id, null);
     const [again] = await put(stub, [{ ...job, payload: '{"other":true}' }]);
     expect(again!.created).toBe(false);
     expect(again!.row.state).toBe("cancelled");
@@ -29,7 +30,7 @@ describe("enqueue (scope object)", () => {
     const [a] = await put(stub, [newJob(home, { dedupeKey: "k" })]);
     const [b] = await put(stub, [newJob(home, { dedupeKey: "k" })]);
     expect(b).toMatchObject({ created: false, row: { id: a!.row.id } });
-    await stub.cancel(a!.row.id, null);
+    await scopeRpc(stub).cancel(a!.row.id, null);
     const [c] = await put(stub, [newJob(home, { dedupeKey: "k" })]);
     expect(c!.created).toBe(true);
   });

@@ -4,6 +4,7 @@
  * the write), and a reap pass that ended attempts sends one reaper:recovered.
  * Read back from the test observer (the OBSERVER binding of vitest.config.mts).
  */
+import { scopeRpc } from "../../src/scope/api";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "../helpers/probe";
@@ -16,11 +17,11 @@ describe("events beyond transitions", () => {
   it("release: job:released, not a retry; a stale holder's writes: job:lease_lost naming the write", async () => {
     const { home, stub } = await freshScope();
     await put(stub, [newJob(home)]);
-    const [job] = await stub.claim(lease);
-    expect((await stub.release(job!.id, job!.lease_token!)).ok).toBe(true);
+    const [job] = await scopeRpc(stub).claim(lease);
+    expect((await scopeRpc(stub).release(job!.id, job!.leaseToken!)).ok).toBe(true);
     await vi.waitFor(async () => expect(await eventsOf(job!.id)).toEqual(["job:started", "job:released"]), { timeout: 5_000, interval: 20 });
-    expect((await stub.heartbeat(job!.id, job!.lease_token!, null)).ok).toBe(false);
-    expect((await stub.complete(job!.id, job!.lease_token!, null)).ok).toBe(false);
+    expect((await scopeRpc(stub).heartbeat(job!.id, job!.leaseToken!, null)).ok).toBe(false);
+    expect((await scopeRpc(stub).complete(job!.id, job!.leaseToken!, null)).ok).toBe(false);
     await vi.waitFor(async () => {
       const lost = (await probe.events(job!.id)).filter((e) => e.event === "job:lease_lost") as unknown as { write: string }[];
       expect(lost.map((e) => e.write)).toEqual(["heartbeat", "complete"]);
@@ -30,7 +31,7 @@ describe("events beyond transitions", () => {
   it("a reap pass that ends attempts sends one reaper:recovered with the counts", async () => {
     const { home, stub, clock } = await freshScope();
     await put(stub, [newJob(home), newJob(home, { maxAttempts: 1 })]);
-    await stub.claim(lease);
+    await scopeRpc(stub).claim(lease);
     clock!.advance(21_000);
     await runDurableObjectAlarm(stub);
     await vi.waitFor(async () => expect(await probe.summaries(home)).toEqual([expect.objectContaining({ event: "reaper:recovered", count: 2, retried: 1, failed: 1 })]), {

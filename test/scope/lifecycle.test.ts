@@ -1,3 +1,4 @@
+import { scopeRpc } from "../../src/scope/api";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
@@ -11,19 +12,19 @@ describe("scope object lifecycle", () => {
   it("an evicted object resumes from SQLite alone: leases, tokens and the alarm survive", async () => {
     const { home, stub, clock } = await freshScope();
     await put(stub, [newJob(home), newJob(home, { delayMs: 60_000 })]);
-    const [job] = await stub.claim(lease);
+    const [job] = await scopeRpc(stub).claim(lease);
     const alarm = await alarmAt(stub);
     expect(alarm).toBe(T0 + 30_000);
 
     await evictDurableObject(stub);
     await useClock(stub, clock!);
     expect(await alarmAt(stub)).toBe(alarm);
-    expect(await stub.heartbeat(job!.id, job!.lease_token!, null)).toMatchObject({ ok: true });
-    expect(await stub.complete(job!.id, job!.lease_token!, null)).toMatchObject({ ok: true, row: { state: "completed" } });
+    expect(await scopeRpc(stub).heartbeat(job!.id, job!.leaseToken!, null)).toMatchObject({ ok: true });
+    expect(await scopeRpc(stub).complete(job!.id, job!.leaseToken!, null)).toMatchObject({ ok: true, row: { state: "completed" } });
 
     await evictDurableObject(stub);
     await useClock(stub, clock!.advance(60_000));
-    expect((await stub.claim(lease)).map((r) => r.state)).toEqual(["running"]);
+    expect((await scopeRpc(stub).claim(lease)).map((r) => r.state)).toEqual(["running"]);
   });
 
   it("a summary that could not go out is sent by the alarm, even after an eviction", async () => {
@@ -49,10 +50,10 @@ describe("scope object lifecycle", () => {
   it("the retention sweep deletes terminal jobs once their retention has passed", async () => {
     const { home, stub, clock } = await freshScope();
     await put(stub, [newJob(home), newJob(home), newJob(home)]);
-    const [a, b, c] = await stub.claim(lease);
-    await stub.complete(a!.id, a!.lease_token!, null);
-    await stub.fail(b!.id, b!.lease_token!, { error: "x", fatal: true });
-    await stub.cancel(c!.id, null);
+    const [a, b, c] = await scopeRpc(stub).claim(lease);
+    await scopeRpc(stub).complete(a!.id, a!.leaseToken!, null);
+    await scopeRpc(stub).fail(b!.id, b!.leaseToken!, { error: "x", fatal: true });
+    await scopeRpc(stub).cancel(c!.id, null);
     expect(await alarmAt(stub)).toBe(T0 + DAY); // completed and cancelled keep 1 day, failed 7
     clock!.advance(DAY);
     await runDurableObjectAlarm(stub);
@@ -71,9 +72,9 @@ describe("scope object lifecycle", () => {
       (o.store as { config: unknown }).config = parseConfig({ retention: { failedMs: null } });
     });
     await put(stub, [newJob(home), newJob(home)]);
-    const [a, b] = await stub.claim(lease);
-    await stub.complete(a!.id, a!.lease_token!, null);
-    await stub.fail(b!.id, b!.lease_token!, { error: "x", fatal: true });
+    const [a, b] = await scopeRpc(stub).claim(lease);
+    await scopeRpc(stub).complete(a!.id, a!.leaseToken!, null);
+    await scopeRpc(stub).fail(b!.id, b!.leaseToken!, { error: "x", fatal: true });
     expect(await alarmAt(stub)).toBe(T0 + DAY); // the completed one only
     clock!.advance(DAY);
     await runDurableObjectAlarm(stub);
@@ -87,12 +88,12 @@ describe("scope object lifecycle", () => {
     const { home, stub, clock } = await freshScope();
     const job = newJob(home, { id: "once" });
     await put(stub, [job]);
-    const [leased] = await stub.claim(lease);
-    await stub.complete(leased!.id, leased!.lease_token!, null);
+    const [leased] = await scopeRpc(stub).claim(lease);
+    await scopeRpc(stub).complete(leased!.id, leased!.leaseToken!, null);
     clock!.advance(DAY);
     await runDurableObjectAlarm(stub);
     expect(await rows(stub)).toEqual([]);
-    const again = await stub.enqueue([job]);
+    const again = await scopeRpc(stub).enqueue([job]);
     expect(again).toEqual({ ok: true, results: [{ row: null, created: false }] });
     expect(await rows(stub)).toEqual([]);
     // The alarm comes back to drop the tombstone, seven days after the delete.
@@ -106,10 +107,10 @@ describe("scope object lifecycle", () => {
   it("prune deletes terminal jobs of the chosen states finished before olderThan", async () => {
     const { home, stub, clock } = await freshScope();
     await put(stub, [newJob(home), newJob(home), newJob(home)]);
-    const [a, b] = await stub.claim({ ...lease, limit: 2 });
-    await stub.complete(a!.id, a!.lease_token!, null);
+    const [a, b] = await scopeRpc(stub).claim({ ...lease, limit: 2 });
+    await scopeRpc(stub).complete(a!.id, a!.leaseToken!, null);
     clock!.advance(1000);
-    await stub.complete(b!.id, b!.lease_token!, null);
+    await scopeRpc(stub).complete(b!.id, b!.leaseToken!, null);
     expect(await stub.prune(T0 + 500, ["completed"])).toBe(1);
     expect(await stub.prune(T0 + 5000, ["failed", "cancelled"])).toBe(0);
     expect((await rows(stub)).map((r) => r.state)).toEqual(["completed", "pending"]);
@@ -118,32 +119,32 @@ describe("scope object lifecycle", () => {
   it("cancelAll cancels pending jobs, and running ones unless pendingOnly", async () => {
     const { home, stub } = await freshScope();
     await put(stub, [newJob(home), newJob(home), newJob(home), newJob(home)]);
-    const [running] = await stub.claim({ ...lease, limit: 1 });
+    const [running] = await scopeRpc(stub).claim({ ...lease, limit: 1 });
     expect(await stub.cancelAll(true, "tenant deleted")).toBe(3);
     expect((await row(stub, running!.id)).state).toBe("running");
     expect(await stub.cancelAll(false, null)).toBe(1);
-    expect(await stub.complete(running!.id, running!.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
+    expect(await scopeRpc(stub).complete(running!.id, running!.leaseToken!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
   });
 
   it("retry sends a failed job back to pending, due now, attempts 0, error cleared", async () => {
     const { home, stub, clock } = await freshScope();
     await put(stub, [newJob(home, { maxAttempts: 1 })]);
-    const [job] = await stub.claim(lease);
-    await stub.fail(job!.id, job!.lease_token!, { error: "boom" });
+    const [job] = await scopeRpc(stub).claim(lease);
+    await scopeRpc(stub).fail(job!.id, job!.leaseToken!, { error: "boom" });
     clock!.advance(5000);
-    expect(await stub.retry(job!.id)).toMatchObject({
+    expect(await scopeRpc(stub).retry(job!.id)).toMatchObject({
       ok: true,
       row: { state: "pending", attempts: 0, last_error: null, failure_kind: null, finished_at: null, run_at: T0 + 5000 },
     });
-    expect(await stub.retry(job!.id)).toMatchObject({ ok: false, code: "conflict", state: "pending" });
+    expect(await scopeRpc(stub).retry(job!.id)).toMatchObject({ ok: false, code: "conflict", state: "pending" });
   });
 
   it("retry refuses while another live job holds the dedupe key", async () => {
     const { home, stub } = await freshScope();
     const [first] = await put(stub, [newJob(home, { dedupeKey: "k" })]);
-    await stub.cancel(first!.row.id, null);
+    await scopeRpc(stub).cancel(first!.row.id, null);
     await put(stub, [newJob(home, { dedupeKey: "k" })]);
-    expect(await stub.retry(first!.row.id)).toMatchObject({ ok: false, code: "conflict" });
+    expect(await scopeRpc(stub).retry(first!.row.id)).toMatchObject({ ok: false, code: "conflict" });
   });
 
   it("summaries count by type and state, split pending into due and scheduled", async () => {
@@ -154,8 +155,8 @@ describe("scope object lifecycle", () => {
       newJob(home, { type: "a", runAt: T0 - 50 }),
       newJob(home, { type: "b", maxAttempts: 1 }),
     ]);
-    const [b] = await stub.claim({ ...lease, types: ["b"] });
-    await stub.fail(b!.id, b!.lease_token!, { error: "x" });
+    const [b] = await scopeRpc(stub).claim({ ...lease, types: ["b"] });
+    await scopeRpc(stub).fail(b!.id, b!.leaseToken!, { error: "x" });
     const s = await stub.summary();
     expect(s.home).toBe(home);
     const a = s.types.find((t) => t.type === "a")!;

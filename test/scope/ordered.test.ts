@@ -4,6 +4,7 @@
  * lapsed, or pending and backing off — holds the rest until it ends. An event
  * consumer's deliveries then run in event order.
  */
+import { scopeRpc } from "../../src/scope/api";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load";
 import { api, waitForJob } from "../helpers/api";
@@ -21,23 +22,23 @@ describe("ordered types", () => {
       // A higher priority does not jump the line of an ordered type.
       newJob(home, { type: "pull.ordered", priority: 10 }),
     ]);
-    const ids = async (limit?: number) => (await stub.claim(claim(limit))).map((r) => r.id);
-    const [head] = await stub.claim(claim());
+    const ids = async (limit?: number) => (await scopeRpc(stub).claim(claim(limit))).map((r) => r.id);
+    const [head] = await scopeRpc(stub).claim(claim());
     expect(head!.id).toBe(a!.row.id);
     expect(await ids()).toEqual([]);
     clock!.advance(31_000); // the head's lease lapsed, not yet reaped: still the head
     expect(await ids()).toEqual([]);
     clock!.set(clock!.now() - 31_000);
-    expect(await stub.fail(head!.id, head!.lease_token!, { error: "first try fails" })).toMatchObject({ ok: true, outcome: "retry_scheduled" });
+    expect(await scopeRpc(stub).fail(head!.id, head!.leaseToken!, { error: "first try fails" })).toMatchObject({ ok: true, outcome: "retry_scheduled" });
     expect(await ids()).toEqual([]); // backing off for 60 s, and holding b and c
     clock!.advance(60_000);
-    const [again] = await stub.claim(claim());
+    const [again] = await scopeRpc(stub).claim(claim());
     expect([again!.id, again!.attempts]).toEqual([a!.row.id, 2]);
-    expect(await stub.fail(again!.id, again!.lease_token!, { error: "second try fails" })).toMatchObject({ ok: true, outcome: "failed" });
-    const [second] = await stub.claim(claim());
+    expect(await scopeRpc(stub).fail(again!.id, again!.leaseToken!, { error: "second try fails" })).toMatchObject({ ok: true, outcome: "failed" });
+    const [second] = await scopeRpc(stub).claim(claim());
     expect(second!.id).toBe(b!.row.id);
     expect(await ids()).toEqual([]);
-    await stub.complete(second!.id, second!.lease_token!, null);
+    await scopeRpc(stub).complete(second!.id, second!.leaseToken!, null);
     expect(await ids()).toEqual([c!.row.id]);
   });
 
@@ -46,15 +47,15 @@ describe("ordered types", () => {
     const [a] = await put(stub, [newJob(home, { type: "pull.ordered" })]);
     const keyed = (n: number) => newJob(home, { type: "pull.ordered", dedupeKey: `k${n}`, keyMode: "pending" });
     // Behind the due head a: joins the line, not leased.
-    expect(await stub.claimOrEnqueue(keyed(1), "inline", 30_000)).toMatchObject({ ok: true, leased: null });
-    const [head] = await stub.claim(claim());
+    expect(await scopeRpc(stub).claimOrEnqueue(keyed(1), "inline", 30_000)).toMatchObject({ ok: true, leased: null });
+    const [head] = await scopeRpc(stub).claim(claim());
     expect(head!.id).toBe(a!.row.id);
-    await stub.complete(head!.id, head!.lease_token!, null);
+    await scopeRpc(stub).complete(head!.id, head!.leaseToken!, null);
     // Now k1's job is the head: an inline request for it leases it.
-    const again = await stub.claimOrEnqueue(keyed(1), "inline", 30_000);
+    const again = await scopeRpc(stub).claimOrEnqueue(keyed(1), "inline", 30_000);
     expect(again).toMatchObject({ ok: true, leased: { dedupe_key: "k1" } });
     // While it runs, another request waits, even as the head of nothing else.
-    expect(await stub.claimOrEnqueue(keyed(2), "inline", 30_000)).toMatchObject({ ok: true, leased: null });
+    expect(await scopeRpc(stub).claimOrEnqueue(keyed(2), "inline", 30_000)).toMatchObject({ ok: true, leased: null });
   });
 
   it("a pushed topic consumer with ordered = true runs its deliveries one at a time, in event order, a failing one first", async () => {

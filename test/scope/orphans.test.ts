@@ -21,7 +21,7 @@ describe("orphaned attempts", () => {
     const ends = await runInDurableObject(stub, async (o: ScopeDO) => {
       const put = await o.enqueue([newJob(home, { type: "test.job", maxAttempts: 5 })]);
       if (!put.ok) throw new Error(put.message);
-      const id = put.results[0]!.row!.id;
+      const id = put.results[0]!.job!.id;
       const out: { released: number; counted: number; attempts: number; state: string }[] = [];
       for (let i = 0; i < ORPHAN_FREE_RELEASES + 2; i++) {
         const now = o.clock.now() + i * 60_000;

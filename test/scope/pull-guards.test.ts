@@ -5,6 +5,7 @@
  * ended) cancel give them back — against the real pool objects. Each test
  * has its own types (vitest.config.mts), so pools start empty.
  */
+import { scopeRpc } from "../../src/scope/api";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ClaimRequest } from "../../src/scope/claim";
@@ -15,7 +16,7 @@ import { api, waitForJob, isTerminal } from "../helpers/api";
 import { env, freshScope, newJob, put, row, type ScopeStub } from "../helpers/scope";
 
 const claim = (stub: ScopeStub, types: string[], over: Partial<ClaimRequest> = {}) =>
-  stub.claim({ worker: "w", types, limit: 10, leaseMs: 30_000, ...over });
+  scopeRpc(stub).claim({ worker: "w", types, limit: 10, leaseMs: 30_000, ...over });
 
 const limits = { concurrency: null, ratePerMinute: null };
 const pool = (name: string) => env.POOL.getByName(name);
@@ -44,13 +45,13 @@ describe("guards on pulled types", () => {
     expect(await permitsIn(typePoolName(type))).toBe(1);
     expect(await claim(b.stub, [type])).toEqual([]); // b joins the pool's line
     const told = await recordNotices(b.stub);
-    expect((await a.stub.complete(first!.id, first!.lease_token!, null)).ok).toBe(true);
+    expect((await scopeRpc(a.stub).complete(first!.id, first!.leaseToken!, null)).ok).toBe(true);
     // The slot went back before complete answered; the pool keeps it for b and pokes it, which wakes b's parked claims.
     await expect.poll(() => told).toEqual([type]);
     expect(await claim(c.stub, [type])).toEqual([]);
     const [second] = await claim(b.stub, [type]);
     expect(second).toBeDefined();
-    await b.stub.fail(second!.id, second!.lease_token!, { error: "x", fatal: true });
+    await scopeRpc(b.stub).fail(second!.id, second!.leaseToken!, { error: "x", fatal: true });
     expect(await permitsIn(typePoolName(type))).toBe(0);
   });
 
@@ -60,11 +61,11 @@ describe("guards on pulled types", () => {
     await put(stub, [newJob(home, { type })]);
     const [job] = await claim(stub, [type], { leaseMs: 10_000 });
     const [before] = await expiriesIn(typePoolName(type));
-    expect((await stub.heartbeat(job!.id, job!.lease_token!, 60_000)).ok).toBe(true);
+    expect((await scopeRpc(stub).heartbeat(job!.id, job!.leaseToken!, 60_000)).ok).toBe(true);
     const [after] = await expiriesIn(typePoolName(type));
     // The permit now lives PERMIT_TTL_FACTOR (2) × the new lease: about 120 s instead of 20 s.
     expect(after! - before!).toBeGreaterThan(90_000);
-    await stub.complete(job!.id, job!.lease_token!, null);
+    await scopeRpc(stub).complete(job!.id, job!.leaseToken!, null);
     expect(await permitsIn(typePoolName(type))).toBe(0);
   });
 
@@ -85,9 +86,9 @@ describe("guards on pulled types", () => {
     const { home, stub, clock } = await freshScope();
     await put(stub, [newJob(home, { type })]);
     const [job] = await claim(stub, [type], { leaseMs: 20_000 });
-    expect((await stub.cancel(job!.id, "operator")).ok).toBe(true);
+    expect((await scopeRpc(stub).cancel(job!.id, "operator")).ok).toBe(true);
     expect(await permitsIn(typePoolName(type))).toBe(1);
-    expect((await stub.heartbeat(job!.id, job!.lease_token!, null)).ok).toBe(false);
+    expect((await scopeRpc(stub).heartbeat(job!.id, job!.leaseToken!, null)).ok).toBe(false);
     clock!.advance(20_001);
     await runDurableObjectAlarm(stub);
     expect(await permitsIn(typePoolName(type))).toBe(0);
@@ -100,10 +101,10 @@ describe("guards on pulled types", () => {
     const got = await claim(stub, [type]);
     expect(got).toHaveLength(2);
     expect(await claim(stub, [type])).toEqual([]);
-    expect((await stub.release(got[0]!.id, got[0]!.lease_token!)).ok).toBe(true);
+    expect((await scopeRpc(stub).release(got[0]!.id, got[0]!.leaseToken!)).ok).toBe(true);
     const again = await claim(stub, [type]);
     expect(again).toHaveLength(1);
-    for (const j of [got[1]!, again[0]!]) await stub.complete(j.id, j.lease_token!, null);
+    for (const j of [got[1]!, again[0]!]) await scopeRpc(stub).complete(j.id, j.leaseToken!, null);
     expect((await pool(resourcePoolName("pull-rate")).status({ concurrency: null, ratePerMinute: 2 })).window.spent).toBe(2);
   });
 
@@ -113,10 +114,10 @@ describe("guards on pulled types", () => {
     const [left] = await claim(stub, ["pull.left"]);
     expect(left).toBeDefined();
     expect(await claim(stub, ["pull.right"])).toEqual([]);
-    await stub.complete(left!.id, left!.lease_token!, null);
+    await scopeRpc(stub).complete(left!.id, left!.leaseToken!, null);
     const [right] = await claim(stub, ["pull.right"]);
     expect(right).toBeDefined();
-    await stub.complete(right!.id, right!.lease_token!, null);
+    await scopeRpc(stub).complete(right!.id, right!.leaseToken!, null);
     expect(await permitsIn(guardName("pull.left", "pull.right"))).toBe(0);
   });
 
@@ -126,7 +127,7 @@ describe("guards on pulled types", () => {
     const [pulled] = await claim(stub, ["pull.vs.push"]);
     const pushed = (await api("POST", "/v1/jobs", { type: "test.push.guarded", payload: { ms: 0 } })).body.job;
     expect((await api("GET", `/v1/jobs/${pushed.id}`)).body.job.state).toBe("pending");
-    await stub.complete(pulled!.id, pulled!.lease_token!, null);
+    await scopeRpc(stub).complete(pulled!.id, pulled!.leaseToken!, null);
     // The guard's pool pokes the pushed job's object when the slot frees.
     const done = await waitForJob(pushed.id, isTerminal);
     expect(done.state).toBe("completed");
@@ -139,7 +140,7 @@ describe("guards on pulled types", () => {
     expect(await claim(stub, ["pull.after"])).toEqual([]);
     const [before] = await claim(stub, ["pull.before"]);
     expect(await claim(stub, ["pull.after"])).toEqual([]); // running counts too
-    await stub.complete(before!.id, before!.lease_token!, null);
+    await scopeRpc(stub).complete(before!.id, before!.leaseToken!, null);
     await stub.flushCatalog(); // the catalog's view (about a second behind) is asked once this object is clear
     const [after] = await claim(stub, ["pull.after"]);
     expect(after?.type).toBe("pull.after");

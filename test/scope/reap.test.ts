@@ -1,3 +1,4 @@
+import { scopeRpc } from "../../src/scope/api";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOB_FIND_EXPIRED_LEASES } from "../../src/scope/reap-pass";
@@ -7,7 +8,7 @@ import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put } from "../he
 async function claimed(over = {}, leaseMs = 30_000) {
   const ctx = await freshScope();
   await put(ctx.stub, [newJob(ctx.home, over)]);
-  const [job] = await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs });
+  const [job] = await scopeRpc(ctx.stub).claim({ worker: "w", types: null, limit: 1, leaseMs });
   return { ...ctx, job: job! };
 }
 
@@ -27,7 +28,7 @@ describe("reap pass, fired by the alarm", () => {
     expect(r.last_error).toMatch(/lease expired/);
     expect(r.run_at).toBe(T0 + 30_000 + 500);
     // the old holder is fenced out
-    expect(await stub.complete(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "expired" });
+    expect(await scopeRpc(stub).complete(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "expired" });
     // and the alarm now waits for the retry to come due
     expect(await alarmAt(stub)).toBe(r.run_at);
   });
@@ -47,7 +48,7 @@ describe("reap pass, fired by the alarm", () => {
     expect(r).toMatchObject({ state: "pending", attempts: 1 });
     expect(r.last_error).toMatch(/timed out after 5000 ms/);
     clock!.set(r.run_at);
-    await stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
+    await scopeRpc(stub).claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
     clock!.advance(5_000);
     await runDurableObjectAlarm(stub);
     expect(await row(stub, job.id)).toMatchObject({ state: "failed", failure_kind: "timeout", attempts: 2 });
@@ -79,8 +80,8 @@ describe("reap pass, fired by the alarm", () => {
       Object.assign(o.parts, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
     });
     await put(ctx.stub, [newJob(ctx.home), newJob(ctx.home)]);
-    await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 1_000 });
-    await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 60_000 });
+    await scopeRpc(ctx.stub).claim({ worker: "w", types: null, limit: 1, leaseMs: 1_000 });
+    await scopeRpc(ctx.stub).claim({ worker: "w", types: null, limit: 1, leaseMs: 60_000 });
     ctx.clock!.advance(1_000);
     await runDurableObjectAlarm(ctx.stub);
     // The reaped job comes due again within 1 s (backoff base); the unsent summary is due at its 10 s grace

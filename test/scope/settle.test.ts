@@ -1,3 +1,4 @@
+import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { HandlerOutcome } from "../../src/job/handler-contract";
@@ -11,104 +12,104 @@ import { alarmAt, freshScope, newJob, row, T0, useClock, put } from "../helpers/
 async function claimedJob(over = {}) {
   const ctx = await freshScope();
   await put(ctx.stub, [newJob(ctx.home, over)]);
-  const [job] = await ctx.stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
+  const [job] = await scopeRpc(ctx.stub).claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
   return { ...ctx, job: job! };
 }
 
 describe("heartbeat / complete / fail (scope object)", () => {
   it("complete with the lease token stores the result and ends the lease", async () => {
     const { stub, job } = await claimedJob();
-    const out = await stub.complete(job.id, job.lease_token!, '{"sent":1}');
+    const out = await scopeRpc(stub).complete(job.id, job.leaseToken!, '{"sent":1}');
     expect(out).toMatchObject({ ok: true, row: { state: "completed", result: '{"sent":1}', lease_token: null, finished_at: T0 } });
   });
 
   it("a stale lease token changes nothing and is answered lease_lost", async () => {
     const { stub, job } = await claimedJob();
     const before = await row(stub, job.id);
-    expect(await stub.complete(job.id, "0".repeat(32), null)).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
-    expect(await stub.fail(job.id, "nope", { error: "x" })).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
-    expect(await stub.heartbeat(job.id, "nope", null)).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
+    expect(await scopeRpc(stub).complete(job.id, "0".repeat(32), null)).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
+    expect(await scopeRpc(stub).fail(job.id, "nope", { error: "x" })).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
+    expect(await scopeRpc(stub).heartbeat(job.id, "nope", null)).toMatchObject({ ok: false, code: "lease_lost", reason: "stale_token" });
     expect(await row(stub, job.id)).toEqual(before);
   });
 
   it("an expired lease cannot complete, even before the reap pass ran", async () => {
     const { stub, job, clock } = await claimedJob();
     clock!.advance(30_000);
-    expect(await stub.complete(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "expired" });
+    expect(await scopeRpc(stub).complete(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "expired" });
   });
 
   it("heartbeat extends the lease by the claim's leaseMs, or the one given", async () => {
     const { stub, job, clock } = await claimedJob();
     clock!.advance(10_000);
-    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toEqual({ ok: true, leaseExpiresAt: T0 + 40_000 });
-    expect(await stub.heartbeat(job.id, job.lease_token!, 5_000)).toEqual({ ok: true, leaseExpiresAt: T0 + 15_000 });
+    expect(await scopeRpc(stub).heartbeat(job.id, job.leaseToken!, null)).toEqual({ ok: true, leaseExpiresAt: T0 + 40_000 });
+    expect(await scopeRpc(stub).heartbeat(job.id, job.leaseToken!, 5_000)).toEqual({ ok: true, leaseExpiresAt: T0 + 15_000 });
   });
 
   it("a heartbeat that shortens the lease brings the alarm forward", async () => {
     const { stub, job } = await claimedJob();
     expect(await alarmAt(stub)).toBe(T0 + 30_000);
-    await stub.heartbeat(job.id, job.lease_token!, 2_000);
+    await scopeRpc(stub).heartbeat(job.id, job.leaseToken!, 2_000);
     expect(await alarmAt(stub, { flush: false })).toBe(T0 + 2_000);
   });
 
   it("a heartbeat on a finished job is already_terminal, as complete and fail answer", async () => {
     const { stub, job } = await claimedJob();
-    await stub.complete(job.id, job.lease_token!, null);
-    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "already_terminal", state: "completed" });
+    await scopeRpc(stub).complete(job.id, job.leaseToken!, null);
+    expect(await scopeRpc(stub).heartbeat(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "already_terminal", state: "completed" });
   });
 
   it("heartbeat never extends past the job's timeout; past it the lease is lost with reason timeout", async () => {
     const { stub, job, clock } = await claimedJob({ timeoutMs: 20_000 });
     clock!.advance(10_000);
-    expect(await stub.heartbeat(job.id, job.lease_token!, 60_000)).toEqual({ ok: true, leaseExpiresAt: T0 + 20_000 });
+    expect(await scopeRpc(stub).heartbeat(job.id, job.leaseToken!, 60_000)).toEqual({ ok: true, leaseExpiresAt: T0 + 20_000 });
     clock!.advance(10_000);
-    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "timeout" });
+    expect(await scopeRpc(stub).heartbeat(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "timeout" });
   });
 
   it("a cancelled job's holder is told lease_lost / cancelled", async () => {
     const { stub, job } = await claimedJob();
-    expect(await stub.cancel(job.id, "operator")).toMatchObject({ ok: true, row: { state: "cancelled", cancel_reason: "operator" } });
-    expect(await stub.complete(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
-    expect(await stub.heartbeat(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
+    expect(await scopeRpc(stub).cancel(job.id, "operator")).toMatchObject({ ok: true, row: { state: "cancelled", cancel_reason: "operator" } });
+    expect(await scopeRpc(stub).complete(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
+    expect(await scopeRpc(stub).heartbeat(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
   });
 
   it("completing twice is already_terminal the second time", async () => {
     const { stub, job } = await claimedJob();
-    await stub.complete(job.id, job.lease_token!, null);
-    expect(await stub.complete(job.id, job.lease_token!, null)).toMatchObject({ ok: false, code: "already_terminal", state: "completed" });
+    await scopeRpc(stub).complete(job.id, job.leaseToken!, null);
+    expect(await scopeRpc(stub).complete(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "already_terminal", state: "completed" });
   });
 
   it("fail schedules a retry at now + full-jitter backoff, with retryAfterMs as a floor", async () => {
     const { stub, job, clock } = await claimedJob();
     await useClock(stub, clock!, () => 0.5);
-    const out = await stub.fail(job.id, job.lease_token!, { error: "smtp 451" });
+    const out = await scopeRpc(stub).fail(job.id, job.leaseToken!, { error: "smtp 451" });
     // attempt 1: ceiling = base 1000 → floor(0.5 * 1001) = 500
     expect(out).toMatchObject({ ok: true, outcome: "retry_scheduled", row: { state: "pending", run_at: T0 + 500, attempts: 1, last_error: "smtp 451" } });
-    const [again] = await stub.claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
+    const [again] = await scopeRpc(stub).claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
     expect(again).toBeUndefined(); // not due yet
   });
 
   it("retryAfterMs is a floor over the jittered delay", async () => {
     const { stub, job } = await claimedJob();
-    const out = await stub.fail(job.id, job.lease_token!, { error: "429", retryAfterMs: 60_000 });
+    const out = await scopeRpc(stub).fail(job.id, job.leaseToken!, { error: "429", retryAfterMs: 60_000 });
     expect(out).toMatchObject({ ok: true, row: { run_at: T0 + 60_000 } });
   });
 
   it("consumesAttempt:false gives the attempt back", async () => {
     const { stub, job } = await claimedJob({ maxAttempts: 1 });
-    const out = await stub.fail(job.id, job.lease_token!, { error: "not ready", consumesAttempt: false });
+    const out = await scopeRpc(stub).fail(job.id, job.leaseToken!, { error: "not ready", consumesAttempt: false });
     expect(out).toMatchObject({ ok: true, outcome: "retry_scheduled", row: { state: "pending", attempts: 0 } });
   });
 
   it("the last attempt fails with retries_exhausted; fatal fails at once", async () => {
     const a = await claimedJob({ maxAttempts: 1 });
-    expect(await a.stub.fail(a.job.id, a.job.lease_token!, { error: "boom" })).toMatchObject({
+    expect(await scopeRpc(a.stub).fail(a.job.id, a.job.leaseToken!, { error: "boom" })).toMatchObject({
       ok: true,
       outcome: "failed",
       row: { state: "failed", failure_kind: "retries_exhausted", finished_at: T0 },
     });
     const b = await claimedJob({ maxAttempts: 5 });
-    expect(await b.stub.fail(b.job.id, b.job.lease_token!, { error: "bad input", fatal: true })).toMatchObject({
+    expect(await scopeRpc(b.stub).fail(b.job.id, b.job.leaseToken!, { error: "bad input", fatal: true })).toMatchObject({
       ok: true,
       outcome: "failed",
       row: { state: "failed", failure_kind: "fatal", attempts: 1 },
@@ -124,8 +125,8 @@ describe("a job's own backoff", () => {
       newJob(home, { id: "fixed", backoff: backoff({ kind: "fixed", baseMs: 5_000, maxMs: 5_000 }) }),
       newJob(home, { id: "capped", backoff: backoff({ kind: "exponential", baseMs: 100, maxMs: 100 }) }),
     ]);
-    const leased = await stub.claim({ worker: "w", types: null, limit: 2, leaseMs: 30_000 });
-    for (const j of leased) expect((await stub.fail(j.id, j.lease_token!, { error: "again" })).ok).toBe(true);
+    const leased = await scopeRpc(stub).claim({ worker: "w", types: null, limit: 2, leaseMs: 30_000 });
+    for (const j of leased) expect((await scopeRpc(stub).fail(j.id, j.leaseToken!, { error: "again" })).ok).toBe(true);
     const now = clock!.now();
     const byId = Object.fromEntries((await Promise.all(leased.map((j) => row(stub, j.id)))).map((r) => [r.id.split(".").pop(), r]));
     expect(byId.fixed!.run_at).toBe(now + 5_000);
@@ -138,7 +139,7 @@ describe("a pushed outcome's log lines (dispatch-port.ts)", () => {
   it("are kept only when the outcome lands under its lease: a late answer for a lost lease leaves none", async () => {
     const { home, stub, clock } = await freshScope();
     await put(stub, [newJob(home, { id: "done" }), newJob(home, { id: "again" })]);
-    const leased = await stub.claim({ worker: "push", types: null, limit: 2, leaseMs: 30_000 });
+    const leased = await scopeRpc(stub).claim({ worker: "push", types: null, limit: 2, leaseMs: 30_000 });
     const line = (message: string) => [{ at: T0, attempt: 1, message, fields: null }];
     const [done, again] = ["done", "again"].map((k) => leased.find((j) => j.id.endsWith(`.${k}`))!);
     const settle = (items: { id: string; token: string; outcome: HandlerOutcome }[]) =>
@@ -156,8 +157,8 @@ describe("a pushed outcome's log lines (dispatch-port.ts)", () => {
 
     // Their own tokens: both land, with their lines.
     expect(await settle([
-      { id: done!.id, token: done!.lease_token!, outcome: { kind: "completed", logs: line("sent") } },
-      { id: again!.id, token: again!.lease_token!, outcome: { kind: "retry", error: "x", logs: line("will retry") } },
+      { id: done!.id, token: done!.leaseToken!, outcome: { kind: "completed", logs: line("sent") } },
+      { id: again!.id, token: again!.leaseToken!, outcome: { kind: "retry", error: "x", logs: line("will retry") } },
     ])).toEqual([again!.id, done!.id]);
     expect((await logs(done!.id))!.map((l) => l.message)).toEqual(["sent"]);
     expect((await logs(again!.id))!.map((l) => l.message)).toEqual(["will retry"]);

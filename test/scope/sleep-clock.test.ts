@@ -16,7 +16,7 @@ describe("a sleep's wake time", () => {
       const [held] = await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 });
       // The handler's clock is a year ahead: its `until` would put the job to sleep for a year.
       const skewed = T0 + 365 * 86_400_000;
-      const out = await o.sleep(held!.id, held!.lease_token!, { name: "nap", seq: 0, until: skewed + 1000, durationMs: 1000, startedAt: skewed, start: { at: skewed, seed: "s" } });
+      const out = await o.sleep(held!.id, held!.leaseToken!, { name: "nap", seq: 0, until: skewed + 1000, durationMs: 1000, startedAt: skewed, start: { at: skewed, seed: "s" } });
       expect(out.ok).toBe(true);
       return held!.id;
     });

@@ -2,6 +2,7 @@
  * Which writes tell parked pull claims of due work (scope/wait-notify.ts):
  * the notices are recorded in the object instead of reaching a wait object.
  */
+import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WaitNotifier } from "../../src/scope/wait-notify";
@@ -24,10 +25,10 @@ describe("notices to parked claims", () => {
     const { home, stub } = await freshScope();
     const keyed = (n: number) => newJob(home, { dedupeKey: "k", keyMode: "pending", payload: JSON.stringify({ n }) });
     await put(stub, [keyed(1)]);
-    const [running] = await stub.claim(lease);
+    const [running] = await scopeRpc(stub).claim(lease);
     await put(stub, [keyed(2)]);
     const told = await recordNotices(stub);
-    await stub.complete(running!.id, running!.lease_token!, null);
+    await scopeRpc(stub).complete(running!.id, running!.leaseToken!, null);
     expect(told).toEqual(["test.job"]);
   });
 

@@ -1,4 +1,5 @@
 /** What is due and when to wake, kept while no write and no lapse of time can change it (src/scope/wake-memo.ts). */
+import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { dueTypesAmong } from "../../src/scope/claim";
@@ -41,7 +42,7 @@ describe("WakeMemo", () => {
   it("a live lease bounds what is kept: the row is read again once the lease expires", async () => {
     const { home, stub } = await freshScope();
     await put(stub, [newJob(home, { type: "t.x" })]);
-    const [leased] = await stub.claim({ worker: "w", types: ["t.x"], limit: 1, leaseMs: 30_000 });
+    const [leased] = await scopeRpc(stub).claim({ worker: "w", types: ["t.x"], limit: 1, leaseMs: 30_000 });
     const out = await runInDurableObject(stub, (o: ScopeDO) => {
       let reads = 0;
       const memo = new WakeMemo(o.store.sql, (now) => {
@@ -54,7 +55,7 @@ describe("WakeMemo", () => {
       memo.wake(T0 + 30_000);
       return { lease, before, after: reads };
     });
-    expect(out.lease).toBe(leased!.lease_expires_at);
+    expect(out.lease).toBe(leased!.leaseExpiresAt);
     expect(out).toMatchObject({ before: 1, after: 2 });
   });
 });

@@ -57,24 +57,24 @@ describe("each write's record", () => {
 
       enq();
       let held = await lease();
-      note("heartbeat", writes.heartbeat(s, held.id, held.lease_token!, null, now).changes);
-      note("heartbeat leaseMs", writes.heartbeat(s, held.id, held.lease_token!, 60_000, now).changes);
+      note("heartbeat", writes.heartbeat(s, held.id, held.leaseToken!, null, now).changes);
+      note("heartbeat leaseMs", writes.heartbeat(s, held.id, held.leaseToken!, 60_000, now).changes);
       note("heartbeat stale", writes.heartbeat(s, held.id, "stale", null, now).changes);
-      note("appendStep", writes.appendStep(s, { id: held.id, op: "begin", seq: 0, name: "charge", result: null, startedAt: now, start: { at: now, seed: "s" } }, held.lease_token!, now).changes);
-      note("complete", writes.complete(s, held.id, held.lease_token!, null, now).changes);
-      note("complete again", writes.complete(s, held.id, held.lease_token!, null, now).changes);
+      note("appendStep", writes.appendStep(s, { id: held.id, op: "begin", seq: 0, name: "charge", result: null, startedAt: now, start: { at: now, seed: "s" } }, held.leaseToken!, now).changes);
+      note("complete", writes.complete(s, held.id, held.leaseToken!, null, now).changes);
+      note("complete again", writes.complete(s, held.id, held.leaseToken!, null, now).changes);
 
       enq();
       held = await lease();
-      note("release", writes.release(s, held.id, held.lease_token!, now).changes);
+      note("release", writes.release(s, held.id, held.leaseToken!, now).changes);
       held = await lease();
-      note("sleep", writes.sleep(s, held.id, held.lease_token!, { name: "nap", seq: 0, until: now + 1000, startedAt: now, start: { at: now, seed: "s" } }, now).changes);
+      note("sleep", writes.sleep(s, held.id, held.leaseToken!, { name: "nap", seq: 0, until: now + 1000, startedAt: now, start: { at: now, seed: "s" } }, now).changes);
       now = clock.advance(2000).now();
       held = await lease();
-      note("fail", writes.fail(s, held.id, held.lease_token!, { error: "boom", fatal: true }, now).changes);
+      note("fail", writes.fail(s, held.id, held.leaseToken!, { error: "boom", fatal: true }, now).changes);
       note("retry", writes.retry(s, held.id, now).changes);
       held = await lease();
-      writes.fail(s, held.id, held.lease_token!, { error: "boom", fatal: true }, now);
+      writes.fail(s, held.id, held.leaseToken!, { error: "boom", fatal: true }, now);
       note("retryFailed", writes.retryFailed(s, null, null, now).changes);
       note("cancel", writes.cancel(s, held.id, "no", now).changes);
 
@@ -180,8 +180,8 @@ describe("follow-ups the hand-picked paths missed", () => {
     await o.enqueue([newJob(home, { type: "test.job" })]);
     const [held] = await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 });
     const now = o.clock.now();
-    expect((await o.appendStep({ id: held!.id, op: "begin", seq: 0, name: "charge", result: null, startedAt: now, start: { at: now, seed: "s" } }, held!.lease_token!)).ok).toBe(true);
-    expect((await o.fail(held!.id, held!.lease_token!, { error: "x", fatal: true })).ok).toBe(true);
+    expect((await o.appendStep({ id: held!.id, op: "begin", seq: 0, name: "charge", result: null, startedAt: now, start: { at: now, seed: "s" } }, held!.leaseToken!)).ok).toBe(true);
+    expect((await o.fail(held!.id, held!.leaseToken!, { error: "x", fatal: true })).ok).toBe(true);
     return held!.id;
   }
 

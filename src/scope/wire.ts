@@ -1,0 +1,59 @@
+/**
+ * The scope object's answers as they cross RPC: jobs as the API's views (`Job`,
+ * `LeasedJob`), never the table's rows, so nothing outside scope/ depends on
+ * a column (api.ts is the door). Converted once, at the object's edge.
+ *
+ * @module
+ */
+import type { Journal } from "../job/handler-contract";
+import type { FailOutcome, Job, LeasedJob } from "../job/schemas";
+import type { DecidingAnswer } from "./batch-stage";
+import type { EnqueueOutcome, EnqueueRefusal } from "./enqueue";
+import type { InlineClaim } from "./inline-claim";
+import { toJob, toLeasedJob, type JobRow } from "./job-row";
+import type { Outcome } from "./outcome";
+
+/** One job's answer to an enqueue: the job made or found, or — its id only a tombstone now — null. */
+export type EnqueuedJob = { job: Job | null; created: boolean };
+export type WireEnqueueOutcome = { ok: true; results: EnqueuedJob[] } | EnqueueRefusal;
+export type WireDecidingAnswer = { decision: "commit"; outcome: Extract<WireEnqueueOutcome, { ok: true }> } | { decision: "abort"; refusal: EnqueueRefusal | null };
+export type WireInlineClaim = { ok: true; job: Job; created: boolean; leased: LeasedJob | null } | EnqueueRefusal;
+/** A page of a listing: its jobs and, when more follow, the position (a seq) to go on after. */
+export interface JobPage {
+  jobs: Job[];
+  next: number | null;
+}
+
+export function wireEnqueue(out: Extract<EnqueueOutcome, { ok: true }>): Extract<WireEnqueueOutcome, { ok: true }>;
+export function wireEnqueue(out: EnqueueOutcome): WireEnqueueOutcome;
+export function wireEnqueue(out: EnqueueOutcome): WireEnqueueOutcome {
+  return out.ok ? { ok: true, results: out.results.map((r) => ({ job: r.row === null ? null : toJob(r.row), created: r.created })) } : out;
+}
+
+export function wireDeciding(a: DecidingAnswer): WireDecidingAnswer {
+  return a.decision === "commit" ? { decision: "commit", outcome: wireEnqueue(a.outcome) } : a;
+}
+
+export function wireInline(out: InlineClaim): WireInlineClaim {
+  return out.ok ? { ok: true, job: toJob(out.job), created: out.created, leased: out.leased ? toLeasedJob(out.leased) : null } : out;
+}
+
+/** wireSettled: a write's outcome with its row as the job's view (`job`). */
+export function wireSettled(out: Outcome<{ row: JobRow; outcome: FailOutcome }>): Outcome<{ job: Job; outcome: FailOutcome }>;
+export function wireSettled(out: Outcome<{ row: JobRow }>): Outcome<{ job: Job }>;
+export function wireSettled(out: Outcome<{ row: JobRow; outcome?: FailOutcome }>): Outcome<{ job: Job; outcome?: FailOutcome }> {
+  if (!out.ok) return out;
+  const { row, ...rest } = out;
+  return { ...rest, job: toJob(row) };
+}
+
+export function wireLeased(rows: readonly (JobRow & { journal?: Journal })[]): LeasedJob[] {
+  return rows.map(toLeasedJob);
+}
+
+/** wirePage: `limit + 1` rows read, `limit` answered; `next` is the last answered row's seq when more follow. */
+export function wirePage(rows: readonly JobRow[], limit: number): JobPage {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { jobs: page.map(toJob), next: rows.length > limit && last ? last.seq : null };
+}
