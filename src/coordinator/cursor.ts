@@ -2,7 +2,9 @@
  * Cursors: opaque to callers (base64url JSON), made and read back here. The
  * job listing's is `{h: home, s: seq}`: `s >= 0` resumes inside home `h` after
  * that seq; `s = -1` means `h` is finished and the next page starts at the
- * home after it. Other listings read theirs with `readCursor`.
+ * home after it; `c: 1` says the listing is past the homes it reads directly
+ * and goes on with the catalog's (coordinator/fan-out.ts, list). Other
+ * listings read theirs with `readCursor`.
  *
  * @module
  */
@@ -12,6 +14,8 @@ import { QueueError } from "../errors";
 export interface Cursor {
   h: string;
   s: number;
+  /** Past the homes read directly: the catalog's homes, after `h`. */
+  c?: 1;
 }
 
 /** packJson / unpackJson: any cursor's opaque form, base64url JSON (unpack throws on anything else). */
@@ -51,5 +55,8 @@ export function invalidCursor(): QueueError {
 }
 
 export function decodeCursor(text: string): Cursor {
-  return readCursor(text, ({ h, s }) => (typeof h === "string" && typeof s === "number" && Number.isSafeInteger(s) && s >= -1 ? { h, s } : null));
+  return readCursor(text, ({ h, s, c }) => {
+    if (typeof h !== "string" || typeof s !== "number" || !Number.isSafeInteger(s) || s < -1 || (c !== undefined && c !== 1)) return null;
+    return c === 1 ? { h, s, c } : { h, s };
+  });
 }

@@ -46,41 +46,42 @@ export class FanOut {
     const cursor = q.cursor ? decodeCursor(q.cursor) : { h: "", s: -1 };
     const items: Job[] = [];
     let visited = 0;
+    // A listing by type reads the type's own homes (its unscoped jobs, one per shard) first and directly, so a job
+    // just enqueued there is listed at once; only the scopes holding jobs of the type come from the catalog, about
+    // a second behind (docs/http-api.md "Listing jobs"). A cursor past the direct homes says so (`c: 1`).
+    const direct = (q.type ?? []).flatMap((t) => Array.from({ length: this.q.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name));
+    const inCatalog = cursor.c === 1 || (cursor.h !== "" && !direct.includes(cursor.h));
     /** take: one home's page into `items`; the cursor to answer with when the page is full, else null. */
-    const take = async (home: string): Promise<string | null> => {
+    const take = async (home: string, fromCatalog: boolean): Promise<string | null> => {
       visited++;
       const need = q.limit - items.length;
       const page = await this.q.scope(home).list(filter, home === cursor.h ? Math.max(cursor.s, 0) : 0, need);
       items.push(...page.jobs);
-      if (page.next !== null) return encodeCursor({ h: home, s: page.next });
-      if (items.length === q.limit || visited === LIST_HOMES_PER_PAGE) return encodeCursor({ h: home, s: -1 });
+      const c = fromCatalog ? { c: 1 as const } : {};
+      if (page.next !== null) return encodeCursor({ h: home, s: page.next, ...c });
+      if (items.length === q.limit || visited === LIST_HOMES_PER_PAGE) return encodeCursor({ h: home, s: -1, ...c });
       return null;
     };
-    // A listing by type reads the type's own homes (its unscoped jobs, one per shard) first and directly, so a job
-    // just enqueued there is listed at once; only the scopes holding jobs of the type come from the catalog, about
-    // a second behind (docs/http-api.md "Listing jobs").
-    const direct = (q.type ?? []).flatMap((t) => Array.from({ length: this.q.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name));
-    let after = cursor.h;
-    const from = cursor.h === "" ? 0 : direct.indexOf(cursor.h);
-    if (from >= 0) {
+    if (!inCatalog) {
+      const from = cursor.h === "" ? 0 : direct.indexOf(cursor.h);
       for (const home of direct.slice(from)) {
         if (home === cursor.h && cursor.s < 0) continue;
-        const next = await take(home);
+        const next = await take(home, false);
         if (next) return { items, nextCursor: next };
       }
-      after = "";
     }
+    const after = inCatalog ? cursor.h : "";
     // A failure-kind filter only finds failed jobs: only homes holding some are visited.
     const states = q.failureKind ? (q.state ?? ["failed"]).filter((s) => s === "failed") : q.state;
     const budget = LIST_HOMES_PER_PAGE - visited;
-    const homes = await this.q.catalog().listHomes({ types: q.type, states }, after, after !== "" && cursor.s >= 0, budget);
+    const homes = await this.q.catalog().listHomes({ types: q.type, states }, after, inCatalog && cursor.s >= 0, budget);
     for (const home of homes) {
       if (direct.includes(home)) continue;
-      const next = await take(home);
+      const next = await take(home, true);
       if (next) return { items, nextCursor: next };
     }
     const lastHome = homes[homes.length - 1];
-    return { items, nextCursor: homes.length === budget && lastHome ? encodeCursor({ h: lastHome, s: -1 }) : null };
+    return { items, nextCursor: homes.length === budget && lastHome ? encodeCursor({ h: lastHome, s: -1, c: 1 }) : null };
   }
 
   /** retryFailed: every failed job of a scope, or of every home holding failed jobs (of `type`), back to pending. */

@@ -1,6 +1,6 @@
 /**
  * BatchControl: the scope object's side of the abort channel of one handler
- * call (see contract.ts). `abort()` queues a notice; the handler's pending
+ * call (see job/handler-contract.ts). `abort()` queues a notice; the handler's pending
  * `next()` receives it; `settle()` brings a finished job back early. `close()`
  * ends the channel when the call returns.
  *

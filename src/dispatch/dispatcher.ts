@@ -3,7 +3,7 @@
  *
  * `fill(origin)` starts handler calls for due jobs of push types: for each
  * batch it takes the type's permits first (its concurrency, its pools and its
- * notWhileRunning guards; permit-plan.ts, permit-ledger.ts), then has the
+ * notWhileRunning guards; pool/permit-plan.ts, permit-ledger.ts), then has the
  * scope lease up to that many jobs in one synchronous transaction (the lease
  * is written before the call leaves — the output gate holds the call until it
  * is durable), then calls the handler's `run(batch, control)` without waiting.

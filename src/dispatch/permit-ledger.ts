@@ -1,6 +1,6 @@
 /**
  * PermitLedger: the pool permits of this object's handler calls — taken
- * before a batch is claimed (permit-plan.ts), renewed while its call runs,
+ * before a batch is claimed (pool/permit-plan.ts), renewed while its call runs,
  * given back when its jobs settle.
  *
  * Releases are coalesced per pool within a tick: jobs of one batch settle

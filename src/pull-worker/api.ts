@@ -1,6 +1,6 @@
 /**
  * The pull worker's calls to the queue's HTTP API (docs/http-api.md): JSON with
- * the bearer token, a refusal thrown as ApiError (worker/answers.ts).
+ * the bearer token, a refusal thrown as ApiError (pull-worker/answers.ts).
  *
  * @module
  */

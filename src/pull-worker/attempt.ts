@@ -1,7 +1,7 @@
 /**
  * Attempt: one leased job run by the pull worker — its handler through the
  * same contract as `defineHandlers` (handler/run-one.ts), its lease kept
- * (worker/lease.ts), and what it writes, fenced by that lease: once the lease
+ * (pull-worker/lease.ts), and what it writes, fenced by that lease: once the lease
  * is lost (the queue said so, or its deadline passed unconfirmed) or the job
  * was given back, nothing more is written for it (docs/pull-workers.md "Pull
  * workers", Leases).
@@ -28,7 +28,7 @@ export interface AttemptDeps {
   renewEveryMs: number | null;
   log: (line: Record<string, unknown>) => void;
   onError?: (error: string, job: LeasedJob, kind: "retry" | "failed") => void;
-  /** A completed attempt's outcome, batched with others (worker/completions.ts); resolves once answered. */
+  /** A completed attempt's outcome, batched with others (pull-worker/completions.ts); resolves once answered. */
   complete: (a: Attempt, result: object | undefined, logs: JobOutcome["logs"]) => Promise<void>;
   /** The attempt is over: its outcome answered, or nothing more to write. */
   ended: (a: Attempt) => void;

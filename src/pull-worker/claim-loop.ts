@@ -3,7 +3,7 @@
  * has free slots (waiting on the queue for due work, not polling), run them,
  * and wait for a slot when all are taken. A failed claim backs off (100 ms
  * doubling to 5 s); a refusal no retry can change (a wrong token or URL,
- * worker/answers.ts) ends the loop with it. Jobs a claim brings after stop()
+ * pull-worker/answers.ts) ends the loop with it. Jobs a claim brings after stop()
  * was called go back unstarted (docs/pull-workers.md "Pull workers").
  *
  * @module
@@ -59,7 +59,7 @@ export async function claimLoop(deps: ClaimLoopDeps): Promise<Error | null> {
       await Promise.all(claimed.jobs.map((job) => deps.release(job)));
       break;
     }
-    for (const job of claimed.jobs) deps.run(job, claimed.sentAt);
+    for (const [i, job] of claimed.jobs.entries()) deps.run(job, claimed.since[i]!);
   }
   return null;
 }

@@ -1,5 +1,5 @@
 /**
- * Claims: one POST /v1/claim. A claim carrying completions (worker/completions.ts)
+ * Claims: one POST /v1/claim. A claim carrying completions (pull-worker/completions.ts)
  * has them applied first and answered with it; it does not wait, and stop() cuts
  * it off only past its deadline — it answers at once, and its completions must
  * not be lost (cut off, they go again alone). A claim without any may wait
@@ -14,10 +14,20 @@ import { refusesField } from "./answers";
 import type { Call } from "./api";
 import type { Completing, CompletionAnswer, Completions } from "./completions";
 
-/** What one claim leased, and when it was sent by this machine's clock (each job's lease is kept from then; worker/lease.ts). */
+/**
+ * What one claim leased and, per job, when its lease began by this machine's clock (each is kept from then;
+ * pull-worker/lease.ts): the claim's answer less how long, by the queue's clock, the job had been leased when
+ * the queue answered — never before the claim was sent. A claim that waited for work so keeps its whole lease.
+ * A queue that does not say when it answered (`answeredAt`): the send time, which is safe but loses the wait.
+ */
 export interface Claimed {
   jobs: LeasedJob[];
-  sentAt: number;
+  since: number[];
+}
+
+/** sinceOf: each job's lease start on this machine's clock (see Claimed). */
+export function sinceOf(jobs: readonly LeasedJob[], answeredAt: number | undefined, sentAt: number, receivedAt: number): number[] {
+  return jobs.map((j) => (answeredAt === undefined || j.startedAt == null ? sentAt : Math.max(sentAt, Math.min(receivedAt, receivedAt - (answeredAt - j.startedAt)))));
 }
 
 export interface ClaimsDeps<A extends Completing> {
@@ -49,9 +59,9 @@ export class Claims<A extends Completing> {
     const signal = this.onItsWay.signal;
     if (live.length > 0) {
       try {
-        const out = await call<{ jobs: LeasedJob[]; completed?: CompletionAnswer[] }>("POST", "/v1/claim", { ...body, limit, complete: completions.items(live) }, { signal });
+        const out = await call<{ jobs: LeasedJob[]; completed?: CompletionAnswer[]; answeredAt?: number }>("POST", "/v1/claim", { ...body, limit, complete: completions.items(live) }, { signal });
         completions.answer(live, out.completed ?? []);
-        return { jobs: out.jobs, sentAt };
+        return { jobs: out.jobs, since: sinceOf(out.jobs, out.answeredAt, sentAt, this.now()) };
       } catch (e) {
         // Whether they landed is unknown: they go again alone (a completion that landed answers already_terminal).
         // A queue that predates `complete` refuses the field: from then on completions go alone.
@@ -66,8 +76,8 @@ export class Claims<A extends Completing> {
     for (const q of carry) q.resolve();
     this.waiting = new AbortController();
     try {
-      const out = await call<{ jobs: LeasedJob[] }>("POST", "/v1/claim", { ...body, limit, ...(waitMs > 0 ? { waitMs } : {}) }, { untilAnswered: this.waiting.signal, signal });
-      return { jobs: out.jobs, sentAt };
+      const out = await call<{ jobs: LeasedJob[]; answeredAt?: number }>("POST", "/v1/claim", { ...body, limit, ...(waitMs > 0 ? { waitMs } : {}) }, { untilAnswered: this.waiting.signal, signal });
+      return { jobs: out.jobs, since: sinceOf(out.jobs, out.answeredAt, sentAt, this.now()) };
     } finally {
       this.waiting = null;
       this.onItsWay = null;

@@ -179,13 +179,13 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     async runOnce() {
       const asOf = stops;
-      const { jobs, sentAt } = await claims.claim(slots.size, 0);
+      const { jobs, since } = await claims.claim(slots.size, 0);
       if (stops !== asOf) {
         // stop() was called while the claim was being answered: what it leased goes back unstarted.
         await Promise.all(jobs.map((job) => release(job)));
         return 0;
       }
-      await Promise.all(jobs.map((j) => run(j, sentAt).done));
+      await Promise.all(jobs.map((j, i) => run(j, since[i]!).done));
       return jobs.length;
     },
     async stop({ timeoutMs = 30_000 } = {}) {

@@ -15,7 +15,7 @@
  * and the deadline keeps a margin before that for the clocks' rates and the
  * queue's stamping (a tenth of the lease, at most a second).
  *
- * Used by `createWorker` (worker/attempt.ts) and `runClaimed` (client/run-claimed.ts).
+ * Used by `createWorker` (pull-worker/attempt.ts) and `runClaimed` (client/run-claimed.ts).
  *
  * @module
  */

@@ -10,7 +10,7 @@
  */
 import type { LeasedJob } from "../job/schemas";
 
-/** What stop() needs of a running attempt (worker/attempt.ts). */
+/** What stop() needs of a running attempt (pull-worker/attempt.ts). */
 export interface Stoppable {
   readonly job: LeasedJob;
   readonly done: Promise<void>;

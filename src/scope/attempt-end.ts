@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { hasJournal } from "./steps";
 import { retryDelayMs, type Backoff } from "../job/backoff";
 import { sqlList, type FailureKind } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
@@ -63,8 +64,6 @@ UPDATE job
 RETURNING *`;
 /** jobPendingOfKey: job_dedupe_pending_idx. */
 const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state = 'pending'";
-/** jobHasJournal: job_step's primary key (job_seq, seq). */
-const JOB_HAS_JOURNAL = "SELECT 1 FROM job_step WHERE job_seq = ? LIMIT 1";
 
 /**
  * applyAttemptEnd writes the decision; null if the lease changed meanwhile
@@ -79,7 +78,7 @@ export function applyAttemptEnd(store: ScopeStore, row: JobRow, end: AttemptEnd,
     // A job with a journal is never superseded: its finished steps' side effects happened, and a follower that
     // started from the top would do them again under new idempotency keys. It goes back to pending and its
     // follower waits behind it (claim.ts, NOT_BEHIND_KEY) — docs/guarantees.md "Keys and journals".
-    if (follower && store.sql.exec(JOB_HAS_JOURNAL, row.seq).toArray().length === 0) {
+    if (follower && !hasJournal(store.sql, row.seq)) {
       return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
     }
   }

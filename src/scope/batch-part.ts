@@ -22,6 +22,9 @@ export interface BatchPartDeps {
   commit(changes: Changes, now: number): Promise<void>;
 }
 
+/** After a failed ask past the stage timeout, the next one comes at most this much later. */
+const STAGE_RETRY_MS = 5_000;
+
 /** Staging only moves the alarm (its stage timeout): nothing anyone counts or claims changed. */
 export const STAGED: Changes = { ...nothing(), arm: true };
 
@@ -91,15 +94,16 @@ export class BatchPart {
         const decision = s.decider === this.deps.home() ? decide(store, s.batch, proposal, now) : await this.deps.decider(s.decider).decideBatch(s.batch, proposal);
         if (decision === null) {
           // Not decided yet (a slow coordinator): ask again later, at doubling intervals, and at the timeout.
-          const everyMs = 2 * (this.asks.get(s.batch)?.everyMs ?? STAGE_ASK_MS);
-          this.asks.set(s.batch, { at: Math.min(now + everyMs, s.stagedAt + STAGE_TIMEOUT_MS), everyMs });
+          this.later(s, now);
           continue;
         }
         console.log(JSON.stringify({ event: "batch:settled_by_alarm", home: this.deps.home(), batch: s.batch, decision }));
         if (decision === "commit") await this.apply(s.batch);
         else await this.abort(s.batch);
       } catch (e) {
-        // Its decider is unreachable: this stage waits (the alarm asks again), the others and the rest of the pass go on.
+        // Its decider is unreachable: this stage waits and asks again later (backing off, as when undecided, so the
+        // alarm does not spin on it); the others and the rest of the pass go on.
+        this.later(s, now);
         console.error(JSON.stringify({ event: "batch:settle_failed", home: this.deps.home(), batch: s.batch, decider: s.decider, error: String(e) }));
       }
     }
@@ -123,8 +127,17 @@ export class BatchPart {
     return here;
   }
 
+  /** later: the next ask at twice the last interval, never past the stage timeout — or, once past it, a retry 5 s on. */
+  private later(s: { batch: string; stagedAt: number }, now: number): void {
+    const everyMs = 2 * (this.asks.get(s.batch)?.everyMs ?? STAGE_ASK_MS);
+    const timeout = s.stagedAt + STAGE_TIMEOUT_MS;
+    this.asks.set(s.batch, { at: now >= timeout ? now + Math.min(everyMs, STAGE_RETRY_MS) : Math.min(now + everyMs, timeout), everyMs });
+  }
+
   private askAt(s: { batch: string; stagedAt: number }): number {
-    return Math.min(this.asks.get(s.batch)?.at ?? s.stagedAt + STAGE_ASK_MS, s.stagedAt + STAGE_TIMEOUT_MS);
+    const ask = this.asks.get(s.batch)?.at;
+    // Past the timeout, an abort whose decider failed to answer waits for its retry time, not the timeout again.
+    return ask !== undefined ? ask : Math.min(s.stagedAt + STAGE_ASK_MS, s.stagedAt + STAGE_TIMEOUT_MS);
   }
 
   /** apply: a decided part's jobs enqueued, or null when nothing of `batch` is staged here. */

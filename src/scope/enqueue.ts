@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { hasJournal } from "./steps";
 import { minuteOf } from "../metrics/counters";
 import { baseMode, replacesPayload, type KeyMode } from "../job/key-mode";
 import type { Scope } from "../job/schemas";
@@ -208,9 +209,12 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
   if (other) {
     throw new Refused("conflict", index, `dedupe key ${JSON.stringify(job.dedupeKey)} is live under mode ${baseMode((other.dedupe_mode ?? "active") as KeyMode)} (job ${other.id}); this enqueue asks for mode ${baseMode(mode)}`);
   }
-  // The newest pending job: a follower waiting behind a journaled job of its key that is back to pending (attempt-end.ts).
-  const pending = live.filter((r) => r.state === "pending").sort((a, b) => b.seq - a.seq)[0];
-  const running = live.find((r) => r.state === "running");
+  // A journaled job back to pending (a sleep, a retry) is resuming: for its key it is as if it ran — a duplicate
+  // never replaces its payload or joins it; it gets it (active) or waits behind it as a follower (pending mode),
+  // as behind a running one (docs/guarantees.md "Keys and journals"). Only a job that has run can have a journal.
+  const resuming = live.find((r) => r.state === "pending" && r.started_at !== null && hasJournal(store.sql, r.seq));
+  const pending = live.find((r) => r.state === "pending" && r !== resuming);
+  const running = live.find((r) => r.state === "running") ?? resuming;
   const same = (row: JobRow | undefined) => (row ? { row, changed: false } : null);
   if (mode === "throttle") {
     return same(jobRows(store.sql.exec(JOB_LATEST_START_OF_KEY, job.dedupeKey, now - (job.throttleMs ?? 0)))[0] ?? pending);

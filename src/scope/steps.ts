@@ -147,6 +147,14 @@ export function resolveStep(store: ScopeStore, id: string, name: string, result:
   });
 }
 
+/** jobHasJournal: job_step's primary key (job_seq, seq). */
+const JOB_HAS_JOURNAL = "SELECT 1 FROM job_step WHERE job_seq = ? LIMIT 1";
+
+/** hasJournal: whether the job has journaled a step or a sleep (or its start record): it is never superseded (attempt-end.ts). */
+export function hasJournal(sql: SqlStorage, jobSeq: number): boolean {
+  return sql.exec(JOB_HAS_JOURNAL, jobSeq).toArray().length > 0;
+}
+
 function toEntry(r: StepRow): JournalEntry {
   return { seq: r.seq, name: r.name, kind: r.kind as "step" | "sleep", result: r.result, startedAt: r.started_at, finishedAt: r.finished_at, attempt: r.attempt, wakeAt: r.wake_at };
 }

@@ -12,6 +12,7 @@ import { ManualClock } from "../../src/clock";
 import { createApp } from "../../src/coordinator/app";
 import { scopeHome } from "../../src/job/home";
 import { STAGE_ASK_MS, STAGE_TIMEOUT_MS } from "../../src/scope/batch-stage";
+import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, TOKEN, uniqueType } from "../helpers/api";
 import { alarmAt, env, newJob, useClock } from "../helpers/scope";
 
@@ -207,5 +208,30 @@ describe("a batch committed while its coordinator died", () => {
     expect(asks).toEqual([STAGE_ASK_MS, 3_000, 7_000, 15_000, STAGE_TIMEOUT_MS]);
     expect(await staged(p!)).toBe(0);
     expect(await d!.decideBatch(id, null)).toBe("abort");
+  });
+});
+
+describe("a stage whose decider cannot be reached", () => {
+  it("asks again later, backing off, instead of every alarm pass", async () => {
+    const type = uniqueType("batch");
+    const { decider, notDecider } = threeScopes();
+    const clock = new ManualClock(Date.now());
+    const p = env.SCOPE.getByName(notDecider);
+    await useClock(p, clock);
+    const start = clock.now();
+    const id = `b-${crypto.randomUUID()}`;
+    expect(await p.stageBatch(id, decider, [newJob(notDecider, { type })])).toBeNull();
+    await runInDurableObject(p, (o: ScopeDO) => {
+      (o.parts.batches as unknown as { deps: { decider: () => unknown } }).deps.decider = () => ({ decideBatch: async () => Promise.reject(new Error("decider down")) });
+    });
+    const asks: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const at = (await alarmAt(p, { flush: false }))!;
+      asks.push(at - start);
+      clock.set(at);
+      await runDurableObjectAlarm(p);
+    }
+    expect(asks).toEqual([STAGE_ASK_MS, 3_000, 7_000, 15_000]);
+    expect(await staged(p)).toBe(1);
   });
 });

@@ -36,4 +36,26 @@ describe("listing by type", () => {
     } while (cursor);
     expect(seen.sort()).toEqual([...unscoped, scoped].sort());
   });
+
+  it("pages each job once and ends when a catalog page ends on the type's own home", async () => {
+    const type = uniqueType("loop");
+    const all: string[] = [];
+    // One unscoped job (home type:<t>:0, read directly) and 18 scopes: the catalog's page after it is 19 homes
+    // (20 minus the direct one), the last of them type:<t>:0 ("scope:" < "type:").
+    all.push((await api("POST", "/v1/jobs", { type, payload: {} })).body.job.id);
+    for (let i = 0; i < 18; i++) all.push((await api("POST", "/v1/jobs", { type, payload: { i }, scope: uniqueScope("loop") })).body.job.id);
+    await flushJobs(...all);
+    await vi.waitFor(async () => expect(ids(await api("GET", `/v1/jobs?type=${type}&limit=100`)).length).toBeGreaterThanOrEqual(19), { timeout: 10_000, interval: 100 });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const r: { body: { items: { id: string }[]; nextCursor: string | null } } = await api("GET", `/v1/jobs?type=${type}&limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+      seen.push(...ids(r));
+      cursor = r.body.nextCursor;
+      pages++;
+    } while (cursor && pages < 5);
+    expect(pages).toBeLessThan(5);
+    expect(seen.sort()).toEqual([...all].sort());
+  });
 });

@@ -113,8 +113,8 @@ describe("hostile input over HTTP", () => {
     );
     const batch = await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: {} }, { type, payload: {}, maxAttempts: 0 }] });
     expect(batch.status).toBe(400);
-    const rows = await env.SCOPE.getByName(typeHome(type, 0).name).list({ types: [type] }, 0, 10);
-    expect(rows).toEqual([]);
+    const page = await env.SCOPE.getByName(typeHome(type, 0).name).list({ types: [type] }, 0, 10);
+    expect(page.jobs).toEqual([]);
   });
 
   it("invalid cursors and ids are refused or not found, never a 500", async () => {

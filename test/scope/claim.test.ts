@@ -37,7 +37,8 @@ describe("claim (scope object)", () => {
     const { home, stub } = await freshScope();
     const [e] = await put(stub, [newJob(home)]);
     const [c] = await scopeRpc(stub).claim({ worker: "w7", types: null, limit: 1, leaseMs: 45_000 });
-    expect(c).toMatchObject({ id: e!.row.id, state: "running", attempts: 1, lease_owner: "w7", lease_expires_at: T0 + 45_000, started_at: T0 });
+    expect(c).toMatchObject({ id: e!.row.id, state: "running", attempts: 1, leaseExpiresAt: T0 + 45_000, startedAt: T0 });
+    expect((await row(stub, c!.id)).lease_owner).toBe("w7");
     expect(c!.leaseToken).toMatch(/^[0-9a-f]{32}$/);
   });
 

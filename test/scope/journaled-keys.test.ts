@@ -73,4 +73,19 @@ describe("a keyed job with a journal whose attempt ends back in pending while a 
     expect(joined.created).toBe(false);
     expect(joined.firstPayload).not.toContain("latest");
   });
+
+  it("a duplicate enqueued while it sleeps with no follower yet becomes its follower: it never joins or rewrites the journaled job", async () => {
+    const { home, stub } = await freshScope();
+    const out = await runInDurableObject(stub, async (o: ScopeDO) => {
+      await o.enqueue([newJob(home, KEYED)]);
+      const [held] = await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 });
+      const now = o.clock.now();
+      await o.appendStep({ id: held!.id, op: "commit", seq: 0, name: "charge", result: "1", startedAt: now, start: { at: now, seed: "s" } }, held!.leaseToken);
+      await o.sleep(held!.id, held!.leaseToken, { name: "nap", seq: 1, until: 0, durationMs: 60_000, startedAt: now, start: { at: now, seed: "s" } });
+      const dup = await o.enqueue([newJob(home, { ...KEYED, keyMode: "pending+latest", payload: JSON.stringify({ latest: true }) })]);
+      const first = o.store.sql.exec<{ payload: string }>("SELECT payload FROM job WHERE id = ?", held!.id).one().payload;
+      return { joinedFirst: dup.ok && dup.results[0]!.job!.id === held!.id, created: dup.ok && dup.results[0]!.created, firstPayload: first };
+    });
+    expect(out).toEqual({ joinedFirst: false, created: true, firstPayload: expect.not.stringContaining("latest") });
+  });
 });

@@ -125,14 +125,14 @@ describe("dedupe modes", () => {
     const [running] = await scopeRpc(stub).claim(lease);
     const [f] = await put(stub, [keyed(home, "pending", { n: 2 })]);
     const out = await scopeRpc(stub).fail(running!.id, running!.leaseToken!, { error: "boom" });
-    expect(out).toMatchObject({ ok: true, outcome: "superseded", row: { state: "superseded", cancel_reason: `superseded by ${f!.row.id}`, last_error: "boom" } });
+    expect(out).toMatchObject({ ok: true, outcome: "superseded", job: { state: "superseded", cancelReason: `superseded by ${f!.row.id}`, lastError: "boom" } });
     expect((await stub.summary()).types[0]).toMatchObject({ superseded: 1, cancelled: 0, pending: 1 });
     // The superseded holder's later calls are refused as for any ended attempt.
     expect(await scopeRpc(stub).heartbeat(running!.id, running!.leaseToken!, null)).toMatchObject({ ok: false, code: "already_terminal", state: "superseded" });
     const [follower] = await scopeRpc(stub).claim(lease);
     expect(follower!.id).toBe(f!.row.id);
     await scopeRpc(stub).complete(follower!.id, follower!.leaseToken!, null);
-    expect(await scopeRpc(stub).retry(running!.id)).toMatchObject({ ok: true, row: { state: "pending" } });
+    expect(await scopeRpc(stub).retry(running!.id)).toMatchObject({ ok: true, job: { state: "pending" } });
     const steps = (await stub.timeline(running!.id, 100))!.steps.map((s) => [s.state, s.note]);
     expect(steps).toContainEqual(["superseded", `superseded by ${f!.row.id}`]);
   });

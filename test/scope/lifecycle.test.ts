@@ -20,7 +20,7 @@ describe("scope object lifecycle", () => {
     await useClock(stub, clock!);
     expect(await alarmAt(stub)).toBe(alarm);
     expect(await scopeRpc(stub).heartbeat(job!.id, job!.leaseToken!, null)).toMatchObject({ ok: true });
-    expect(await scopeRpc(stub).complete(job!.id, job!.leaseToken!, null)).toMatchObject({ ok: true, row: { state: "completed" } });
+    expect(await scopeRpc(stub).complete(job!.id, job!.leaseToken!, null)).toMatchObject({ ok: true, job: { state: "completed" } });
 
     await evictDurableObject(stub);
     await useClock(stub, clock!.advance(60_000));
@@ -94,7 +94,7 @@ describe("scope object lifecycle", () => {
     await runDurableObjectAlarm(stub);
     expect(await rows(stub)).toEqual([]);
     const again = await scopeRpc(stub).enqueue([job]);
-    expect(again).toEqual({ ok: true, results: [{ row: null, created: false }] });
+    expect(again).toEqual({ ok: true, results: [{ job: null, created: false }] });
     expect(await rows(stub)).toEqual([]);
     // The alarm comes back to drop the tombstone, seven days after the delete.
     expect(await alarmAt(stub)).toBe(T0 + 8 * DAY);
@@ -134,7 +134,7 @@ describe("scope object lifecycle", () => {
     clock!.advance(5000);
     expect(await scopeRpc(stub).retry(job!.id)).toMatchObject({
       ok: true,
-      row: { state: "pending", attempts: 0, last_error: null, failure_kind: null, finished_at: null, run_at: T0 + 5000 },
+      job: { state: "pending", attempts: 0, lastError: null, failureKind: null, finishedAt: null, runAt: T0 + 5000 },
     });
     expect(await scopeRpc(stub).retry(job!.id)).toMatchObject({ ok: false, code: "conflict", state: "pending" });
   });

@@ -53,7 +53,7 @@ describe("ordered types", () => {
     await scopeRpc(stub).complete(head!.id, head!.leaseToken!, null);
     // Now k1's job is the head: an inline request for it leases it.
     const again = await scopeRpc(stub).claimOrEnqueue(keyed(1), "inline", 30_000);
-    expect(again).toMatchObject({ ok: true, leased: { dedupe_key: "k1" } });
+    expect(again).toMatchObject({ ok: true, leased: { dedupeKey: "k1" } });
     // While it runs, another request waits, even as the head of nothing else.
     expect(await scopeRpc(stub).claimOrEnqueue(keyed(2), "inline", 30_000)).toMatchObject({ ok: true, leased: null });
   });

@@ -20,7 +20,8 @@ describe("heartbeat / complete / fail (scope object)", () => {
   it("complete with the lease token stores the result and ends the lease", async () => {
     const { stub, job } = await claimedJob();
     const out = await scopeRpc(stub).complete(job.id, job.leaseToken!, '{"sent":1}');
-    expect(out).toMatchObject({ ok: true, row: { state: "completed", result: '{"sent":1}', lease_token: null, finished_at: T0 } });
+    expect(out).toMatchObject({ ok: true, job: { state: "completed", result: { sent: 1 }, finishedAt: T0 } });
+    expect((await row(stub, job.id)).lease_token).toBeNull();
   });
 
   it("a stale lease token changes nothing and is answered lease_lost", async () => {
@@ -68,7 +69,7 @@ describe("heartbeat / complete / fail (scope object)", () => {
 
   it("a cancelled job's holder is told lease_lost / cancelled", async () => {
     const { stub, job } = await claimedJob();
-    expect(await scopeRpc(stub).cancel(job.id, "operator")).toMatchObject({ ok: true, row: { state: "cancelled", cancel_reason: "operator" } });
+    expect(await scopeRpc(stub).cancel(job.id, "operator")).toMatchObject({ ok: true, job: { state: "cancelled", cancelReason: "operator" } });
     expect(await scopeRpc(stub).complete(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
     expect(await scopeRpc(stub).heartbeat(job.id, job.leaseToken!, null)).toMatchObject({ ok: false, code: "lease_lost", reason: "cancelled" });
   });
@@ -84,7 +85,7 @@ describe("heartbeat / complete / fail (scope object)", () => {
     await useClock(stub, clock!, () => 0.5);
     const out = await scopeRpc(stub).fail(job.id, job.leaseToken!, { error: "smtp 451" });
     // attempt 1: ceiling = base 1000 → floor(0.5 * 1001) = 500
-    expect(out).toMatchObject({ ok: true, outcome: "retry_scheduled", row: { state: "pending", run_at: T0 + 500, attempts: 1, last_error: "smtp 451" } });
+    expect(out).toMatchObject({ ok: true, outcome: "retry_scheduled", job: { state: "pending", runAt: T0 + 500, attempts: 1, lastError: "smtp 451" } });
     const [again] = await scopeRpc(stub).claim({ worker: "w", types: null, limit: 1, leaseMs: 30_000 });
     expect(again).toBeUndefined(); // not due yet
   });
@@ -92,13 +93,13 @@ describe("heartbeat / complete / fail (scope object)", () => {
   it("retryAfterMs is a floor over the jittered delay", async () => {
     const { stub, job } = await claimedJob();
     const out = await scopeRpc(stub).fail(job.id, job.leaseToken!, { error: "429", retryAfterMs: 60_000 });
-    expect(out).toMatchObject({ ok: true, row: { run_at: T0 + 60_000 } });
+    expect(out).toMatchObject({ ok: true, job: { runAt: T0 + 60_000 } });
   });
 
   it("consumesAttempt:false gives the attempt back", async () => {
     const { stub, job } = await claimedJob({ maxAttempts: 1 });
     const out = await scopeRpc(stub).fail(job.id, job.leaseToken!, { error: "not ready", consumesAttempt: false });
-    expect(out).toMatchObject({ ok: true, outcome: "retry_scheduled", row: { state: "pending", attempts: 0 } });
+    expect(out).toMatchObject({ ok: true, outcome: "retry_scheduled", job: { state: "pending", attempts: 0 } });
   });
 
   it("the last attempt fails with retries_exhausted; fatal fails at once", async () => {
@@ -106,13 +107,13 @@ describe("heartbeat / complete / fail (scope object)", () => {
     expect(await scopeRpc(a.stub).fail(a.job.id, a.job.leaseToken!, { error: "boom" })).toMatchObject({
       ok: true,
       outcome: "failed",
-      row: { state: "failed", failure_kind: "retries_exhausted", finished_at: T0 },
+      job: { state: "failed", failureKind: "retries_exhausted", finishedAt: T0 },
     });
     const b = await claimedJob({ maxAttempts: 5 });
     expect(await scopeRpc(b.stub).fail(b.job.id, b.job.leaseToken!, { error: "bad input", fatal: true })).toMatchObject({
       ok: true,
       outcome: "failed",
-      row: { state: "failed", failure_kind: "fatal", attempts: 1 },
+      job: { state: "failed", failureKind: "fatal", attempts: 1 },
     });
   });
 });

@@ -34,6 +34,9 @@ describe("notices to parked claims", () => {
 
   it("an enqueue of a due job tells; a delayed one does not", async () => {
     const { home, stub } = await freshScope();
+    // The object's first pause sync (the answer to its first report) tells of every pending pulled type: let it land first.
+    await put(stub, [newJob(home, { type: "other.job", delayMs: 60_000 })]);
+    await stub.flushCatalog();
     const told = await recordNotices(stub);
     await put(stub, [newJob(home, { delayMs: 60_000 })]);
     expect(told).toEqual([]);

@@ -67,6 +67,9 @@ export const ClaimSchema = z.strictObject({
 export type ClaimRequest = z.infer<typeof ClaimSchema>;
 export const ClaimResultSchema = z.object({
   jobs: z.array(LeasedJobSchema),
+  answeredAt: z.number().optional().meta({
+    description: "The queue's clock as it answered. A job's `leaseExpiresAt − startedAt` is its lease; `answeredAt − startedAt` is how long before the answer it began (a claim that waited).",
+  }),
   completed: CompleteManyResultsSchema.optional().meta({ description: "With `complete`: one answer per item, as POST /v1/jobs/complete answers." }),
 });
 

@@ -1,5 +1,5 @@
 /**
- * worker/api.ts against a stand-in fetch that aborts as the Fetch standard
+ * pull-worker/api.ts against a stand-in fetch that aborts as the Fetch standard
  * says (before the status, the call rejects; after it, the body's read does):
  * the request it makes, refusals as ApiError, and its two ways to end a call.
  */

@@ -1,5 +1,5 @@
 /**
- * worker/attempt.ts on vitest's fake clock, with a stand-in `Call`: one job's
+ * pull-worker/attempt.ts on vitest's fake clock, with a stand-in `Call`: one job's
  * handler run, what each outcome writes (its lines first), the journal's
  * answers, and the fence — once the lease is lost or the job given back,
  * nothing more is written for it.

@@ -1,5 +1,5 @@
 /**
- * worker/claim-loop.ts on vitest's fake clock, with stand-in claims and slots:
+ * pull-worker/claim-loop.ts on vitest's fake clock, with stand-in claims and slots:
  * claims ask for the free slots, a full worker waits for one, failures back off
  * (100 ms doubling to 5 s), a refusal for good ends the loop, and what a claim
  * brings after stop() goes back unstarted.
@@ -54,7 +54,7 @@ const job = (id: string) => leasedJob(id, "t", 0, 30_000);
 describe("claimLoop", () => {
   it("asks for as many jobs as slots are free, runs them with their claim's send time, and waits for a slot when full", async () => {
     const t0 = Date.now();
-    const { deps, said, finish, stop } = loopOf(2, (n) => (n === 0 ? { jobs: [job("a"), job("b")], sentAt: t0 } : n === 1 ? { jobs: [job("c")], sentAt: t0 + 1 } : new Promise<Claimed>(() => {})));
+    const { deps, said, finish, stop } = loopOf(2, (n) => (n === 0 ? { jobs: [job("a"), job("b")], since: [t0, t0] } : n === 1 ? { jobs: [job("c")], since: [t0 + 1] } : new Promise<Claimed>(() => {})));
     const loop = claimLoop(deps);
     await vi.advanceTimersByTimeAsync(0);
     expect(said).toEqual([`claim 2 wait 20000 at ${t0}`, `run a sent ${t0}`, `run b sent ${t0}`]);
@@ -69,7 +69,7 @@ describe("claimLoop", () => {
     const t0 = Date.now();
     const { deps, said, stop } = loopOf(1, (n) => {
       if (n < 8 || n === 9) throw new TypeError("fetch failed");
-      if (n === 8) return { jobs: [], sentAt: Date.now() };
+      if (n === 8) return { jobs: [], since: [] };
       return new Promise<Claimed>(() => {});
     });
     const loop = claimLoop(deps);
@@ -97,7 +97,7 @@ describe("claimLoop", () => {
     const loop = claimLoop(deps);
     await vi.advanceTimersByTimeAsync(0);
     stop();
-    answer({ jobs: [job("a"), job("b")], sentAt: 0 });
+    answer({ jobs: [job("a"), job("b")], since: [0, 0] });
     await expect(loop).resolves.toBeNull();
     expect(said.slice(1)).toEqual(["release a", "release b"]);
   });

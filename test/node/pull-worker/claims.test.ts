@@ -1,8 +1,8 @@
 /**
- * worker/claims.ts with a stand-in `Call`: a claim carries the completions
+ * pull-worker/claims.ts with a stand-in `Call`: a claim carries the completions
  * handed to it (answered with it, or sent again alone when it fails), a claim
  * without any may wait, stop() ends only a waiting one (unless its answer is
- * arriving: worker/api.ts), and its deadline ends any.
+ * arriving: pull-worker/api.ts), and its deadline ends any.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Claims } from "../../../src/pull-worker/claims";
@@ -47,7 +47,7 @@ describe("Claims", () => {
   it("a claim with nothing to carry asks to wait, says when it was sent, and is ended by stopWaiting()", async () => {
     const { claims, calls } = claimsOf((c) => (c.body!.waitMs ? hang(c) : { jobs: [leasedJob("j", "t", 0, 6_000)] }));
     const sentAt = Date.now();
-    expect(await claims.claim(3, 0)).toEqual({ jobs: [leasedJob("j", "t", 0, 6_000)], sentAt });
+    expect(await claims.claim(3, 0)).toEqual({ jobs: [leasedJob("j", "t", 0, 6_000)], since: [sentAt] });
     expect(calls[0]!.body).toEqual({ worker: "w1", types: ["t"], leaseMs: 6_000, limit: 3 });
     const waiting = claims.claim(3, 20_000);
     await Promise.resolve();
@@ -91,5 +91,24 @@ describe("Claims", () => {
     await expect(claims.claim(1, 0)).rejects.toThrow("complete");
     expect(calls.map((c) => c.path)).toEqual(["/v1/claim", "/v1/jobs/complete"]);
     expect(completions.carrying).toBe(false);
+  });
+
+  it("a job a waiting claim got keeps its whole lease: its start is placed by the queue's answeredAt, not the send time", async () => {
+    const queueClock = Date.now() + 3_600_000; // the queue's clock is an hour off: only its differences count
+    const { claims } = claimsOf(async () => {
+      await new Promise((r) => setTimeout(r, 25_000)); // the claim waits 25 s; the job is leased as the wait ends
+      return { jobs: [leasedJob("j", "t", queueClock + 25_000, 30_000)], answeredAt: queueClock + 25_050 };
+    });
+    const sentAt = Date.now();
+    const claimed = claims.claim(1, 30_000);
+    await vi.advanceTimersByTimeAsync(25_000);
+    // Leased 50 ms before the queue answered, by its clock: 24.95 s after the claim was sent, by this one.
+    expect((await claimed).since).toEqual([sentAt + 25_000 - 50]);
+  });
+
+  it("from a queue that does not say when it answered, the send time (safe, but the wait is lost)", async () => {
+    const { claims } = claimsOf(async () => ({ jobs: [leasedJob("j", "t", 0, 30_000)] }));
+    const sentAt = Date.now();
+    expect((await claims.claim(1, 0)).since).toEqual([sentAt]);
   });
 });

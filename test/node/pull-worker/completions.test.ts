@@ -1,5 +1,5 @@
 /**
- * worker/completions.ts on vitest's fake clock, with a stand-in `Call`:
+ * pull-worker/completions.ts on vitest's fake clock, with a stand-in `Call`:
  * completions of one moment go in one request; while the loop waits for a slot
  * they are handed to its next claim instead; a refusal per item deposes that
  * attempt; an older queue that refuses `logs` gets the lines on their own.

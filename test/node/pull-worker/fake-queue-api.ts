@@ -83,7 +83,7 @@ export function fakeQueueApi(options: { types?: string[]; clockOffsetMs?: number
   };
 }
 
-/** One call a module made through its `Call` (worker/api.ts). */
+/** One call a module made through its `Call` (pull-worker/api.ts). */
 export interface CallMade {
   method: string;
   path: string;

@@ -1,5 +1,5 @@
 /**
- * worker/lease.ts on vitest's fake clock: the deadline kept from durations the
+ * pull-worker/lease.ts on vitest's fake clock: the deadline kept from durations the
  * queue granted (never its timestamps read as local times), renewals that move
  * it, and the lapse when none was confirmed.
  */

@@ -1,5 +1,5 @@
 /**
- * worker/slots.ts: places taken and given back, a completion's slot handed back
+ * pull-worker/slots.ts: places taken and given back, a completion's slot handed back
  * early while its attempt is still unanswered, and the loop's wait for a place.
  */
 import { describe, expect, it } from "vitest";

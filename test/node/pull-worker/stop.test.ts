@@ -1,5 +1,5 @@
 /**
- * worker/stop.ts on vitest's fake clock: stop() stops claiming at once, waits
+ * pull-worker/stop.ts on vitest's fake clock: stop() stops claiming at once, waits
  * for the attempts in flight and the loop up to its deadline, and past it cuts
  * off the claim on its way, silences each attempt and releases the jobs whose
  * lease it still held.
