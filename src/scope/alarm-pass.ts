@@ -13,7 +13,7 @@ import type { CatalogReporter } from "./catalog-report";
 import type { Changes } from "./changes";
 import type { LeasePermits } from "./lease-permits";
 import { pruneMetrics } from "./minute-counters";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import { sweepOnce } from "./sweep-pass";
 import { cameDueSince } from "./wake";
 import { writes } from "./writes";
@@ -24,7 +24,7 @@ export const ALARM_AGAIN_MS = 20;
 export const ALARM_RETRY_MS = 5_000;
 
 export interface AlarmDeps {
-  store: ScopeStore;
+  store: HomeStore;
   alarmArm: AlarmArm;
   reporter: CatalogReporter;
   batches: BatchPart;

@@ -10,7 +10,7 @@ import { utf8Length } from "../job/json-size";
 import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { complete, fail, sleep, snooze } from "./settle";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import type { HandlerOutcome } from "../job/handler-contract";
 
 /** resultText: a completed outcome's result as stored (JSON text or null), or undefined when it is over the size limit. */
@@ -20,7 +20,7 @@ export function resultText(config: QueueConfig, o: Extract<HandlerOutcome, { kin
   return result !== null && utf8Length(result, limit) > limit ? undefined : result;
 }
 
-export function applyOutcome(store: ScopeStore, config: QueueConfig, id: string, token: string, o: HandlerOutcome, now: number): Outcome<{ row: JobRow }> {
+export function applyOutcome(store: HomeStore, config: QueueConfig, id: string, token: string, o: HandlerOutcome, now: number): Outcome<{ row: JobRow }> {
   switch (o.kind) {
     case "completed": {
       const result = resultText(config, o);

@@ -11,7 +11,7 @@ import { retryDelayMs, type Backoff } from "../job/backoff";
 import { sqlList, type FailureKind } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 export type AttemptEnd =
   | { to: "pending"; runAt: number; attempts: number; error: string | null }
@@ -29,7 +29,7 @@ export interface AttemptFailure {
 }
 
 /** decideAttemptEnd: pure; `row` is the running job whose attempt just ended. */
-export function decideAttemptEnd(store: ScopeStore, row: JobRow, f: AttemptFailure, now: number): AttemptEnd {
+export function decideAttemptEnd(store: HomeStore, row: JobRow, f: AttemptFailure, now: number): AttemptEnd {
   if (f.fatal) return { to: "failed", failureKind: "fatal", error: f.error };
   const attempts = f.consumesAttempt ? row.attempts : Math.max(row.attempts - 1, 0);
   if (f.consumesAttempt && row.attempts >= row.max_attempts) return { to: "failed", failureKind: f.exhaustedKind, error: f.error };
@@ -72,7 +72,7 @@ const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_k
  * pending is superseded instead (state `superseded`, naming the follower): the follower
  * carries the newer request, and a key has one pending job at most.
  */
-export function applyAttemptEnd(store: ScopeStore, row: JobRow, end: AttemptEnd, now: number): JobRow | null {
+export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: number): JobRow | null {
   if (end.to === "pending" && row.dedupe_key !== null) {
     const follower = store.sql.exec<{ id: string }>(JOB_PENDING_OF_KEY, row.dedupe_key).toArray()[0];
     // A job with a journal is never superseded: its finished steps' side effects happened, and a follower that

@@ -8,11 +8,11 @@
 import { nothing, type Changes } from "./changes";
 import { commitDeciding, decide, partAsItIs, stage, staged, STAGE_ASK_MS, STAGE_TIMEOUT_MS, take, type Decision, type DecidingAnswer } from "./batch-stage";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import { enqueuedChanges } from "./writes";
 
 export interface BatchPartDeps {
-  store: ScopeStore;
+  store: HomeStore;
   now(): number;
   /** This object's name, or null for one woken cold that has none yet. */
   home(): string | null;

@@ -26,7 +26,7 @@
  */
 import { enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import { getJobs } from "./read";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
 export const STAGE_TIMEOUT_MS = 30_000;
@@ -45,12 +45,12 @@ const DECISION_PUT = "INSERT INTO batch_decision (batch, decision, decided_at) V
 const DECISION_DROP = "DELETE FROM batch_decision WHERE decided_at < ?";
 
 /** stage: keep this object's part of `batch` (already checked by the caller), to be committed or dropped. */
-export function stage(store: ScopeStore, batch: string, decider: string, jobs: readonly NewJob[], now: number): void {
+export function stage(store: HomeStore, batch: string, decider: string, jobs: readonly NewJob[], now: number): void {
   store.sql.exec(STAGE_INSERT, batch, now, decider, JSON.stringify(jobs.map((j) => JSON.stringify(j))));
 }
 
 /** take: this object's part of `batch`, removed (inside the caller's transaction); null when none is staged. */
-export function take(store: ScopeStore, batch: string): NewJob[] | null {
+export function take(store: HomeStore, batch: string): NewJob[] | null {
   const rows = store.sql.exec<{ idx: number; job: string }>(STAGE_TAKE, batch).toArray();
   if (rows.length === 0) return null;
   return rows.sort((a, b) => a.idx - b.idx).map((r) => JSON.parse(r.job) as NewJob);
@@ -60,9 +60,9 @@ export function take(store: ScopeStore, batch: string): NewJob[] | null {
  * decide: the batch's decision — `proposal` if none was recorded yet, else the one that was; with no proposal,
  * the decision or null while none is recorded (a stage asking early). Decisions a day old go.
  */
-export function decide(store: ScopeStore, batch: string, proposal: Decision, now: number): Decision;
-export function decide(store: ScopeStore, batch: string, proposal: Decision | null, now: number): Decision | null;
-export function decide(store: ScopeStore, batch: string, proposal: Decision | null, now: number): Decision | null {
+export function decide(store: HomeStore, batch: string, proposal: Decision, now: number): Decision;
+export function decide(store: HomeStore, batch: string, proposal: Decision | null, now: number): Decision | null;
+export function decide(store: HomeStore, batch: string, proposal: Decision | null, now: number): Decision | null {
   if (proposal === null) return store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).toArray()[0]?.decision ?? null;
   return store.atomic(() => {
     store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
@@ -80,7 +80,7 @@ export type DecidingAnswer = { decision: "commit"; outcome: Extract<EnqueueOutco
  * already there wins: `abort` (a stage's alarm asked first) writes nothing; `commit` (this call sent again
  * after a lost answer) answers with the part's jobs as they are now, read by id (`created: false`).
  */
-export function commitDeciding(store: ScopeStore, batch: string, jobs: readonly NewJob[], now: number): DecidingAnswer {
+export function commitDeciding(store: HomeStore, batch: string, jobs: readonly NewJob[], now: number): DecidingAnswer {
   return store.atomic((): DecidingAnswer => {
     store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
     const prior = store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).toArray()[0]?.decision;
@@ -102,12 +102,12 @@ export function commitDeciding(store: ScopeStore, batch: string, jobs: readonly 
  * partAsItIs: a part applied earlier (its answer lost, or its alarm first), answered with its jobs as they are
  * now, read by id in one statement, none created. An item its key answered with another job reads null.
  */
-export function partAsItIs(store: ScopeStore, ids: readonly string[]): Extract<EnqueueOutcome, { ok: true }> {
+export function partAsItIs(store: HomeStore, ids: readonly string[]): Extract<EnqueueOutcome, { ok: true }> {
   const rows = getJobs(store.sql, ids);
   return { ok: true, results: ids.map((id): Enqueued => ({ row: rows.get(id) ?? null, created: false })) };
 }
 
 /** staged: the batches staged here and not yet committed or dropped, with who decides each and when they were staged. */
-export function staged(store: ScopeStore): { batch: string; decider: string; stagedAt: number }[] {
+export function staged(store: HomeStore): { batch: string; decider: string; stagedAt: number }[] {
   return store.sql.exec<{ batch: string; decider: string; staged_at: number }>(STAGE_BATCHES).toArray().map((r) => ({ batch: r.batch, decider: r.decider, stagedAt: r.staged_at }));
 }

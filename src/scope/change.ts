@@ -10,7 +10,7 @@ import { TRANSITIONS } from "../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { getJob, liveJobsOfKey } from "./read";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 const CANCEL_SET = `
    SET state = '${TRANSITIONS.cancel.to}', cancel_reason = ?, finished_at = ?, updated_at = ?,
@@ -28,7 +28,7 @@ const JOB_CANCEL_LIVE_OF_KEYS = `UPDATE job ${CANCEL_SET}
  WHERE dedupe_key IN (SELECT value FROM json_each(?)) AND type = ? AND state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
 
 /** cancelKeys: cancel the live jobs of `type` under these dedupe keys here. */
-export function cancelKeys(store: ScopeStore, type: string, keys: readonly string[], reason: string | null, now: number): JobRow[] {
+export function cancelKeys(store: HomeStore, type: string, keys: readonly string[], reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
     const rows = jobRows(store.sql.exec(JOB_CANCEL_LIVE_OF_KEYS, reason, now, now, JSON.stringify(keys), type));
     if (rows.length > 0) store.touched(now);
@@ -45,7 +45,7 @@ UPDATE job
 RETURNING *`;
 
 
-export function cancelJob(store: ScopeStore, id: string, reason: string | null, now: number): Outcome<{ row: JobRow }> {
+export function cancelJob(store: HomeStore, id: string, reason: string | null, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const row = jobRows(store.sql.exec(JOB_CANCEL_IF_LIVE, reason, now, now, id))[0];
     if (row) {
@@ -57,7 +57,7 @@ export function cancelJob(store: ScopeStore, id: string, reason: string | null, 
   });
 }
 
-export function cancelAll(store: ScopeStore, pendingOnly: boolean, reason: string | null, now: number): JobRow[] {
+export function cancelAll(store: HomeStore, pendingOnly: boolean, reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
     const rows = jobRows(store.sql.exec(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now));
     if (rows.length > 0) store.touched(now);
@@ -65,7 +65,7 @@ export function cancelAll(store: ScopeStore, pendingOnly: boolean, reason: strin
   });
 }
 
-export function retryJob(store: ScopeStore, id: string, now: number): Outcome<{ row: JobRow }> {
+export function retryJob(store: HomeStore, id: string, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const current = getJob(store.sql, id);
     if (!current) return { ok: false, code: "not_found" };
@@ -106,7 +106,7 @@ export interface FailedCursor {
  * a home with many failed jobs is worked through in bounded calls.
  */
 export function retryFailed(
-  store: ScopeStore,
+  store: HomeStore,
   type: string | null,
   after: FailedCursor | null,
   now: number,

@@ -13,7 +13,7 @@ import { TRANSITIONS } from "../job/transitions";
 import { sqlList } from "../job/states";
 import { jobRows, type JobRow } from "./job-row";
 import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
-import { newLeaseToken, type ScopeStore } from "./store";
+import { newLeaseToken, type HomeStore } from "./home-store";
 
 export interface ClaimRequest {
   worker: string;
@@ -113,7 +113,7 @@ type Candidate = {
 };
 
 /** claimJobs: lease the best due jobs; `within` runs in the same transaction with what was leased. */
-export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, within?: (leased: JobRow[]) => void): JobRow[] {
+export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, within?: (leased: JobRow[]) => void): JobRow[] {
   return store.atomic(() => {
     const present = pendingTypes(store.sql);
     const types = (req.types === null ? present : [...new Set(req.types)].filter((t) => present.includes(t))).filter(
@@ -150,12 +150,12 @@ export function claimJobs(store: ScopeStore, req: ClaimRequest, now: number, wit
 const JOB_RUNNING_LIVE_OF_TYPE = "SELECT 1 AS live FROM job WHERE state = 'running' AND lease_expires_at > ?2 AND type = ?1 LIMIT 1";
 
 /** isSerial: one job of the type at a time here — serialized by scope (in a scope object), or ordered (in any object). */
-export function isSerial(store: ScopeStore, type: string): boolean {
+export function isSerial(store: HomeStore, type: string): boolean {
   const t = store.config.typeSettings(type);
   return t.ordered || (store.scoped && t.serializeByScope);
 }
 
-function isOrdered(store: ScopeStore, type: string): boolean {
+function isOrdered(store: HomeStore, type: string): boolean {
   return store.config.typeSettings(type).ordered;
 }
 
@@ -245,7 +245,7 @@ export function countDue(sql: SqlStorage, type: string, now: number, limit: numb
  * blocks nothing), and at most one otherwise; an ordered type only its head, which `head` names (limit 0 when
  * the head may not start). `limit` is the caller's; any other type keeps it.
  */
-function oneAtATime(store: ScopeStore, type: string, now: number, limit: number): { limit: number; head?: Candidate } {
+function oneAtATime(store: HomeStore, type: string, now: number, limit: number): { limit: number; head?: Candidate } {
   if (!isSerial(store, type)) return { limit };
   if (serialBusy(store.sql, type, now)) return { limit: 0 };
   if (!isOrdered(store, type)) return { limit: Math.min(limit, 1) };
@@ -257,14 +257,14 @@ function oneAtATime(store: ScopeStore, type: string, now: number, limit: number)
  * countStartable: how many of the type may start here now, up to `limit`: its due jobs, under oneAtATime.
  * The dispatcher's due types and guarded claims, and pull claims' permits, ask this.
  */
-export function countStartable(store: ScopeStore, type: string, now: number, limit: number): number {
+export function countStartable(store: HomeStore, type: string, now: number, limit: number): number {
   const rule = oneAtATime(store, type, now, limit);
   if (rule.limit <= 0 || rule.head) return rule.limit;
   return countDue(store.sql, type, now, rule.limit);
 }
 
 /** mayStart: whether the pending, due job `seq` of `type` may start now under oneAtATime (an inline claim). */
-export function mayStart(store: ScopeStore, type: string, seq: number, now: number): boolean {
+export function mayStart(store: HomeStore, type: string, seq: number, now: number): boolean {
   const rule = oneAtATime(store, type, now, 1);
   return rule.limit > 0 && (rule.head === undefined || rule.head.seq === seq);
 }

@@ -16,7 +16,7 @@ import { eventOfTags } from "../job/event-tags";
 import { completeMany, heartbeat } from "./settle";
 import { appendStep, journalsOf } from "./steps";
 import { keepLogs } from "./job-logs";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import type { WakeMemo } from "./wake-memo";
 
 /** The lease owner the dispatcher's claims carry (scope/orphans.ts releases them when an instance restarts). */
@@ -26,7 +26,7 @@ export const PUSH_WORKER = "push";
  * `pauseFresh`: whether the paused set can be trusted now (scope/pause-gate.ts); until it can, nothing is due.
  * `memo`: keeps the due types while no write or lapse of time can change them (wake-memo.ts).
  */
-export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh: (now: number) => boolean, memo: WakeMemo): ScopePort<JobRow> {
+export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: (now: number) => boolean, memo: WakeMemo): ScopePort<JobRow> {
   return {
     dueTypes(now) {
       if (config.pushTypes.length === 0) return [];
@@ -91,7 +91,7 @@ export function dispatchPort(store: ScopeStore, config: QueueConfig, pauseFresh:
 }
 
 /** settleOne: one outcome under its lease; never throws (a failed write leaves the lease to the reap pass). */
-function settleOne(store: ScopeStore, config: QueueConfig, id: string, token: string, outcome: HandlerOutcome, now: number, changed: JobRow[]): void {
+function settleOne(store: HomeStore, config: QueueConfig, id: string, token: string, outcome: HandlerOutcome, now: number, changed: JobRow[]): void {
   try {
     const out = applyOutcome(store, config, id, token, outcome, now);
     if (!out.ok) return;
@@ -102,7 +102,7 @@ function settleOne(store: ScopeStore, config: QueueConfig, id: string, token: st
   }
 }
 
-function journalOne(store: ScopeStore, w: JournalWrite, token: string, now: number): JournalAnswer {
+function journalOne(store: HomeStore, w: JournalWrite, token: string, now: number): JournalAnswer {
   try {
     const out = appendStep(store, w, token, now);
     if (out.ok) return { ok: true };

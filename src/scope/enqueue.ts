@@ -12,7 +12,7 @@ import { baseMode, replacesPayload, type KeyMode } from "../job/key-mode";
 import type { Scope } from "../job/schemas";
 import { jobRows, type JobRow } from "./job-row";
 import { getJob, liveJobsOfKey } from "./read";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import { buried } from "./tombstones";
 import { jsonChunks } from "./json-chunks";
 
@@ -94,7 +94,7 @@ const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(n), 0) AS n FROM job_coun
  * since cannot refuse them any more: a key taken meanwhile under another mode answers with the job that holds
  * it (as a duplicate does), and a depth cap is not checked again.
  */
-export function enqueueJobs(store: ScopeStore, jobs: readonly NewJob[], now: number, decided = false): EnqueueOutcome {
+export function enqueueJobs(store: HomeStore, jobs: readonly NewJob[], now: number, decided = false): EnqueueOutcome {
   try {
     return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now, decided)) };
   } catch (e) {
@@ -111,8 +111,8 @@ const DRY_RUN = Symbol("dry run");
  * never disagree with the real enqueue — as of now. A batch spread over
  * several objects checks each part with it before staging it (batch-stage.ts).
  */
-export function checkEnqueue(store: ScopeStore, jobs: readonly NewJob[], now: number): EnqueueRefusal | null {
-  const quiet: ScopeStore = { ...store, touched: () => {} };
+export function checkEnqueue(store: HomeStore, jobs: readonly NewJob[], now: number): EnqueueRefusal | null {
+  const quiet: HomeStore = { ...store, touched: () => {} };
   try {
     store.atomic(() => {
       enqueueAll(quiet, jobs, now);
@@ -131,7 +131,7 @@ const METRIC_COUNT_ENQUEUED = `
 INSERT INTO metric_minute (minute, type, enqueued) VALUES (?, ?, ?)
 ON CONFLICT (minute, type) DO UPDATE SET enqueued = enqueued + excluded.enqueued`;
 
-function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number, decided = false): Enqueued[] {
+function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, decided = false): Enqueued[] {
   const out: Enqueued[] = [];
   const created = new Map<string, number>();
   let changed = false;
@@ -200,7 +200,7 @@ function enqueueAll(store: ScopeStore, jobs: readonly NewJob[], now: number, dec
 }
 
 /** answerFromKey: the job a duplicate gets (and whether coalescing changed it), or null when a new job must be created. */
-function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: number, decided: boolean): { row: JobRow; changed: boolean } | null {
+function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number, decided: boolean): { row: JobRow; changed: boolean } | null {
   const mode = job.keyMode ?? "active";
   const live = liveJobsOfKey(store.sql, job.dedupeKey!);
   // The mode must match; coalescing is the call's own choice (job/key-mode.ts).
@@ -235,12 +235,12 @@ function answerFromKey(store: ScopeStore, job: NewJob, index: number, now: numbe
 }
 
 /** insert: one keyed job; undefined when a unique index refused it. */
-function insert(store: ScopeStore, job: NewJob, now: number): JobRow | undefined {
+function insert(store: HomeStore, job: NewJob, now: number): JobRow | undefined {
   return insertMany(store, [job], now).get(job.id);
 }
 
 /** insertMany: insert jobs, one statement per part under 2 MB (json-chunks.ts); returns the rows created, by id. */
-function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
+function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
   const created = new Map<string, JobRow>();
   for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
     for (const r of jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now))) created.set(r.id, r);
@@ -249,7 +249,7 @@ function insertMany(store: ScopeStore, jobs: readonly NewJob[], now: number): Ma
 }
 
 /** jobValues: a job's columns in JOB_INSERT_MANY_IF_NEW's order, the type's settings filling what the enqueue left out. */
-function jobValues(store: ScopeStore, job: NewJob, now: number): unknown[] {
+function jobValues(store: HomeStore, job: NewJob, now: number): unknown[] {
   const settings = store.config.typeSettings(job.type);
   const runAt = job.keyMode === "debounce" ? now + (job.debounceMs ?? 0) : (job.runAt ?? now + job.delayMs);
   return [

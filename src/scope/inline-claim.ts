@@ -16,11 +16,11 @@ import { JOB_SET_RUNNING_IF_PENDING, mayStart } from "./claim";
 import { isPaused } from "./pause-gate";
 import { enqueueJobs, type EnqueueRefusal, type NewJob } from "./enqueue";
 import { liveJobsOfKey } from "./read";
-import { newLeaseToken, type ScopeStore } from "./store";
+import { newLeaseToken, type HomeStore } from "./home-store";
 
 export type InlineClaim = { ok: true; job: JobRow; created: boolean; leased: JobRow | null } | EnqueueRefusal;
 
-export function claimOrEnqueue(store: ScopeStore, job: NewJob, worker: string, leaseMs: number, now: number): InlineClaim {
+export function claimOrEnqueue(store: HomeStore, job: NewJob, worker: string, leaseMs: number, now: number): InlineClaim {
   return store.atomic(() => {
     const out = enqueueJobs(store, [job], now);
     if (!out.ok) return out;
@@ -33,7 +33,7 @@ export function claimOrEnqueue(store: ScopeStore, job: NewJob, worker: string, l
 }
 
 /** claimKey: lease the key's pending job when none of the key is running; null otherwise. */
-export function claimKey(store: ScopeStore, type: string, dedupeKey: string, worker: string, leaseMs: number, now: number): JobRow | null {
+export function claimKey(store: HomeStore, type: string, dedupeKey: string, worker: string, leaseMs: number, now: number): JobRow | null {
   return store.atomic(() => leaseIfFree(store, type, dedupeKey, worker, leaseMs, now));
 }
 
@@ -43,7 +43,7 @@ export function claimKey(store: ScopeStore, type: string, dedupeKey: string, wor
  * joins it and it runs when it is due. A paused type's job waits for the resume; a serialized or ordered
  * type's waits for its turn.
  */
-function leaseIfFree(store: ScopeStore, type: string, key: string, worker: string, leaseMs: number, now: number): JobRow | null {
+function leaseIfFree(store: HomeStore, type: string, key: string, worker: string, leaseMs: number, now: number): JobRow | null {
   const live = liveJobsOfKey(store.sql, key);
   if (live.some((j) => j.state === "running")) return null;
   // The oldest pending job: a follower waits behind a journaled job of its key that is back to pending (attempt-end.ts).

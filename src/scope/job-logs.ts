@@ -10,7 +10,7 @@
 import { LOG_LINES_PER_JOB, readLogLines, type JobLogLine } from "../job/log-lines";
 import { LEASED, leaseRefusal } from "./lease";
 import type { Refusal } from "./outcome";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 const JOB_SEQ = "SELECT seq FROM job WHERE id = ?";
 const LOG_INSERT = `
@@ -52,7 +52,7 @@ export function workerLogLines(items: readonly WorkerLogItem[], attempt: number)
 }
 
 /** appendLeasedLogs: a pull worker's lines, fenced by its lease; an item without an attempt is the lease's. */
-export function appendLeasedLogs(store: ScopeStore, id: string, token: string, items: readonly WorkerLogItem[], now: number): { ok: true; stored: number } | Refusal {
+export function appendLeasedLogs(store: HomeStore, id: string, token: string, items: readonly WorkerLogItem[], now: number): { ok: true; stored: number } | Refusal {
   return store.atomic(() => {
     const row = store.sql.exec<{ attempts: number }>(JOB_LEASED_ATTEMPT, now, id, token).toArray()[0];
     if (!row) return leaseRefusal(store, id, token, now);

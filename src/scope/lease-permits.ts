@@ -11,10 +11,10 @@ import { guarded, POOL_CALL_TIMEOUT_MS, withTimeout, type PoolApi } from "../poo
 import type { JobRow } from "./job-row";
 import { anyPermits, permitsOfLease, pullClaim, returnable, type PullClaimDeps } from "./pull-permits";
 import type { ClaimRequest } from "./claim";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 export interface LeasePermitDeps {
-  store: ScopeStore;
+  store: HomeStore;
   pool(name: string): PoolApi;
   now(): number;
   keepAlive(p: Promise<unknown>): void;

@@ -6,7 +6,7 @@
  */
 import type { Refusal } from "./outcome";
 import { getJob } from "./read";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 /** The live lease: right token, not yet expired (only running jobs hold a token). Params ?1 now, ?2 id, ?3 token. */
 export const LEASED = "id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
@@ -15,7 +15,7 @@ export const LEASED = "id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
 export const JOB_FIND_LEASED = `SELECT * FROM job WHERE ${LEASED}`;
 
 /** leaseRefusal explains why a fenced call matched nothing. */
-export function leaseRefusal(store: ScopeStore, id: string, token: string, now: number): Refusal {
+export function leaseRefusal(store: HomeStore, id: string, token: string, now: number): Refusal {
   const row = getJob(store.sql, id);
   if (!row) return { ok: false, code: "not_found" };
   switch (row.state) {

@@ -19,7 +19,7 @@ import { PUSH_WORKER } from "./dispatch-port";
 import { jobRows, type JobRow } from "./job-row";
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import { releaseLeased } from "./settle";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 /** Why a restart's orphans were given back: their timeline and their `job:released` events say so. */
 export const ORPHAN_REASON = "its object restarted while the handler call was in flight";
@@ -33,7 +33,7 @@ const LAST_RETURNS = "SELECT note FROM job_transition WHERE job_seq = ? ORDER BY
 const RELEASED_NOTE = `released: ${ORPHAN_REASON}`;
 
 /** releaseOrphans: call once per instance, before any call can start (nothing of this instance is in flight yet). */
-export function releaseOrphans(store: ScopeStore, now: number): { released: JobRow[]; counted: JobRow[] } {
+export function releaseOrphans(store: HomeStore, now: number): { released: JobRow[]; counted: JobRow[] } {
   return store.atomic(() => {
     const released: JobRow[] = [];
     const counted: JobRow[] = [];

@@ -25,7 +25,7 @@ import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } f
 import { busyHere, claimJobs, countStartable, type ClaimRequest } from "./claim";
 import { pendingTypes } from "./counts";
 import type { JobRow } from "./job-row";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 const PERMIT_INSERT = "INSERT INTO job_permit (pool, permit_id, job_seq, lease_token) VALUES (?, ?, ?, ?)";
 /** permitsOfLease: job_permit_job_idx, then the job by its primary key. */
@@ -48,7 +48,7 @@ UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j
  WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND type = ?1 AND dedupe_key IN (SELECT value FROM json_each(?2)))`;
 
 export interface PullClaimDeps {
-  store: ScopeStore;
+  store: HomeStore;
   holder: string;
   pool(name: string): PoolApi;
   /** The first of these types with due or running work anywhere (the catalog's view), or null. */
@@ -122,7 +122,7 @@ export function permitsOfLease(sql: SqlStorage, id: string, token: string): Map<
 }
 
 /** returnable: take every permit no running attempt of its lease holds any more (and no cancel holds), by pool. */
-export function returnable(store: ScopeStore, now: number): Map<string, string[]> {
+export function returnable(store: HomeStore, now: number): Map<string, string[]> {
   return byPool(store.atomic(() => store.sql.exec<{ pool: string; permit_id: string }>(PERMITS_RETURNABLE, now).toArray()));
 }
 

@@ -8,7 +8,7 @@
  */
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import { jobRows, type JobRow } from "./job-row";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 /** jobFindExpiredLeases: uses job_lease_idx (lease_expires_at) WHERE running. */
 export const JOB_FIND_EXPIRED_LEASES = `
@@ -25,7 +25,7 @@ export interface ReapResult {
   more: boolean;
 }
 
-export function reapOnce(store: ScopeStore, now: number, limit = REAP_BATCH): ReapResult {
+export function reapOnce(store: HomeStore, now: number, limit = REAP_BATCH): ReapResult {
   return store.atomic(() => {
     const expired = jobRows(store.sql.exec(JOB_FIND_EXPIRED_LEASES, now, limit));
     let retried = 0;

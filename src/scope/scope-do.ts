@@ -25,7 +25,7 @@ import type { EnqueueRefusal, NewJob } from "./enqueue";
 import { toJob, toLeasedJob } from "./job-row";
 import type { Outcome } from "./outcome";
 import type { CompleteItem, FailInput, SleepInput } from "./settle";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import type { Written } from "./changes";
 import { writes } from "./writes";
 import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettled, type JobPage, type WireDecidingAnswer, type WireEnqueueOutcome, type WireInlineClaim } from "./wire";
@@ -52,7 +52,7 @@ export class ScopeDO extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(() => this.parts.start());
   }
 
-  get store(): ScopeStore {
+  get store(): HomeStore {
     return this.parts.store;
   }
 
@@ -62,7 +62,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   /** w: one write of writes.ts, through the one commit path. */
-  private w<A>(op: (store: ScopeStore, now: number) => Written<A>): Promise<A> {
+  private w<A>(op: (store: HomeStore, now: number) => Written<A>): Promise<A> {
     return this.parts.write((now) => op(this.parts.store, now));
   }
 

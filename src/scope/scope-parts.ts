@@ -31,7 +31,7 @@ import type { JobRow } from "./job-row";
 import { LeasePermits } from "./lease-permits";
 import { PauseGate } from "./pause-gate";
 import { journalsOf } from "./steps";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { WakeMemo } from "./wake-memo";
 import { WaitNotifier } from "./wait-notify";
@@ -45,7 +45,7 @@ export interface ScopeHost {
 }
 
 export class ScopeParts {
-  readonly store: ScopeStore;
+  readonly store: HomeStore;
   readonly alarmArm: AlarmArm;
   reporter!: CatalogReporter;
   pause!: PauseGate;

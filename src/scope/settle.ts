@@ -14,7 +14,7 @@ import type { Outcome, Refusal } from "./outcome";
 import { JOB_FIND_LEASED, LEASED, leaseRefusal } from "./lease";
 import { jsonChunks } from "./json-chunks";
 import { keepLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import { writeStep } from "./steps";
 import type { JournalStart } from "../job/handler-contract";
 
@@ -38,14 +38,14 @@ UPDATE job
 RETURNING *`;
 
 
-export function heartbeat(store: ScopeStore, id: string, token: string, leaseMs: number | null, now: number): Outcome<{ leaseExpiresAt: number }> {
+export function heartbeat(store: HomeStore, id: string, token: string, leaseMs: number | null, now: number): Outcome<{ leaseExpiresAt: number }> {
   const row = store.sql.exec<{ lease_expires_at: number }>(JOB_EXTEND_LEASE_IF_LEASED, now, id, token, leaseMs).toArray()[0];
   if (row) return { ok: true, leaseExpiresAt: row.lease_expires_at };
   // The same refusals as complete and fail: a completed or failed job answers already_terminal, whichever call comes late.
   return leaseRefusal(store, id, token, now);
 }
 
-export function complete(store: ScopeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {
+export function complete(store: HomeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const row = jobRows(store.sql.exec(JOB_COMPLETE_IF_LEASED, now, id, token, result))[0];
     if (!row) return leaseRefusal(store, id, token, now);
@@ -76,7 +76,7 @@ export interface CompleteItem {
 }
 
 /** completeMany: complete each job still under its lease; returns the rows completed (the others changed nothing). */
-export function completeMany(store: ScopeStore, items: readonly CompleteItem[], now: number): JobRow[] {
+export function completeMany(store: HomeStore, items: readonly CompleteItem[], now: number): JobRow[] {
   if (items.length === 0) return [];
   return store.atomic(() => {
     const rows: JobRow[] = [];
@@ -106,7 +106,7 @@ export interface FailInput {
  * snooze: the holder puts the job back to sleep for `delayMs` without
  * spending the attempt (exact delay, no jitter) — "not now", not a failure.
  */
-export function snooze(store: ScopeStore, id: string, token: string, delayMs: number, now: number): Outcome<{ row: JobRow }> {
+export function snooze(store: HomeStore, id: string, token: string, delayMs: number, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
@@ -136,7 +136,7 @@ const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE id = (SE
  * pending until then, without spending the attempt — no call, lease or permit
  * is held while it sleeps. One transaction, fenced by the lease.
  */
-export function sleep(store: ScopeStore, id: string, token: string, s: SleepInput, now: number): Outcome<{ row: JobRow }> {
+export function sleep(store: HomeStore, id: string, token: string, s: SleepInput, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
@@ -163,7 +163,7 @@ export function sleep(store: ScopeStore, id: string, token: string, s: SleepInpu
  * not counted (a worker shutting down, a deploy). A pending follower of its key
  * supersedes it, as for fail.
  */
-export function release(store: ScopeStore, id: string, token: string, why: string, now: number): Outcome<{ row: JobRow }> {
+export function release(store: HomeStore, id: string, token: string, why: string, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
@@ -175,13 +175,13 @@ export function release(store: ScopeStore, id: string, token: string, why: strin
 }
 
 /** releaseLeased: a running row back to pending, due now, unspent (inside the caller's transaction); the timeline says why. */
-export function releaseLeased(store: ScopeStore, leased: JobRow, why: string, now: number): JobRow | null {
+export function releaseLeased(store: HomeStore, leased: JobRow, why: string, now: number): JobRow | null {
   const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
   if (row?.state === "pending") store.sql.exec(TRANSITION_NOTE_LAST, row.seq, `released: ${why}`);
   return row;
 }
 
-export function fail(store: ScopeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {
+export function fail(store: HomeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
     if (!leased) return leaseRefusal(store, id, token, now);

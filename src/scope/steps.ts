@@ -20,7 +20,7 @@ import { jobRows, type JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { getJob } from "./read";
 import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 
 /** The journal's row at a position (nondeterminism and the cap check). */
 const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ? AND seq = ?";
@@ -52,7 +52,7 @@ type StepRow = {
 type StepRefusal = Extract<Refusal, { code: "payload_too_large" | "journal_too_large" | "nondeterminism" }>;
 
 /** journalsOf: the journals of these jobs (by seq), for the ones that have one. */
-export function journalsOf(store: ScopeStore, seqs: readonly number[]): Map<number, Journal> {
+export function journalsOf(store: HomeStore, seqs: readonly number[]): Map<number, Journal> {
   const out = new Map<number, Journal>();
   if (seqs.length === 0) return out;
   // One index seek per job (job_step's key starts with job_seq); most jobs never journal and find nothing.
@@ -66,7 +66,7 @@ export function journalsOf(store: ScopeStore, seqs: readonly number[]): Map<numb
 }
 
 /** appendStep: one journal write of the attempt holding `token`, in one transaction with the lease check. */
-export function appendStep(store: ScopeStore, w: JournalWrite, token: string, now: number): Outcome<{ row: JobRow }> {
+export function appendStep(store: HomeStore, w: JournalWrite, token: string, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, w.id, token))[0];
     if (!leased) return leaseRefusal(store, w.id, token, now);
@@ -79,7 +79,7 @@ export function appendStep(store: ScopeStore, w: JournalWrite, token: string, no
  * writeStep: checks and writes one row for the leased job (inside the caller's
  * transaction); a refusal when the write would break the journal's rules.
  */
-export function writeStep(store: ScopeStore, job: JobRow, e: Omit<JournalEntry, "attempt">, start: JournalStart): StepRefusal | null {
+export function writeStep(store: HomeStore, job: JobRow, e: Omit<JournalEntry, "attempt">, start: JournalStart): StepRefusal | null {
   const at = store.sql.exec<{ name: string; kind: string; finished_at: number | null; bytes: number }>(STEP_AT, job.seq, e.seq).toArray()[0];
   if (at && (at.name !== e.name || at.kind !== e.kind)) {
     return { ok: false, code: "nondeterminism", reason: `NondeterminismError: step ${e.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(e.name)} in the code`, state: job.state };
@@ -103,7 +103,7 @@ export function writeStep(store: ScopeStore, job: JobRow, e: Omit<JournalEntry, 
 }
 
 /** listSteps: a job's journal as the API shows it (start record left out); null when there is no such job. */
-export function listSteps(store: ScopeStore, id: string): StepView[] | null {
+export function listSteps(store: HomeStore, id: string): StepView[] | null {
   const job = getJob(store.sql, id);
   if (!job) return null;
   return store.sql
@@ -114,7 +114,7 @@ export function listSteps(store: ScopeStore, id: string): StepView[] | null {
 }
 
 /** forgetUnfinished: a manual retry of a job runs its unfinished atMostOnce steps again (inside the retry's transaction). */
-export function forgetUnfinished(store: ScopeStore, jobSeq: number): void {
+export function forgetUnfinished(store: HomeStore, jobSeq: number): void {
   store.sql.exec(UNFINISHED_DELETE, jobSeq);
 }
 
@@ -123,7 +123,7 @@ export function forgetUnfinished(store: ScopeStore, jobSeq: number): void {
  * result is journaled, and a failed or cancelled job goes back to pending (via
  * `retry`, which the caller runs in the same transaction).
  */
-export function resolveStep(store: ScopeStore, id: string, name: string, result: string, now: number, retry: (job: JobRow) => Outcome<{ row: JobRow }>): Outcome<{ row: JobRow }> {
+export function resolveStep(store: HomeStore, id: string, name: string, result: string, now: number, retry: (job: JobRow) => Outcome<{ row: JobRow }>): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const job = getJob(store.sql, id);
     if (!job) return { ok: false, code: "not_found" };

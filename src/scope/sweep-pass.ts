@@ -5,7 +5,7 @@
  * @module
  */
 import { TERMINAL_STATES, type TerminalState } from "../job/states";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import { bury, sweepTombstones } from "./tombstones";
 
 /** jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at). */
@@ -26,12 +26,12 @@ const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${OLDEST_FINISHED_COLUMNS}`;
 export const SWEEP_BATCH = 1000;
 
 /** retentionMs: how long jobs of the state are kept (superseded ones as long as cancelled); null when they are kept until pruned by hand. */
-function retentionMs(store: ScopeStore, state: TerminalState): number | null {
+function retentionMs(store: HomeStore, state: TerminalState): number | null {
   const r = store.config.retention;
   return state === "completed" ? r.completedMs : state === "failed" ? r.failedMs : r.cancelledMs;
 }
 
-export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
+export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
   // Every alarm calls this; one read says whether anything passed its retention, where the deletes below are five
   // transactions (they showed in the 64-scope profile: docs/design.md, What each busy object costs).
   const due = nextSweepAt(store);
@@ -52,12 +52,12 @@ export function sweepOnce(store: ScopeStore, now: number, limit = SWEEP_BATCH): 
 }
 
 /** nextSweepAt: when the oldest terminal job of any state passes its retention; null when there are none. */
-function nextSweepAt(store: ScopeStore): number | null {
+function nextSweepAt(store: HomeStore): number | null {
   return sweepAtOf(store, store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one());
 }
 
 /** sweepAtOf: nextSweepAt from a row holding OLDEST_FINISHED_COLUMNS (scope/wake.ts reads them with the rest of a wake-up). */
-export function sweepAtOf(store: ScopeStore, oldest: Record<string, number | null>): number | null {
+export function sweepAtOf(store: HomeStore, oldest: Record<string, number | null>): number | null {
   let next: number | null = null;
   TERMINAL_STATES.forEach((state, i) => {
     const t = oldest[`t${i}`] ?? null;
@@ -70,7 +70,7 @@ export function sweepAtOf(store: ScopeStore, oldest: Record<string, number | nul
 }
 
 /** prune deletes terminal jobs of the given states that finished before `olderThan`. */
-export function prune(store: ScopeStore, olderThan: number, states: readonly TerminalState[], now: number): number {
+export function prune(store: HomeStore, olderThan: number, states: readonly TerminalState[], now: number): number {
   let deleted = 0;
   for (const state of states) {
     for (;;) {
@@ -84,7 +84,7 @@ export function prune(store: ScopeStore, olderThan: number, states: readonly Ter
 }
 
 /** deleteFinished: one bounded delete, its ids kept as tombstones in the same transaction (tombstones.ts). */
-function deleteFinished(store: ScopeStore, state: TerminalState, before: number, limit: number, now: number): number {
+function deleteFinished(store: HomeStore, state: TerminalState, before: number, limit: number, now: number): number {
   return store.atomic(() => {
     const ids = store.sql.exec<{ id: string }>(JOB_DELETE_FINISHED_BEFORE, state, before, limit).toArray().map((r) => r.id);
     bury(store, ids, now);

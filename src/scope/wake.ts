@@ -13,7 +13,7 @@
  */
 import { PENDING_UNPAUSED_COUNT, pendingTypes } from "./counts";
 import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./sweep-pass";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import type { WakeMemo, WakeRow } from "./wake-memo";
 
 /**
@@ -32,12 +32,12 @@ SELECT
   ${OLDEST_FINISHED_COLUMNS}`;
 
 /** readWakeRow: JOB_NEXT_WAKE's row at `now` (wake-memo.ts keeps it while it stands). */
-export function readWakeRow(store: ScopeStore, now: number): WakeRow {
+export function readWakeRow(store: HomeStore, now: number): WakeRow {
   return store.sql.exec<WakeRow>(JOB_NEXT_WAKE, now).one();
 }
 
 /** nextWakeAt: the earliest of the times above, from the wake-up's row (kept by the memo while it stands). */
-export function nextWakeAt(store: ScopeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
+export function nextWakeAt(store: HomeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
   const row = memo.wake(now);
   const times = [row.due, row.lease, row.hold, sweepAtOf(store, row), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
@@ -51,7 +51,7 @@ const JOB_CAME_DUE = "SELECT 1 AS due FROM job WHERE state = 'pending' AND type 
  * (without a `since`, any due one). Its row did not change, but the catalog's
  * split of pending into due and scheduled did, and parked pull claims may take it.
  */
-export function cameDueSince(store: ScopeStore, since: number | null, now: number): string[] {
+export function cameDueSince(store: HomeStore, since: number | null, now: number): string[] {
   return pendingTypes(store.sql).filter((type) => store.sql.exec(JOB_CAME_DUE, type, since ?? -1, now).toArray().length > 0);
 }
 

@@ -25,7 +25,7 @@ import { getJob } from "./read";
 import { reapOnce } from "./reap-pass";
 import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteItem, type FailInput, type SleepInput } from "./settle";
 import { appendStep, resolveStep } from "./steps";
-import type { ScopeStore } from "./store";
+import type { HomeStore } from "./home-store";
 import { prune } from "./sweep-pass";
 
 const GIVEN_BACK = "given back by its worker";
@@ -34,13 +34,13 @@ const GIVEN_BACK = "given back by its worker";
  * reportFor: rows that are all push jobs of types no `waitsFor` names may wait for the rest of their burst before
  * the catalog hears of them (catalog-report.ts, `hold`); so may none (a fill ending re-arms and changed nothing).
  */
-export function reportFor(store: ScopeStore, rows: readonly JobRow[]): ReportUrgency {
+export function reportFor(store: HomeStore, rows: readonly JobRow[]): ReportUrgency {
   const { pushTypes, waitedOn } = store.config;
   return rows.every((r) => pushTypes.includes(r.type) && !waitedOn.includes(r.type)) ? "hold" : "now";
 }
 
 /** enqueued: what an enqueue changed — jobs created (due ones dispatched now, without the enqueue waiting for it). */
-export function enqueuedChanges(store: ScopeStore, out: Extract<EnqueueOutcome, { ok: true }>): Changes {
+export function enqueuedChanges(store: HomeStore, out: Extract<EnqueueOutcome, { ok: true }>): Changes {
   const created = out.results.flatMap((r) => (r.created ? [r.row] : []));
   // Every row the enqueue answered with: a duplicate's debounce or replacement changed its row too.
   const answered = out.results.flatMap((r) => (r.row ? [r.row] : []));
@@ -49,37 +49,37 @@ export function enqueuedChanges(store: ScopeStore, out: Extract<EnqueueOutcome, 
 }
 
 /** refused: a holder's write that no longer holds the job is an event (`job:lease_lost`, naming the write). */
-function refused(store: ScopeStore, write: string, id: string, out: Refusal): Changes {
+function refused(store: HomeStore, write: string, id: string, out: Refusal): Changes {
   if (out.code !== "lease_lost") return nothing();
   const row = getJob(store.sql, id);
   return row ? { ...nothing(), leaseLost: [{ row, write, reason: out.reason }] } : nothing();
 }
 
 /** settled: an attempt's end by its holder (complete, fail, sleep) or a cancel — its permits may be free, its key's follower due. */
-function settled<T extends Outcome<{ row: JobRow }>>(store: ScopeStore, write: string, id: string, out: T, aborted: string[] = []): Written<T> {
+function settled<T extends Outcome<{ row: JobRow }>>(store: HomeStore, write: string, id: string, out: T, aborted: string[] = []): Written<T> {
   if (!out.ok) return written(out, refused(store, write, id, out as Refusal));
   return written(out, changed({ events: [out.row], aborted, permits: { refundLease: null }, fill: true }));
 }
 
 export const writes = {
-  enqueue(store: ScopeStore, jobs: readonly NewJob[], now: number): Written<EnqueueOutcome> {
+  enqueue(store: HomeStore, jobs: readonly NewJob[], now: number): Written<EnqueueOutcome> {
     const out = enqueueJobs(store, jobs, now);
     return written(out, out.ok ? enqueuedChanges(store, out) : nothing());
   },
 
-  heartbeat(store: ScopeStore, id: string, token: string, leaseMs: number | null, now: number): Written<Outcome<{ leaseExpiresAt: number }>> {
+  heartbeat(store: HomeStore, id: string, token: string, leaseMs: number | null, now: number): Written<Outcome<{ leaseExpiresAt: number }>> {
     const out = heartbeat(store, id, token, leaseMs, now);
     if (!out.ok) return written(out, refused(store, "heartbeat", id, out));
     // Only an explicit leaseMs can shorten a lease (and need the alarm earlier); otherwise it only moves later.
     return written(out, { ...nothing(), arm: leaseMs !== null, renew: { id, token, ttlMs: (out.leaseExpiresAt - now) * PERMIT_TTL_FACTOR } });
   },
 
-  complete(store: ScopeStore, id: string, token: string, result: string | null, now: number): Written<Outcome<{ row: JobRow }>> {
+  complete(store: HomeStore, id: string, token: string, result: string | null, now: number): Written<Outcome<{ row: JobRow }>> {
     return settled(store, "complete", id, complete(store, id, token, result, now));
   },
 
   /** completeMany: a pull worker's completions of one moment, in one transaction and one statement (settle.ts). */
-  completeMany(store: ScopeStore, items: readonly CompleteItem[], now: number): Written<Outcome<{ id: string }>[]> {
+  completeMany(store: HomeStore, items: readonly CompleteItem[], now: number): Written<Outcome<{ id: string }>[]> {
     const rows = completeMany(store, items, now);
     const done = new Set(rows.map((r) => r.id));
     const lost: Changes["leaseLost"][number][] = [];
@@ -93,74 +93,74 @@ export const writes = {
     return written(answer, { ...base, leaseLost: lost });
   },
 
-  fail(store: ScopeStore, id: string, token: string, input: FailInput, now: number): Written<Outcome<{ row: JobRow; outcome: FailOutcome }>> {
+  fail(store: HomeStore, id: string, token: string, input: FailInput, now: number): Written<Outcome<{ row: JobRow; outcome: FailOutcome }>> {
     return settled(store, "fail", id, fail(store, id, token, input, now));
   },
 
   /** sleep: a pull worker's ctx.sleep — journaled, and the job pending until then, unspent. */
-  sleep(store: ScopeStore, id: string, token: string, input: SleepInput, now: number): Written<Outcome<{ row: JobRow }>> {
+  sleep(store: HomeStore, id: string, token: string, input: SleepInput, now: number): Written<Outcome<{ row: JobRow }>> {
     return settled(store, "sleep", id, sleep(store, id, token, input, now));
   },
 
   /** release: the holder gives the job back unrun — its lease's permits go back with their rate spend refunded. */
-  release(store: ScopeStore, id: string, token: string, now: number): Written<Outcome<{ row: JobRow }>> {
+  release(store: HomeStore, id: string, token: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = release(store, id, token, GIVEN_BACK, now);
     if (!out.ok) return written(out, refused(store, "release", id, out));
     return written(out, changed({ released: { rows: [out.row], reason: GIVEN_BACK }, permits: { refundLease: { id, token } }, fill: true }));
   },
 
   /** appendStep: a pull worker's journal write, fenced by its lease; a step changes nothing anyone else counts. */
-  appendStep(store: ScopeStore, write: JournalWrite, token: string, now: number): Written<Outcome<{ row: JobRow }>> {
+  appendStep(store: HomeStore, write: JournalWrite, token: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = appendStep(store, write, token, now);
     return written(out, out.ok ? nothing() : refused(store, "step", write.id, out));
   },
 
   /** resolveStep: a failed or cancelled job goes back to pending (retried by hand: no event, but due). */
-  resolveStep(store: ScopeStore, id: string, name: string, resultJson: string, now: number): Written<Outcome<{ row: JobRow }>> {
+  resolveStep(store: HomeStore, id: string, name: string, resultJson: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = resolveStep(store, id, name, resultJson, now, (job) => retryJob(store, job.id, now));
     return written(out, out.ok ? changed({ quiet: [out.row], fill: true }) : nothing());
   },
 
   /** cancel: a running job's permits are held until its lease would have ended; its handler's signal aborts. */
-  cancel(store: ScopeStore, id: string, reason: string | null, now: number): Written<Outcome<{ row: JobRow }>> {
+  cancel(store: HomeStore, id: string, reason: string | null, now: number): Written<Outcome<{ row: JobRow }>> {
     holdPermits(store.sql, id);
     const out = cancelJob(store, id, reason, now);
     return settled(store, "cancel", id, out, out.ok ? [id] : []);
   },
 
   /** cancelKeys: the live jobs of `type` under these dedupe keys; a follower behind a cancelled running job is due now. */
-  cancelKeys(store: ScopeStore, type: string, keys: readonly string[], reason: string | null, now: number): Written<number> {
+  cancelKeys(store: HomeStore, type: string, keys: readonly string[], reason: string | null, now: number): Written<number> {
     holdPermitsOfKeys(store.sql, type, keys);
     const rows = cancelKeys(store, type, keys, reason, now);
     return written(rows.length, cancelled(rows, true));
   },
 
-  cancelAll(store: ScopeStore, pendingOnly: boolean, reason: string | null, now: number): Written<number> {
+  cancelAll(store: HomeStore, pendingOnly: boolean, reason: string | null, now: number): Written<number> {
     if (!pendingOnly) holdPermits(store.sql, null);
     const rows = cancelAll(store, pendingOnly, reason, now);
     return written(rows.length, cancelled(rows, false));
   },
 
   /** retry: a failed, cancelled or superseded job pending again — no attempt's end, so no event, but it may be due. */
-  retry(store: ScopeStore, id: string, now: number): Written<Outcome<{ row: JobRow }>> {
+  retry(store: HomeStore, id: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = retryJob(store, id, now);
     return written(out, out.ok ? changed({ quiet: [out.row], fill: true }) : nothing());
   },
 
   /** retryFailed: a page of failed jobs back to pending, due now; `next` resumes. */
-  retryFailed(store: ScopeStore, type: string | null, after: FailedCursor | null, now: number, limit?: number): Written<{ retried: number; skipped: number; next: FailedCursor | null }> {
+  retryFailed(store: HomeStore, type: string | null, after: FailedCursor | null, now: number, limit?: number): Written<{ retried: number; skipped: number; next: FailedCursor | null }> {
     const { rows, ...answer } = retryFailed(store, type, after, now, limit);
     return written(answer, rows.length > 0 ? changed({ quiet: rows, fill: true }) : nothing());
   },
 
-  prune(store: ScopeStore, olderThan: number, states: readonly TerminalState[], now: number): Written<number> {
+  prune(store: HomeStore, olderThan: number, states: readonly TerminalState[], now: number): Written<number> {
     const n = prune(store, olderThan, states, now);
     // Retention may have taken rows whose permits were still held for a cancel.
     return written(n, n > 0 ? changed({ permits: { refundLease: null } }) : { ...nothing(), permits: { refundLease: null } });
   },
 
   /** claimOrEnqueue: enqueue under the key (pending mode) and lease it to the caller when no job of the key runs. */
-  claimOrEnqueue(store: ScopeStore, job: NewJob, worker: string, leaseMs: number, now: number): Written<InlineClaim> {
+  claimOrEnqueue(store: HomeStore, job: NewJob, worker: string, leaseMs: number, now: number): Written<InlineClaim> {
     const out = claimOrEnqueue(store, job, worker, leaseMs, now);
     if (!out.ok) return written(out, nothing());
     const created = out.created ? [out.leased ?? out.job] : [];
@@ -168,20 +168,20 @@ export const writes = {
   },
 
   /** claimKey: lease the key's pending job when none of the key is running (a caller draining its key). */
-  claimKey(store: ScopeStore, type: string, dedupeKey: string, worker: string, leaseMs: number, now: number): Written<JobRow | null> {
+  claimKey(store: HomeStore, type: string, dedupeKey: string, worker: string, leaseMs: number, now: number): Written<JobRow | null> {
     const row = claimKey(store, type, dedupeKey, worker, leaseMs, now);
     return written(row, row ? changed({ events: [row] }) : nothing());
   },
 
   /** reap: end the attempts whose lease ran out; `more` when the pass filled its batch. */
-  reap(store: ScopeStore, now: number): Written<{ more: boolean }> {
+  reap(store: HomeStore, now: number): Written<{ more: boolean }> {
     const { rows, more } = reapOnce(store, now);
     // Nothing reaped still sets the alarm anew: a lease the caller expected to lapse may have been renewed.
     return written({ more }, rows.length > 0 ? changed({ events: rows, reaped: rows }) : { ...nothing(), arm: true });
   },
 
   /** orphans: a new instance gives back the pushed attempts of the one before, unspent (orphans.ts). */
-  orphans(store: ScopeStore, now: number): Written<number> {
+  orphans(store: HomeStore, now: number): Written<number> {
     const { released, counted } = releaseOrphans(store, now);
     // Their events only: the instance's alarm, set for now, dispatches them and tells the catalog.
     const n = released.length + counted.length;

@@ -1,7 +1,9 @@
 /**
- * What the scope operations need from their object: its SQL, a way to run a
- * block atomically, the config, randomness, and a hook that records "the
- * summary changed" inside the same transaction. Tests build one over a real
+ * HomeStore: the store of one home — one scope object's SQLite, as its
+ * operations see it: its SQL, a way to run a block atomically, the config,
+ * randomness, and a hook that records "the summary changed" inside the same
+ * transaction (a home is a scope, or a shard of a type's unscoped jobs:
+ * docs/design.md "Where a job lives, and its id"). Tests build one over a real
  * object's storage and call the operations directly.
  *
  * @module
@@ -9,7 +11,7 @@
 import type { QueueConfig } from "../config/schema";
 import { randomHex } from "../random-hex";
 
-export interface ScopeStore {
+export interface HomeStore {
   readonly sql: SqlStorage;
   /** Runs `fn` synchronously in one transaction; a throw rolls every write back. */
   atomic<T>(fn: () => T): T;
