@@ -44,7 +44,8 @@ export class ScopeDO extends DurableObject<Env> {
   /** Tests replace these with runInDurableObject. */
   clock: Clock = systemClock;
   random: () => number = Math.random;
-  readonly parts: ScopeParts;
+  /** Private, so the package's declarations do not spell out its parts (tests reach them with partsOf). */
+  private readonly parts: ScopeParts;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);

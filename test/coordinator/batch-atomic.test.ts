@@ -14,7 +14,7 @@ import { scopeHome } from "../../src/job/home";
 import { STAGE_ASK_MS, STAGE_TIMEOUT_MS } from "../../src/scope/batch-stage";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, TOKEN, uniqueType } from "../helpers/api";
-import { alarmAt, env, newJob, useClock } from "../helpers/scope";
+import { alarmAt, env, newJob, useClock, partsOf } from "../helpers/scope";
 
 const baseEnv = workersEnv as unknown as Record<string, unknown>;
 type Stub = ReturnType<typeof env.SCOPE.getByName>;
@@ -222,7 +222,7 @@ describe("a stage whose decider cannot be reached", () => {
     const id = `b-${crypto.randomUUID()}`;
     expect(await p.stageBatch(id, decider, [newJob(notDecider, { type })])).toBeNull();
     await runInDurableObject(p, (o: ScopeDO) => {
-      (o.parts.batches as unknown as { deps: { decider: () => unknown } }).deps.decider = () => ({ decideBatch: async () => Promise.reject(new Error("decider down")) });
+      (partsOf(o).batches as unknown as { deps: { decider: () => unknown } }).deps.decider = () => ({ decideBatch: async () => Promise.reject(new Error("decider down")) });
     });
     const asks: number[] = [];
     for (let i = 0; i < 4; i++) {

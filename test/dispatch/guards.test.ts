@@ -11,7 +11,7 @@ import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, flushJobs, isTerminal, waitForJob } from "../helpers/api";
 import { maxOverlap, probe, type Span } from "../helpers/probe";
 import { int, pick, seeded } from "../helpers/random";
-import { env } from "../helpers/scope";
+import { env, partsOf } from "../helpers/scope";
 
 interface Ran {
   id: string;
@@ -180,7 +180,7 @@ describe("starvation", () => {
       const { before, after, until } = await runInDurableObject(env.SCOPE.getByName(homeOfJobId(job.id)!.name), (o: ScopeDO) => {
         // The dispatcher's own refusal path (dispatcher.ts `blocked`), with the epoch its takeBatchOf passes:
         // without it the refusal counts as one asked before an unblock, and the type is never backed off.
-        const d = (o.parts as unknown as { dispatcher: { blocked(type: string, ms: number, why: string, epoch: number): null; backoff: TypeBackoff } }).dispatcher;
+        const d = (partsOf(o) as unknown as { dispatcher: { blocked(type: string, ms: number, why: string, epoch: number): null; backoff: TypeBackoff } }).dispatcher;
         const before = o.clock.now();
         for (let i = 0; i < 20; i++) d.blocked("demo.single", 30_000, why, d.backoff.epoch);
         return { before, after: o.clock.now(), until: d.backoff.blockedUntil("demo.single") };

@@ -14,6 +14,7 @@ import { jobIdFor, newLocalId, scopeHome, typeHome } from "../../src/job/home";
 import type { NewJob } from "../../src/scope/enqueue";
 import type { JobRow } from "../../src/scope/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
+import type { ScopeParts } from "../../src/scope/scope-parts";
 import { scopeRpc } from "../../src/scope/api";
 
 export const env = workersEnv as unknown as Env;
@@ -27,6 +28,11 @@ export function catalogOf(home: string) {
 export const T0 = Date.UTC(2030, 0, 1);
 
 export type ScopeStub = DurableObjectStub<ScopeDO>;
+
+/** partsOf: an instance's parts (scope-parts.ts), for tests that replace one of them inside runInDurableObject. */
+export function partsOf(o: ScopeDO): ScopeParts {
+  return (o as unknown as { parts: ScopeParts }).parts;
+}
 
 export async function freshScope(clock: ManualClock | null = new ManualClock(T0)): Promise<{ home: string; stub: ScopeStub; clock: ManualClock | null }> {
   const home = scopeHome({ type: "Test", id: crypto.randomUUID() }).name;

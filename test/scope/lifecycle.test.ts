@@ -3,7 +3,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { parseConfig } from "../../src/config/load";
-import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put, partsOf } from "../helpers/scope";
 
 const DAY = 86_400_000;
 const lease = { worker: "w", types: null, limit: 10, leaseMs: 30_000 };
@@ -31,7 +31,7 @@ describe("scope object lifecycle", () => {
     const { home, stub, clock } = await freshScope();
     await runInDurableObject(stub, (o: ScopeDO) => {
       // The catalog is unreachable for this instance.
-      Object.assign(o.parts, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
+      Object.assign(partsOf(o), { sendSummary: async () => Promise.reject(new Error("catalog down")) });
     });
     await put(stub, [newJob(home, { delayMs: 3_600_000 })]);
     const mark = () =>

@@ -13,7 +13,7 @@ import type { ScopeDO } from "../../src/scope/scope-do";
 import { WaitNotifier } from "../../src/scope/wait-notify";
 import { guardName, resourcePoolName, typePoolName } from "../../src/pool/pool-name";
 import { api, waitForJob, isTerminal } from "../helpers/api";
-import { env, freshScope, newJob, put, row, type ScopeStub } from "../helpers/scope";
+import { env, freshScope, newJob, put, row, type ScopeStub, partsOf } from "../helpers/scope";
 
 const claim = (stub: ScopeStub, types: string[], over: Partial<ClaimRequest> = {}) =>
   scopeRpc(stub).claim({ worker: "w", types, limit: 10, leaseMs: 30_000, ...over });
@@ -28,7 +28,7 @@ const expiriesIn = (name: string) =>
 async function recordNotices(stub: ScopeStub): Promise<string[]> {
   const told: string[] = [];
   await runInDurableObject(stub, (o: ScopeDO) => {
-    o.parts.waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
+    partsOf(o).waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
   });
   return told;
 }

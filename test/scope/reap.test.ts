@@ -3,7 +3,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOB_FIND_EXPIRED_LEASES } from "../../src/scope/reap-pass";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put, partsOf } from "../helpers/scope";
 
 async function claimed(over = {}, leaseMs = 30_000) {
   const ctx = await freshScope();
@@ -77,7 +77,7 @@ describe("reap pass, fired by the alarm", () => {
   it("with the catalog down, the alarm still comes back for the next lease expiry, not later", async () => {
     const ctx = await freshScope();
     await runInDurableObject(ctx.stub, (o: ScopeDO) => {
-      Object.assign(o.parts, { sendSummary: async () => Promise.reject(new Error("catalog down")) });
+      Object.assign(partsOf(o), { sendSummary: async () => Promise.reject(new Error("catalog down")) });
     });
     await put(ctx.stub, [newJob(ctx.home), newJob(ctx.home)]);
     await scopeRpc(ctx.stub).claim({ worker: "w", types: null, limit: 1, leaseMs: 1_000 });

@@ -7,13 +7,13 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WaitNotifier } from "../../src/scope/wait-notify";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { freshScope, newJob, put, type ScopeStub } from "../helpers/scope";
+import { freshScope, newJob, put, type ScopeStub, partsOf } from "../helpers/scope";
 
 /** recordNotices: from now on, the types this object tells parked claims about land in the returned array. */
 async function recordNotices(stub: ScopeStub): Promise<string[]> {
   const told: string[] = [];
   await runInDurableObject(stub, (o: ScopeDO) => {
-    o.parts.waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
+    partsOf(o).waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
   });
   return told;
 }

@@ -14,7 +14,7 @@ import { writes } from "../../src/scope/writes";
 import { loadConfig } from "../../src/config/load";
 import type { JobRow } from "../../src/scope/job-row";
 import { ManualClock } from "../../src/clock";
-import { env, freshScope, newJob } from "../helpers/scope";
+import { env, freshScope, newJob, partsOf } from "../helpers/scope";
 
 /** What a record says, in a form a table can hold. */
 function said(c: Changes) {
@@ -169,7 +169,7 @@ describe("follow-ups the hand-picked paths missed", () => {
     return runInDurableObject(stub, async (o: ScopeDO) => {
       const set = await setup(o, home);
       const told: string[] = [];
-      o.parts.waits.due = (types) => void told.push(...types);
+      partsOf(o).waits.due = (types) => void told.push(...types);
       await act(o, set);
       return told;
     });
@@ -203,7 +203,7 @@ describe("follow-ups the hand-picked paths missed", () => {
     const { home, stub } = await freshScope();
     const points = await runInDurableObject(stub, async (o: ScopeDO) => {
       const written: AnalyticsEngineDataPoint[] = [];
-      (o.parts.events as unknown as { analytics: AnalyticsEngineDataset }).analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
+      (partsOf(o).events as unknown as { analytics: AnalyticsEngineDataset }).analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
       await o.claimOrEnqueue(newJob(home, { dedupeKey: "k", keyMode: "pending" }), "w", 30_000);
       return written.map((p) => p.blobs?.[1]);
     });
