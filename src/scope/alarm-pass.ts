@@ -14,7 +14,6 @@ import type { Changes } from "./changes";
 import type { LeasePermits } from "./lease-permits";
 import { pruneMetrics } from "./minute-counters";
 import type { HomeStore } from "./home-store";
-import { sweepOnce } from "./sweep-pass";
 import { cameDueSince } from "./wake";
 import { writes } from "./writes";
 
@@ -53,13 +52,14 @@ export async function alarmPass(d: AlarmDeps, now: number, info?: AlarmInvocatio
     await d.followUp({ ...reaped.changes, report: null, arm: false }, now);
     // Pulled jobs whose delay or backoff ended: parked claims may take them.
     d.wake(cameDue.filter((t) => !d.store.config.pushTypes.includes(t)), now);
-    const swept = sweepOnce(d.store, now);
+    const swept = writes.sweep(d.store, now);
+    await d.followUp({ ...swept.changes, report: null, arm: false }, now);
     // Batches staged here whose commit never came: their decider says what they became (batch-stage.ts).
     await d.batches.settleStale(now);
     // Reaped attempts' permits, and any a crashed instance left after a settle (pull-permits.ts).
     await d.permits.returnFree(null);
     pruneMetrics(d.store.sql, now, d.reporter.unreportedSince());
-    again = reaped.answer.more || swept.more;
+    again = reaped.answer.more || swept.answer.more;
     await d.fill();
   } catch (e) {
     failed = true;

@@ -26,7 +26,7 @@ import { reapOnce } from "./reap-pass";
 import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteItem, type FailInput, type SleepInput } from "./settle";
 import { appendStep, resolveStep } from "./steps";
 import type { HomeStore } from "./home-store";
-import { prune } from "./sweep-pass";
+import { prune, sweepOnce } from "./sweep-pass";
 
 const GIVEN_BACK = "given back by its worker";
 
@@ -178,6 +178,12 @@ export const writes = {
     const { rows, more } = reapOnce(store, now);
     // Nothing reaped still sets the alarm anew: a lease the caller expected to lapse may have been renewed.
     return written({ more }, rows.length > 0 ? changed({ events: rows, reaped: rows }) : { ...nothing(), arm: true });
+  },
+
+  /** sweep: the retention pass — terminal jobs past their retention deleted (a cancelled one may still hold permits). */
+  sweep(store: HomeStore, now: number): Written<{ more: boolean }> {
+    const { deleted, more } = sweepOnce(store, now);
+    return written({ more }, deleted > 0 ? changed({ permits: { refundLease: null } }) : nothing());
   },
 
   /** orphans: a new instance gives back the pushed attempts of the one before, unspent (orphans.ts). */

@@ -90,6 +90,8 @@ describe("each write's record", () => {
       note("reap", writes.reap(s, now + 10 * 60_000).changes);
       note("reap nothing", writes.reap(s, now + 10 * 60_000).changes);
       note("orphans", writes.orphans(s, now).changes);
+      note("sweep nothing", writes.sweep(s, now).changes);
+      note("sweep", writes.sweep(s, now + 30 * 86_400_000).changes);
       expect(keyed.dedupe_key).toBe("k");
       return out;
     });
@@ -119,6 +121,8 @@ describe("each write's record", () => {
       ["reap", { ...COMMITTED, events: ["pending"], reaped: 1 }],
       ["reap nothing", { ...NONE, arm: true }],
       ["orphans", NONE],
+      ["sweep nothing", NONE],
+      ["sweep", { ...COMMITTED, permits: "return" }],
     ]);
   });
 });
