@@ -10,6 +10,7 @@
  * @module
  */
 import type { ScopeDO } from "./scope-do";
+import { fromPrevious } from "./wire-compat";
 
 export type { ScopeDO };
 
@@ -22,9 +23,20 @@ export type ScopeRpc = {
   [K in keyof ScopeDO as K extends "alarm" | "fetch" ? never : ScopeDO[K] extends (...args: never[]) => Promise<unknown> ? K : never]: ScopeDO[K];
 };
 
-/** scopeRpc: a scope object's stub, typed as ScopeRpc. */
+/**
+ * scopeRpc: a scope object's stub, typed as ScopeRpc; an answer from an object still running the previous
+ * version (during a deploy) is read as this version's wire type (wire-compat.ts).
+ */
 export function scopeRpc(stub: DurableObjectStub<ScopeDO>): ScopeRpc {
-  return stub as unknown as ScopeRpc;
+  const target = stub as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  return new Proxy(target, {
+    get(t, method) {
+      // Not a thenable: the stub is handed around, never awaited.
+      if (typeof method !== "string" || method === "then") return undefined;
+      const call = (...args: unknown[]) => t[method]!(...args);
+      return async (...args: unknown[]) => fromPrevious(method, await call(...args), method === "list" ? (args[2] as number) : undefined);
+    },
+  }) as unknown as ScopeRpc;
 }
 export type { NewJob, EnqueueRefusal } from "./enqueue";
 export type { Decision } from "./batch-stage";
