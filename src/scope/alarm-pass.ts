@@ -52,8 +52,9 @@ export async function alarmPass(d: AlarmDeps, now: number, info?: AlarmInvocatio
     await d.followUp({ ...reaped.changes, report: null, arm: false }, now);
     // Pulled jobs whose delay or backoff ended: parked claims may take them.
     d.wake(cameDue.filter((t) => !d.store.config.pushTypes.includes(t)), now);
+    // Its permit pass is this pass's own, below, once for everything the alarm ended.
     const swept = writes.sweep(d.store, now);
-    await d.followUp({ ...swept.changes, report: null, arm: false }, now);
+    await d.followUp({ ...swept.changes, permits: null, report: null, arm: false }, now);
     // Batches staged here whose commit never came: their decider says what they became (batch-stage.ts).
     await d.batches.settleStale(now);
     // Reaped attempts' permits, and any a crashed instance left after a settle (pull-permits.ts).

@@ -26,7 +26,7 @@ export interface BatchPartDeps {
 const STAGE_RETRY_MS = 5_000;
 
 /** Staging only moves the alarm (its stage timeout): nothing anyone counts or claims changed. */
-export const STAGED: Changes = { ...nothing(), arm: true };
+const STAGED: Changes = { ...nothing(), arm: true };
 
 export class BatchPart {
   /** Some part may be staged here (unknown after a restart, so true): while false, the alarm skips the stage queries. */

@@ -40,7 +40,12 @@ export interface FollowUpDeps {
 }
 
 export class FollowUps {
-  constructor(private readonly deps: FollowUpDeps) {}
+  /** The pushed types, as a set: every dispatched batch's rows are looked up in it. */
+  private readonly pushed: ReadonlySet<string>;
+
+  constructor(private readonly deps: FollowUpDeps) {
+    this.pushed = new Set(deps.config.pushTypes);
+  }
 
   async run(c: Changes, now: number): Promise<void> {
     const d = this.deps;
@@ -48,12 +53,13 @@ export class FollowUps {
     d.events.emit(c.events, now);
     if (c.released) d.events.released(c.released.rows, now, c.released.reason);
     for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
-    d.events.reaped(d.home(), c.reaped, now);
+    // Only with something reaped is the name asked: for an object older than name keeping, asking reads a row.
+    if (c.reaped.length > 0) d.events.reaped(d.home(), c.reaped, now);
     for (const id of c.aborted) d.dispatcher.cancelled(id);
     if (c.reaped.length > 0) d.dispatcher.reaped(reapedFlights(c.reaped, now));
     if (c.renew) await d.permits.renew(c.renew.id, c.renew.token, c.renew.ttlMs);
     if (c.permits) await d.permits.returnFree(c.permits.refundLease);
-    const types = dueTypes(d.config, rowsOf(c), now);
+    const types = wakeTypes(d.config, this.pushed, rowsOf(c), now);
     if (types.size > 0) d.wake(types, now);
     if (c.fill) d.dispatcher.fillNow();
     if (c.report) d.report(c.report);
@@ -62,15 +68,15 @@ export class FollowUps {
 }
 
 /**
- * dueTypes: pulled types whose claims may now find work — a row pending and due, a keyed row that stopped running
+ * wakeTypes: pulled types whose claims may now find work — a row pending and due, a keyed row that stopped running
  * (its key's follower may be free; when there was none, the woken claim finds nothing and parks again), or an
  * ordered type's head that stopped running (the job behind it is next). Pushed types are this object's own to
  * dispatch.
  */
-export function dueTypes(config: QueueConfig, rows: readonly JobRow[], now: number): Set<string> {
+export function wakeTypes(config: QueueConfig, pushed: ReadonlySet<string>, rows: readonly JobRow[], now: number): Set<string> {
   const types = new Set<string>();
   for (const r of rows) {
-    if (config.pushTypes.includes(r.type)) continue;
+    if (pushed.has(r.type)) continue;
     const freed = r.state !== "running" && (r.dedupe_key !== null || config.typeSettings(r.type).ordered);
     if ((r.state === "pending" && r.run_at <= now) || freed) types.add(r.type);
   }
