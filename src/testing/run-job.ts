@@ -13,7 +13,7 @@
  * its idempotency key must make the outside world do it once.
  *
  * @example
- * const run = await runJob(handlers, "order.fulfil", { order: 42 }, { crashAfter: "charge" });
+ * const run = await runJob(handlers, { order: 42 }, { type: "order.fulfil", crashAfter: "charge" });
  * expect(run.outcome.kind).toBe("crashed");
  * await run.resume();
  * expect(run.state).toBe("completed");
