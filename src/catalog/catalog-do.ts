@@ -22,6 +22,10 @@ import { loadConfig } from "../config/load";
 import { type PauseSync, pauseChanges, pausedTypes, promise, setPaused } from "./pause-store";
 import { POOL_CALL_TIMEOUT_MS, withTimeout } from "../pool/permit-plan";
 import type { QueueConfig } from "../config/schema";
+import { Meter, meterRequests } from "../metering/meter";
+import type { KindUsage, MinuteUsage, ObjectKind, Usage } from "../metering/usage";
+import { AlarmArm } from "../alarm-arm";
+import { USAGE_FLUSH_MS, UsageBuffer, usageMinutes, usageTotals } from "./usage-store";
 
 export interface RankedHome {
   home: string;
@@ -34,6 +38,10 @@ export interface Overview {
   types: (Stats & { type: string; unhandled: boolean })[];
   totals: (Counters & { type: string })[];
   minutes: MinuteCounters[];
+  /** What each object kind used since the catalog began (its storage rows, requests, active time). */
+  usage: KindUsage[];
+  /** The same per minute, over the same minutes. */
+  usageMinutes: MinuteUsage[];
 }
 
 /** How many homes a pause notice goes to at once. */
@@ -44,9 +52,15 @@ export class CatalogDO extends DurableObject<Env> {
   private readonly config: QueueConfig;
   private readonly claimed = new ClaimedTypes();
   private readonly servedHomes = new ServedHomes();
+  private readonly meter: Meter;
+  /** Usage reported by the objects, written by the alarm at most every USAGE_FLUSH_MS (usage-store.ts). */
+  private readonly usageHeld = new UsageBuffer();
+  private readonly alarmArm: AlarmArm;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.meter = Meter.install(this, ctx, "catalog");
+    this.alarmArm = new AlarmArm(ctx.storage);
     this.config = loadConfig(env);
     void ctx.blockConcurrencyWhile(() => migrateStorage(ctx.storage, migrations, "catalog"));
   }
@@ -63,10 +77,31 @@ export class CatalogDO extends DurableObject<Env> {
   /** report: take a home's summary; the answer is the pause state, with this shard's promise to tell the home of changes renewed. */
   async report(summary: HomeSummary): Promise<PauseSync> {
     const now = this.clock.now();
+    if (summary.usage) await this.heldUsage("scope", summary.usage, now);
     return this.ctx.storage.transactionSync(() => {
       applyReport(this.sql, summary);
       return promise(this.sql, summary.home, this.shardName, now);
     });
+  }
+
+  /** usage: an object that sends no summaries reports what it used (metering/usage-sender.ts). */
+  async usage(kind: ObjectKind, u: Usage): Promise<void> {
+    await this.heldUsage(kind, u, this.clock.now());
+  }
+
+  /** heldUsage: keep `u` for the next flush, and make sure one is armed. */
+  private readonly heldUsage = async (kind: ObjectKind, u: Usage, now: number): Promise<void> => {
+    const first = this.usageHeld.empty();
+    this.usageHeld.add(kind, u, now);
+    if (first) await this.alarmArm.set(now + USAGE_FLUSH_MS);
+  };
+
+  /** alarm: write the usage held, this object's own included (usage-store.ts). */
+  override async alarm(): Promise<void> {
+    this.alarmArm.consumed();
+    const now = this.clock.now();
+    this.usageHeld.add("catalog", this.meter.take(), now);
+    this.ctx.storage.transactionSync(() => this.usageHeld.flush(this.sql, now));
   }
 
   /** pauseSync: a home whose promise lapsed asks before it dispatches (scope/pause-gate.ts). */
@@ -133,7 +168,18 @@ export class CatalogDO extends DurableObject<Env> {
     const from = minuteOf(now) - (minutes - 1) * MINUTE_MS;
     const unhandled = new Set(unhandledTypes(this.sql, this.config.types, type, now));
     const types = statsByType(this.sql, type, now).map((t) => ({ ...t, unhandled: unhandled.has(t.type) }));
-    return { at: now, types, totals: metricTotals(this.sql, type), minutes: metricSeries(this.sql, from, type) };
+    // This object's own usage so far counts as held: an answer leaves nothing out, and writes nothing.
+    const held = new UsageBuffer();
+    for (const u of this.usageHeld.entries()) held.add(u.object, u, u.minute);
+    held.add("catalog", this.meter.peek(), now);
+    return {
+      at: now,
+      types,
+      totals: metricTotals(this.sql, type),
+      minutes: metricSeries(this.sql, from, type),
+      usage: usageTotals(this.sql, held),
+      usageMinutes: usageMinutes(this.sql, held, from),
+    };
   }
 
   async busiestHomes(limit: number): Promise<(Stats & { home: string })[]> {
@@ -148,3 +194,5 @@ export class CatalogDO extends DurableObject<Env> {
     return listHomesWithTerminal(this.sql, states, after, limit);
   }
 }
+
+meterRequests(CatalogDO);

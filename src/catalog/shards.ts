@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { addUsage } from "../metering/usage";
 import { CATALOG_SHARDS_MAX } from "../config/schema";
 import type { Stats, StatsResult } from "../job/schemas";
 import { shardOf } from "../job/home";
@@ -116,6 +117,10 @@ export class Catalogs {
       types: types.sort((a, b) => cmp(a.type, b.type)),
       totals: totals.sort((a, b) => cmp(a.type, b.type)),
       minutes: series.sort((a, b) => a.minute - b.minute || cmp(a.type, b.type)),
+      usage: mergeBy(parts.flatMap((p) => p.usage), (u) => u.object, (a, b) => addUsage({ ...a }, b)).sort((a, b) => cmp(a.object, b.object)),
+      usageMinutes: mergeBy(parts.flatMap((p) => p.usageMinutes), (u) => `${u.minute}/${u.object}`, (a, b) => addUsage({ ...a }, b)).sort(
+        (a, b) => a.minute - b.minute || cmp(a.object, b.object),
+      ),
     };
   }
 

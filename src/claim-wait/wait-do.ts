@@ -17,6 +17,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { Meter, meterRequests } from "../metering/meter";
+import { sendUsageWhenIdle, USAGE_CATALOG } from "../metering/usage-sender";
 
 /** Notices are kept this long (a claim's longest wait), so a claim that started before one arrived still sees it. */
 const RECENT_MS = 30_000;
@@ -25,6 +27,12 @@ export class WaitDO extends DurableObject<Env> {
   private readonly waiting = new Set<(homes: string[], at: number) => void>();
   /** home → when it last said it had due work. */
   private readonly recent = new Map<string, number>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // No storage here: its usage is requests and active time (a parked claim is a request in progress).
+    sendUsageWhenIdle(Meter.install(this, ctx, "wait"), (kind, u) => env.CATALOG.getByName(USAGE_CATALOG).usage(kind, u), (p) => ctx.waitUntil(p));
+  }
 
   /**
    * wait: the homes that said they have new due work after `since` (the claim's start, or the last
@@ -62,3 +70,5 @@ export class WaitDO extends DurableObject<Env> {
     return woken.length;
   }
 }
+
+meterRequests(WaitDO);

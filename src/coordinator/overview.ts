@@ -31,7 +31,7 @@ export class Overview {
       const { type: _u, ...totals } = o.totals.find((s) => s.type === type) ?? { type, ...zeroCounters() };
       return { type, ...stats, totals };
     });
-    return { at: o.at, types, minutes: o.minutes };
+    return { at: o.at, types, minutes: o.minutes, objects: o.usage, objectMinutes: o.usageMinutes };
   }
 
   /**

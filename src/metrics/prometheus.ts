@@ -48,6 +48,12 @@ export function renderPrometheus(m: Metrics): string {
     "How long the oldest due pending job of the type has waited: the figure to alert on.",
     m.types.map((t) => `edgequeue_oldest_pending_lag_seconds{type="${label(t.type)}"} ${t.oldestPendingLagMs / 1000}`),
   );
+  const usage = (name: string, help: string, value: (u: Metrics["objects"][number]) => number) =>
+    family(name, "counter", help, m.objects.map((u) => `${name}{object="${u.object}"} ${value(u)}`));
+  usage("edgequeue_storage_rows_written_total", "SQLite rows written by the queue's Durable Objects, per object kind (billed per million).", (u) => u.rowsWritten);
+  usage("edgequeue_storage_rows_read_total", "SQLite rows read by the queue's Durable Objects, per object kind (billed per million).", (u) => u.rowsRead);
+  usage("edgequeue_object_requests_total", "Requests to the queue's Durable Objects (RPC calls, fetches, alarms), per object kind.", (u) => u.requests);
+  usage("edgequeue_object_active_seconds_total", "Wall time the queue's Durable Objects spent with a request in progress, per object kind.", (u) => u.activeMs / 1000);
   return out.join("\n") + "\n";
 }
 

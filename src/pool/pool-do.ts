@@ -16,6 +16,8 @@ import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
 import { ownName } from "../object-name";
+import { Meter, meterRequests } from "../metering/meter";
+import { sendUsageWhenIdle, USAGE_CATALOG } from "../metering/usage-sender";
 import { acquire, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, waitingHolders, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
 
 export class PoolDO extends DurableObject<Env> {
@@ -26,6 +28,7 @@ export class PoolDO extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    sendUsageWhenIdle(Meter.install(this, ctx, "pool"), (kind, u) => env.CATALOG.getByName(USAGE_CATALOG).usage(kind, u), (p) => ctx.waitUntil(p));
     this.name = ownName(ctx);
     this.alarmArm = new AlarmArm(ctx.storage);
     void ctx.blockConcurrencyWhile(() => migrateStorage(ctx.storage, migrations, "pool"));
@@ -84,8 +87,8 @@ export class PoolDO extends DurableObject<Env> {
     await this.after(wake, now);
   }
 
-  /** after: poke the holders a slot is kept for, and keep the alarm on the pool's next change. */
-  private async after(wake: string[], now: number): Promise<void> {
+  /** after: poke the holders a slot is kept for, and keep the alarm on the pool's next change. A field: every method is a request (meterRequests). */
+  private readonly after = async (wake: string[], now: number): Promise<void> => {
     for (const holder of new Set(wake)) {
       const poke = this.env.SCOPE.getByName(holder)
         .poke()
@@ -94,5 +97,7 @@ export class PoolDO extends DurableObject<Env> {
     }
     const next = nextWake(this.sql, now);
     await this.alarmArm.set(next === null ? null : Math.max(next, now + 1));
-  }
+  };
 }
+
+meterRequests(PoolDO);

@@ -8,6 +8,8 @@
  * @module
  */
 import { DurableObject } from "cloudflare:workers";
+import { Meter, meterRequests } from "../metering/meter";
+import { sendUsageWhenIdle, USAGE_CATALOG } from "../metering/usage-sender";
 import migrations from "../../migrations/schedule/migrations.js";
 import { AlarmArm } from "../alarm-arm";
 import { systemClock, type Clock } from "../clock";
@@ -51,6 +53,7 @@ export class ScheduleDO extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    sendUsageWhenIdle(Meter.install(this, ctx, "schedule"), (kind, u) => env.CATALOG.getByName(USAGE_CATALOG).usage(kind, u), (p) => ctx.waitUntil(p));
     this.config = loadConfig(env);
     this.alarmArm = new AlarmArm(ctx.storage);
     void ctx.blockConcurrencyWhile(async () => {
@@ -141,7 +144,7 @@ export class ScheduleDO extends DurableObject<Env> {
    * id), then record — so a crash in between fires the same slots again, which
    * changes nothing.
    */
-  private async fire(row: ScheduleRow, now: number): Promise<void> {
+  private readonly fire = async (row: ScheduleRow, now: number): Promise<void> => {
     const trigger = triggerOf({ cron: row.cron, everyMs: row.every_ms, at: row.at, anchor: row.anchor });
     const plan = planFires(trigger, row.next_run_at, now, row.misfire, maxCatchupOf(row));
     if (plan.skipped > 0) {
@@ -167,10 +170,13 @@ export class ScheduleDO extends DurableObject<Env> {
       }
     }
     recordPass(this.sql, row.name, row.generation, plan.nextRunAt, plan.fire.at(-1) ?? null, now);
-  }
+  };
 
-  private async arm(now: number): Promise<void> {
+  /** arm: the alarm on the next due slot. Fields, not methods: every method is a request (meterRequests). */
+  private readonly arm = async (now: number): Promise<void> => {
     const at = nextScheduleWake(this.sql);
     await this.alarmArm.set(at === null ? null : Math.max(at, now));
-  }
+  };
 }
+
+meterRequests(ScheduleDO);

@@ -35,6 +35,7 @@ import { getJob, listJobs, type ListFilter } from "./read";
 import { listSteps } from "./steps";
 import { buildSummary, type HomeSummary } from "./summary";
 import { appendLeasedLogs, jobLogs } from "./job-logs";
+import { Meter, meterRequests } from "../metering/meter";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
 
@@ -49,7 +50,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.parts = new ScopeParts(ctx, env, this);
+    this.parts = new ScopeParts(ctx, env, this, Meter.install(this, ctx, "scope"));
     void ctx.blockConcurrencyWhile(() => this.parts.start());
   }
 
@@ -62,10 +63,8 @@ export class ScopeDO extends DurableObject<Env> {
     return this.parts.home;
   }
 
-  /** w: one write of writes.ts, through the one commit path. */
-  private w<A>(op: (store: HomeStore, now: number) => Written<A>): Promise<A> {
-    return this.parts.write((now) => op(this.parts.store, now));
-  }
+  /** w: one write of writes.ts, through the one commit path. A field, not a method: every method is a request (meterRequests). */
+  private readonly w = <A>(op: (store: HomeStore, now: number) => Written<A>): Promise<A> => this.parts.write((now) => op(this.parts.store, now));
 
   // ------------------------------------------------------------ writes (writes.ts says what each changes)
 
@@ -231,3 +230,5 @@ export class ScopeDO extends DurableObject<Env> {
     await this.parts.alarm(info);
   }
 }
+
+meterRequests(ScopeDO);

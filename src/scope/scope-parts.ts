@@ -21,6 +21,7 @@ import { Catalogs } from "../catalog/shards";
 import { alarmPass } from "./alarm-pass";
 import { BatchPart } from "./batch-part";
 import { CatalogReporter } from "./catalog-report";
+import type { Meter } from "../metering/meter";
 import { changed, type Written } from "./changes";
 import type { ClaimRequest } from "./claim";
 import { pendingTypes } from "./counts";
@@ -67,6 +68,8 @@ export class ScopeParts {
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
     private readonly host: ScopeHost,
+    /** What this object is billed for (metering/meter.ts): its unsent usage goes with each summary. */
+    private readonly meter: Meter,
   ) {
     const sql = ctx.storage.sql;
     this.name = ownName(ctx);
@@ -258,7 +261,13 @@ export class ScopeParts {
   private async sendSummary(summary: HomeSummary): Promise<void> {
     // The answer renews the shard's promise to tell this object of pauses (pause-gate.ts), counted from now.
     const sentAt = this.now();
-    this.pause.apply(await this.catalogs.report(summary), sentAt);
+    const usage = this.meter.take();
+    try {
+      this.pause.apply(await this.catalogs.report({ ...summary, usage }), sentAt);
+    } catch (e) {
+      this.meter.giveBack(usage);
+      throw e;
+    }
   }
 
   /** pauseFresh: the dispatcher may trust the paused set; if not, a sync starts and fills again when it lands. */

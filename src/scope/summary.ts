@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Usage } from "../metering/usage";
 import { FAILURE_KINDS, type FailureKind } from "../job/states";
 import type { MinuteCounters } from "../metrics/counters";
 import { allCounts } from "./counts";
@@ -31,6 +32,8 @@ export interface HomeSummary {
   types: TypeSummary[];
   /** Per-minute counters of the minutes that may have changed since the last summary (absolute values); absent from objects still running older code. */
   metrics?: MinuteCounters[];
+  /** What the object used since its last summary the catalog took (metering/meter.ts); absent from objects still running older code. */
+  usage?: Usage;
 }
 
 /** jobNextRunAt: job_due_idx (type, run_at) WHERE pending — one seek. */

@@ -111,3 +111,21 @@ export const pauseWatch = sqliteTable(
   { home: text("home").primaryKey(), until: integer("until").notNull() },
   (t) => [index("pause_watch_until_idx").on(t.until)],
 );
+
+/** What each object kind used (metering/usage.ts), as its meters reported it: the columns of both usage tables. */
+const usage = () => ({
+  rowsWritten: integer("rows_written").notNull(),
+  rowsRead: integer("rows_read").notNull(),
+  requests: integer("requests").notNull(),
+  activeMs: integer("active_ms").notNull(),
+});
+
+/** Usage per object kind since the catalog began (catalog/usage-store.ts): `/v1/metrics`' storage and request counters. */
+export const objectUsage = sqliteTable("object_usage", { object: text("object").primaryKey(), ...usage() });
+
+/** Usage per object kind per minute, kept as long as the metric series: the dashboard's rows written per job. */
+export const usageMinute = sqliteTable(
+  "usage_minute",
+  { minute: integer("minute").notNull(), object: text("object").notNull(), ...usage() },
+  (t) => [primaryKey({ columns: [t.minute, t.object] })],
+);

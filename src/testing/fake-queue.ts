@@ -119,7 +119,7 @@ class Store {
         nextCursor: null,
       }),
       stats: async (type) => this.stats(type),
-      metrics: async (): Promise<Metrics> => ({ at: now(), types: [], minutes: [] }),
+      metrics: async (): Promise<Metrics> => ({ at: now(), types: [], minutes: [], objects: [], objectMinutes: [] }),
       claimOrEnqueue: async (input) => {
         const { job } = this.enqueue({ ...(input as Input), dedupeMode: "pending" });
         return this.leaseKey(job.dedupeKey!, job.type);

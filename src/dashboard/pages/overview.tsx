@@ -37,6 +37,9 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
       <div class="card" id="throughput" data-live>
         <ThroughputChart points={perMinute(metrics.minutes, metrics.at, 60)} />
       </div>
+      <div class="card" id="cost" data-live>
+        <CostCard metrics={metrics} />
+      </div>
       <div class="card" id="types" data-live>
         <StatsTable
           first="Type"
@@ -63,6 +66,55 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
         </p>
       </div>
     </Layout>
+  );
+}
+
+/**
+ * CostCard: what the last hour's jobs cost in what Cloudflare bills (docs/design.md "What a job costs"): rows
+ * written per job created in the hour, across every object kind, and each kind's share.
+ */
+function CostCard(props: { metrics: Metrics }) {
+  const jobs = props.metrics.minutes.reduce((n, m) => n + m.enqueued, 0);
+  const byKind = new Map<string, { written: number; requests: number }>();
+  for (const u of props.metrics.objectMinutes) {
+    const k = byKind.get(u.object) ?? { written: 0, requests: 0 };
+    k.written += u.rowsWritten;
+    k.requests += u.requests;
+    byKind.set(u.object, k);
+  }
+  const written = [...byKind.values()].reduce((n, k) => n + k.written, 0);
+  const per = (n: number) => (jobs === 0 ? "–" : (n / jobs).toFixed(1));
+  return (
+    <>
+      <h2>Cost, last hour</h2>
+      <p>
+        <strong data-rows-per-job>{per(written)}</strong> rows written per job ({written.toLocaleString("en")} rows, {jobs.toLocaleString("en")} jobs created)
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>Object</th>
+            <th class="num">Rows written</th>
+            <th class="num">per job</th>
+            <th class="num">Requests</th>
+          </tr>
+        </thead>
+        <tbody>
+          {[...byKind].map(([kind, k]) => (
+            <tr>
+              <td>{kind}</td>
+              <td class="num">{k.written.toLocaleString("en")}</td>
+              <td class="num">{per(k.written)}</td>
+              <td class="num">{k.requests.toLocaleString("en")}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="muted small">
+        Counted by each object's meter from its statements' own cursors; Prometheus: <code>edgequeue_storage_rows_written_total</code>. A job's
+        deletion after retention falls in a later hour than its creation.
+      </p>
+    </>
   );
 }
 
