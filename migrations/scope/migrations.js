@@ -16,6 +16,9 @@ import m0013 from './0013_superseded_state.sql';
 import m0014 from './0014_ordered_head.sql';
 import m0015 from './0015_batch_stage.sql';
 import m0016 from './0016_journaled_keys.sql';
+import m0017 from './0017_tally_own_id.sql';
+import m0018 from './0018_tallied_triggers.sql';
+import m0019 from './0019_ordered_live.sql';
 
   export default {
     journal,
@@ -36,7 +39,10 @@ m0012,
 m0013,
 m0014,
 m0015,
-m0016
+m0016,
+m0017,
+m0018,
+m0019
     }
   }
   

@@ -12,6 +12,7 @@
 import { TRANSITIONS } from "../job/transitions";
 import { sqlList } from "../job/states";
 import { jobRows, type JobRow } from "./job-row";
+import { tallyMoved } from "./tallies";
 import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
 import { newLeaseToken, type HomeStore } from "./home-store";
 
@@ -94,12 +95,12 @@ RETURNING *`;
 
 /**
  * jobSetRunningMany: the claim transition for a whole claim in one statement (one call into SQLite, not
- * one per job). Params ?1 now, ?2 leaseMs, ?3 worker, ?4 JSON [[seq, leaseToken], …]. RETURNING comes in
+ * one per job), counted in bulk (tallies.ts: it bumps `tally`). Params ?1 now, ?2 leaseMs, ?3 worker, ?4 JSON [[seq, leaseToken], …]. RETURNING comes in
  * no set order: the caller puts the rows back in claim order.
  */
 const JOB_SET_RUNNING_MANY = `
 UPDATE job
-   SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = v.value ->> 1, lease_owner = ?3, lease_ms = ?2,
+   SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = v.value ->> 1, lease_owner = ?3, lease_ms = ?2, tally = tally + 1,
        lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,
        started_at = ?1, updated_at = ?1
   FROM json_each(?4) AS v
@@ -138,6 +139,7 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
       const order = new Map(picked.map((c, i) => [c.seq, i]));
       const leases = JSON.stringify(picked.map((c) => [c.seq, newLeaseToken()]));
       claimed = jobRows(store.sql.exec(JOB_SET_RUNNING_MANY, now, req.leaseMs, req.worker, leases));
+      tallyMoved(store.sql, claimed, TRANSITIONS.claim.from[0], TRANSITIONS.claim.to, "started", now);
       claimed.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
     }
     if (claimed.length > 0) store.touched(now);
@@ -159,10 +161,10 @@ function isOrdered(store: HomeStore, type: string): boolean {
   return store.config.typeSettings(type).ordered;
 }
 
-/** jobOldestLive: job_live_seq_idx (type, seq) WHERE pending or running — one seek. */
+/** jobOldestLive: job_ordered_live_idx (type, seq) WHERE ordered and pending or running — one seek (ordered-repair.ts). */
 const JOB_OLDEST_LIVE = `
 SELECT seq, priority, run_at, state, ${NOT_BEHIND_KEY} AS free FROM job AS j
- WHERE j.type = ? AND j.state IN ('pending', 'running') ORDER BY j.seq LIMIT 1`;
+ WHERE j.type = ? AND j.ordered = 1 AND j.state IN ('pending', 'running') ORDER BY j.seq LIMIT 1`;
 
 /**
  * orderedHead: an ordered type's next job, or null. Only the oldest live job of the type may run, when it is

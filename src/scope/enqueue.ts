@@ -15,6 +15,7 @@ import { getJob, liveJobsOfKey } from "./read";
 import type { HomeStore } from "./home-store";
 import { buried } from "./tombstones";
 import { jsonChunks } from "./json-chunks";
+import { tallyCreated } from "./tallies";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
 export interface NewJob {
@@ -41,6 +42,11 @@ export interface NewJob {
   backoff?: string | null;
   /** The schedule slot it fires for. */
   scheduledFor?: number | null;
+  /**
+   * false: the queue made the id up (no `id` given) — no caller can send it again, so deleting the job leaves no
+   * tombstone (tombstones.ts). Absent (an older coordinator): the caller's, as before.
+   */
+  ownId?: boolean;
 }
 
 /** One job's answer: the job created or found, or — its id only a tombstone now (tombstones.ts) — nothing. */
@@ -59,9 +65,10 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
  */
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
-                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff)
+                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff, own_id, ordered, tally)
 SELECT v.value ->> 0, v.value ->> 1, v.value ->> 2, v.value ->> 3, v.value ->> 4, 'pending', v.value ->> 5, v.value ->> 6, 0,
-       v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, v.value ->> 12, ?2, ?2, v.value ->> 13
+       v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, v.value ->> 12, ?2, ?2, v.value ->> 13,
+       v.value ->> 14, v.value ->> 15, 1
   FROM json_each(?1) AS v WHERE true ORDER BY v.key
 ON CONFLICT DO NOTHING
 RETURNING *`;
@@ -243,7 +250,10 @@ function insert(store: HomeStore, job: NewJob, now: number): JobRow | undefined 
 function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
   const created = new Map<string, JobRow>();
   for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
-    for (const r of jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now))) created.set(r.id, r);
+    // Counted in bulk (tallies.ts): the insert sets `tally` 1, which the count trigger skips.
+    const rows = jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now));
+    tallyCreated(store.sql, rows);
+    for (const r of rows) created.set(r.id, r);
   }
   return created;
 }
@@ -267,6 +277,8 @@ function jobValues(store: HomeStore, job: NewJob, now: number): unknown[] {
     JSON.stringify(job.tags),
     job.scheduledFor ?? null,
     job.backoff ?? null,
+    job.ownId === false ? 0 : 1,
+    settings.ordered ? 1 : 0,
   ];
 }
 

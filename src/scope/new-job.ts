@@ -33,6 +33,7 @@ export function prepareJob(config: QueueConfig, body: EnqueueRequest, payloadJso
       timeoutMs: body.timeoutMs ?? null,
       tags: body.tags ?? [],
       scheduledFor,
+      ownId: body.id !== undefined,
       backoff: body.backoff ? JSON.stringify({ kind: body.backoff.kind, baseMs: body.backoff.baseMs, maxMs: body.backoff.maxMs ?? Math.max(body.backoff.baseMs, 300_000) }) : null,
     },
   };

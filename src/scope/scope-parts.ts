@@ -12,6 +12,7 @@ import type { Clock } from "../clock";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
+import { markOrderedJobs } from "./ordered-repair";
 import { homeOfJobId } from "../job/home";
 import { keepName, ownName } from "../object-name";
 import { Dispatcher } from "../dispatch/dispatcher";
@@ -146,8 +147,8 @@ export class ScopeParts {
     const { ctx, store } = this;
     const { sql, config } = store;
     await migrateStorage(ctx.storage, migrations, "scope");
+    markOrderedJobs(sql, config);
     this.reporter = new CatalogReporter({
-      sql,
       now: () => this.now(),
       build: (unreportedSince) => buildSummary(sql, this.home, this.now(), unreportedSince),
       send: (summary) => this.sendSummary(summary),

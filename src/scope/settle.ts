@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { tallyMoved } from "./tallies";
 import type { FailOutcome } from "../job/schemas";
 import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
@@ -56,12 +57,13 @@ export function complete(store: HomeStore, id: string, token: string, result: st
 
 /**
  * jobCompleteManyIfLeased: complete for a whole handler call in one statement. Params ?1 now, ?2 JSON
- * [[id, leaseToken, result JSON text or null], …]; each row only under its live lease, as complete.
+ * [[id, leaseToken, result JSON text or null], …]; each row only under its live lease, as complete. Counted
+ * in bulk (tallies.ts: it bumps `tally`).
  */
 const JOB_COMPLETE_MANY_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.complete.to}', result = v.value ->> 2, finished_at = ?1, updated_at = ?1,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1
   FROM json_each(?2) AS v
  WHERE job.id = v.value ->> 0 AND job.lease_token = v.value ->> 1 AND job.lease_expires_at > ?1
    AND job.state IN (${sqlList(TRANSITIONS.complete.from)})
@@ -81,7 +83,9 @@ export function completeMany(store: HomeStore, items: readonly CompleteItem[], n
   return store.atomic(() => {
     const rows: JobRow[] = [];
     for (const part of jsonChunks(items, (i) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16)) {
-      rows.push(...jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result])))));
+      const done = jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result]))));
+      tallyMoved(store.sql, done, TRANSITIONS.complete.from[0], TRANSITIONS.complete.to, "completed", now);
+      rows.push(...done);
     }
     if (rows.length > 0 && items.some((i) => i.logs)) {
       const completed = new Map(rows.map((r) => [r.id, r]));

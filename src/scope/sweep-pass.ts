@@ -7,12 +7,16 @@
 import { TERMINAL_STATES, type TerminalState } from "../job/states";
 import type { HomeStore } from "./home-store";
 import { bury, sweepTombstones } from "./tombstones";
+import { tallyDeleted } from "./tallies";
 
-/** jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at). */
+/**
+ * jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at). The only statement that deletes jobs:
+ * it counts what it deletes itself (tallies.ts; no count trigger on delete).
+ */
 const JOB_DELETE_FINISHED_BEFORE = `
 DELETE FROM job WHERE seq IN (
   SELECT seq FROM job WHERE state = ? AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?)
-RETURNING id`;
+RETURNING id, own_id, type, state, failure_kind`;
 
 /**
  * jobOldestFinishedByState: one seek of job_finished_idx per terminal state, in one statement; the wake-up
@@ -83,11 +87,17 @@ export function prune(store: HomeStore, olderThan: number, states: readonly Term
   return deleted;
 }
 
-/** deleteFinished: one bounded delete, its ids kept as tombstones in the same transaction (tombstones.ts). */
+/**
+ * deleteFinished: one bounded delete, counted, and the ids a caller gave kept as tombstones in the same
+ * transaction (tombstones.ts). An id the queue made up cannot come back: it leaves none.
+ */
 function deleteFinished(store: HomeStore, state: TerminalState, before: number, limit: number, now: number): number {
   return store.atomic(() => {
-    const ids = store.sql.exec<{ id: string }>(JOB_DELETE_FINISHED_BEFORE, state, before, limit).toArray().map((r) => r.id);
-    bury(store, ids, now);
-    return ids.length;
+    const gone = store.sql
+      .exec<{ id: string; own_id: number; type: string; state: string; failure_kind: string | null }>(JOB_DELETE_FINISHED_BEFORE, state, before, limit)
+      .toArray();
+    tallyDeleted(store.sql, gone);
+    bury(store, gone.filter((r) => r.own_id === 1).map((r) => r.id), now);
+    return gone.length;
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Tombstones: a deleted job's id, kept `retention.idempotencyMs` (7 days by
+ * Tombstones: a deleted job's id — one a caller gave (an id the queue made up cannot come back) — kept `retention.idempotencyMs` (7 days by
  * default) after retention or prune deletes the job, so an id still means
  * "already done" — an enqueue with it answers `{created: false, job: null}`
  * and creates nothing, as BullMQ's job ids and Cloudflare's idempotency keys

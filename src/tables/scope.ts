@@ -48,6 +48,15 @@ export const job = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     startedAt: integer("started_at"),
     finishedAt: integer("finished_at"),
+    /**
+     * Bumped by the statements that count their own moves in job_count and metric_minute, one upsert per
+     * type for all their rows (scope/tallies.ts): the count triggers skip a row whose `tally` changed.
+     */
+    tally: integer("tally").notNull().default(0),
+    /** 1 when the id is the caller's own (given, or derived from one: an event's, a schedule slot's): only such an id can come back, so only it leaves a tombstone (scope/tombstones.ts). */
+    ownId: integer("own_id").notNull().default(1),
+    /** 1 for a job of an ordered type (set at enqueue from the config; scope/ordered-repair.ts marks the rest when a type becomes ordered). */
+    ordered: integer("ordered").notNull().default(1),
   },
   (t) => [
     uniqueIndex("job_id_idx").on(t.id),
@@ -72,10 +81,13 @@ export const job = sqliteTable(
     uniqueIndex("job_dedupe_pending_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'pending' AND started_at IS NULL`),
     /** The running job of a key: a follower does not start while it runs. */
     index("job_dedupe_running_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'running'`),
-    /** An ordered type's head: its oldest live job (scope/claim.ts, orderedHead). */
-    index("job_live_seq_idx")
+    /**
+     * An ordered type's head: its oldest live job (scope/claim.ts, orderedHead). Only jobs of ordered types have an
+     * entry (`ordered`): the others' inserts and completions write none.
+     */
+    index("job_ordered_live_idx")
       .on(t.type, t.seq)
-      .where(sql.raw(`state IN (${sqlList(LIVE_STATES)})`)),
+      .where(sql.raw(`ordered = 1 AND state IN (${sqlList(LIVE_STATES)})`)),
     /** throttleMs: the latest start of a key, whatever its state now. */
     index("job_key_started_idx").on(t.dedupeKey, t.startedAt).where(sql`dedupe_key IS NOT NULL`),
     check("job_state_check", sql.raw(`state IN (${sqlList(JOB_STATES)})`)),

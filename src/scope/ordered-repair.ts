@@ -1,0 +1,24 @@
+/**
+ * Jobs of an ordered type carry `ordered = 1` (set at enqueue from the
+ * config), and only they have an entry in job_ordered_live_idx, which finds an
+ * ordered type's head (claim.ts, orderedHead): the other jobs' inserts and
+ * completions write no entry for it. A type made ordered by a deploy still has
+ * live jobs enqueued before, without the mark: each instance marks them when
+ * it starts, before it serves anything, so the head is never one of the newer
+ * jobs while an older one waits.
+ *
+ * @module
+ */
+import type { QueueConfig } from "../config/schema";
+
+/** jobMarkOrderedPending / Running: claim idx and lease idx (type) prefixes — the type's live jobs only. */
+const MARK_PENDING = "UPDATE job SET ordered = 1 WHERE state = 'pending' AND type = ? AND ordered = 0";
+const MARK_RUNNING = "UPDATE job SET ordered = 1 WHERE state = 'running' AND type = ? AND ordered = 0";
+
+export function markOrderedJobs(sql: SqlStorage, config: QueueConfig): void {
+  for (const type of Object.keys(config.types)) {
+    if (!config.typeSettings(type).ordered) continue;
+    sql.exec(MARK_PENDING, type);
+    sql.exec(MARK_RUNNING, type);
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * What a job costs on Cloudflare's price list, over its whole life and every
+ * object (harness.ts): each workload of docs/design.md "What a job costs",
+ * with a ceiling on rows written and requests per job. The counts come from
+ * the objects' own meters, so they are exact for what ran; what can vary
+ * between runs is how many catalog summaries a workload's objects send (at
+ * most one a second each), hence a little room above the measured values.
+ * `COST_REPORT=1` prints the table as JSON (bench/cost.mjs writes it to
+ * bench/results/cost.json).
+ */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env as workersEnv } from "cloudflare:workers";
+import { afterAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock";
+import { typeHome, scopeHome } from "../../src/job/home";
+import { loadConfig } from "../../src/config/load";
+import type { ScheduleDO } from "../../src/schedule/schedule-do";
+import { createWorker } from "../../src/pull-worker";
+import { exports } from "cloudflare:workers";
+import { api, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
+import { env } from "../helpers/scope";
+import { measure, warm, type Cost } from "./harness";
+
+const N = 100;
+const results: Record<string, Cost & { per: string }> = {};
+const fetchCoordinator = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;
+
+async function post(path: string, body: unknown): Promise<any> {
+  const res = await api("POST", path, body);
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** A scope of its own per workload: one home, warmed before the count. */
+async function scoped() {
+  const scope = uniqueScope("cost");
+  await warm([scopeHome(scope).name]);
+  return scope;
+}
+
+async function singles(type: string, payload: (i: number) => Record<string, unknown>, more: (i: number) => Record<string, unknown> = () => ({})) {
+  const scope = await scoped();
+  return measure(N, async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < N; i++) ids.push((await post("/v1/jobs", { type, payload: payload(i), scope, ...more(i) })).job.id);
+    return ids;
+  });
+}
+
+const workloads: [name: string, per: string, run: () => Promise<Cost>][] = [
+  ["single enqueue, pushed", "job", () => singles("demo.noop", () => ({}))],
+  [
+    "100-job batch, pushed",
+    "job",
+    async () => {
+      const scope = await scoped();
+      return measure(N, async () => (await post("/v1/jobs/batch", { jobs: Array.from({ length: N }, () => ({ type: "demo.noop", payload: {}, scope })) })).results.map((r: any) => r.job.id));
+    },
+  ],
+  ["single enqueue, keyed, pushed", "job", () => singles("demo.noop", () => ({}), (i) => ({ dedupeKey: `k${i}` }))],
+  [
+    "100-job batch, pulled by edgequeue/worker",
+    "job",
+    async () => {
+      const scope = await scoped();
+      const type = uniqueType("cost.pulled");
+      return measure(N, async () => {
+        const ids = (await post("/v1/jobs/batch", { jobs: Array.from({ length: N }, () => ({ type, payload: {}, scope })) })).results.map((r: any) => r.job.id);
+        const w = createWorker({ url: "http://queue.test", token: TOKEN, types: [type], handlers: { [type]: async () => ({ ok: true }) }, fetch: fetchCoordinator, log: () => {}, concurrency: N });
+        let done = 0;
+        while (done < N) done += await w.runOnce();
+        return ids;
+      });
+    },
+  ],
+  ["a job with 3 durable steps, pushed", "job", () => singles("test.steps", () => ({ mode: "three" }))],
+  ["a job that fails once then succeeds, pushed", "job", () => singles("demo.flaky", () => ({ failTimes: 1 }))],
+  [
+    "a cron fire, pushed",
+    "job",
+    async () => {
+      const scope = await scoped();
+      const name = `cost-${crypto.randomUUID().slice(0, 8)}`;
+      const schedules = env.SCHEDULE.getByName("schedules");
+      const start = Date.now() - 60 * 60_000;
+      const clock = new ManualClock(start);
+      await runInDurableObject(schedules, (o: ScheduleDO) => void (o.clock = clock));
+      const res = await api("PUT", `/v1/schedules/${name}`, { type: "demo.noop", everyMs: 60_000, scope, payload: {} });
+      if (res.status >= 300) throw new Error(JSON.stringify(res.body));
+      const fires = 20;
+      const cost = await measure(fires, async () => {
+        for (let k = 1; k <= fires; k++) {
+          clock.set(start + k * 60_000 + 1);
+          await runDurableObjectAlarm(schedules);
+        }
+        const listed = await runInDurableObject(env.SCOPE.getByName(scopeHome(scope).name), (_o, state) => state.storage.sql.exec<{ id: string }>("SELECT id FROM job").toArray());
+        return listed.map((r) => r.id);
+      });
+      await api("DELETE", `/v1/schedules/${name}`);
+      return cost;
+    },
+  ],
+  [
+    "an event to 3 consumers, pushed",
+    "event",
+    async () => {
+      const consumers = loadConfig(env).topics["demo.fanout"]!;
+      await warm(consumers.flatMap((t: string) => Array.from({ length: loadConfig(env).types[t]?.shards ?? 1 }, (_, k) => typeHome(t, k).name)));
+      return measure(N, async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < N; i++) ids.push(...(await post("/v1/topics/demo.fanout/events", { payload: { i } })).deliveries);
+        return ids;
+      });
+    },
+  ],
+];
+
+describe("what a job costs, over its whole life and every object", () => {
+  it.each(workloads)("%s", async (name, per, run) => {
+    const cost = await run();
+    results[name] = { ...cost, per };
+    console.log(name, JSON.stringify(cost));
+  });
+});
+
+afterAll(() => {
+  if ((workersEnv as unknown as { COST_REPORT?: string }).COST_REPORT) console.log(`COST_JSON ${JSON.stringify(results)}`);
+});
+
+void expect;
