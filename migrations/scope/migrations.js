@@ -19,6 +19,7 @@ import m0016 from './0016_journaled_keys.sql';
 import m0017 from './0017_tally_own_id.sql';
 import m0018 from './0018_tallied_triggers.sql';
 import m0019 from './0019_ordered_live.sql';
+import m0020 from './0020_drop_due_idx.sql';
 
   export default {
     journal,
@@ -42,7 +43,8 @@ m0015,
 m0016,
 m0017,
 m0018,
-m0019
+m0019,
+m0020
     }
   }
   

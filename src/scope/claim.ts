@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { LEVEL_JOB, levelsCte } from "./levels";
 import { TRANSITIONS } from "../job/transitions";
 import { sqlList } from "../job/states";
 import { jobRows, type JobRow } from "./job-row";
@@ -202,31 +203,35 @@ function bestDue(sql: SqlStorage, type: string, limit: number, now: number, tags
 /** jobRunningOfType: job_lease_idx WHERE running, filtered by type. */
 const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM job WHERE state = 'running' AND type = ? LIMIT 1";
 /**
- * jobCountDue: job_due_idx (type, run_at) range, stopped at `limit`. A follower
- * waiting behind its key's running job is not due yet (that job's end fills
- * again) — counting it would keep asking the alarm for "now".
+ * jobCountDue: per priority level (levels.ts), the due range of job_claim_idx, stopped at `limit`. A follower
+ * waiting behind its key's running job is not due yet (that job's end fills again) — counting it would keep
+ * asking the alarm for "now".
  */
 const JOB_COUNT_DUE = `
+WITH RECURSIVE ${levelsCte("SELECT ?1 AS type")}
 SELECT count(*) AS n FROM (
-  SELECT 1 FROM job AS j
-   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_KEY}
-   LIMIT ?)`;
+  SELECT 1 FROM lv, job AS j
+   WHERE lv.p IS NOT NULL AND ${LEVEL_JOB} AND j.run_at <= ?2 AND ${NOT_BEHIND_KEY}
+   LIMIT ?3)`;
 
-/** jobDueExists: whether one is due — the same seek, without the counting subquery (it costs twice as much per call). */
+/** jobDueExists: whether one is due — the same seeks, without the counting subquery (it costs twice as much per call). */
 const JOB_DUE_EXISTS = `
+WITH RECURSIVE ${levelsCte("SELECT ?1 AS type")}
 SELECT EXISTS (
-  SELECT 1 FROM job AS j
-   WHERE j.state = 'pending' AND j.type = ? AND j.run_at <= ? AND ${NOT_BEHIND_KEY}) AS n`;
+  SELECT 1 FROM lv, job AS j
+   WHERE lv.p IS NOT NULL AND ${LEVEL_JOB} AND j.run_at <= ?2 AND ${NOT_BEHIND_KEY}) AS n`;
 
 /**
  * jobDueTypesAmong: of the types given (JSON), those with a due job here that no running job of its key holds
  * back, paused ones left out — one statement for what pendingTypes and a seek per type would ask (the
- * dispatcher asks it after every write). A one-at-a-time type needs countStartable as well.
+ * dispatcher asks it after every write). A one-at-a-time type needs countStartable as well. A scalar subquery, not
+ * EXISTS: this SQLite turned the EXISTS into a join that read every due job (600 rows for 900 due; test/scope/levels.test.ts).
  */
 const JOB_DUE_TYPES_AMONG = `
-SELECT c.type FROM job_count AS c
- WHERE ${PENDING_UNPAUSED_COUNT} AND c.type IN (SELECT value FROM json_each(?1))
-   AND EXISTS (SELECT 1 FROM job AS j WHERE j.state = 'pending' AND j.type = c.type AND j.run_at <= ?2 AND ${NOT_BEHIND_KEY})`;
+WITH RECURSIVE ${levelsCte(`SELECT c.type FROM job_count AS c WHERE ${PENDING_UNPAUSED_COUNT} AND c.type IN (SELECT value FROM json_each(?1))`)}
+SELECT lv.type FROM lv
+ WHERE lv.p IS NOT NULL AND (SELECT 1 FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at <= ?2 AND ${NOT_BEHIND_KEY} LIMIT 1)
+ GROUP BY lv.type`;
 
 /** dueTypesAmong: the types of `types` with a due job here not held behind its key (one-at-a-time rules aside). */
 export function dueTypesAmong(sql: SqlStorage, types: readonly string[], now: number): string[] {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { LEVEL_JOB, levelsCte } from "./levels";
 import type { Usage } from "../metering/usage";
 import { FAILURE_KINDS, type FailureKind } from "../job/states";
 import type { MinuteCounters } from "../metrics/counters";
@@ -36,10 +37,15 @@ export interface HomeSummary {
   usage?: Usage;
 }
 
-/** jobNextRunAt: job_due_idx (type, run_at) WHERE pending — one seek. */
-const JOB_NEXT_RUN_AT = "SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ?";
-/** jobCountScheduled: job_due_idx range scan over the future part only. */
-const JOB_COUNT_SCHEDULED = "SELECT count(*) AS n FROM job WHERE state = 'pending' AND type = ? AND run_at > ?";
+/**
+ * jobNextRunAtAndScheduled: per priority level (levels.ts), one seek for its first run_at and a range count of
+ * its future part only, on job_claim_idx.
+ */
+const JOB_NEXT_RUN_AT_AND_SCHEDULED = `
+WITH RECURSIVE ${levelsCte("SELECT ?1 AS type")}
+SELECT min((SELECT min(j.run_at) FROM job AS j WHERE ${LEVEL_JOB})) AS t,
+       coalesce(sum((SELECT count(*) FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at > ?2)), 0) AS n
+  FROM lv WHERE lv.p IS NOT NULL`;
 
 export function buildSummary(sql: SqlStorage, home: string, now: number, unreportedSince: number | null = null): HomeSummary {
   const byType = new Map<string, TypeSummary>();
@@ -59,8 +65,9 @@ export function buildSummary(sql: SqlStorage, home: string, now: number, unrepor
   }
   for (const s of byType.values()) {
     if (s.pending === 0) continue;
-    s.nextRunAt = sql.exec<{ t: number | null }>(JOB_NEXT_RUN_AT, s.type).one().t;
-    s.scheduled = sql.exec<{ n: number }>(JOB_COUNT_SCHEDULED, s.type, now).one().n;
+    const { t, n } = sql.exec<{ t: number | null; n: number }>(JOB_NEXT_RUN_AT_AND_SCHEDULED, s.type, now).one();
+    s.nextRunAt = t;
+    s.scheduled = n;
     s.pending -= s.scheduled;
   }
   return { home, at: now, types: [...byType.values()], metrics: metricsForReport(sql, unreportedSince, now) };

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { LEVEL_JOB, levelsCte } from "./levels";
 import { PENDING_UNPAUSED_COUNT, pendingTypes } from "./counts";
 import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./sweep-pass";
 import type { HomeStore } from "./home-store";
@@ -19,14 +20,13 @@ import type { WakeMemo, WakeRow } from "./wake-memo";
 /**
  * jobNextWake: every time above that lives in SQLite, in one statement (it runs after every write; as a
  * statement per part it was six calls into SQLite and the most frequent work of a small call): the next future
- * run_at of each unpaused pending type (job_due_idx, one seek per type), the earliest lease expiry
+ * run_at of each unpaused pending type (one seek per priority level, levels.ts), the earliest lease expiry
  * (job_lease_idx), the end of a permit hold a cancel left (pull-permits.ts), and the retention sweep's inputs.
  */
 const JOB_NEXT_WAKE = `
+WITH RECURSIVE ${levelsCte(`SELECT c.type FROM job_count AS c WHERE ${PENDING_UNPAUSED_COUNT}`)}
 SELECT
-  (SELECT min((SELECT min(j.run_at) FROM job AS j WHERE j.state = 'pending' AND j.type = c.type AND j.run_at > ?1))
-     FROM job_count AS c
-    WHERE ${PENDING_UNPAUSED_COUNT}) AS due,
+  (SELECT min((SELECT min(j.run_at) FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at > ?1)) FROM lv WHERE lv.p IS NOT NULL) AS due,
   (SELECT min(lease_expires_at) FROM job WHERE state = 'running') AS lease,
   (SELECT min(hold_until) FROM job_permit) AS hold,
   ${OLDEST_FINISHED_COLUMNS}`;
@@ -43,8 +43,10 @@ export function nextWakeAt(store: HomeStore, now: number, reportDeadline: number
   return times.length ? Math.min(...times) : null;
 }
 
-/** jobCameDue: job_due_idx (type, run_at) — one seek per pending type. */
-const JOB_CAME_DUE = "SELECT 1 AS due FROM job WHERE state = 'pending' AND type = ? AND run_at > ? AND run_at <= ? LIMIT 1";
+/** jobCameDue: one seek per priority level of the type (levels.ts). */
+const JOB_CAME_DUE = `
+WITH RECURSIVE ${levelsCte("SELECT ?1 AS type")}
+SELECT 1 AS due FROM lv, job AS j WHERE lv.p IS NOT NULL AND ${LEVEL_JOB} AND j.run_at > ?2 AND j.run_at <= ?3 LIMIT 1`;
 
 /**
  * cameDueSince: the types with a pending job that became due in (since, now]

@@ -64,8 +64,6 @@ export const job = sqliteTable(
     index("job_claim_idx")
       .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
       .where(sql`state = 'pending'`),
-    /** Next due time per type (alarm, catalog summary, scheduled counts). */
-    index("job_due_idx").on(t.type, t.runAt).where(sql`state = 'pending'`),
     /** Earliest lease expiry (alarm, reap pass). */
     index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running'`),
     /** Retention sweep and prune: terminal rows by finish time. */

@@ -172,13 +172,14 @@ describe("scope object lifecycle", () => {
         state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${q}`, ...(args as never[])).toArray().map((r) => r.detail).join(" | ");
       return {
         dedupe: plan("SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN ('pending', 'running')", "k"),
-        nextRun: plan("SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ? AND run_at > ?", "a", T0),
+        nextRun: plan("SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ? AND priority = ? AND run_at > ?", "a", 0, T0),
         lease: plan("SELECT min(lease_expires_at) AS t FROM job WHERE state = 'running'"),
         finished: plan("SELECT min(finished_at) AS t FROM job WHERE state = ? AND finished_at IS NOT NULL", "completed"),
       };
     });
     expect(plans.dedupe).toMatch(/job_dedupe_idx/);
-    expect(plans.nextRun).toMatch(/job_due_idx/);
+    // Due times are asked per priority level on the claim index (scope/levels.ts; test/scope/levels.test.ts).
+    expect(plans.nextRun).toMatch(/job_claim_idx \(type=\? AND priority=\? AND run_at>\?\)/);
     expect(plans.lease).toMatch(/job_lease_idx/);
     expect(plans.finished).toMatch(/job_finished_idx/);
   });

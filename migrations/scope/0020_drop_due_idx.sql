@@ -1,0 +1,1 @@
+DROP INDEX `job_due_idx`;
