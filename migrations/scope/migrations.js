@@ -20,6 +20,9 @@ import m0017 from './0017_tally_own_id.sql';
 import m0018 from './0018_tallied_triggers.sql';
 import m0019 from './0019_ordered_live.sql';
 import m0020 from './0020_drop_due_idx.sql';
+import m0021 from './0021_type_count.sql';
+import m0022 from './0022_drop_job_count.sql';
+import m0023 from './0023_key_idx.sql';
 
   export default {
     journal,
@@ -44,7 +47,10 @@ m0016,
 m0017,
 m0018,
 m0019,
-m0020
+m0020,
+m0021,
+m0022,
+m0023
     }
   }
   

@@ -1,12 +1,13 @@
 /**
  * Telling the catalog what this object holds, off the hot path (DESIGN.md §2):
  *
- * - every write transaction calls `touched()` (memory only: it writes nothing);
+ * - every write transaction calls `touched()`; the first one after a clean
+ *   report also persists `catalog_dirty_since`, in the same transaction;
  * - after the commit, `kick()` sends a summary at once unless one went out
  *   less than REPORT_MIN_INTERVAL_MS ago; changes that land meanwhile are left
  *   to the alarm, armed at `deadline()`, so a busy object sends about one
  *   summary per interval whatever its write rate;
- * - a summary that covers every change makes the object clean;
+ * - a summary that covers every change clears the persisted mark;
  * - a change no reader waits for (push jobs enqueued, leased or settled, of
  *   types no `waitsFor` names: `kick("hold")`) waits REPORT_HOLD_MS from the
  *   first such change, so a burst that starts and ends within it goes out as
@@ -14,15 +15,10 @@
  *   Pulled jobs and awaited types are told at once: claims and waiters read
  *   the catalog.
  *
- * A new instance counts as changed, due at once, so it reports on its first
- * request or alarm, and its first summary carries every minute the object keeps: what an evicted
- * instance had not told — its changes were committed with the alarm set for
- * their grace deadline, so an instance always comes back to tell them. This
- * replaced a `catalog_dirty_since` mark persisted on the first change after
- * each report and cleared after it, three rows written per summary
- * (docs/design.md "What a job costs"). Summaries are whole snapshots, so
- * sending one twice is harmless. No timers: nothing here keeps an idle object
- * awake.
+ * If the object is evicted or the catalog call fails, the mark is still there
+ * and the alarm reports at `dirtySince + REPORT_GRACE_MS`. Summaries are whole
+ * snapshots, so sending one twice is harmless. No timers: nothing here keeps an
+ * idle object awake.
  *
  * @module
  */
@@ -42,7 +38,12 @@ export const REPORT_GRACE_MS = 10_000;
 /** After a failed send, the next try waits this long (the catalog may be overloaded). */
 export const REPORT_RETRY_MS = 5_000;
 
+const META_GET = "SELECT value FROM meta WHERE key = 'catalog_dirty_since'";
+const META_SET = "INSERT INTO meta (key, value) VALUES ('catalog_dirty_since', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+const META_CLEAR = "DELETE FROM meta WHERE key = 'catalog_dirty_since'";
+
 export interface ReporterDeps {
+  sql: SqlStorage;
   now(): number;
   /** `unreportedSince`: the first change the catalog may not have (its counters' minutes go with the summary). */
   build(unreportedSince: number | null): HomeSummary;
@@ -72,38 +73,24 @@ export class CatalogReporter {
    * lands during a send), so this, not it, bounds what the next one must carry.
    */
   private coveredUntil: number | null = null;
-  /** No summary from this instance has been taken yet: the first carries every minute kept (the last instance may not have told them). */
-  private fresh = true;
-
-  /** A new instance is changed since it started: `dirtySince` is taken at its first use (the clock a test sets then holds). */
-  private unstarted = true;
 
   constructor(private readonly deps: ReporterDeps) {
-    this.dirtySince = null;
-    this.version = 1;
-  }
-
-  /**
-   * started: at its first use, a new instance counts as changed — since its first change, when that is the
-   * first use, else a grace period ago, due at once — until a summary lands: woken by its alarm after an
-   * eviction, it tells what its predecessor could not.
-   */
-  private started(firstChangeAt?: number): void {
-    if (!this.unstarted) return;
-    this.unstarted = false;
-    this.dirtySince ??= firstChangeAt ?? this.deps.now() - REPORT_GRACE_MS;
+    const row = deps.sql.exec<{ value: string }>(META_GET).toArray()[0];
+    this.dirtySince = row ? Number(row.value) : null;
+    if (this.dirtySince !== null) this.version = 1;
   }
 
   /** touched: the summary changed. Call inside the write's transaction. */
   touched(now: number): void {
-    this.started(now);
     this.version++;
-    this.dirtySince ??= now;
+    if (this.dirtySince === null) {
+      this.dirtySince = now;
+      this.deps.sql.exec(META_SET, String(now));
+    }
   }
 
   /** deadline: when the alarm must send a summary, or null when the catalog is up to date. */
   deadline(): number | null {
-    this.started();
     if (this.dirtySince === null) return null;
     // A send in flight re-arms when it lands; until then only the grace deadline stands.
     if (this.inflight) return this.dirtySince + REPORT_GRACE_MS;
@@ -115,9 +102,7 @@ export class CatalogReporter {
 
   /** unreportedSince: the first change the catalog may not have, or null when it has them all. */
   unreportedSince(): number | null {
-    this.started();
     if (this.dirtySince === null) return null;
-    if (this.fresh) return 0;
     return this.coveredUntil === null ? this.dirtySince : Math.max(this.dirtySince, this.coveredUntil);
   }
 
@@ -134,7 +119,6 @@ export class CatalogReporter {
    * hold back.
    */
   kick(urgency: ReportUrgency = "now"): void {
-    this.started();
     if (this.sentVersion >= this.version) return;
     const urgent = urgency === "urgent";
     this.owed ||= urgency !== "hold";
@@ -161,6 +145,7 @@ export class CatalogReporter {
     this.heldSince = null;
     this.owed = false;
     this.sentVersion = this.version;
+    this.deps.sql.exec(META_CLEAR);
   }
 
   /** flush: resolves once every change so far has reached the catalog; `force` sends even when clean. Throws if the call fails. */
@@ -190,11 +175,13 @@ export class CatalogReporter {
       const summary = this.deps.build(this.unreportedSince());
       await this.deps.send(summary);
       this.coveredUntil = summary.at;
-      this.fresh = false;
       this.lastSentAt = this.deps.now();
       this.retryAt = null;
       this.sentVersion = Math.max(this.sentVersion, v);
-      if (this.sentVersion >= this.version) this.dirtySince = null;
+      if (this.sentVersion >= this.version && this.dirtySince !== null) {
+        this.dirtySince = null;
+        this.deps.sql.exec(META_CLEAR);
+      }
     } catch (e) {
       failure = e;
       this.retryAt = this.deps.now() + REPORT_RETRY_MS;

@@ -228,7 +228,7 @@ SELECT EXISTS (
  * EXISTS: this SQLite turned the EXISTS into a join that read every due job (600 rows for 900 due; test/scope/levels.test.ts).
  */
 const JOB_DUE_TYPES_AMONG = `
-WITH RECURSIVE ${levelsCte(`SELECT c.type FROM job_count AS c WHERE ${PENDING_UNPAUSED_COUNT} AND c.type IN (SELECT value FROM json_each(?1))`)}
+WITH RECURSIVE ${levelsCte(`SELECT c.type FROM type_count AS c WHERE ${PENDING_UNPAUSED_COUNT} AND c.type IN (SELECT value FROM json_each(?1))`)}
 SELECT lv.type FROM lv
  WHERE lv.p IS NOT NULL AND (SELECT 1 FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at <= ?2 AND ${NOT_BEHIND_KEY} LIMIT 1)
  GROUP BY lv.type`;

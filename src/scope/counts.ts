@@ -1,10 +1,11 @@
 /**
- * Reads of `job_count`, the per (type, state, failure kind) tallies that
- * triggers keep in step with `job`.
+ * Reads of `type_count`, each type's live counts per state, kept in step with
+ * `job` by trigger and by the statements that count their own (tallies.ts).
  *
  * @module
  */
 import type { FailureKind, JobState } from "../job/states";
+import { STATE_COLUMNS } from "./tallies";
 
 export type CountRow = {
   type: string;
@@ -13,17 +14,17 @@ export type CountRow = {
   n: number;
 };
 
-/** The `job_count` rows (aliased `c`) of types with pending jobs here, paused ones too. */
-const PENDING_COUNT = "c.state = 'pending' AND c.failure_kind = '' AND c.n > 0";
+/** The `type_count` rows (aliased `c`) of types with pending jobs here, paused ones too. */
+const PENDING_COUNT = "c.pending > 0";
 /**
  * The same, paused types (type_pause, scope/pause-gate.ts) left out: nothing of theirs is dispatched or
  * claimed. The one spelling of "pending and not paused": the claim, the dispatcher's due types
  * (claim.ts) and the wake-up (wake.ts) all filter with it.
  */
 export const PENDING_UNPAUSED_COUNT = `${PENDING_COUNT} AND c.type NOT IN (SELECT type FROM type_pause)`;
-const PENDING_TYPES = `SELECT c.type FROM job_count AS c WHERE ${PENDING_UNPAUSED_COUNT}`;
-const PENDING_TYPES_ALL = `SELECT c.type FROM job_count AS c WHERE ${PENDING_COUNT}`;
-const ALL_COUNTS = "SELECT type, state, failure_kind, n FROM job_count WHERE n > 0";
+const PENDING_TYPES = `SELECT c.type FROM type_count AS c WHERE ${PENDING_UNPAUSED_COUNT}`;
+const PENDING_TYPES_ALL = `SELECT c.type FROM type_count AS c WHERE ${PENDING_COUNT}`;
+const ALL_COUNTS = `SELECT type, ${STATE_COLUMNS.join(", ")} FROM type_count`;
 
 /** pendingTypes: the types that have at least one pending job here and are not paused. */
 export function pendingTypes(sql: SqlStorage): string[] {
@@ -35,6 +36,16 @@ export function pendingTypesAll(sql: SqlStorage): string[] {
   return sql.exec<{ type: string }>(PENDING_TYPES_ALL).toArray().map((r) => r.type);
 }
 
+/** allCounts: every (type, state, failure kind) with jobs here, and how many. */
 export function allCounts(sql: SqlStorage): CountRow[] {
-  return sql.exec<CountRow>(ALL_COUNTS).toArray();
+  const out: CountRow[] = [];
+  for (const r of sql.exec<Record<string, string | number>>(ALL_COUNTS).toArray()) {
+    for (const col of STATE_COLUMNS) {
+      const n = r[col] as number;
+      if (n === 0) continue;
+      const failed = col.startsWith("failed_");
+      out.push({ type: r.type as string, state: (failed ? "failed" : col) as JobState, failure_kind: (failed ? col.slice("failed_".length) : "") as FailureKind | "", n });
+    }
+  }
+  return out;
 }

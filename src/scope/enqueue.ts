@@ -7,7 +7,6 @@
  * @module
  */
 import { hasJournal } from "./steps";
-import { minuteOf } from "../metrics/counters";
 import { baseMode, replacesPayload, type KeyMode } from "../job/key-mode";
 import type { Scope } from "../job/schemas";
 import { jobRows, type JobRow } from "./job-row";
@@ -93,8 +92,8 @@ class Refused extends Error {
   }
 }
 
-/** jobCountPendingOfType: the type's pending jobs here (job_count, kept by trigger). */
-const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(n), 0) AS n FROM job_count WHERE type = ? AND state = 'pending'";
+/** jobCountPendingOfType: the type's pending jobs here (its type_count row: scope/tallies.ts). */
+const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(pending), 0) AS n FROM type_count WHERE type = ?";
 
 /**
  * `decided`: the jobs of a batch already decided to commit (batch-stage.ts), checked when staged. What changed
@@ -133,12 +132,8 @@ export function checkEnqueue(store: HomeStore, jobs: readonly NewJob[], now: num
   return null;
 }
 
-/** metricCountEnqueued: the `enqueued` counter, once per type per batch (transitions are counted by trigger; migration job_history_triggers). */
-const METRIC_COUNT_ENQUEUED = `
-INSERT INTO metric_minute (minute, type, enqueued) VALUES (?, ?, ?)
-ON CONFLICT (minute, type) DO UPDATE SET enqueued = enqueued + excluded.enqueued`;
-
 function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, decided = false): Enqueued[] {
+  const made: JobRow[] = [];
   const out: Enqueued[] = [];
   const created = new Map<string, number>();
   let changed = false;
@@ -151,7 +146,7 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, deci
     const gone = buried(store, plain.map((p) => p.job.id), now);
     for (const { job, at } of plain) if (gone.has(job.id)) out[at] = { row: null, created: false };
     plain = plain.filter((p) => !gone.has(p.job.id));
-    const inserted = insertMany(store, plain.map((p) => p.job), now);
+    const inserted = insertMany(store, plain.map((p) => p.job), now, made);
     for (const { job, at } of plain) {
       const row = inserted.get(job.id);
       if (row) {
@@ -185,12 +180,14 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, deci
       changed ||= answer.changed;
       return;
     }
-    const row = insert(store, job, now) ?? fail(`enqueue of ${job.id} conflicted with no job`);
+    const row = insert(store, job, now, made) ?? fail(`enqueue of ${job.id} conflicted with no job`);
     out.push({ row, created: true });
     created.set(job.type, (created.get(job.type) ?? 0) + 1);
     changed = true;
   });
   flush();
+  // Counted once per type for the whole enqueue (a keyed batch inserts its jobs one statement each).
+  tallyCreated(store.sql, made, now);
   // Depth caps, once every job of the batch is in: past a cap, the whole enqueue is rolled back.
   for (const type of decided ? [] : created.keys()) {
     const cap = store.config.typeSettings(type).maxDepth;
@@ -201,7 +198,6 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, deci
       throw new Refused("queue_full", index, `${type} holds ${depth - created.get(type)!} pending jobs here and maxDepth is ${cap}: ${created.get(type)} more would pass it`);
     }
   }
-  for (const [type, n] of created) store.sql.exec(METRIC_COUNT_ENQUEUED, minuteOf(now), type, n);
   if (changed) store.touched(now);
   return out;
 }
@@ -242,17 +238,20 @@ function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number
 }
 
 /** insert: one keyed job; undefined when a unique index refused it. */
-function insert(store: HomeStore, job: NewJob, now: number): JobRow | undefined {
-  return insertMany(store, [job], now).get(job.id);
+function insert(store: HomeStore, job: NewJob, now: number, made: JobRow[]): JobRow | undefined {
+  return insertMany(store, [job], now, made).get(job.id);
 }
 
-/** insertMany: insert jobs, one statement per part under 2 MB (json-chunks.ts); returns the rows created, by id. */
-function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number): Map<string, JobRow> {
+/**
+ * insertMany: insert jobs, one statement per part under 2 MB (json-chunks.ts); returns the rows created, by id, and
+ * adds them to `made`: the enqueue counts them once per type at its end (tallies.ts; the insert sets `tally` 1,
+ * which the count trigger skips).
+ */
+function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made: JobRow[]): Map<string, JobRow> {
   const created = new Map<string, JobRow>();
   for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
-    // Counted in bulk (tallies.ts): the insert sets `tally` 1, which the count trigger skips.
     const rows = jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now));
-    tallyCreated(store.sql, rows);
+    made.push(...rows);
     for (const r of rows) created.set(r.id, r);
   }
   return created;

@@ -149,6 +149,7 @@ export class ScopeParts {
     await migrateStorage(ctx.storage, migrations, "scope");
     markOrderedJobs(sql, config);
     this.reporter = new CatalogReporter({
+      sql,
       now: () => this.now(),
       build: (unreportedSince) => buildSummary(sql, this.home, this.now(), unreportedSince),
       send: (summary) => this.sendSummary(summary),

@@ -96,7 +96,7 @@ function deleteFinished(store: HomeStore, state: TerminalState, before: number, 
     const gone = store.sql
       .exec<{ id: string; own_id: number; type: string; state: string; failure_kind: string | null }>(JOB_DELETE_FINISHED_BEFORE, state, before, limit)
       .toArray();
-    tallyDeleted(store.sql, gone);
+    tallyDeleted(store.sql, gone, now);
     bury(store, gone.filter((r) => r.own_id === 1).map((r) => r.id), now);
     return gone.length;
   });

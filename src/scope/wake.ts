@@ -24,7 +24,7 @@ import type { WakeMemo, WakeRow } from "./wake-memo";
  * (job_lease_idx), the end of a permit hold a cancel left (pull-permits.ts), and the retention sweep's inputs.
  */
 const JOB_NEXT_WAKE = `
-WITH RECURSIVE ${levelsCte(`SELECT c.type FROM job_count AS c WHERE ${PENDING_UNPAUSED_COUNT}`)}
+WITH RECURSIVE ${levelsCte(`SELECT c.type FROM type_count AS c WHERE ${PENDING_UNPAUSED_COUNT}`)}
 SELECT
   (SELECT min((SELECT min(j.run_at) FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at > ?1)) FROM lv WHERE lv.p IS NOT NULL) AS due,
   (SELECT min(lease_expires_at) FROM job WHERE state = 'running') AS lease,

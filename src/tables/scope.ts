@@ -73,12 +73,13 @@ export const job = sqliteTable(
      * or behind a pending one that has run with a journal (never superseded: docs/guarantees.md "Keys and journals"),
      * but there are never two pending jobs of a key that have not started.
      */
-    index("job_dedupe_idx")
-      .on(t.dedupeKey)
-      .where(sql.raw(`dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`)),
     uniqueIndex("job_dedupe_pending_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'pending' AND started_at IS NULL`),
-    /** The running job of a key: a follower does not start while it runs. */
-    index("job_dedupe_running_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND state = 'running'`),
+    /**
+     * Every job of a key, whatever its state: its live ones, its running one, its latest start are read from the key's
+     * rows (a key holds few; its finished ones until retention). One entry per keyed job, written once at insert —
+     * partial indexes per state wrote one at each move (docs/design.md "What a job costs").
+     */
+    index("job_key_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL`),
     /**
      * An ordered type's head: its oldest live job (scope/claim.ts, orderedHead). Only jobs of ordered types have an
      * entry (`ordered`): the others' inserts and completions write none.
@@ -86,8 +87,6 @@ export const job = sqliteTable(
     index("job_ordered_live_idx")
       .on(t.type, t.seq)
       .where(sql.raw(`ordered = 1 AND state IN (${sqlList(LIVE_STATES)})`)),
-    /** throttleMs: the latest start of a key, whatever its state now. */
-    index("job_key_started_idx").on(t.dedupeKey, t.startedAt).where(sql`dedupe_key IS NOT NULL`),
     check("job_state_check", sql.raw(`state IN (${sqlList(JOB_STATES)})`)),
     check(
       "job_failure_kind_check",
@@ -102,20 +101,33 @@ export const job = sqliteTable(
 );
 
 /**
- * Live counts per (type, state, failure kind), kept by triggers on `job`
- * (migration `job_count_triggers`), so stats and summaries cost O(types), not
- * O(jobs). `failure_kind` is '' for every state but failed.
+ * One row per type (a table WITHOUT ROWID, so a change writes one row and no index entry): its live counts per
+ * state (failed per kind), so stats and summaries cost O(types), not O(jobs); and the counters of its latest
+ * minute (`minute`, `m_*`), moved to metric_minute when a later minute begins. A job's transition writes this
+ * one row — counts and counter together — by trigger or, for the statements that move many jobs, once per type
+ * (scope/tallies.ts; migration `type_count`). It replaced `job_count` (a row per state: two rows per move) and
+ * a metric_minute upsert per move (docs/design.md "What a job costs").
  */
-export const jobCount = sqliteTable(
-  "job_count",
-  {
-    type: text("type").notNull(),
-    state: text("state").notNull(),
-    failureKind: text("failure_kind").notNull(),
-    n: integer("n").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.type, t.state, t.failureKind] })],
-);
+export const typeCount = sqliteTable("type_count", {
+  type: text("type").primaryKey(),
+  pending: integer("pending").notNull().default(0),
+  running: integer("running").notNull().default(0),
+  completed: integer("completed").notNull().default(0),
+  cancelled: integer("cancelled").notNull().default(0),
+  superseded: integer("superseded").notNull().default(0),
+  failedRetriesExhausted: integer("failed_retries_exhausted").notNull().default(0),
+  failedFatal: integer("failed_fatal").notNull().default(0),
+  failedStalled: integer("failed_stalled").notNull().default(0),
+  failedTimeout: integer("failed_timeout").notNull().default(0),
+  /** Epoch ms of the minute the m_* counters count. */
+  minute: integer("minute").notNull().default(0),
+  mEnqueued: integer("m_enqueued").notNull().default(0),
+  mStarted: integer("m_started").notNull().default(0),
+  mCompleted: integer("m_completed").notNull().default(0),
+  mFailed: integer("m_failed").notNull().default(0),
+  mRetried: integer("m_retried").notNull().default(0),
+  mCancelled: integer("m_cancelled").notNull().default(0),
+});
 
 /**
  * The steps of a job's history its row can no longer tell, written by
