@@ -51,6 +51,8 @@ const workersPool = cloudflareTest({
       CHAOS_SEEDS: process.env.CHAOS_SEEDS ?? "",
       FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
       FUZZ_SEED: process.env.FUZZ_SEED ?? "",
+      // COST_REPORT=1: test/cost prints what each workload cost as JSON (bench/cost.mjs writes bench/results/cost.json).
+      COST_REPORT: process.env.COST_REPORT ?? "",
       EDGEQUEUE_CONFIG: {
         ...shipped,
         observer: "OBSERVER",

@@ -35,7 +35,7 @@ export class Jobs {
    * whole call before anything is written; then one RPC to a single home, or, over
    * n homes, the staged commit of batch-commit.ts (2n − 1 calls in three rounds).
    */
-  async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs"): Promise<EnqueueResult[]> {
+  async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs", idsMadeUp = false): Promise<EnqueueResult[]> {
     const now = Date.now();
     const { config } = this.q;
     const limits = config.limits;
@@ -44,7 +44,7 @@ export class Jobs {
     const prepared: Item[] = bodies.map((body, index) => {
       const payload = JSON.stringify(body.payload);
       total += checkJsonSize(payload, limits.payloadMaxBytes, pathPrefix ? `${pathPrefix}[${index}].payload` : "payload");
-      return { index, ...prepareJob(config, body, payload, now) };
+      return { index, ...prepareJob(config, body, payload, now, null, idsMadeUp) };
     });
     if (total > limits.batchPayloadMaxBytes) {
       throw new QueueError("payload_too_large", `the batch's payloads total ${total} bytes; the limit is ${limits.batchPayloadMaxBytes}`, {

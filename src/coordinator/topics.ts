@@ -35,6 +35,8 @@ export class Topics {
     const results = await this.ops.jobs.enqueueBatch(
       consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(topic, eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
       "",
+      // An event id the queue made up cannot be sent again: its deliveries leave no tombstones.
+      body.id === undefined,
     );
     return { eventId, deliveries: results.map((r) => r.id) };
   }

@@ -12,7 +12,18 @@ import { keyModeOf } from "../job/key-mode";
 import type { EnqueueRequest } from "../job/schemas";
 import type { NewJob } from "./enqueue";
 
-export function prepareJob(config: QueueConfig, body: EnqueueRequest, payloadJson: string, now: number, scheduledFor: number | null = null): { home: string; job: NewJob } {
+/**
+ * prepareJob: the job as its home takes it. `idMadeUp`: the body's id was derived from one the queue made up (an
+ * event emitted without an id), so it leaves no tombstone either (scope/tombstones.ts).
+ */
+export function prepareJob(
+  config: QueueConfig,
+  body: EnqueueRequest,
+  payloadJson: string,
+  now: number,
+  scheduledFor: number | null = null,
+  idMadeUp = false,
+): { home: string; job: NewJob } {
   const localId = body.id ?? newLocalId(now);
   const home = homeFor({ type: body.type, scope: body.scope, dedupeKey: body.dedupeKey, localId }, config.typeSettings(body.type).shards);
   return {
@@ -33,7 +44,7 @@ export function prepareJob(config: QueueConfig, body: EnqueueRequest, payloadJso
       timeoutMs: body.timeoutMs ?? null,
       tags: body.tags ?? [],
       scheduledFor,
-      ownId: body.id !== undefined,
+      ownId: body.id !== undefined && !idMadeUp,
       backoff: body.backoff ? JSON.stringify({ kind: body.backoff.kind, baseMs: body.backoff.baseMs, maxMs: body.backoff.maxMs ?? Math.max(body.backoff.baseMs, 300_000) }) : null,
     },
   };
