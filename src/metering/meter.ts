@@ -93,7 +93,12 @@ export class Meter {
     const done = () => {
       if (--this.inflight > 0) return;
       this.add({ rowsWritten: 0, rowsRead: 0, requests: 0, activeMs: Date.now() - this.busySince });
-      this.onIdle?.();
+      // Counting must never fail the request it counted.
+      try {
+        this.onIdle?.();
+      } catch (e) {
+        console.error(JSON.stringify({ event: "meter:send_failed", object: this.kind, error: String(e) }));
+      }
     };
     let out: T;
     try {

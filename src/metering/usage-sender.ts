@@ -26,7 +26,8 @@ export function sendUsageWhenIdle(meter: Meter, send: (kind: ObjectKind, u: Usag
     lastSent = now;
     const u = meter.take();
     keepAlive(
-      send(meter.kind, u)
+      Promise.resolve()
+        .then(() => send(meter.kind, u))
         .catch(() => meter.giveBack(u))
         .finally(() => (sending = false)),
     );

@@ -4,7 +4,8 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { meterOf } from "../../src/metering/meter";
+import { Meter, meterOf } from "../../src/metering/meter";
+import { sendUsageWhenIdle } from "../../src/metering/usage-sender";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { catalogOf, env, freshScope, newJob } from "../helpers/scope";
@@ -65,5 +66,27 @@ describe("a scope object's meter", () => {
     await expect
       .poll(async () => (await runInDurableObject(env.CATALOG.getByName("catalog"), async (o: CatalogDO) => (await o.overview(5, null)).usage.find((u) => u.object === "pool")!)).requests)
       .toBeGreaterThan(before.requests);
+  });
+
+  it("a send that throws or fails never fails the request it counted, and its usage goes with the next send", async () => {
+    const meter = new Meter("pool");
+    const sent: number[] = [];
+    let fail = true;
+    sendUsageWhenIdle(meter, async (_kind, u) => {
+      if (fail) throw new Error("no catalog here");
+      sent.push(u.requests);
+    }, (p) => void p);
+    expect(meter.request(() => 7)).toBe(7);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(meter.pending()).toBe(true); // given back
+    meter.onIdle = () => {
+      throw new Error("thrown in the hook");
+    };
+    expect(await meter.request(async () => "still answered")).toBe("still answered");
+    fail = false;
+    sendUsageWhenIdle(meter, async (_kind, u) => void sent.push(u.requests), (p) => void p);
+    meter.request(() => undefined);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(sent).toEqual([3]);
   });
 });
