@@ -26,8 +26,9 @@ import { addUsage, OBJECT_KINDS, zeroUsage, type ObjectKind, type Usage } from "
 type Cursor = { readonly rowsWritten: number; readonly rowsRead: number };
 
 const meters = new WeakMap<object, Meter>();
-/** Every meter's usage by kind, in this isolate: the cost tests sum a whole workload's objects from it. */
+/** Every meter's usage by kind, and by object, in this isolate: the cost tests sum a whole workload's objects from it. */
 const isolateTotals = new Map<ObjectKind, Usage>();
+const objectTotals = new Map<string, Usage>();
 
 export class Meter {
   readonly total: Usage = zeroUsage();
@@ -39,11 +40,15 @@ export class Meter {
   /** Called when the last request in progress ends (usage-sender.ts). */
   onIdle: (() => void) | null = null;
 
-  constructor(readonly kind: ObjectKind) {}
+  constructor(
+    readonly kind: ObjectKind,
+    /** The object's name, when it has one (for the per-object tally tests read). */
+    readonly name = "",
+  ) {}
 
   /** install: meter `ctx`'s storage, for the object `owner` (whose class `meterRequests` wrapped). */
   static install(owner: object, ctx: DurableObjectState, kind: ObjectKind): Meter {
-    const meter = new Meter(kind);
+    const meter = new Meter(kind, `${kind}:${ctx.id.name ?? ctx.id.toString()}`);
     meters.set(owner, meter);
     meter.watchSql(ctx.storage.sql);
     meter.watchKv(ctx.storage.kv);
@@ -116,6 +121,7 @@ export class Meter {
     addUsage(this.total, u);
     addUsage(this.unsent, u);
     addUsage(isolateTotals.get(this.kind) ?? isolateTotals.set(this.kind, zeroUsage()).get(this.kind)!, u);
+    if (this.name) addUsage(objectTotals.get(this.name) ?? objectTotals.set(this.name, zeroUsage()).get(this.name)!, u);
   }
 
   /** settle: count the cursors opened so far. */
@@ -174,6 +180,11 @@ export function meterRequests(cls: { prototype: object }): void {
       },
     });
   }
+}
+
+/** objectUsage: what each metered object of this isolate used so far, by `<kind>:<name>` (tests take differences). */
+export function objectUsage(): Map<string, Usage> {
+  return new Map([...objectTotals].map(([k, u]) => [k, { ...u }]));
 }
 
 /** isolateUsage: what every metered object of this isolate used so far, by kind (tests take differences). */

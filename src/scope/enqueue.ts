@@ -142,8 +142,8 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, deci
   let plain: { job: NewJob; at: number }[] = [];
   const flush = () => {
     if (plain.length === 0) return;
-    // An id a deleted job held is still taken: answered, not created.
-    const gone = buried(store, plain.map((p) => p.job.id), now);
+    // An id a deleted job held is still taken: answered, not created. Only a caller's own id can have a tombstone.
+    const gone = buried(store, plain.filter((p) => p.job.ownId !== false).map((p) => p.job.id), now);
     for (const { job, at } of plain) if (gone.has(job.id)) out[at] = { row: null, created: false };
     plain = plain.filter((p) => !gone.has(p.job.id));
     const inserted = insertMany(store, plain.map((p) => p.job), now, made);

@@ -16,7 +16,7 @@ import { ManualClock } from "../../src/clock";
 import { loadConfig } from "../../src/config/load";
 import { catalogName } from "../../src/catalog/shards";
 import { homeOfJobId } from "../../src/job/home";
-import { isolateUsage, meterOf } from "../../src/metering/meter";
+import { isolateUsage, meterOf, objectUsage } from "../../src/metering/meter";
 import { OBJECT_KINDS, type ObjectKind, type Usage } from "../../src/metering/usage";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { env, partsOf } from "../helpers/scope";
@@ -96,12 +96,18 @@ function minus(a: Record<ObjectKind, Usage>, b: Record<ObjectKind, Usage>): Reco
 export async function measure(units: number, work: () => Promise<string[]>): Promise<Cost> {
   await flushCatalogs();
   const before = isolateUsage();
+  const objectsBefore = objectUsage();
   const ids = await work();
   const homes = [...new Set(ids.map((id) => homeOfJobId(id)!.name))];
   await settled(homes, ids.length);
   await sweep(homes);
   await flushCatalogs();
   const used = minus(isolateUsage(), before);
+  // No object may start cold during the count: its migration would be counted as the jobs' cost (a busy queue's
+  // objects are warm). warm() it first.
+  for (const [name, u] of objectUsage()) {
+    if (!objectsBefore.has(name) && u.rowsWritten > 0) throw new Error(`${name} started during the workload (${u.rowsWritten} rows): warm it first`);
+  }
   const per = (n: number) => Math.round((n / units) * 100) / 100;
   const sum = (f: keyof Usage) => OBJECT_KINDS.reduce((n, k) => n + used[k][f], 0);
   return {
