@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { addUsage, OBJECT_KINDS, zeroUsage, type ObjectKind, type Usage } from "./usage";
+import { addUsage, isZeroUsage, OBJECT_KINDS, zeroUsage, type ObjectKind, type Usage } from "./usage";
 
 type Cursor = { readonly rowsWritten: number; readonly rowsRead: number };
 
@@ -88,7 +88,7 @@ export class Meter {
   /** pending: whether anything is unsent (cursors of this turn included). */
   pending(): boolean {
     this.settle();
-    return this.unsent.rowsWritten + this.unsent.rowsRead + this.unsent.requests + this.unsent.activeMs > 0;
+    return !isZeroUsage(this.unsent);
   }
 
   /** request: one invocation of the object, from its start to when `run` settles. */
