@@ -32,7 +32,7 @@ export type { JsonObject } from "./job/json-safe";
 export { defineConfig, type QueueConfigInput } from "./config/define-config";
 export type { Job, LeasedJob, ListResult, Scope, Stats, StatsResult } from "./job/schemas";
 export type { LifecycleEvent, LifecycleEventName } from "./scope/events";
-export type { Enqueued, EnqueueInput, QueueClient, TypedJob } from "./client/producer";
+export type { Enqueued, EnqueuedId, EnqueueInput, QueueClient, TypedJob } from "./client/producer";
 export type { QueueOperations } from "./client/calls";
 export { createClient, type QueueBinding, type RpcQueueClient, type ServiceBindingLike } from "./client/rpc-client";
 export { createHttpClient, type HttpClientOptions, type HttpQueueClient, type QueueOperatorClient } from "./client/http-client";

@@ -23,6 +23,7 @@ import m0020 from './0020_drop_due_idx.sql';
 import m0021 from './0021_type_count.sql';
 import m0022 from './0022_drop_job_count.sql';
 import m0023 from './0023_key_idx.sql';
+import m0024 from './0024_id_seq.sql';
 
   export default {
     journal,
@@ -50,7 +51,8 @@ m0019,
 m0020,
 m0021,
 m0022,
-m0023
+m0023,
+m0024
     }
   }
   

@@ -45,6 +45,12 @@ export type EnqueueInput<T extends JobTypeName = JobTypeName> = { [K in T]: { ty
  */
 export type Enqueued<T extends JobTypeName = JobTypeName> = { id: string; created: true; job: TypedJob<T> } | { id: string; created: false; job: TypedJob<T> | null };
 
+/** A batch's answer per job by default: the id (a key's holder, for a duplicate) and whether it was created. */
+export interface EnqueuedId {
+  id: string;
+  created: boolean;
+}
+
 export interface ListQuery {
   /** A type, or several (any of them). */
   type?: JobTypeName | JobTypeName[];
@@ -62,8 +68,12 @@ export interface ListQuery {
 
 export interface QueueClient {
   enqueue<T extends JobTypeName>(input: EnqueueInput<T>): Promise<Enqueued<T>>;
-  /** enqueueMany: 1 to 1,000 jobs in one call, all or none validated first. */
-  enqueueMany(inputs: EnqueueInput[]): Promise<Enqueued[]>;
+  /**
+   * enqueueMany: 1 to 1,000 jobs in one call, all or none validated first. Answers each job's id and whether it was
+   * created; `{ return: "jobs" }` adds each job's view, as `enqueue` answers (a third slower for a large batch).
+   */
+  enqueueMany(inputs: EnqueueInput[], options?: { return?: "ids" }): Promise<EnqueuedId[]>;
+  enqueueMany(inputs: EnqueueInput[], options: { return: "jobs" }): Promise<Enqueued[]>;
   get(id: string): Promise<TypedJob>;
   cancel(id: string, reason?: string): Promise<TypedJob>;
   list(query?: ListQuery): Promise<ListResult>;
@@ -94,7 +104,8 @@ export function producerClient(calls: Calls): QueueClient {
   // The registry types payloads; the queue checks them as JSON (so `as never` where a registered payload type meets the schema's).
   return {
     enqueue: async (input) => (await calls.enqueue(withoutUndefined(input) as never)) as never,
-    enqueueMany: async (inputs) => (await calls.enqueueBatch({ jobs: withoutUndefined(inputs) as never })).results as never,
+    enqueueMany: async (inputs: EnqueueInput[], options: { return?: "ids" | "jobs" } = {}) =>
+      (await calls.enqueueBatch({ jobs: withoutUndefined(inputs) as never, ...(options.return ? { return: options.return } : {}) })).results as never,
     get: async (id) => (await calls.getJob(id)).job as never,
     cancel: async (id, reason) => (await calls.cancelJob(id, reason === undefined ? {} : { reason })).job as never,
     // The API takes a list as comma-separated text, as in a query string.

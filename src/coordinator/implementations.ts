@@ -17,7 +17,7 @@ export type Implementations = { [K in OperationId]: (ops: QueueOps, input: Parse
 export const IMPLEMENTATIONS: Implementations = {
   // jobs (api/jobs.ts)
   enqueue: (ops, { body }) => ops.jobs.enqueue(body),
-  enqueueBatch: async (ops, { body }) => ({ results: await ops.jobs.enqueueBatch(body.jobs) }),
+  enqueueBatch: async (ops, { body }) => ({ results: await ops.jobs.enqueueBatch(body.jobs, "jobs", false, body.return ?? "ids") }),
   listJobs: (ops, { query }) => ops.fanOut.list(query),
   getJob: async (ops, { params }) => ({ job: await ops.jobs.get(params.id) }),
   jobTimeline: (ops, { params, query }) => ops.jobs.timeline(params.id, query.limit),

@@ -11,8 +11,8 @@ import { QueueError } from "../errors";
 import { scopeHome } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { JobLogLine } from "../job/log-lines";
-import type { EnqueueRequest, EnqueueResult, Job, Scope, StepView, Timeline } from "../job/schemas";
-import { type EnqueuedJob, type EnqueueRefusal, type NewJob, prepareJob } from "../scope/api";
+import type { EnqueueBatchItem, EnqueueRequest, EnqueueResult, Job, Scope, StepView, Timeline } from "../job/schemas";
+import { type EnqueueAnswer, type EnqueuedJob, type EnqueueRefusal, type NewJob, prepareJob } from "../scope/api";
 import { commitAcross, PartRefused } from "./batch-commit";
 import { groupByHome, inParallel } from "./homes";
 import type { QueueContext } from "./queue-context";
@@ -27,15 +27,16 @@ export class Jobs {
   constructor(private readonly q: QueueContext) {}
 
   async enqueue(body: EnqueueRequest): Promise<EnqueueResult> {
-    return (await this.enqueueBatch([body], ""))[0]!;
+    return (await this.enqueueBatch([body], "", false, "jobs"))[0] as EnqueueResult;
   }
 
   /**
    * enqueueBatch checks every item first (sizes), so one bad item refuses the
    * whole call before anything is written; then one RPC to a single home, or, over
-   * n homes, the staged commit of batch-commit.ts (2n − 1 calls in three rounds).
+   * n homes, the staged commit of batch-commit.ts (2n − 1 calls in three rounds). `answer`: ids and
+   * `created` only (a batch's default), or the jobs' views as well.
    */
-  async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs", idsMadeUp = false): Promise<EnqueueResult[]> {
+  async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs", idsMadeUp = false, answer: EnqueueAnswer = "ids"): Promise<EnqueueBatchItem[]> {
     const now = Date.now();
     const { config } = this.q;
     const limits = config.limits;
@@ -60,17 +61,22 @@ export class Jobs {
       const path = pathPrefix ? `${pathPrefix}[${index}].${field}` : field;
       return new QueueError(out.code, `${path}: ${out.message}`, { path, index });
     };
-    const results: EnqueueResult[] = new Array(bodies.length);
+    const results: EnqueueBatchItem[] = new Array(bodies.length);
     const put = (items: Item[], out: { results: EnqueuedJob[] }) =>
       out.results.forEach((r, k) => {
-        // The id of the job that answers — a key's holder, when the key was held — so a GET of it finds that job.
-        results[items[k]!.index] = { id: r.job?.id ?? items[k]!.job.id, job: r.job, created: r.created };
+        // The id of the job that answers — a key's holder, when the key was held — so a GET of it finds that job. (An
+        // object of the release before answers no `id`, only the job: docs/deploy.md "During a deploy".)
+        const id = r.id ?? r.job?.id ?? items[k]!.job.id;
+        results[items[k]!.index] = answer === "ids" ? { id, created: r.created } : { id, job: r.job ?? null, created: r.created };
       });
     const [only] = byHome;
     if (byHome.size === 1 && only) {
       // One object's enqueue is one transaction: all or none by itself.
       const [home, items] = only;
-      const out = await this.q.scope(home).enqueue(items.map((i) => i.job));
+      const out = await this.q.scope(home).enqueue(
+        items.map((i) => i.job),
+        answer,
+      );
       if (!out.ok) throw conflict(items, out);
       put(items, out);
       return results;

@@ -16,6 +16,7 @@ import { ATTEMPTS_MAX, MaxAttemptsSchema } from "../job/max-attempts";
 import {
   DeadDeliverySchema,
   EmptyBodySchema,
+  EnqueueBatchItemSchema,
   EnqueueResultSchema,
   EnqueueSchema,
   ErrorSchema,
@@ -51,6 +52,7 @@ const NAMED: ReadonlyArray<readonly [z.ZodType, string]> = [
   [JobResultSchema, "JobResult"],
   [EnqueueSchema, "EnqueueRequest"],
   [EnqueueResultSchema, "EnqueueResult"],
+  [EnqueueBatchItemSchema, "EnqueueBatchItem"],
   [StatsSchema, "Stats"],
   [StatsResultSchema, "StatsResult"],
   [ScheduleSchema, "Schedule"],

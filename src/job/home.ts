@@ -9,7 +9,9 @@
  *
  * A job id is `<base64url(home)>.<local id>`: every call that names a job is
  * routed without a lookup. The local id is the client's `id` when one is given
- * (so the same id in the same home is the same job), else a fresh one.
+ * (so the same id in the same home is the same job), else a fresh one — made
+ * by the home from the job's seq (seqLocalId) when one enqueue call to it
+ * brings the job, by the coordinator otherwise (newLocalId).
  *
  * @module
  */
@@ -76,6 +78,25 @@ export function homeOfJobId(id: string): Home | null {
   if (dot <= 0 || dot === id.length - 1) return null;
   const name = decodeText(id.slice(0, dot));
   return name === null ? null : parseHome(name);
+}
+
+/**
+ * seqLocalId: the local id a home object gives a job enqueued without `id` — `<ms base36>~<seq base36>`, its creation
+ * time and its seq there — so the object finds it by its seq, with no id index entry (docs/design.md "What a job
+ * costs"). `~` is never in a caller's id (ClientJobId); the time keeps an id from naming a later job that got a
+ * deleted job's seq.
+ */
+export function seqLocalId(now: number, seq: number): string {
+  return `${now.toString(36).padStart(9, "0")}~${seq.toString(36)}`;
+}
+
+/** seqOfJobId: the seq a job id names when its home made it from one (seqLocalId), else null. */
+export function seqOfJobId(id: string): number | null {
+  const tilde = id.lastIndexOf("~");
+  if (tilde < 0) return null;
+  const digits = id.slice(tilde + 1);
+  if (!/^[0-9a-z]{1,10}$/.test(digits)) return null;
+  return parseInt(digits, 36);
 }
 
 /** newLocalId: time-ordered (base36 ms) plus 64 random bits, so ids sort roughly by creation. */

@@ -40,7 +40,7 @@ export function scopeRpc(stub: DurableObjectStub<ScopeDO>): ScopeRpc {
 }
 export type { NewJob, EnqueueRefusal } from "./enqueue";
 export type { Decision } from "./batch-stage";
-export type { EnqueuedJob, JobPage, WireDecidingAnswer, WireEnqueueOutcome, WireInlineClaim } from "./wire";
+export type { EnqueueAnswer, EnqueuedJob, JobPage, WireDecidingAnswer, WireEnqueueOutcome, WireInlineClaim } from "./wire";
 export type { FailedCursor } from "./change";
 export type { WorkerLogItem } from "./job-logs";
 export type { Outcome, Refusal } from "./outcome";

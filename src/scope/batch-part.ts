@@ -146,7 +146,7 @@ export class BatchPart {
     const now = this.deps.now();
     const out = store.atomic(() => {
       const jobs = take(store, batch);
-      return jobs === null ? null : enqueueJobs(store, jobs, now, true);
+      return jobs === null ? null : enqueueJobs(store, jobs, now, { decided: true });
     });
     await this.deps.commit(out?.ok ? enqueuedChanges(store, out) : STAGED, now);
     return out;

@@ -9,7 +9,7 @@ import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
-import { getJob, liveJobsOfKey } from "./read";
+import { byId, getJob, idSeq, liveJobsOfKey } from "./read";
 import type { HomeStore } from "./home-store";
 
 const CANCEL_SET = `
@@ -17,7 +17,7 @@ const CANCEL_SET = `
        lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL`;
 
 /** jobCancelIfLive: pending|running → cancelled. The lease is revoked, so the holder's next call is lease_lost. */
-const JOB_CANCEL_IF_LIVE = `UPDATE job ${CANCEL_SET} WHERE id = ? AND state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
+const JOB_CANCEL_IF_LIVE = `UPDATE job ${CANCEL_SET} WHERE ${byId("?4", "?5")} AND state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
 
 /** jobCancelAllInStates: a whole scope; the state list is one of two constants below. */
 const JOB_CANCEL_ALL_LIVE = `UPDATE job ${CANCEL_SET} WHERE state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
@@ -41,13 +41,13 @@ const JOB_RETRY_IF_FAILED = `
 UPDATE job
    SET state = '${TRANSITIONS.retry.to}', run_at = ?, attempts = 0, last_error = NULL, failure_kind = NULL,
        result = NULL, cancel_reason = NULL, finished_at = NULL, started_at = NULL, updated_at = ?
- WHERE id = ? AND state IN (${sqlList(TRANSITIONS.retry.from)})
+ WHERE ${byId("?3", "?4")} AND state IN (${sqlList(TRANSITIONS.retry.from)})
 RETURNING *`;
 
 
 export function cancelJob(store: HomeStore, id: string, reason: string | null, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const row = jobRows(store.sql.exec(JOB_CANCEL_IF_LIVE, reason, now, now, id))[0];
+    const row = jobRows(store.sql.exec(JOB_CANCEL_IF_LIVE, reason, now, now, id, idSeq(id)))[0];
     if (row) {
       store.touched(now);
       return { ok: true, row };
@@ -78,7 +78,7 @@ export function retryJob(store: HomeStore, id: string, now: number): Outcome<{ r
     }
     // An atMostOnce step that started and never finished runs again: the operator chose to retry, not to resolve it.
     forgetUnfinished(store, current.seq);
-    const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id).one();
+    const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id, idSeq(id)).one();
     store.touched(now);
     return { ok: true, row };
   });

@@ -15,6 +15,7 @@ import type { HomeStore } from "./home-store";
 import { buried } from "./tombstones";
 import { jsonChunks } from "./json-chunks";
 import { tallyCreated } from "./tallies";
+import { seqLocalId } from "../job/home";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
 export interface NewJob {
@@ -56,21 +57,33 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 
 /**
  * jobInsertManyIfNew: jobs in one statement (one call into SQLite, not one per job) — a batch's
- * keyless ones, or one keyed job. ?1 is a JSON array of rows as `jobValues` builds them; ?2 now.
- * json_each keeps the array's order, so seq follows the batch. The unique indexes on id (job_id_idx)
- * and on a key's pending job (job_dedupe_pending_idx) decide: a conflicting row is skipped (not
- * returned), and the caller reads the job that holds it. (`jsonb_each(jsonb(?1))` made a 1,000-row insert
- * ~20% faster in the test runtime, but the SQLite of wrangler 4.86's workerd has no jsonb_each.)
+ * keyless ones, or one keyed job. ?1 is a JSON array of rows `[id, payload, shape, dedupe_key, dedupe_mode,
+ * scheduled_for, seq, id_seq]`, ?3 one of the batch's shapes — the columns its jobs mostly share (`jobShape`) — each read out
+ * of its JSON once (the MATERIALIZED CTE), where reading every column out of each row's JSON was half the
+ * statement's time (docs/design.md "What a job costs"); ?2 now. The CTE is joined through SQLite's automatic
+ * index on `k`. ORDER BY v.key keeps the batch's order, so seq follows it. The unique indexes on id (job_id_idx)
+ * and on a key's pending job (job_dedupe_pending_idx) decide: a conflicting row is skipped (not returned), and
+ * the caller reads the job that holds it. (`jsonb_each(jsonb(?1))` made a 1,000-row insert ~20% faster in the
+ * test runtime, but the SQLite of wrangler 4.86's workerd has no jsonb_each.)
  */
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
-                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff, own_id, ordered, tally)
-SELECT v.value ->> 0, v.value ->> 1, v.value ->> 2, v.value ->> 3, v.value ->> 4, 'pending', v.value ->> 5, v.value ->> 6, 0,
-       v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, v.value ->> 12, ?2, ?2, v.value ->> 13,
-       v.value ->> 14, v.value ->> 15, 1
-  FROM json_each(?1) AS v WHERE true ORDER BY v.key
+                 timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff, own_id, ordered, tally,
+                 seq, id_seq)
+WITH s AS MATERIALIZED (
+  SELECT key AS k, value ->> 0 AS type, value ->> 1 AS scope_type, value ->> 2 AS scope_id, value ->> 3 AS priority, value ->> 4 AS run_at,
+         value ->> 5 AS max_attempts, value ->> 6 AS timeout_ms, value ->> 7 AS tags, value ->> 8 AS backoff, value ->> 9 AS own_id,
+         value ->> 10 AS ordered
+    FROM json_each(?3))
+SELECT v.value ->> 0, s.type, v.value ->> 1, s.scope_type, s.scope_id, 'pending', s.priority, s.run_at, 0, s.max_attempts,
+       s.timeout_ms, v.value ->> 3, v.value ->> 4, s.tags, v.value ->> 5, ?2, ?2, s.backoff, s.own_id, s.ordered, 1,
+       v.value ->> 6, v.value ->> 7
+  FROM json_each(?1) AS v JOIN s ON s.k = v.value ->> 2 WHERE true ORDER BY v.key
 ON CONFLICT DO NOTHING
 RETURNING *`;
+
+/** jobLastSeq: the table's last seq (the rowid b-tree's last entry), 0 when empty. */
+const JOB_LAST_SEQ = "SELECT coalesce(max(seq), 0) AS seq FROM job";
 
 /** jobLatestStartOfKey: job_key_started_idx — the key's most recent start, whatever its state now. */
 const JOB_LATEST_START_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND started_at >= ? ORDER BY started_at DESC LIMIT 1";
@@ -96,13 +109,23 @@ class Refused extends Error {
 const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(pending), 0) AS n FROM type_count WHERE type = ?";
 
 /**
- * `decided`: the jobs of a batch already decided to commit (batch-stage.ts), checked when staged. What changed
- * since cannot refuse them any more: a key taken meanwhile under another mode answers with the job that holds
- * it (as a duplicate does), and a depth cap is not checked again.
+ * How an enqueue treats its jobs.
+ *
+ * - `decided`: the jobs of a batch already decided to commit (batch-stage.ts), checked when staged. What changed
+ *   since cannot refuse them any more: a key taken meanwhile under another mode answers with the job that holds
+ *   it (as a duplicate does), and a depth cap is not checked again.
+ * - `seqIds`: a job whose id the queue made up (`ownId: false`) gets one made from its seq here instead
+ *   (job/home.ts, seqLocalId), which needs no id index entry. Only for an enqueue whose caller learns the ids from
+ *   this answer: a batch over several objects names its jobs by the coordinator's ids until they commit.
  */
-export function enqueueJobs(store: HomeStore, jobs: readonly NewJob[], now: number, decided = false): EnqueueOutcome {
+export interface EnqueueOptions {
+  decided?: boolean;
+  seqIds?: boolean;
+}
+
+export function enqueueJobs(store: HomeStore, jobs: readonly NewJob[], now: number, options: EnqueueOptions = {}): EnqueueOutcome {
   try {
-    return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now, decided)) };
+    return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now, options)) };
   } catch (e) {
     if (!(e instanceof Refused)) throw e;
     return e.refusal();
@@ -132,7 +155,7 @@ export function checkEnqueue(store: HomeStore, jobs: readonly NewJob[], now: num
   return null;
 }
 
-function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, decided = false): Enqueued[] {
+function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { decided = false, seqIds = false }: EnqueueOptions = {}): Enqueued[] {
   const made: JobRow[] = [];
   const out: Enqueued[] = [];
   const created = new Map<string, number>();
@@ -146,11 +169,11 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, deci
     const gone = buried(store, plain.filter((p) => p.job.ownId !== false).map((p) => p.job.id), now);
     for (const { job, at } of plain) if (gone.has(job.id)) out[at] = { row: null, created: false };
     plain = plain.filter((p) => !gone.has(p.job.id));
-    const inserted = insertMany(store, plain.map((p) => p.job), now, made);
-    for (const { job, at } of plain) {
-      const row = inserted.get(job.id);
+    const inserted = insertMany(store, plain.map((p) => p.job), now, made, seqIds);
+    for (const [k, { job, at }] of plain.entries()) {
+      // A second job of the same id in the batch was skipped by the id's unique index: it gets the first, not created.
+      const row = inserted[k];
       if (row) {
-        inserted.delete(job.id); // a second job of the same id in the batch gets the first, not created
         out[at] = { row, created: true };
         created.set(job.type, (created.get(job.type) ?? 0) + 1);
         changed = true;
@@ -180,7 +203,7 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, deci
       changed ||= answer.changed;
       return;
     }
-    const row = insert(store, job, now, made) ?? fail(`enqueue of ${job.id} conflicted with no job`);
+    const row = insertMany(store, [job], now, made, seqIds)[0] ?? fail(`enqueue of ${job.id} conflicted with no job`);
     out.push({ row, created: true });
     created.set(job.type, (created.get(job.type) ?? 0) + 1);
     changed = true;
@@ -237,44 +260,50 @@ function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number
   return null;
 }
 
-/** insert: one keyed job; undefined when a unique index refused it. */
-function insert(store: HomeStore, job: NewJob, now: number, made: JobRow[]): JobRow | undefined {
-  return insertMany(store, [job], now, made).get(job.id);
+/**
+ * insertMany: insert jobs, one statement per part under 2 MB (json-chunks.ts); returns each job's row, or undefined
+ * where a unique index refused it, and adds the rows to `made`: the enqueue counts them once per type at its end
+ * (tallies.ts; the insert sets `tally` 1, which the count trigger skips). Each row's seq is given (the next after
+ * the table's last), so a job's id can be made from it (`seqIds`: EnqueueOptions).
+ */
+function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made: JobRow[], seqIds: boolean): (JobRow | undefined)[] {
+  const out: (JobRow | undefined)[] = [];
+  for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
+    const last = store.sql.exec<{ seq: number }>(JOB_LAST_SEQ).one().seq;
+    const shapes = new Map<string, number>();
+    const rows = part.map((job, k) => {
+      const shape = JSON.stringify(jobShape(store, job, now));
+      let s = shapes.get(shape);
+      if (s === undefined) shapes.set(shape, (s = shapes.size));
+      const seq = last + 1 + k;
+      const fromSeq = seqIds && job.ownId === false;
+      const id = fromSeq ? `${job.id.slice(0, job.id.indexOf(".") + 1)}${seqLocalId(now, seq)}` : job.id;
+      return [id, job.payload, s, job.dedupeKey, job.dedupeKey === null ? null : (job.keyMode ?? "active"), job.scheduledFor ?? null, seq, fromSeq ? 1 : 0];
+    });
+    const inserted = jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(rows), now, `[${[...shapes.keys()].join(",")}]`));
+    made.push(...inserted);
+    const bySeq = new Map(inserted.map((r) => [r.seq, r]));
+    for (const row of rows) out.push(bySeq.get(row[6] as number));
+  }
+  return out;
 }
 
 /**
- * insertMany: insert jobs, one statement per part under 2 MB (json-chunks.ts); returns the rows created, by id, and
- * adds them to `made`: the enqueue counts them once per type at its end (tallies.ts; the insert sets `tally` 1,
- * which the count trigger skips).
+ * jobShape: the columns of a job that a batch's jobs mostly share — in JOB_INSERT_MANY_IF_NEW's shape order —, the
+ * type's settings filling what the enqueue left out.
  */
-function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made: JobRow[]): Map<string, JobRow> {
-  const created = new Map<string, JobRow>();
-  for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
-    const rows = jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(part.map((job) => jobValues(store, job, now))), now));
-    made.push(...rows);
-    for (const r of rows) created.set(r.id, r);
-  }
-  return created;
-}
-
-/** jobValues: a job's columns in JOB_INSERT_MANY_IF_NEW's order, the type's settings filling what the enqueue left out. */
-function jobValues(store: HomeStore, job: NewJob, now: number): unknown[] {
+function jobShape(store: HomeStore, job: NewJob, now: number): unknown[] {
   const settings = store.config.typeSettings(job.type);
   const runAt = job.keyMode === "debounce" ? now + (job.debounceMs ?? 0) : (job.runAt ?? now + job.delayMs);
   return [
-    job.id,
     job.type,
-    job.payload,
     job.scope?.type ?? null,
     job.scope?.id ?? null,
     job.priority,
     runAt,
     job.maxAttempts ?? settings.maxAttempts,
     job.timeoutMs ?? settings.timeoutMs,
-    job.dedupeKey,
-    job.dedupeKey === null ? null : (job.keyMode ?? "active"),
     JSON.stringify(job.tags),
-    job.scheduledFor ?? null,
     job.backoff ?? null,
     job.ownId === false ? 0 : 1,
     settings.ordered ? 1 : 0,

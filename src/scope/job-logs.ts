@@ -8,11 +8,12 @@
  * @module
  */
 import { LOG_LINES_PER_JOB, readLogLines, type JobLogLine } from "../job/log-lines";
-import { LEASED, leaseRefusal } from "./lease";
+import { leased, leaseRefusal } from "./lease";
+import { byId, idSeq } from "./read";
 import type { Refusal } from "./outcome";
 import type { HomeStore } from "./home-store";
 
-const JOB_SEQ = "SELECT seq FROM job WHERE id = ?";
+const JOB_SEQ = `SELECT seq FROM job WHERE ${byId("?1", "?2")}`;
 const LOG_INSERT = `
 INSERT INTO job_log (job_seq, at, attempt, message, fields)
 SELECT ?1, value ->> 'at', value ->> 'attempt', value ->> 'message',
@@ -26,7 +27,7 @@ const LOG_LIST = "SELECT at, attempt, message, fields FROM job_log WHERE job_seq
 /** appendLogs: inside the caller's transaction; lines of a job that is gone are dropped. */
 export function appendLogs(sql: SqlStorage, id: string, lines: readonly JobLogLine[]): void {
   if (lines.length === 0) return;
-  const row = sql.exec<{ seq: number }>(JOB_SEQ, id).toArray()[0];
+  const row = sql.exec<{ seq: number }>(JOB_SEQ, id, idSeq(id)).toArray()[0];
   if (!row) return;
   sql.exec(LOG_INSERT, row.seq, JSON.stringify(lines.slice(-LOG_LINES_PER_JOB).map((l) => ({ ...l, fields: l.fields ?? null }))));
   sql.exec(LOG_TRIM, row.seq);
@@ -41,7 +42,7 @@ export function keepLogs(sql: SqlStorage, id: string, lines: readonly JobLogLine
   }
 }
 
-const JOB_LEASED_ATTEMPT = `SELECT attempts FROM job WHERE ${LEASED}`;
+const JOB_LEASED_ATTEMPT = `SELECT attempts FROM job WHERE ${leased("?4")}`;
 
 /** A line as a pull worker sends it: without an attempt, it is the lease's. */
 export type WorkerLogItem = { at: number; attempt?: number; message: string; fields?: unknown };
@@ -54,7 +55,7 @@ export function workerLogLines(items: readonly WorkerLogItem[], attempt: number)
 /** appendLeasedLogs: a pull worker's lines, fenced by its lease; an item without an attempt is the lease's. */
 export function appendLeasedLogs(store: HomeStore, id: string, token: string, items: readonly WorkerLogItem[], now: number): { ok: true; stored: number } | Refusal {
   return store.atomic(() => {
-    const row = store.sql.exec<{ attempts: number }>(JOB_LEASED_ATTEMPT, now, id, token).toArray()[0];
+    const row = store.sql.exec<{ attempts: number }>(JOB_LEASED_ATTEMPT, now, id, token, idSeq(id)).toArray()[0];
     if (!row) return leaseRefusal(store, id, token, now);
     const lines = workerLogLines(items, row.attempts);
     appendLogs(store.sql, id, lines);
@@ -64,7 +65,7 @@ export function appendLeasedLogs(store: HomeStore, id: string, token: string, it
 
 /** jobLogs: oldest first; null when there is no such job. */
 export function jobLogs(sql: SqlStorage, id: string): JobLogLine[] | null {
-  const row = sql.exec<{ seq: number }>(JOB_SEQ, id).toArray()[0];
+  const row = sql.exec<{ seq: number }>(JOB_SEQ, id, idSeq(id)).toArray()[0];
   if (!row) return null;
   return sql
     .exec<{ at: number; attempt: number; message: string; fields: string | null }>(LOG_LIST, row.seq)

@@ -5,14 +5,17 @@
  * @module
  */
 import type { Refusal } from "./outcome";
-import { getJob } from "./read";
+import { byId, getJob } from "./read";
 import type { HomeStore } from "./home-store";
 
-/** The live lease: right token, not yet expired (only running jobs hold a token). Params ?1 now, ?2 id, ?3 token. */
-export const LEASED = "id = ?2 AND lease_token = ?3 AND lease_expires_at > ?1";
+/**
+ * leased: the live lease — right token, not yet expired (only running jobs hold a token). Params ?1 now, ?2 id,
+ * ?3 token, and `seq` the parameter holding idSeq(id) (read.ts, byId).
+ */
+export const leased = (seq: string) => `${byId("?2", seq)} AND lease_token = ?3 AND lease_expires_at > ?1`;
 
-/** jobFindLeased: the job, if this lease on it is live. Params ?1 now, ?2 id, ?3 token. */
-export const JOB_FIND_LEASED = `SELECT * FROM job WHERE ${LEASED}`;
+/** jobFindLeased: the job, if this lease on it is live. Params ?1 now, ?2 id, ?3 token, ?4 idSeq(id). */
+export const JOB_FIND_LEASED = `SELECT * FROM job WHERE ${leased("?4")}`;
 
 /** leaseRefusal explains why a fenced call matched nothing. */
 export function leaseRefusal(store: HomeStore, id: string, token: string, now: number): Refusal {

@@ -26,12 +26,13 @@ import { busyHere, claimJobs, countStartable, type ClaimRequest } from "./claim"
 import { pendingTypes } from "./counts";
 import type { JobRow } from "./job-row";
 import type { HomeStore } from "./home-store";
+import { byId, idSeq } from "./read";
 
 const PERMIT_INSERT = "INSERT INTO job_permit (pool, permit_id, job_seq, lease_token) VALUES (?, ?, ?, ?)";
 /** permitsOfLease: job_permit_job_idx, then the job by its primary key. */
 const PERMITS_OF_LEASE = `
 SELECT p.pool, p.permit_id FROM job AS j JOIN job_permit AS p ON p.job_seq = j.seq
- WHERE j.id = ? AND p.lease_token = ?`;
+ WHERE ${byId("?1", "?3", "j")} AND p.lease_token = ?2`;
 /** permitsReturnable: the table holds only running pulled attempts' permits, so the scan is short. */
 const PERMITS_RETURNABLE = `
 DELETE FROM job_permit AS p
@@ -118,7 +119,7 @@ function recordPermits(sql: SqlStorage, leased: readonly JobRow[], held: Readonl
 
 /** permitsOfLease: the permits the job's attempt under this lease holds, by pool. */
 export function permitsOfLease(sql: SqlStorage, id: string, token: string): Map<string, string[]> {
-  return byPool(sql.exec<{ pool: string; permit_id: string }>(PERMITS_OF_LEASE, id, token).toArray());
+  return byPool(sql.exec<{ pool: string; permit_id: string }>(PERMITS_OF_LEASE, id, token, idSeq(id)).toArray());
 }
 
 /** returnable: take every permit no running attempt of its lease holds any more (and no cancel holds), by pool. */

@@ -5,11 +5,24 @@
  *
  * @module
  */
+import { seqOfJobId } from "../job/home";
 import { LIVE_STATES, sqlList, type FailureKind, type JobState } from "../job/states";
 import { jobRows, type JobRow } from "./job-row";
 
-/** jobFindById: unique index job_id_idx. */
-const JOB_FIND_BY_ID = "SELECT * FROM job WHERE id = ?";
+/**
+ * byId: the predicate that finds one job by its id (`id`, an SQL expression) given `seq`, the expression holding
+ * seqOfJobId of it: by its seq when the id was made from it — the id compared too, so an id never names a later
+ * job that got a deleted one's seq —, else through job_id_idx, which holds only the other ids (`id_seq = 0`).
+ */
+export function byId(id: string, seq: string, table = "job"): string {
+  return `${table}.seq = coalesce(${seq}, (SELECT i.seq FROM job AS i WHERE i.id = ${id} AND i.id_seq = 0)) AND ${table}.id = ${id}`;
+}
+
+/** The value a byId `seq` parameter takes for an id. */
+export const idSeq = seqOfJobId;
+
+/** jobFindById: byId. */
+const JOB_FIND_BY_ID = `SELECT * FROM job WHERE ${byId("?1", "?2")}`;
 
 /** jobFindLiveByDedupeKey: the pending and the running job of a key (at most one each); the WHERE repeats job_dedupe_idx's condition so the partial index applies. */
 const JOB_FIND_LIVE_BY_DEDUPE_KEY = `SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN (${sqlList(LIVE_STATES)})`;
@@ -38,15 +51,19 @@ export interface ListFilter {
 }
 
 export function getJob(sql: SqlStorage, id: string): JobRow | null {
-  return jobRows(sql.exec(JOB_FIND_BY_ID, id))[0] ?? null;
+  return jobRows(sql.exec(JOB_FIND_BY_ID, id, idSeq(id)))[0] ?? null;
 }
 
-/** jobsByIds: job_id_idx, one seek per id, in one statement. */
-const JOBS_BY_IDS = "SELECT * FROM job WHERE id IN (SELECT value FROM json_each(?))";
+/** jobsByIds: one seek per id (by seq, or job_id_idx: byId), in one statement; ?1 JSON [[id, seq or null], …]. */
+const JOBS_BY_IDS = `
+SELECT * FROM job WHERE seq IN (
+  SELECT coalesce(v.value ->> 1, (SELECT i.seq FROM job AS i WHERE i.id = v.value ->> 0 AND i.id_seq = 0)) FROM json_each(?1) AS v)`;
 
-/** getJobs: the jobs of these ids that exist here, by id. */
+/** getJobs: the jobs of these ids that exist here, by id (a row found by a seq whose id differs is no answer). */
 export function getJobs(sql: SqlStorage, ids: readonly string[]): Map<string, JobRow> {
-  return new Map(jobRows(sql.exec(JOBS_BY_IDS, JSON.stringify(ids))).map((r) => [r.id, r]));
+  const wanted = new Set(ids);
+  const rows = jobRows(sql.exec(JOBS_BY_IDS, JSON.stringify(ids.map((id) => [id, idSeq(id)]))));
+  return new Map(rows.filter((r) => wanted.has(r.id)).map((r) => [r.id, r]));
 }
 
 /** liveJobsOfKey: the live jobs holding the key — a pending one, a running one, or both. */

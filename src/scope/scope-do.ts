@@ -28,7 +28,7 @@ import type { CompleteItem, FailInput, SleepInput } from "./settle";
 import type { HomeStore } from "./home-store";
 import type { Written } from "./changes";
 import { writes } from "./writes";
-import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettled, type JobPage, type WireDecidingAnswer, type WireEnqueueOutcome, type WireInlineClaim } from "./wire";
+import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettled, type EnqueueAnswer, type JobPage, type WireDecidingAnswer, type WireEnqueueOutcome, type WireInlineClaim } from "./wire";
 import { ScopeParts } from "./scope-parts";
 import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
@@ -68,8 +68,8 @@ export class ScopeDO extends DurableObject<Env> {
 
   // ------------------------------------------------------------ writes (writes.ts says what each changes)
 
-  async enqueue(jobs: NewJob[]): Promise<WireEnqueueOutcome> {
-    return wireEnqueue(await this.w((s, now) => writes.enqueue(s, jobs, now)));
+  async enqueue(jobs: NewJob[], answer: EnqueueAnswer = "jobs"): Promise<WireEnqueueOutcome> {
+    return wireEnqueue(await this.w((s, now) => writes.enqueue(s, jobs, now)), answer);
   }
 
   async heartbeat(id: string, token: string, leaseMs: number | null): Promise<Outcome<{ leaseExpiresAt: number }>> {

@@ -12,7 +12,8 @@ import { TRANSITIONS } from "../job/transitions";
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import { jobRows, type JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
-import { JOB_FIND_LEASED, LEASED, leaseRefusal } from "./lease";
+import { JOB_FIND_LEASED, leased, leaseRefusal } from "./lease";
+import { byId, idSeq } from "./read";
 import { jsonChunks } from "./json-chunks";
 import { keepLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
 import type { HomeStore } from "./home-store";
@@ -20,27 +21,27 @@ import { writeStep } from "./steps";
 import type { JournalStart } from "../job/handler-contract";
 
 
-/** jobExtendLeaseIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 leaseMs or null (keep the claim's). Never past startedAt + timeoutMs. */
+/** jobExtendLeaseIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 leaseMs or null (keep the claim's), ?5 idSeq(id). Never past startedAt + timeoutMs. */
 const JOB_EXTEND_LEASE_IF_LEASED = `
 UPDATE job
    SET lease_ms = coalesce(?4, lease_ms),
        lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + coalesce(?4, lease_ms)
                                ELSE min(?1 + coalesce(?4, lease_ms), started_at + timeout_ms) END,
        updated_at = ?1
- WHERE ${LEASED}
+ WHERE ${leased("?5")}
 RETURNING lease_expires_at`;
 
-/** jobCompleteIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 result JSON or null. */
+/** jobCompleteIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 result JSON or null, ?5 idSeq(id). */
 const JOB_COMPLETE_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.complete.to}', result = ?4, finished_at = ?1, updated_at = ?1,
        lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
- WHERE ${LEASED} AND state IN (${sqlList(TRANSITIONS.complete.from)})
+ WHERE ${leased("?5")} AND state IN (${sqlList(TRANSITIONS.complete.from)})
 RETURNING *`;
 
 
 export function heartbeat(store: HomeStore, id: string, token: string, leaseMs: number | null, now: number): Outcome<{ leaseExpiresAt: number }> {
-  const row = store.sql.exec<{ lease_expires_at: number }>(JOB_EXTEND_LEASE_IF_LEASED, now, id, token, leaseMs).toArray()[0];
+  const row = store.sql.exec<{ lease_expires_at: number }>(JOB_EXTEND_LEASE_IF_LEASED, now, id, token, leaseMs, idSeq(id)).toArray()[0];
   if (row) return { ok: true, leaseExpiresAt: row.lease_expires_at };
   // The same refusals as complete and fail: a completed or failed job answers already_terminal, whichever call comes late.
   return leaseRefusal(store, id, token, now);
@@ -48,7 +49,7 @@ export function heartbeat(store: HomeStore, id: string, token: string, leaseMs: 
 
 export function complete(store: HomeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const row = jobRows(store.sql.exec(JOB_COMPLETE_IF_LEASED, now, id, token, result))[0];
+    const row = jobRows(store.sql.exec(JOB_COMPLETE_IF_LEASED, now, id, token, result, idSeq(id)))[0];
     if (!row) return leaseRefusal(store, id, token, now);
     store.touched(now);
     return { ok: true, row };
@@ -57,7 +58,7 @@ export function complete(store: HomeStore, id: string, token: string, result: st
 
 /**
  * jobCompleteManyIfLeased: complete for a whole handler call in one statement. Params ?1 now, ?2 JSON
- * [[id, leaseToken, result JSON text or null], …]; each row only under its live lease, as complete. Counted
+ * [[id, leaseToken, result JSON text or null, idSeq(id)], …]; each row only under its live lease, as complete. Counted
  * in bulk (tallies.ts: it bumps `tally`).
  */
 const JOB_COMPLETE_MANY_IF_LEASED = `
@@ -65,7 +66,7 @@ UPDATE job
    SET state = '${TRANSITIONS.complete.to}', result = v.value ->> 2, finished_at = ?1, updated_at = ?1,
        lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1
   FROM json_each(?2) AS v
- WHERE job.id = v.value ->> 0 AND job.lease_token = v.value ->> 1 AND job.lease_expires_at > ?1
+ WHERE ${byId("v.value ->> 0", "v.value ->> 3")} AND job.lease_token = v.value ->> 1 AND job.lease_expires_at > ?1
    AND job.state IN (${sqlList(TRANSITIONS.complete.from)})
 RETURNING *`;
 
@@ -83,7 +84,7 @@ export function completeMany(store: HomeStore, items: readonly CompleteItem[], n
   return store.atomic(() => {
     const rows: JobRow[] = [];
     for (const part of jsonChunks(items, (i) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16)) {
-      const done = jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result]))));
+      const done = jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result, idSeq(i.id)]))));
       tallyMoved(store.sql, done, TRANSITIONS.complete.from[0], TRANSITIONS.complete.to, "completed", now);
       rows.push(...done);
     }
@@ -112,7 +113,7 @@ export interface FailInput {
  */
 export function snooze(store: HomeStore, id: string, token: string, delayMs: number, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
     if (!row) return leaseRefusal(store, id, token, now);
@@ -142,7 +143,7 @@ const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE id = (SE
  */
 export function sleep(store: HomeStore, id: string, token: string, s: SleepInput, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const until = s.durationMs === undefined || s.durationMs === null ? s.until : now + s.durationMs;
     const refused = writeStep(store, leased, { seq: s.seq, name: s.name, kind: "sleep", result: null, startedAt: s.startedAt, finishedAt: now, wakeAt: until }, s.start);
@@ -169,7 +170,7 @@ export function sleep(store: HomeStore, id: string, token: string, s: SleepInput
  */
 export function release(store: HomeStore, id: string, token: string, why: string, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const row = releaseLeased(store, leased, why, now);
     if (!row) return leaseRefusal(store, id, token, now);
@@ -187,7 +188,7 @@ export function releaseLeased(store: HomeStore, leased: JobRow, why: string, now
 
 export function fail(store: HomeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {
   return store.atomic(() => {
-    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token))[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     const end = decideAttemptEnd(
       store,

@@ -20,6 +20,7 @@ import { jobRows, type JobRow } from "./job-row";
 import type { Outcome, Refusal } from "./outcome";
 import { getJob } from "./read";
 import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
+import { idSeq } from "./read";
 import type { HomeStore } from "./home-store";
 
 /** The journal's row at a position (nondeterminism and the cap check). */
@@ -68,7 +69,7 @@ export function journalsOf(store: HomeStore, seqs: readonly number[]): Map<numbe
 /** appendStep: one journal write of the attempt holding `token`, in one transaction with the lease check. */
 export function appendStep(store: HomeStore, w: JournalWrite, token: string, now: number): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, w.id, token))[0];
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, w.id, token, idSeq(w.id)))[0];
     if (!leased) return leaseRefusal(store, w.id, token, now);
     const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: "step", result: w.op === "commit" ? w.result ?? "null" : null, startedAt: w.startedAt, finishedAt: w.op === "commit" ? now : null, wakeAt: null }, w.start);
     return refused ?? { ok: true, row: leased };

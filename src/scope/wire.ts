@@ -13,8 +13,14 @@ import type { InlineClaim } from "./inline-claim";
 import { toJob, toLeasedJob, type JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 
-/** One job's answer to an enqueue: the job made or found, or — its id only a tombstone now — null. */
-export type EnqueuedJob = { job: Job | null; created: boolean };
+/**
+ * One job's answer to an enqueue: the id of the job made or found (null when its id is only a tombstone now), and,
+ * when the caller asked for views, that job (null for a tombstone). A batch asks for ids only by default: the
+ * views were a third of a 1,000-job batch's time (docs/design.md "What a job costs").
+ */
+export type EnqueuedJob = { id: string | null; created: boolean; job?: Job | null };
+/** What an enqueue answers per job: `ids`, or `jobs` (the views as well). */
+export type EnqueueAnswer = "ids" | "jobs";
 export type WireEnqueueOutcome = { ok: true; results: EnqueuedJob[] } | EnqueueRefusal;
 export type WireDecidingAnswer = { decision: "commit"; outcome: Extract<WireEnqueueOutcome, { ok: true }> } | { decision: "abort"; refusal: EnqueueRefusal | null };
 export type WireInlineClaim = { ok: true; job: Job; created: boolean; leased: LeasedJob | null } | EnqueueRefusal;
@@ -24,10 +30,15 @@ export interface JobPage {
   next: number | null;
 }
 
-export function wireEnqueue(out: Extract<EnqueueOutcome, { ok: true }>): Extract<WireEnqueueOutcome, { ok: true }>;
-export function wireEnqueue(out: EnqueueOutcome): WireEnqueueOutcome;
-export function wireEnqueue(out: EnqueueOutcome): WireEnqueueOutcome {
-  return out.ok ? { ok: true, results: out.results.map((r) => ({ job: r.row === null ? null : toJob(r.row), created: r.created })) } : out;
+export function wireEnqueue(out: Extract<EnqueueOutcome, { ok: true }>, answer?: EnqueueAnswer): Extract<WireEnqueueOutcome, { ok: true }>;
+export function wireEnqueue(out: EnqueueOutcome, answer?: EnqueueAnswer): WireEnqueueOutcome;
+export function wireEnqueue(out: EnqueueOutcome, answer: EnqueueAnswer = "jobs"): WireEnqueueOutcome {
+  if (!out.ok) return out;
+  const results = out.results.map((r): EnqueuedJob => {
+    const id = r.row?.id ?? null;
+    return answer === "ids" ? { id, created: r.created } : { id, created: r.created, job: r.row === null ? null : toJob(r.row) };
+  });
+  return { ok: true, results };
 }
 
 export function wireDeciding(a: DecidingAnswer): WireDecidingAnswer {

@@ -63,7 +63,8 @@ function settled<T extends Outcome<{ row: JobRow }>>(store: HomeStore, write: st
 
 export const writes = {
   enqueue(store: HomeStore, jobs: readonly NewJob[], now: number): Written<EnqueueOutcome> {
-    const out = enqueueJobs(store, jobs, now);
+    // Ids the queue made up become ids from the seq: this call's answer is where the caller learns them.
+    const out = enqueueJobs(store, jobs, now, { seqIds: true });
     return written(out, out.ok ? enqueuedChanges(store, out) : nothing());
   },
 

@@ -55,11 +55,18 @@ export const job = sqliteTable(
     tally: integer("tally").notNull().default(0),
     /** 1 when the id is the caller's own (given, or derived from one: an event's, a schedule slot's): only such an id can come back, so only it leaves a tombstone (scope/tombstones.ts). */
     ownId: integer("own_id").notNull().default(1),
+    /**
+     * 1 when this object made the id from the job's seq (`<ms>~<seq>`: job/home.ts, for an enqueue without `id`):
+     * such an id is found by its seq, so it has no entry in job_id_idx — one row written less per job (docs/design.md
+     * "What a job costs").
+     */
+    idSeq: integer("id_seq").notNull().default(0),
     /** 1 for a job of an ordered type (set at enqueue from the config; scope/ordered-repair.ts marks the rest when a type becomes ordered). */
     ordered: integer("ordered").notNull().default(1),
   },
   (t) => [
-    uniqueIndex("job_id_idx").on(t.id),
+    /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/read.ts, byId). */
+    uniqueIndex("job_id_idx").on(t.id).where(sql`id_seq = 0`),
     /** Claim order within a type: priority desc, runAt, enqueue order. Pending rows only; the key rides along so a follower check needs no row read. */
     index("job_claim_idx")
       .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)

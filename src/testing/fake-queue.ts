@@ -98,10 +98,11 @@ class Store {
         if (out.created) await onEnqueue(out.job);
         return { ...out, id: out.job.id } as unknown as Enqueued<never>;
       },
-      enqueueMany: async (inputs) => {
+      enqueueMany: async (inputs: EnqueueInput[], options: { return?: "ids" | "jobs" } = {}) => {
         const outs = inputs.map((i) => this.enqueue(i as Input));
         for (const o of outs) if (o.created) await onEnqueue(o.job);
-        return outs.map((o) => ({ ...o, id: o.job.id })) as unknown as Enqueued[];
+        // As the queue answers: ids and `created`, the views only when asked for.
+        return outs.map((o) => (options.return === "jobs" ? { ...o, id: o.job.id } : { id: o.job.id, created: o.created })) as never;
       },
       get: async (id) => this.get(id) as TypedJob,
       cancel: async (id, reason) => {

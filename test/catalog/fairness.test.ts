@@ -22,7 +22,7 @@ describe("fair pull claims", () => {
     for (let b = 0; b < 10; b++) {
       const r = await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 1000 }, (_, i) => ({ type, scope: big, payload: { i } })) });
       expect(r.status).toBe(200);
-      firstBig ||= r.body.results[0].job.id;
+      firstBig ||= r.body.results[0].id;
     }
     const one = (await api("POST", "/v1/jobs", { type, scope: small, payload: {} })).body.job;
     await flushJobs(firstBig, one.id);

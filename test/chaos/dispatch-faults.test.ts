@@ -36,8 +36,8 @@ describe("push dispatch under faults (randomized)", () => {
         ...jobs.slice(0, 8).map((j) => api("POST", "/v1/jobs", j)),
       ]);
       for (const s of storms) expect(s.status, JSON.stringify(s.body).slice(0, 500)).toBeLessThan(300);
-      const ids: string[] = storms[0]!.body.results.map((r: any) => r.job.id);
-      expect(new Set(storms[1]!.body.results.map((r: any) => r.job.id))).toEqual(new Set(ids));
+      const ids: string[] = storms[0]!.body.results.map((r: any) => r.id);
+      expect(new Set(storms[1]!.body.results.map((r: any) => r.id))).toEqual(new Set(ids));
       const created = [storms[0]!, storms[1]!].flatMap((s) => s.body.results.filter((r: any) => r.created)).length + storms.slice(2).filter((s) => s.status === 201).length;
       expect(created, "each job created exactly once across the storm").toBe(JOBS);
 

@@ -28,6 +28,9 @@ describe.each([
       { type, payload: { n: 2 }, scope, dedupeKey: "d" },
     ]);
     expect(many.map((r) => r.created)).toEqual([true, true]);
+    expect(many.every((r) => !("job" in r))).toBe(true);
+    const views = await queue.enqueueMany([{ type, payload: { n: 2 }, scope, dedupeKey: "d" }], { return: "jobs" });
+    expect(views[0]).toMatchObject({ id: many[1]!.id, created: false, job: { id: many[1]!.id, payload: { n: 2 } } });
     const page = await queue.list({ scopeType: scope.type, scopeId: scope.id, limit: 10 });
     expect(page.items).toHaveLength(3);
     expect((await queue.cancel(id, "no longer needed")).state).toBe("cancelled");

@@ -102,6 +102,7 @@ describe("POST /v1/jobs/batch", () => {
         { type, payload: { i: 2 }, dedupeKey: "d" },
         { type, payload: { i: 3 }, dedupeKey: "d" },
       ],
+      return: "jobs",
     });
     expect(r.status).toBe(200);
     expect(r.body.results.map((x: any) => [x.job.payload.i, x.created])).toEqual([
@@ -110,6 +111,22 @@ describe("POST /v1/jobs/batch", () => {
       [2, true],
       [2, false],
     ]);
+  });
+
+  it("answers ids and created by default (a duplicate's id is its key holder's); return: jobs adds each view", async () => {
+    const type = uniqueType();
+    const jobs = [{ type, payload: { i: 0 } }, { type, payload: { i: 1 }, dedupeKey: "d" }, { type, payload: { i: 2 }, dedupeKey: "d" }];
+    const lean = await api("POST", "/v1/jobs/batch", { jobs });
+    expect(lean.status).toBe(200);
+    expect(lean.body.results.map((x: any) => Object.keys(x).sort())).toEqual([["created", "id"], ["created", "id"], ["created", "id"]]);
+    expect(lean.body.results.map((x: any) => x.created)).toEqual([true, true, false]);
+    expect(lean.body.results[2].id).toBe(lean.body.results[1].id);
+    expect((await api("GET", `/v1/jobs/${encodeURIComponent(lean.body.results[0].id)}`)).body.job.payload).toEqual({ i: 0 });
+    const full = await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: { i: 3 }, dedupeKey: "d" }], return: "jobs" });
+    expect(full.body.results[0]).toMatchObject({ id: lean.body.results[1].id, created: false, job: { id: lean.body.results[1].id, payload: { i: 1 } } });
+    const bad = await api("POST", "/v1/jobs/batch", { jobs, return: "views" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].path).toBe("return");
   });
 
   it("one invalid item refuses the whole call, names its index, and writes nothing", async () => {

@@ -51,7 +51,7 @@ function failing(home: string, method: "stageBatch" | "commitBatch" | "commitDec
 }
 
 async function batch(e: Record<string, unknown>, jobs: object[]) {
-  const res = await createApp().request("/v1/jobs/batch", { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ jobs }) }, e);
+  const res = await createApp().request("/v1/jobs/batch", { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ jobs, return: "jobs" }) }, e);
   return { status: res.status, body: (await res.json()) as any };
 }
 

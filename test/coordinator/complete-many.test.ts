@@ -14,7 +14,7 @@ describe("POST /v1/jobs/complete", () => {
     const ids: string[] = [];
     for (const scope of scopes) {
       const r = await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: {}, scope }, { type, payload: {}, scope }] });
-      ids.push(...r.body.results.map((x: { job: { id: string } }) => x.job.id));
+      ids.push(...r.body.results.map((x: { id: string }) => x.id));
     }
     await flushJobs(...ids); // the catalog knows both scopes, so one claim reaches both
     const jobs: { id: string; leaseToken: string }[] = [];
@@ -69,7 +69,7 @@ describe("POST /v1/jobs/complete", () => {
 describe("POST /v1/claim with complete", () => {
   it("completes first, each item answered as POST /v1/jobs/complete answers it, then leases, without waiting", async () => {
     const type = uniqueType("carry");
-    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 3 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id);
+    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 3 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { id: string }) => x.id);
     const [first] = (await api("POST", "/v1/claim", { worker: "w", types: [type], limit: 1 })).body.jobs;
     const next = await api("POST", "/v1/claim", {
       worker: "w",

@@ -49,7 +49,7 @@ describe("the answer's job views", () => {
       { type, payload: { n: 8 }, scope, id: "same-id" },
       { type, payload: { n: 9 }, scope, id: "same-id" },
     ];
-    const r = await api("POST", "/v1/jobs/batch", { jobs });
+    const r = await api("POST", "/v1/jobs/batch", { jobs, return: "jobs" });
     expect(r.status).toBe(200);
     expect(r.body.results.map((x: { created: boolean }) => x.created)).toEqual([true, true, true, true, true, true, true, false, true, false]);
     // A duplicate is answered with the job that holds its key or id: read that one.

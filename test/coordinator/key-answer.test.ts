@@ -14,7 +14,7 @@ describe("an enqueue answered by its key's job", () => {
     const again = (await api("POST", "/v1/jobs", { type, payload: { n: 2 }, scope, dedupeKey: "k" })).body;
     expect(again).toMatchObject({ created: false, id: first.job.id, job: { id: first.job.id } });
     expect((await api("GET", `/v1/jobs/${again.id}`)).status).toBe(200);
-    const batch = (await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: {}, scope, dedupeKey: "k" }, { type, payload: {}, scope: uniqueScope("other"), dedupeKey: "k" }] })).body;
+    const batch = (await api("POST", "/v1/jobs/batch", { jobs: [{ type, payload: {}, scope, dedupeKey: "k" }, { type, payload: {}, scope: uniqueScope("other"), dedupeKey: "k" }], return: "jobs" })).body;
     expect(batch.results[0]).toMatchObject({ created: false, id: first.job.id });
     expect(batch.results[1].created).toBe(true);
     expect(batch.results[1].id).toBe(batch.results[1].job.id);

@@ -27,7 +27,7 @@ async function runAll(jobs: { type: string; scope: string; ms: number }[], timeo
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   const out: Ran[] = [];
   for (const res of r.body.results) {
-    const done = await waitForJob(res.job.id, isTerminal, timeoutMs);
+    const done = await waitForJob(res.id, isTerminal, timeoutMs);
     expect(done.state, JSON.stringify(done)).toBe("completed");
     out.push({ id: done.id, type: done.type, scope: done.scope.id, startedAt: done.result.startedAt, finishedAt: done.result.finishedAt, claimedAt: done.startedAt });
   }
@@ -80,7 +80,7 @@ describe("guards hold across objects (randomized, seeded)", () => {
     const r = await api("POST", "/v1/jobs/batch", {
       jobs: Array.from({ length: 8 }, (_, i) => ({ type: "demo.ingest", payload: { ms: 40 }, scope: { type: "Tenant", id: `${key}-${i % 4}` } })),
     });
-    const ingestIds: string[] = r.body.results.map((x: any) => x.job.id);
+    const ingestIds: string[] = r.body.results.map((x: any) => x.id);
     await flushJobs(...ingestIds); // the catalog knows the backlog before the rollup asks
     const rollup = (await api("POST", "/v1/jobs", { type: "demo.rollup", payload: { ms: 1 }, scope: { type: "Tenant", id: `${key}-r` } })).body.job;
     const ingests = await Promise.all(ingestIds.map((id) => waitForJob(id, isTerminal)));
@@ -107,7 +107,7 @@ describe("guards hold across objects (randomized, seeded)", () => {
     const r = await api("POST", "/v1/jobs/batch", {
       jobs: Array.from({ length: 40 }, (_, i) => ({ type: "demo.rated", payload: { ms: 1 }, scope: { type: "Tenant", id: `${key}-${i % 4}` } })),
     });
-    const ids: string[] = r.body.results.map((x: any) => x.job.id);
+    const ids: string[] = r.body.results.map((x: any) => x.id);
     const states = await vi.waitFor(
       async () => {
         const s = await Promise.all(ids.map(async (id) => (await api("GET", `/v1/jobs/${id}`)).body.job.state));

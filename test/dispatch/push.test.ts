@@ -225,7 +225,7 @@ describe("time limits, cancellation and leases", () => {
         { type: "test.span", payload: { ms: 2_000, key }, scope },
       ],
     });
-    const [quick, slow] = r.body.results.map((x: any) => x.job.id);
+    const [quick, slow] = r.body.results.map((x: any) => x.id);
     await waitForJob(quick, (j) => j.state === "completed");
     expect((await api("GET", `/v1/jobs/${slow}`)).body.job.state).toBe("running");
     await waitForJob(slow, isTerminal);
@@ -261,7 +261,7 @@ describe("concurrency and dispatch bounds", () => {
     const jobs = Array.from({ length: 100 }, (_, i) => ({ type: "test.limited", payload: { ms: 30, key }, scope: { type: "Tenant", id: `${key}-${i % 10}` } }));
     const r = await api("POST", "/v1/jobs/batch", { jobs });
     expect(r.status).toBe(200);
-    for (const res of r.body.results) await waitForJob(res.job.id, isTerminal, 30_000);
+    for (const res of r.body.results) await waitForJob(res.id, isTerminal, 30_000);
     const spans = await probe.spans(key);
     expect(spans).toHaveLength(100);
     expect(maxOverlap(spans)).toBe(3);
@@ -272,7 +272,7 @@ describe("concurrency and dispatch bounds", () => {
     const scope = uniqueScope("burst");
     const jobs = Array.from({ length: 120 }, () => ({ type: "test.span", payload: { ms: 5, key }, scope }));
     const r = await api("POST", "/v1/jobs/batch", { jobs });
-    for (const res of r.body.results) await waitForJob(res.job.id, (j) => j.state === "completed", 30_000);
+    for (const res of r.body.results) await waitForJob(res.id, (j) => j.state === "completed", 30_000);
     expect(await probe.spans(key)).toHaveLength(120);
   }, 60_000);
 });
@@ -285,7 +285,7 @@ describe("batch size follows the load", () => {
     await waitForJob(one.body.job.id, isTerminal);
     expect(await probe.batchSizes(key)).toEqual([1]);
     const many = await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 1000 }, () => ({ type: "test.raw", payload: { mode: "record", key }, scope })) });
-    for (const res of many.body.results) await waitForJob(res.job.id, isTerminal, 30_000);
+    for (const res of many.body.results) await waitForJob(res.id, isTerminal, 30_000);
     const sizes = (await probe.batchSizes(key)).slice(1);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(1000);
     // 1,000 due at once: full calls of 100.

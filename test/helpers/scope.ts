@@ -99,8 +99,8 @@ export async function put(stub: ScopeStub, jobs: NewJob[]): Promise<{ row: JobRo
   if (!out.ok) throw new Error(out.message);
   const all = await rows(stub);
   return out.results.map((r) => {
-    if (r.job === null) throw new Error("the id is a tombstone's: nothing was created");
-    const id = r.job.id;
+    if (r.id === null) throw new Error("the id is a tombstone's: nothing was created");
+    const id = r.id;
     return { row: all.find((x) => x.id === id)!, created: r.created };
   });
 }

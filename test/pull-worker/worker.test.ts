@@ -44,7 +44,7 @@ describe("createWorker", () => {
 
   it("a busy worker's completions ride with its next claim: one request per cycle, no POST /v1/jobs/complete", async () => {
     const type = uniqueType("carried");
-    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 15 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id as string);
+    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 15 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { id: string }) => x.id as string);
     const claims: { complete?: unknown[] }[] = [];
     const posts: string[] = [];
     const counting = ((input: string, init?: RequestInit) => {
@@ -67,7 +67,7 @@ describe("createWorker", () => {
 
   it("a claim carrying completions that fails: the completions go again alone, and the worker goes on", async () => {
     const type = uniqueType("carried-lost");
-    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 8 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id as string);
+    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 8 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { id: string }) => x.id as string);
     let failed = 0;
     const flaky = ((input: string, init?: RequestInit) => {
       if (new URL(input).pathname === "/v1/claim" && String(init?.body).includes('"complete"') && failed++ === 0) return Promise.reject(new TypeError("injected: network lost"));
@@ -84,7 +84,7 @@ describe("createWorker", () => {
 
   it("stop() while a claim carrying completions is on its way: those land, and what it leased goes back unstarted", async () => {
     const type = uniqueType("carried-stop");
-    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 12 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { job: { id: string } }) => x.job.id as string);
+    const ids = (await api("POST", "/v1/jobs/batch", { jobs: Array.from({ length: 12 }, (_, n) => ({ type, payload: { n } })) })).body.results.map((x: { id: string }) => x.id as string);
     // The first claim that carries completions is held back 300 ms on its way: stop() is called meanwhile.
     let carrying: (() => void) | null = null;
     const onItsWay = new Promise<void>((resolve) => (carrying = resolve));

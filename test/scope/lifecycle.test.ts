@@ -94,7 +94,7 @@ describe("scope object lifecycle", () => {
     await runDurableObjectAlarm(stub);
     expect(await rows(stub)).toEqual([]);
     const again = await scopeRpc(stub).enqueue([job]);
-    expect(again).toEqual({ ok: true, results: [{ job: null, created: false }] });
+    expect(again).toEqual({ ok: true, results: [{ id: null, job: null, created: false }] });
     expect(await rows(stub)).toEqual([]);
     // The alarm comes back to drop the tombstone, seven days after the delete.
     expect(await alarmAt(stub)).toBe(T0 + 8 * DAY);

@@ -59,8 +59,13 @@ export const EnqueueSchema = z
 export type EnqueueRequest = z.infer<typeof EnqueueSchema>;
 
 export const ENQUEUE_BATCH_MAX = 1000;
-export const EnqueueBatchSchema = z
-  .strictObject({ jobs: z.array(EnqueueSchema).min(1).max(ENQUEUE_BATCH_MAX) });
+export const EnqueueBatchSchema = z.strictObject({
+  jobs: z.array(EnqueueSchema).min(1).max(ENQUEUE_BATCH_MAX),
+  return: z
+    .enum(["ids", "jobs"])
+    .optional()
+    .meta({ description: "ids (the default): each result is its job's id and whether it was created; jobs: each result also carries the job's view (`job`), as a single enqueue answers." }),
+});
 
 export const EnqueueResultSchema = z.object({
   id: z.string().meta({ description: "The job's id (also when `job` is null)." }),
@@ -68,4 +73,9 @@ export const EnqueueResultSchema = z.object({
   created: z.boolean(),
 });
 export type EnqueueResult = z.infer<typeof EnqueueResultSchema>;
-export const EnqueueBatchResultSchema = z.object({ results: z.array(EnqueueResultSchema) });
+/** A batch's answer per job: its id and whether it was created; the job's view too when the call asked for `return: "jobs"`. */
+export const EnqueueBatchItemSchema = EnqueueResultSchema.extend({
+  job: JobSchema.nullable().optional().meta({ description: "Only with `return: \"jobs\"`. null: the id belonged to a job deleted by retention (see EnqueueResult)." }),
+});
+export type EnqueueBatchItem = z.infer<typeof EnqueueBatchItemSchema>;
+export const EnqueueBatchResultSchema = z.object({ results: z.array(EnqueueBatchItemSchema) });
