@@ -24,6 +24,7 @@ import m0021 from './0021_type_count.sql';
 import m0022 from './0022_drop_job_count.sql';
 import m0023 from './0023_key_idx.sql';
 import m0024 from './0024_id_seq.sql';
+import m0025 from './0025_pushed_leases.sql';
 
   export default {
     journal,
@@ -52,7 +53,8 @@ m0020,
 m0021,
 m0022,
 m0023,
-m0024
+m0024,
+m0025
     }
   }
   

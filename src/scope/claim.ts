@@ -16,6 +16,7 @@ import { jobRows, type JobRow } from "./job-row";
 import { tallyMoved } from "./tallies";
 import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
 import { newLeaseToken, type HomeStore } from "./home-store";
+import { leaseKept } from "./pushed-leases";
 
 export interface ClaimRequest {
   worker: string;
@@ -83,12 +84,12 @@ const JOB_TAGGED = "SELECT 1 AS tagged FROM job AS j WHERE j.seq = ?1 AND EXISTS
 
 /**
  * jobSetRunningIfPending: the claim transition, guarded by state; primary key lookup.
- * Params: ?1 now, ?2 leaseMs, ?3 lease token, ?4 worker, ?5 seq. A job with a
+ * Params: ?1 now, ?2 leaseMs, ?3 lease token, ?4 worker, ?5 seq, ?6 lease_kept (pushed-leases.ts). A job with a
  * timeout never gets a lease past `startedAt + timeoutMs`.
  */
 export const JOB_SET_RUNNING_IF_PENDING = `
 UPDATE job
-   SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = ?3, lease_owner = ?4, lease_ms = ?2,
+   SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = ?3, lease_owner = ?4, lease_ms = ?2, lease_kept = ?6,
        lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,
        started_at = ?1, updated_at = ?1
  WHERE seq = ?5 AND state IN (${sqlList(TRANSITIONS.claim.from)})
@@ -96,12 +97,13 @@ RETURNING *`;
 
 /**
  * jobSetRunningMany: the claim transition for a whole claim in one statement (one call into SQLite, not
- * one per job), counted in bulk (tallies.ts: it bumps `tally`). Params ?1 now, ?2 leaseMs, ?3 worker, ?4 JSON [[seq, leaseToken], …]. RETURNING comes in
- * no set order: the caller puts the rows back in claim order.
+ * one per job), counted in bulk (tallies.ts: it bumps `tally`). Params ?1 now, ?2 leaseMs, ?3 worker, ?4 JSON [[seq, leaseToken], …],
+ * ?5 lease_kept (pushed-leases.ts). RETURNING comes in no set order: the caller puts the rows back in claim order.
  */
 const JOB_SET_RUNNING_MANY = `
 UPDATE job
    SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = v.value ->> 1, lease_owner = ?3, lease_ms = ?2, tally = tally + 1,
+       lease_kept = ?5,
        lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,
        started_at = ?1, updated_at = ?1
   FROM json_each(?4) AS v
@@ -133,13 +135,15 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
     }
     if (types.length > 1) candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.seq - b.seq);
     const picked = candidates.slice(0, req.limit);
+    // A pushed claim (of one type) holds its leases in memory unless the type runs one at a time (pushed-leases.ts).
+    const kept = leaseKept(req.worker, types.some((t) => isSerial(store, t)));
     let claimed: JobRow[] = [];
     if (picked.length === 1) {
-      claimed = jobRows(store.sql.exec(JOB_SET_RUNNING_IF_PENDING, now, req.leaseMs, newLeaseToken(), req.worker, picked[0]!.seq));
+      claimed = jobRows(store.sql.exec(JOB_SET_RUNNING_IF_PENDING, now, req.leaseMs, newLeaseToken(), req.worker, picked[0]!.seq, kept));
     } else if (picked.length > 1) {
       const order = new Map(picked.map((c, i) => [c.seq, i]));
       const leases = JSON.stringify(picked.map((c) => [c.seq, newLeaseToken()]));
-      claimed = jobRows(store.sql.exec(JOB_SET_RUNNING_MANY, now, req.leaseMs, req.worker, leases));
+      claimed = jobRows(store.sql.exec(JOB_SET_RUNNING_MANY, now, req.leaseMs, req.worker, leases, kept));
       tallyMoved(store.sql, claimed, TRANSITIONS.claim.from[0], TRANSITIONS.claim.to, "started", now);
       claimed.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
     }
@@ -149,8 +153,11 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
   });
 }
 
-/** jobRunningLiveOfType: job_lease_idx (lease_expires_at) WHERE running, live leases only. */
-const JOB_RUNNING_LIVE_OF_TYPE = "SELECT 1 AS live FROM job WHERE state = 'running' AND lease_expires_at > ?2 AND type = ?1 LIMIT 1";
+/**
+ * jobRunningLiveOfType: job_lease_idx (lease_expires_at) WHERE running, live leases only. A one-at-a-time type's
+ * leases always have an entry (pushed-leases.ts).
+ */
+const JOB_RUNNING_LIVE_OF_TYPE = "SELECT 1 AS live FROM job WHERE state = 'running' AND lease_kept = 1 AND lease_expires_at > ?2 AND type = ?1 LIMIT 1";
 
 /** isSerial: one job of the type at a time here — serialized by scope (in a scope object), or ordered (in any object). */
 export function isSerial(store: HomeStore, type: string): boolean {
@@ -200,8 +207,8 @@ function bestDue(sql: SqlStorage, type: string, limit: number, now: number, tags
   return out;
 }
 
-/** jobRunningOfType: job_lease_idx WHERE running, filtered by type. */
-const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM job WHERE state = 'running' AND type = ? LIMIT 1";
+/** typeRunning: the type's count row says a job of it runs here (pushed leases have no job_lease_idx entry). */
+const JOB_RUNNING_OF_TYPE = "SELECT 1 AS running FROM type_count WHERE type = ? AND running > 0";
 /**
  * jobCountDue: per priority level (levels.ts), the due range of job_claim_idx, stopped at `limit`. A follower
  * waiting behind its key's running job is not due yet (that job's end fills again) — counting it would keep

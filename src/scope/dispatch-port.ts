@@ -18,9 +18,8 @@ import { appendStep, journalsOf } from "./steps";
 import { keepLogs } from "./job-logs";
 import type { HomeStore } from "./home-store";
 import type { WakeMemo } from "./wake-memo";
+import { PUSH_WORKER } from "./pushed-leases";
 
-/** The lease owner the dispatcher's claims carry (scope/orphans.ts releases them when an instance restarts). */
-export const PUSH_WORKER = "push";
 
 /**
  * `pauseFresh`: whether the paused set can be trusted now (scope/pause-gate.ts); until it can, nothing is due.
@@ -44,6 +43,8 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
 
     claim(type, limit, leaseMs, now) {
       const rows = claimJobs(store, { worker: PUSH_WORKER, types: [type], limit, leaseMs }, now);
+      // Their leases are held here, not in job_lease_idx (pushed-leases.ts).
+      store.pushed.note(rows);
       // Each job's journal of durable steps rides with it, so a replayed step answers without a call back (steps.ts).
       const journals = journalsOf(store, rows.map((r) => r.seq));
       const leased: Leased[] = rows.map((r) => ({
@@ -70,15 +71,17 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
         try {
           changed.push(...completeMany(store, completions, now));
         } catch (e) {
-          // The leases stay in SQL and are not renewed: the reap pass recovers the jobs.
+          // The leases stay in SQL (and held in memory) and are not renewed: the reap pass recovers the jobs.
           console.error(JSON.stringify({ event: "dispatch:settle_failed", jobs: completions.length, error: String(e) }));
         }
+        store.pushed.note(changed);
         return changed;
       });
     },
 
     renew(id, token, leaseMs, now) {
       const out = heartbeat(store, id, token, leaseMs, now);
+      if (out.ok) store.pushed.renewed(id, out.leaseExpiresAt);
       if (out.ok) return { ok: true };
       return { ok: false, reason: out.code === "lease_lost" && (out.reason === "cancelled" || out.reason === "timeout") ? out.reason : "lease_lost" };
     },

@@ -10,6 +10,7 @@
  */
 import type { QueueConfig } from "../config/schema";
 import { randomHex } from "../random-hex";
+import type { PushedLeases } from "./pushed-leases";
 
 export interface HomeStore {
   readonly sql: SqlStorage;
@@ -22,6 +23,8 @@ export interface HomeStore {
   touched(now: number): void;
   /** This object holds a scope's jobs (not a shard of a type's unscoped jobs). */
   readonly scoped: boolean;
+  /** The leases of this instance's pushed attempts, which have no job_lease_idx entry (pushed-leases.ts). */
+  readonly pushed: PushedLeases;
 }
 
 /** newLeaseToken: 128 random bits, hex. */

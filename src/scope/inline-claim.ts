@@ -51,7 +51,7 @@ function leaseIfFree(store: HomeStore, type: string, key: string, worker: string
   if (!pending || pending.type !== type || pending.run_at > now || isPaused(store.sql, type)) return null;
   // One at a time (serializeByScope, ordered) holds here as in any claim; an ordered type leases its head only.
   if (!mayStart(store, type, pending.seq, now)) return null;
-  const row = jobRows(store.sql.exec(JOB_SET_RUNNING_IF_PENDING, now, leaseMs, newLeaseToken(), worker, pending.seq))[0] ?? null;
+  const row = jobRows(store.sql.exec(JOB_SET_RUNNING_IF_PENDING, now, leaseMs, newLeaseToken(), worker, pending.seq, 1))[0] ?? null;
   if (row) store.touched(now);
   return row;
 }

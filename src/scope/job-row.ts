@@ -36,6 +36,8 @@ export type JobRow = {
   lease_owner: string | null;
   lease_expires_at: number | null;
   lease_ms: number | null;
+  /** 0: a pushed attempt whose lease the object holds in memory, without a job_lease_idx entry (pushed-leases.ts). */
+  lease_kept: number;
   created_at: number;
   updated_at: number;
   started_at: number | null;
@@ -85,6 +87,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     lease_owner: r[at.lease_owner]!,
     lease_expires_at: r[at.lease_expires_at]!,
     lease_ms: r[at.lease_ms]!,
+    lease_kept: r[at.lease_kept]!,
     created_at: r[at.created_at]!,
     updated_at: r[at.updated_at]!,
     started_at: r[at.started_at]!,

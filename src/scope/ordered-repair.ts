@@ -11,14 +11,18 @@
  */
 import type { QueueConfig } from "../config/schema";
 
-/** jobMarkOrderedPending / Running: claim idx and lease idx (type) prefixes — the type's live jobs only. */
+/**
+ * jobMarkOrderedPending / Running: the claim index's type prefix; the running ones through the table (a pushed
+ * lease has no job_lease_idx entry: pushed-leases.ts), so only when the type's count row says one runs.
+ */
 const MARK_PENDING = "UPDATE job SET ordered = 1 WHERE state = 'pending' AND type = ? AND ordered = 0";
 const MARK_RUNNING = "UPDATE job SET ordered = 1 WHERE state = 'running' AND type = ? AND ordered = 0";
+const TYPE_RUNNING = "SELECT running FROM type_count WHERE type = ?";
 
 export function markOrderedJobs(sql: SqlStorage, config: QueueConfig): void {
   for (const type of Object.keys(config.types)) {
     if (!config.typeSettings(type).ordered) continue;
     sql.exec(MARK_PENDING, type);
-    sql.exec(MARK_RUNNING, type);
+    if ((sql.exec<{ running: number }>(TYPE_RUNNING, type).toArray()[0]?.running ?? 0) > 0) sql.exec(MARK_RUNNING, type);
   }
 }

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { PUSH_WORKER } from "./dispatch-port";
+import { PUSH_WORKER } from "./pushed-leases";
 import { jobRows, type JobRow } from "./job-row";
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import { releaseLeased } from "./settle";
@@ -26,8 +26,12 @@ export const ORPHAN_REASON = "its object restarted while the handler call was in
 /** Releases of one job in a row that cost nothing; the next one counts. */
 export const ORPHAN_FREE_RELEASES = 3;
 
-/** Running jobs this object's dispatcher leased (claims made for pushed types say `push`): job_lease_idx. */
+/**
+ * Running jobs this object's dispatcher leased (claims made for pushed types say `push`). Most have no
+ * job_lease_idx entry (pushed-leases.ts), so this reads the table — only when type_count says a job runs.
+ */
 const JOB_PUSHED_RUNNING = `SELECT * FROM job WHERE state = 'running' AND lease_owner = '${PUSH_WORKER}'`;
+const ANY_RUNNING = "SELECT coalesce(sum(running), 0) AS n FROM type_count";
 /** The notes of a job's newest attempt ends back to pending (job_transition_job_idx backwards): a release says why. */
 const LAST_RETURNS = "SELECT note FROM job_transition WHERE job_seq = ? ORDER BY id DESC LIMIT ?";
 const RELEASED_NOTE = `released: ${ORPHAN_REASON}`;
@@ -37,6 +41,7 @@ export function releaseOrphans(store: HomeStore, now: number): { released: JobRo
   return store.atomic(() => {
     const released: JobRow[] = [];
     const counted: JobRow[] = [];
+    if (store.sql.exec<{ n: number }>(ANY_RUNNING).one().n === 0) return { released, counted };
     for (const leased of jobRows(store.sql.exec(JOB_PUSHED_RUNNING))) {
       const notes = store.sql.exec<{ note: string | null }>(LAST_RETURNS, leased.seq, ORPHAN_FREE_RELEASES).toArray();
       if (notes.length === ORPHAN_FREE_RELEASES && notes.every((n) => n.note === RELEASED_NOTE)) {

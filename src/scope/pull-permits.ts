@@ -42,11 +42,11 @@ RETURNING pool, permit_id`;
 /** permitsHold: before a cancel ends running attempts, keep their permits until their leases would have ended. */
 const PERMITS_HOLD = `
 UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j WHERE j.seq = p.job_seq)
- WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND (?1 IS NULL OR id = ?1))`;
+ WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND lease_kept = 1 AND (?1 IS NULL OR id = ?1))`;
 /** permitsHoldOfKeys: the same, before a cancel by dedupe keys (?1 type, ?2 json array of keys). */
 const PERMITS_HOLD_OF_KEYS = `
 UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j WHERE j.seq = p.job_seq)
- WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND type = ?1 AND dedupe_key IN (SELECT value FROM json_each(?2)))`;
+ WHERE p.job_seq IN (SELECT seq FROM job WHERE state = 'running' AND lease_kept = 1 AND type = ?1 AND dedupe_key IN (SELECT value FROM json_each(?2)))`;
 
 export interface PullClaimDeps {
   store: HomeStore;

@@ -9,10 +9,11 @@
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import { jobRows, type JobRow } from "./job-row";
 import type { HomeStore } from "./home-store";
+import { getJobs } from "./read";
 
-/** jobFindExpiredLeases: uses job_lease_idx (lease_expires_at) WHERE running. */
+/** jobFindExpiredLeases: uses job_lease_idx (lease_expires_at) WHERE running — the leases not held in memory. */
 export const JOB_FIND_EXPIRED_LEASES = `
-SELECT * FROM job WHERE state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`;
+SELECT * FROM job WHERE state = 'running' AND lease_kept = 1 AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`;
 
 export const REAP_BATCH = 200;
 
@@ -25,9 +26,23 @@ export interface ReapResult {
   more: boolean;
 }
 
+/**
+ * heldExpired: the rows of the pushed leases memory says have expired (pushed-leases.ts). Memory may be early (a
+ * lease renewed by a step) or hold a job that ended another way (a cancel): the rows say, and are held again.
+ */
+function heldExpired(store: HomeStore, now: number, limit: number): JobRow[] {
+  const ids = store.pushed.expired(now).slice(0, limit);
+  if (ids.length === 0) return [];
+  const rows = [...getJobs(store.sql, ids).values()];
+  store.pushed.forget(ids);
+  store.pushed.note(rows.filter((r) => r.lease_expires_at === null || r.lease_expires_at > now));
+  return rows.filter((r) => r.state === "running" && r.lease_expires_at !== null && r.lease_expires_at <= now);
+}
+
 export function reapOnce(store: HomeStore, now: number, limit = REAP_BATCH): ReapResult {
   return store.atomic(() => {
-    const expired = jobRows(store.sql.exec(JOB_FIND_EXPIRED_LEASES, now, limit));
+    const indexed = jobRows(store.sql.exec(JOB_FIND_EXPIRED_LEASES, now, limit));
+    const expired = [...indexed, ...heldExpired(store, now, limit - indexed.length)];
     let retried = 0;
     let failed = 0;
     const rows: JobRow[] = [];
@@ -51,6 +66,6 @@ export function reapOnce(store: HomeStore, now: number, limit = REAP_BATCH): Rea
       else failed++;
     }
     if (expired.length > 0) store.touched(now);
-    return { retried, failed, rows, more: expired.length === limit };
+    return { retried, failed, rows, more: expired.length === limit || store.pushed.expired(now).length > 0 };
   });
 }

@@ -13,6 +13,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
 import { markOrderedJobs } from "./ordered-repair";
+import { PushedLeases } from "./pushed-leases";
 import { homeOfJobId } from "../job/home";
 import { keepName, ownName } from "../object-name";
 import { Dispatcher } from "../dispatch/dispatcher";
@@ -83,6 +84,7 @@ export class ScopeParts {
       config: loadConfig(env),
       random: () => host.random(),
       touched: (at) => this.reporter.touched(at),
+      pushed: new PushedLeases(),
       // A getter, not a value: a serialized type must stay serialized in an instance woken cold, once its name is known.
       get scoped() {
         return self.knownHome()?.startsWith("scope:") ?? false;

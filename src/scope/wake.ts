@@ -4,7 +4,8 @@
  *
  * - the next pending job to become due (a job already due needs no wake-up
  *   for pull workers; it is there for the next claim),
- * - the earliest lease expiry (the reap pass),
+ * - the earliest lease expiry (the reap pass): in job_lease_idx, or held in
+ *   memory for a pushed attempt (pushed-leases.ts),
  * - the next retention sweep,
  * - the deadline for a catalog summary that has not gone out,
  * - the end of a permit hold a cancel left (pull-permits.ts).
@@ -27,7 +28,7 @@ const JOB_NEXT_WAKE = `
 WITH RECURSIVE ${levelsCte(`SELECT c.type FROM type_count AS c WHERE ${PENDING_UNPAUSED_COUNT}`)}
 SELECT
   (SELECT min((SELECT min(j.run_at) FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at > ?1)) FROM lv WHERE lv.p IS NOT NULL) AS due,
-  (SELECT min(lease_expires_at) FROM job WHERE state = 'running') AS lease,
+  (SELECT min(lease_expires_at) FROM job WHERE state = 'running' AND lease_kept = 1) AS lease,
   (SELECT min(hold_until) FROM job_permit) AS hold,
   ${OLDEST_FINISHED_COLUMNS}`;
 
@@ -39,7 +40,8 @@ export function readWakeRow(store: HomeStore, now: number): WakeRow {
 /** nextWakeAt: the earliest of the times above, from the wake-up's row (kept by the memo while it stands). */
 export function nextWakeAt(store: HomeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
   const row = memo.wake(now);
-  const times = [row.due, row.lease, row.hold, sweepAtOf(store, row), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
+  // Pushed attempts' leases are held in memory, not in job_lease_idx (pushed-leases.ts).
+  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, sweepAtOf(store, row), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
 }
 

@@ -44,6 +44,12 @@ export const job = sqliteTable(
     leaseOwner: text("lease_owner"),
     leaseExpiresAt: integer("lease_expires_at"),
     leaseMs: integer("lease_ms"),
+    /**
+     * 0 for a pushed attempt of a type that is not one at a time: its lease is held in the object's memory
+     * (scope/pushed-leases.ts) and has no job_lease_idx entry — one row written less per attempt (docs/design.md
+     * "What a job costs"); 1 for every other lease.
+     */
+    leaseKept: integer("lease_kept").notNull().default(1),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     startedAt: integer("started_at"),
@@ -71,8 +77,8 @@ export const job = sqliteTable(
     index("job_claim_idx")
       .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
       .where(sql`state = 'pending'`),
-    /** Earliest lease expiry (alarm, reap pass). */
-    index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running'`),
+    /** Earliest lease expiry (alarm, reap pass) of the leases not held in memory (`lease_kept`: scope/pushed-leases.ts). */
+    index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running' AND lease_kept = 1`),
     /** Retention sweep and prune: terminal rows by finish time. */
     index("job_finished_idx").on(t.state, t.finishedAt).where(sql`finished_at IS NOT NULL`),
     /**
