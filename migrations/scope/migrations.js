@@ -25,6 +25,7 @@ import m0022 from './0022_drop_job_count.sql';
 import m0023 from './0023_key_idx.sql';
 import m0024 from './0024_id_seq.sql';
 import m0025 from './0025_pushed_leases.sql';
+import m0026 from './0026_completed_unindexed.sql';
 
   export default {
     journal,
@@ -54,7 +55,8 @@ m0021,
 m0022,
 m0023,
 m0024,
-m0025
+m0025,
+m0026
     }
   }
   

@@ -90,7 +90,7 @@ export function retryJob(store: HomeStore, id: string, now: number): Outcome<{ r
  */
 const JOB_FAILED_AFTER = `
 SELECT id, seq, finished_at FROM job
- WHERE state = 'failed' AND finished_at IS NOT NULL AND (finished_at, seq) > (?2, ?3) AND (?1 IS NULL OR type = ?1)
+ WHERE state = 'failed' AND state <> 'completed' AND finished_at IS NOT NULL AND (finished_at, seq) > (?2, ?3) AND (?1 IS NULL OR type = ?1)
  ORDER BY finished_at, seq LIMIT ?4`;
 export const RETRY_PAGE = 200;
 

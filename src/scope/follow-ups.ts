@@ -33,6 +33,8 @@ export interface FollowUpDeps {
     fillNow(): void;
   };
   permits: Pick<LeasePermits, "renew" | "returnFree">;
+  /** Rows that may have completed: the sweep of completed jobs learns when they pass their retention (completed-sweep.ts). */
+  ended(rows: readonly JobRow[]): void;
   /** Tell the claims parked for these pulled types (wait-notify.ts). */
   wake(types: Iterable<string>, now: number): void;
   report(urgency: ReportUrgency): void;
@@ -49,6 +51,7 @@ export class FollowUps {
 
   async run(c: Changes, now: number): Promise<void> {
     const d = this.deps;
+    d.ended(c.events);
     d.events.enqueued(c.created);
     d.events.emit(c.events, now);
     if (c.released) d.events.released(c.released.rows, now, c.released.reason);

@@ -11,6 +11,7 @@
 import type { QueueConfig } from "../config/schema";
 import { randomHex } from "../random-hex";
 import type { PushedLeases } from "./pushed-leases";
+import type { CompletedSweep } from "./completed-sweep";
 
 export interface HomeStore {
   readonly sql: SqlStorage;
@@ -25,6 +26,8 @@ export interface HomeStore {
   readonly scoped: boolean;
   /** The leases of this instance's pushed attempts, which have no job_lease_idx entry (pushed-leases.ts). */
   readonly pushed: PushedLeases;
+  /** What this instance knows of its completed jobs' retention (completed-sweep.ts). */
+  readonly completed: CompletedSweep;
 }
 
 /** newLeaseToken: 128 random bits, hex. */

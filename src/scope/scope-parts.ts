@@ -14,6 +14,7 @@ import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
 import { markOrderedJobs } from "./ordered-repair";
 import { PushedLeases } from "./pushed-leases";
+import { CompletedSweep } from "./completed-sweep";
 import { homeOfJobId } from "../job/home";
 import { keepName, ownName } from "../object-name";
 import { Dispatcher } from "../dispatch/dispatcher";
@@ -85,6 +86,7 @@ export class ScopeParts {
       random: () => host.random(),
       touched: (at) => this.reporter.touched(at),
       pushed: new PushedLeases(),
+      completed: new CompletedSweep(),
       // A getter, not a value: a serialized type must stay serialized in an instance woken cold, once its name is known.
       get scoped() {
         return self.knownHome()?.startsWith("scope:") ?? false;
@@ -118,6 +120,7 @@ export class ScopeParts {
       reapNow: async () => void (await this.write((at) => writes.reap(this.store, at))),
     });
     this.followUps = new FollowUps({
+      ended: (rows) => this.store.completed.note(rows, this.store.config.retention.completedMs),
       config,
       events: this.events,
       home: () => this.knownHome() ?? "?",

@@ -8,22 +8,27 @@ import { TERMINAL_STATES, type TerminalState } from "../job/states";
 import type { HomeStore } from "./home-store";
 import { bury, sweepTombstones } from "./tombstones";
 import { tallyDeleted } from "./tallies";
+import { JOB_DELETE_BY_SEQ } from "./completed-sweep";
 
 /**
- * jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at). The only statement that deletes jobs:
- * it counts what it deletes itself (tallies.ts; no count trigger on delete).
+ * jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at), which holds failed, cancelled and superseded
+ * jobs (a completed one has no entry: completed-sweep.ts). The statements that delete jobs count what they delete
+ * themselves (tallies.ts; no count trigger on delete).
  */
 const JOB_DELETE_FINISHED_BEFORE = `
 DELETE FROM job WHERE seq IN (
-  SELECT seq FROM job WHERE state = ? AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?)
+  SELECT seq FROM job WHERE state = ? AND state <> 'completed' AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?)
 RETURNING id, own_id, type, state, failure_kind`;
 
+/** The terminal states job_finished_idx holds (the sweep of completed jobs walks the table: completed-sweep.ts). */
+const INDEXED_STATES = TERMINAL_STATES.filter((s) => s !== "completed");
+
 /**
- * jobOldestFinishedByState: one seek of job_finished_idx per terminal state, in one statement; the wake-up
+ * jobOldestFinishedByState: one seek of job_finished_idx per indexed terminal state, in one statement; the wake-up
  * after every write reads the same columns inside its own statement (scope/wake.ts).
  */
-export const OLDEST_FINISHED_COLUMNS = `${TERMINAL_STATES.map(
-  (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND finished_at IS NOT NULL) AS t${i}`,
+export const OLDEST_FINISHED_COLUMNS = `${INDEXED_STATES.map(
+  (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND state <> 'completed' AND finished_at IS NOT NULL) AS t${i}`,
 ).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone`;
 const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${OLDEST_FINISHED_COLUMNS}`;
 
@@ -38,7 +43,7 @@ function retentionMs(store: HomeStore, state: TerminalState): number | null {
 export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
   // Every alarm calls this; one read says whether anything passed its retention, where the deletes below are five
   // transactions (they showed in the 64-scope profile: docs/design.md, What each busy object costs).
-  const due = nextSweepAt(store);
+  const due = nextSweepAt(store, now);
   if (due === null || due > now) return { deleted: 0, more: false };
   let deleted = 0;
   let more = false;
@@ -46,9 +51,9 @@ export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): {
     const keep = retentionMs(store, state);
     if (keep === null) continue;
     // Due at finished_at + retention exactly (nextSweepAt), hence the + 1 on a strict "before".
-    const n = deleteFinished(store, state, now - keep + 1, limit, now);
-    deleted += n;
-    more ||= n === limit;
+    const out = state === "completed" ? deleteCompleted(store, now - keep + 1, keep, limit, now) : { n: deleteFinished(store, state, now - keep + 1, limit, now), more: false };
+    deleted += out.n;
+    more ||= out.more || out.n === limit;
   }
   more ||= store.atomic(() => sweepTombstones(store, now, limit)) === limit;
   if (deleted > 0) store.touched(now);
@@ -56,14 +61,17 @@ export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): {
 }
 
 /** nextSweepAt: when the oldest terminal job of any state passes its retention; null when there are none. */
-function nextSweepAt(store: HomeStore): number | null {
-  return sweepAtOf(store, store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one());
+function nextSweepAt(store: HomeStore, now: number): number | null {
+  return sweepAtOf(store, store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one(), now);
 }
 
-/** sweepAtOf: nextSweepAt from a row holding OLDEST_FINISHED_COLUMNS (scope/wake.ts reads them with the rest of a wake-up). */
-export function sweepAtOf(store: HomeStore, oldest: Record<string, number | null>): number | null {
-  let next: number | null = null;
-  TERMINAL_STATES.forEach((state, i) => {
+/**
+ * sweepAtOf: nextSweepAt from a row holding OLDEST_FINISHED_COLUMNS (scope/wake.ts reads them with the rest of a
+ * wake-up), and, for completed jobs, what the instance knows (completed-sweep.ts).
+ */
+export function sweepAtOf(store: HomeStore, oldest: Record<string, number | null>, now: number): number | null {
+  let next: number | null = retentionMs(store, "completed") === null ? null : store.completed.dueAt(store.sql, now);
+  INDEXED_STATES.forEach((state, i) => {
     const t = oldest[`t${i}`] ?? null;
     const keep = retentionMs(store, state);
     if (t !== null && keep !== null) next = Math.min(next ?? Infinity, t + keep);
@@ -78,9 +86,9 @@ export function prune(store: HomeStore, olderThan: number, states: readonly Term
   let deleted = 0;
   for (const state of states) {
     for (;;) {
-      const n = deleteFinished(store, state, olderThan, SWEEP_BATCH, now);
-      deleted += n;
-      if (n < SWEEP_BATCH) break;
+      const out = state === "completed" ? deleteCompleted(store, olderThan, null, SWEEP_BATCH, now) : { n: deleteFinished(store, state, olderThan, SWEEP_BATCH, now), more: false };
+      deleted += out.n;
+      if (!out.more && out.n < SWEEP_BATCH) break;
     }
   }
   if (deleted > 0) store.touched(now);
@@ -92,12 +100,26 @@ export function prune(store: HomeStore, olderThan: number, states: readonly Term
  * transaction (tombstones.ts). An id the queue made up cannot come back: it leaves none.
  */
 function deleteFinished(store: HomeStore, state: TerminalState, before: number, limit: number, now: number): number {
+  return store.atomic(() => buryDeleted(store, store.sql.exec<Deleted>(JOB_DELETE_FINISHED_BEFORE, state, before, limit).toArray(), now));
+}
+
+/**
+ * deleteCompleted: the completed jobs finished before `before` that one walk of the table finds (completed-sweep.ts);
+ * `keepMs` null for a prune by hand, which sets no due time.
+ */
+function deleteCompleted(store: HomeStore, before: number, keepMs: number | null, limit: number, now: number): { n: number; more: boolean } {
   return store.atomic(() => {
-    const gone = store.sql
-      .exec<{ id: string; own_id: number; type: string; state: string; failure_kind: string | null }>(JOB_DELETE_FINISHED_BEFORE, state, before, limit)
-      .toArray();
-    tallyDeleted(store.sql, gone, now);
-    bury(store, gone.filter((r) => r.own_id === 1).map((r) => r.id), now);
-    return gone.length;
+    const { seqs, more } = store.completed.walk(store.sql, before, keepMs, limit);
+    if (seqs.length === 0) return { n: 0, more };
+    return { n: buryDeleted(store, store.sql.exec<Deleted>(JOB_DELETE_BY_SEQ, JSON.stringify(seqs)).toArray(), now), more };
   });
+}
+
+type Deleted = { id: string; own_id: number; type: string; state: string; failure_kind: string | null };
+
+/** buryDeleted: deleted rows counted, and the ids a caller gave kept as tombstones (tombstones.ts); how many. */
+function buryDeleted(store: HomeStore, gone: Deleted[], now: number): number {
+  tallyDeleted(store.sql, gone, now);
+  bury(store, gone.filter((r) => r.own_id === 1).map((r) => r.id), now);
+  return gone.length;
 }

@@ -41,7 +41,7 @@ export function readWakeRow(store: HomeStore, now: number): WakeRow {
 export function nextWakeAt(store: HomeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
   const row = memo.wake(now);
   // Pushed attempts' leases are held in memory, not in job_lease_idx (pushed-leases.ts).
-  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, sweepAtOf(store, row), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
+  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
 }
 

@@ -79,8 +79,11 @@ export const job = sqliteTable(
       .where(sql`state = 'pending'`),
     /** Earliest lease expiry (alarm, reap pass) of the leases not held in memory (`lease_kept`: scope/pushed-leases.ts). */
     index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running' AND lease_kept = 1`),
-    /** Retention sweep and prune: terminal rows by finish time. */
-    index("job_finished_idx").on(t.state, t.finishedAt).where(sql`finished_at IS NOT NULL`),
+    /**
+     * Retention sweep and prune: terminal rows by finish time — failed, cancelled and superseded ones. A completed job,
+     * the common end, has no entry: its sweep walks the table in seq order (scope/completed-sweep.ts).
+     */
+    index("job_finished_idx").on(t.state, t.finishedAt).where(sql`finished_at IS NOT NULL AND state <> 'completed'`),
     /**
      * A dedupe key is held by at most one live job (invariant 1); a pending follower may wait behind a running one,
      * or behind a pending one that has run with a journal (never superseded: docs/guarantees.md "Keys and journals"),

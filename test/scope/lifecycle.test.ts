@@ -173,7 +173,7 @@ describe("scope object lifecycle", () => {
         dedupe: plan("SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN ('pending', 'running')", "k"),
         nextRun: plan("SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ? AND priority = ? AND run_at > ?", "a", 0, T0),
         lease: plan("SELECT min(lease_expires_at) AS t FROM job WHERE state = 'running' AND lease_kept = 1"),
-        finished: plan("SELECT min(finished_at) AS t FROM job WHERE state = ? AND finished_at IS NOT NULL", "completed"),
+        finished: plan("SELECT min(finished_at) AS t FROM job WHERE state = ? AND state <> 'completed' AND finished_at IS NOT NULL", "failed"),
       };
     });
     expect(plans.dedupe).toMatch(/job_key_idx/);

@@ -141,6 +141,7 @@ describe("what follows a write", () => {
       wake: (types) => void calls.push(`wake:${[...types].join(",")}`),
       report: (u) => void calls.push(`report:${u}`),
       arm: async () => void calls.push("arm"),
+      ended: log("ended"),
     });
     const row = (over: Partial<JobRow>) => ({ id: "j", type: "test.job", state: "pending", run_at: 0, dedupe_key: null, ...over }) as JobRow;
     const lost = row({ state: "running" });
@@ -158,11 +159,11 @@ describe("what follows a write", () => {
       }),
       1,
     );
-    expect(calls).toEqual(["enqueued", "emit", "released", "leaseLost", "reapSummary", "abort", "abortReaped", "renew", "returnPermits", "wake:test.job", "fill", "report:now", "arm"]);
+    expect(calls).toEqual(["ended", "enqueued", "emit", "released", "leaseLost", "reapSummary", "abort", "abortReaped", "renew", "returnPermits", "wake:test.job", "fill", "report:now", "arm"]);
     // Pushed types are never woken: their object dispatches them itself.
     calls.length = 0;
     await followUps.run(changed({ quiet: [row({ type: "test.span" })] }), 1);
-    expect(calls).toEqual(["enqueued", "emit", "report:now", "arm"]);
+    expect(calls).toEqual(["ended", "enqueued", "emit", "report:now", "arm"]);
   });
 });
 

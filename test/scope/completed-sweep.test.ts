@@ -1,0 +1,89 @@
+/**
+ * Completed jobs have no job_finished_idx entry; their retention sweep walks the table in seq order
+ * (scope/completed-sweep.ts, docs/design.md "What a job costs"): it deletes them on time, passes over the
+ * jobs still live or kept longer, goes on where a full pass stopped, and a cold instance sweeps what it
+ * never saw finish.
+ */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { scopeRpc } from "../../src/scope/api";
+import type { ScopeDO } from "../../src/scope/scope-do";
+import { sweepOnce } from "../../src/scope/sweep-pass";
+import { alarmAt, env, freshScope, newJob, restartCold, rows, T0, useClock } from "../helpers/scope";
+import { ManualClock } from "../../src/clock";
+
+const DAY = 86_400_000;
+const lease = (limit: number) => ({ worker: "w", types: ["test.job"], limit, leaseMs: 30_000 });
+/** The ids job_finished_idx holds. */
+const INDEXED = "SELECT id FROM job INDEXED BY job_finished_idx WHERE finished_at IS NOT NULL AND state <> 'completed' AND state IN ('completed', 'failed', 'cancelled', 'superseded')";
+
+async function finish(stub: DurableObjectStub<ScopeDO>, home: string, completed: number, failed: number) {
+  const out = await scopeRpc(stub).enqueue([
+    ...Array.from({ length: completed }, () => newJob(home, { ownId: false })),
+    ...Array.from({ length: failed }, () => newJob(home, { ownId: false, maxAttempts: 1 })),
+  ]);
+  if (!out.ok) throw new Error(out.message);
+  const leased = await scopeRpc(stub).claim(lease(completed + failed));
+  for (const [i, j] of leased.entries()) {
+    if (i < completed) await scopeRpc(stub).complete(j.id, j.leaseToken!, null);
+    else await scopeRpc(stub).fail(j.id, j.leaseToken!, { error: "no" });
+  }
+  return leased.map((j) => j.id);
+}
+
+describe("the sweep of completed jobs", () => {
+  it("a completed job has no finished index entry, a failed one has; each is deleted at its own retention", async () => {
+    const { home, stub, clock } = await freshScope();
+    const ids = await finish(stub, home, 2, 1);
+    const indexed = await runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.sql.exec<{ id: string }>(INDEXED).toArray().map((r) => r.id));
+    expect(indexed).toEqual([ids[2]]);
+    // Due exactly at the completion plus the retention (noted when it completed), as the index said.
+    expect(await alarmAt(stub)).toBe(T0 + DAY);
+    clock!.advance(DAY);
+    await runDurableObjectAlarm(stub);
+    expect((await rows(stub)).map((r) => r.state)).toEqual(["failed"]);
+    expect(await alarmAt(stub)).toBe(T0 + 7 * DAY);
+  });
+
+  it("passes over older jobs that are live or kept longer, and deletes the completed ones behind them", async () => {
+    const { home, stub, clock } = await freshScope();
+    // A delayed job older than all of them, live throughout.
+    await scopeRpc(stub).enqueue([newJob(home, { ownId: false, delayMs: 30 * DAY })]);
+    await finish(stub, home, 3, 2);
+    clock!.advance(60_000);
+    await finish(stub, home, 2, 0);
+    clock!.advance(DAY - 60_000);
+    await runDurableObjectAlarm(stub);
+    // The first three completed passed their day; the two a minute younger wait for theirs.
+    expect((await rows(stub)).map((r) => r.state).sort()).toEqual(["completed", "completed", "failed", "failed", "pending"]);
+    expect(await alarmAt(stub)).toBe(T0 + 60_000 + DAY);
+    clock!.advance(60_000);
+    await runDurableObjectAlarm(stub);
+    expect((await rows(stub)).map((r) => r.state).sort()).toEqual(["failed", "failed", "pending"]);
+  });
+
+  it("a full pass goes on where it stopped", async () => {
+    const { home, stub, clock } = await freshScope();
+    await finish(stub, home, 5, 0);
+    const passes = await runInDurableObject(stub, (o: ScopeDO) => {
+      const now = clock!.now() + DAY;
+      return [sweepOnce(o.store, now, 2), sweepOnce(o.store, now, 2), sweepOnce(o.store, now, 2)];
+    });
+    expect(passes).toEqual([
+      { deleted: 2, more: true },
+      { deleted: 2, more: true },
+      { deleted: 1, more: false },
+    ]);
+    expect(await rows(stub)).toEqual([]);
+  });
+
+  it("a cold instance sweeps the completed jobs it never saw finish", async () => {
+    const { home, stub } = await freshScope();
+    await finish(stub, home, 2, 0);
+    const cold = await restartCold(env.SCOPE, stub);
+    await useClock(cold, new ManualClock(T0 + 2 * DAY));
+    // It knows of them only from the type's count: it walks at once, and finds both past their retention.
+    await runInDurableObject(cold, (o: ScopeDO) => sweepOnce(o.store, o.clock.now()));
+    expect(await rows(cold)).toEqual([]);
+  });
+});
