@@ -33,7 +33,10 @@ export interface FollowUpDeps {
     fillNow(): void;
   };
   permits: Pick<LeasePermits, "renew" | "returnFree">;
-  /** Rows that may have completed: the sweep of completed jobs learns when they pass their retention (completed-sweep.ts). */
+  /**
+   * Rows a write changed: the sweep of completed jobs learns when they pass their retention (completed-sweep.ts), and
+   * the pushed leases held in memory follow them (pushed-leases.ts).
+   */
   ended(rows: readonly JobRow[]): void;
   /** Tell the claims parked for these pulled types (wait-notify.ts). */
   wake(types: Iterable<string>, now: number): void;

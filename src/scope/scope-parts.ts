@@ -120,7 +120,11 @@ export class ScopeParts {
       reapNow: async () => void (await this.write((at) => writes.reap(this.store, at))),
     });
     this.followUps = new FollowUps({
-      ended: (rows) => this.store.completed.note(rows, this.store.config.retention.completedMs),
+      ended: (rows) => {
+        this.store.completed.note(rows, this.store.config.retention.completedMs);
+        // A pushed attempt ended by any write (a cancel, a release) is forgotten at once, not at its expiry.
+        this.store.pushed.note(rows);
+      },
       config,
       events: this.events,
       home: () => this.knownHome() ?? "?",
