@@ -90,14 +90,13 @@ export function seqLocalId(now: number, seq: number): string {
   return `${now.toString(36).padStart(9, "0")}~${seq.toString(36)}`;
 }
 
-/** seqOfJobId: the seq a job id names when its home made it from one (seqLocalId), else null. */
+/** seqOfJobId: the seq a job id names when its home made it from one (seqLocalId, exactly that form), else null. */
 export function seqOfJobId(id: string): number | null {
-  const tilde = id.lastIndexOf("~");
-  if (tilde < 0) return null;
-  const digits = id.slice(tilde + 1);
-  if (!/^[0-9a-z]{1,10}$/.test(digits)) return null;
-  return parseInt(digits, 36);
+  const m = SEQ_LOCAL_ID.exec(id.slice(id.indexOf(".") + 1));
+  return m ? parseInt(m[1]!, 36) : null;
 }
+
+const SEQ_LOCAL_ID = /^[0-9a-z]{9}~([0-9a-z]{1,10})$/;
 
 /** newLocalId: time-ordered (base36 ms) plus 64 random bits, so ids sort roughly by creation. */
 export function newLocalId(now: number): string {
