@@ -32,7 +32,6 @@ const WALK_PAGE = 500;
 
 /** jobWalk: the table in seq order from a position (primary key). */
 const JOB_WALK = "SELECT seq, state, created_at, finished_at FROM job WHERE seq > ?1 ORDER BY seq LIMIT ?2";
-const ANY_COMPLETED = "SELECT coalesce(sum(completed), 0) AS n FROM type_count";
 /** jobDeleteBySeq: the walk's finds, the same answer as the indexed deletes (sweep-pass.ts). */
 export const JOB_DELETE_BY_SEQ = `
 DELETE FROM job WHERE seq IN (SELECT value FROM json_each(?1)) AND state = 'completed' RETURNING id, own_id, type, state, failure_kind`;
@@ -42,9 +41,20 @@ type WalkRow = { seq: number; state: string; created_at: number; finished_at: nu
 export class CompletedSweep {
   /** When the first completed job known here passes its retention; undefined: not known yet (a fresh instance). */
   private due: number | null | undefined = undefined;
-  /** Where the sweep's walk goes on (0: from the start), and a prune's by hand. */
-  private walkAt = 0;
+  /**
+   * What a walk cycle carries until it ends: the due times of what its passes (and the completions noted meanwhile)
+   * left behind the cursor, and the lowest seq that may still hold an unswept completed job — where the next
+   * cycle starts, so the jobs before it (live ones, failed ones kept longer) are not read again and again. A
+   * completion noted later lowers it; an instance starts from the table's start.
+   */
+  private carry: number | null = null;
+  private low = 0;
+  private cycleLow = Infinity;
+  /** Where the sweep's walk goes on (null: a new cycle, from `low`), and a prune's by hand. */
+  private walkAt: number | null = null;
   private pruneAt = 0;
+  /** When this instance last knew of every completed job (its first look, or a cycle's end). */
+  private knownAt = 0;
 
   /** note: rows a write ended — each completed one passes its retention `keepMs` after it finished. */
   note(rows: readonly JobRow[], keepMs: number | null): void {
@@ -52,53 +62,82 @@ export class CompletedSweep {
     for (const r of rows) {
       if (r.state !== "completed" || r.finished_at === null) continue;
       const at = r.finished_at + keepMs;
+      this.low = Math.min(this.low, r.seq - 1);
+      this.cycleLow = Math.min(this.cycleLow, r.seq - 1);
+      this.carry = this.carry === null ? at : Math.min(this.carry, at);
       if (this.due === undefined) continue; // not known yet: the first sweep walks anyway
       this.due = this.due === null ? at : Math.min(this.due, at);
     }
   }
 
-  /** dueAt: when the sweep of completed jobs is next due, or null while none is kept. */
-  dueAt(sql: SqlStorage, now: number): number | null {
-    if (this.due === undefined) this.due = sql.exec<{ n: number }>(ANY_COMPLETED).one().n > 0 ? now : null;
+  /**
+   * dueAt: when the sweep of completed jobs is next due, or null while none is kept; `kept` the completed jobs
+   * here (their count rows). A completion this instance did not note (none should escape the commit path, but a
+   * write run on its own has none) finished after `knownAt`, when the instance last knew of every completed job.
+   */
+  dueAt(kept: number, now: number, keepMs: number): number | null {
+    if (this.due === undefined) {
+      this.due = kept > 0 ? now : null;
+      this.knownAt = now;
+    }
+    if (this.due === null && kept > 0) this.due = this.knownAt + keepMs;
     return this.due;
   }
 
   /**
    * walk: the seqs of up to `limit` completed jobs that finished before `before`, found in seq order. For the
    * sweep (retention `keepMs`, the cutoff `before` = now − keepMs + 1) it sets when the next walk is due; a prune
-   * by hand (`keepMs` null) walks on its own. `more`: it stopped early and goes on from there.
+   * by hand (`keepMs` null) walks on its own, from the start. `more`: it stopped early and goes on from there.
    */
   walk(sql: SqlStorage, before: number, keepMs: number | null, limit: number): { seqs: number[]; more: boolean } {
+    const sweep = keepMs !== null;
     const seqs: number[] = [];
-    let next: number | null = null;
-    const later = (at: number) => (next = keepMs === null ? null : next === null ? at : Math.min(next, at));
-    const end = (walkAt: number, more: boolean) => {
-      if (keepMs === null) this.pruneAt = walkAt;
+    if (sweep && this.walkAt === null) {
+      this.walkAt = this.low;
+      this.cycleLow = Infinity;
+      this.carry = null;
+    }
+    const later = (at: number, seq: number) => {
+      if (!sweep) return;
+      this.carry = this.carry === null ? at : Math.min(this.carry, at);
+      this.cycleLow = Math.min(this.cycleLow, seq - 1);
+    };
+    const end = (walkAt: number | null) => {
+      const more = walkAt !== null;
+      if (!sweep) this.pruneAt = walkAt ?? 0;
       else {
         this.walkAt = walkAt;
-        // Stopped early: what lies past the stop is not known, so the next pass is due at once (the caller's `more`).
-        this.due = more ? 0 : next;
+        // Stopped early: the next pass is due at once (the caller's `more`). A cycle that ended leaves the earliest it
+        // saw, and starts the next one at the lowest completed job it left.
+        this.due = more ? 0 : this.carry;
+        if (!more) {
+          this.low = Number.isFinite(this.cycleLow) ? this.cycleLow : this.lastSeq(sql);
+          this.knownAt = before + keepMs - 1;
+        }
       }
       return { seqs, more };
     };
-    let at = keepMs === null ? this.pruneAt : this.walkAt;
+    let at = sweep ? this.walkAt! : this.pruneAt;
     let read = 0;
     for (;;) {
       const page = sql.exec<WalkRow>(JOB_WALK, at, WALK_PAGE).toArray();
       for (const r of page) {
         // Created at or after the cutoff: it and every later job finished no earlier.
         if (r.created_at >= before) {
-          later(r.created_at + (keepMs ?? 0));
-          return end(0, false);
+          later(r.created_at + (keepMs ?? 0), r.seq);
+          return end(null);
         }
         at = r.seq;
         read++;
         if (r.state !== "completed" || r.finished_at === null) continue;
-        if (r.finished_at >= before) later(r.finished_at + (keepMs ?? 0));
-        else if (seqs.push(r.seq) === limit) return end(at, true);
+        if (r.finished_at >= before) later(r.finished_at + (keepMs ?? 0), r.seq);
+        else if (seqs.push(r.seq) === limit) return end(at);
       }
-      if (page.length < WALK_PAGE) return end(0, false);
-      if (read >= WALK_READS) return end(at, true);
+      if (page.length < WALK_PAGE) return end(null);
+      if (read >= WALK_READS) return end(at);
     }
   }
+
+  /** lastSeq: where a cycle that left nothing starts the next: after the table's last job (a later completion lowers it). */
+  private readonly lastSeq = (sql: SqlStorage): number => sql.exec<{ seq: number }>("SELECT coalesce(max(seq), 0) AS seq FROM job").one().seq;
 }

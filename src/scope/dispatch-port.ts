@@ -57,7 +57,7 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
     },
 
     settle(items, now) {
-      return store.atomic(() => {
+      const settled = store.atomic(() => {
         // A call's completions in one statement; anything else (a retry, a failure, a result too large) one by one.
         const completions: { id: string; token: string; result: string | null }[] = [];
         const changed: JobRow[] = [];
@@ -74,9 +74,11 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
           // The leases stay in SQL (and held in memory) and are not renewed: the reap pass recovers the jobs.
           console.error(JSON.stringify({ event: "dispatch:settle_failed", jobs: completions.length, error: String(e) }));
         }
-        store.pushed.note(changed);
         return changed;
       });
+      // After the commit: a rolled-back settle leaves its leases held.
+      store.pushed.note(settled);
+      return settled;
     },
 
     renew(id, token, leaseMs, now) {

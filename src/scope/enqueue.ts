@@ -47,6 +47,12 @@ export interface NewJob {
    * tombstone (tombstones.ts). Absent (an older coordinator): the caller's, as before.
    */
   ownId?: boolean;
+  /**
+   * true: the coordinator made the id up for this job alone (no `id` given, none derived from another's): the home
+   * may make one from the seq instead (EnqueueOptions.seqIds). An id derived from a made-up one (an event's delivery)
+   * is named again later, so it keeps its form. Absent (an older coordinator): kept.
+   */
+  idFromQueue?: boolean;
 }
 
 /** One job's answer: the job created or found, or — its id only a tombstone now (tombstones.ts) — nothing. */
@@ -114,7 +120,7 @@ const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(pending), 0) AS n FROM ty
  * - `decided`: the jobs of a batch already decided to commit (batch-stage.ts), checked when staged. What changed
  *   since cannot refuse them any more: a key taken meanwhile under another mode answers with the job that holds
  *   it (as a duplicate does), and a depth cap is not checked again.
- * - `seqIds`: a job whose id the queue made up (`ownId: false`) gets one made from its seq here instead
+ * - `seqIds`: a job whose id the queue made up for it alone (`idFromQueue`) gets one made from its seq here instead
  *   (job/home.ts, seqLocalId), which needs no id index entry. Only for an enqueue whose caller learns the ids from
  *   this answer: a batch over several objects names its jobs by the coordinator's ids until they commit.
  */
@@ -276,7 +282,7 @@ function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made
       let s = shapes.get(shape);
       if (s === undefined) shapes.set(shape, (s = shapes.size));
       const seq = last + 1 + k;
-      const fromSeq = seqIds && job.ownId === false;
+      const fromSeq = seqIds && job.idFromQueue === true;
       const id = fromSeq ? `${job.id.slice(0, job.id.indexOf(".") + 1)}${seqLocalId(now, seq)}` : job.id;
       return [id, job.payload, s, job.dedupeKey, job.dedupeKey === null ? null : (job.keyMode ?? "active"), job.scheduledFor ?? null, seq, fromSeq ? 1 : 0];
     });

@@ -45,6 +45,7 @@ export function prepareJob(
       tags: body.tags ?? [],
       scheduledFor,
       ownId: body.id !== undefined && !idMadeUp,
+      idFromQueue: body.id === undefined,
       backoff: body.backoff ? JSON.stringify({ kind: body.backoff.kind, baseMs: body.backoff.baseMs, maxMs: body.backoff.maxMs ?? Math.max(body.backoff.baseMs, 300_000) }) : null,
     },
   };

@@ -28,21 +28,20 @@ export interface ReapResult {
 
 /**
  * heldExpired: the rows of the pushed leases memory says have expired (pushed-leases.ts). Memory may be early (a
- * lease renewed by a step) or hold a job that ended another way (a cancel): the rows say, and are held again.
+ * lease renewed by a step) or hold a job that ended another way (a cancel): the rows say. Memory is changed only
+ * once the pass commits (reapOnce): a rolled-back pass must leave those leases held.
  */
-function heldExpired(store: HomeStore, now: number, limit: number): JobRow[] {
+function heldExpired(store: HomeStore, now: number, limit: number): { ids: string[]; rows: JobRow[] } {
   const ids = store.pushed.expired(now).slice(0, limit);
-  if (ids.length === 0) return [];
-  const rows = [...getJobs(store.sql, ids).values()];
-  store.pushed.forget(ids);
-  store.pushed.note(rows.filter((r) => r.lease_expires_at === null || r.lease_expires_at > now));
-  return rows.filter((r) => r.state === "running" && r.lease_expires_at !== null && r.lease_expires_at <= now);
+  return { ids, rows: ids.length === 0 ? [] : [...getJobs(store.sql, ids).values()] };
 }
 
 export function reapOnce(store: HomeStore, now: number, limit = REAP_BATCH): ReapResult {
-  return store.atomic(() => {
+  let held: { ids: string[]; rows: JobRow[] } = { ids: [], rows: [] };
+  const out = store.atomic(() => {
     const indexed = jobRows(store.sql.exec(JOB_FIND_EXPIRED_LEASES, now, limit));
-    const expired = [...indexed, ...heldExpired(store, now, limit - indexed.length)];
+    held = heldExpired(store, now, limit - indexed.length);
+    const expired = [...indexed, ...held.rows.filter((r) => r.state === "running" && r.lease_expires_at !== null && r.lease_expires_at <= now)];
     let retried = 0;
     let failed = 0;
     const rows: JobRow[] = [];
@@ -66,6 +65,10 @@ export function reapOnce(store: HomeStore, now: number, limit = REAP_BATCH): Rea
       else failed++;
     }
     if (expired.length > 0) store.touched(now);
-    return { retried, failed, rows, more: expired.length === limit || store.pushed.expired(now).length > 0 };
+    return { retried, failed, rows, more: expired.length === limit };
   });
+  // Committed: the leases read are forgotten, and those still live (renewed meanwhile) held again at their expiry.
+  store.pushed.forget(held.ids);
+  store.pushed.note(held.rows.filter((r) => r.lease_expires_at !== null && r.lease_expires_at > now));
+  return { ...out, more: out.more || store.pushed.expired(now).length > 0 };
 }

@@ -29,7 +29,7 @@ const INDEXED_STATES = TERMINAL_STATES.filter((s) => s !== "completed");
  */
 export const OLDEST_FINISHED_COLUMNS = `${INDEXED_STATES.map(
   (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND state <> 'completed' AND finished_at IS NOT NULL) AS t${i}`,
-).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone`;
+).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone, (SELECT coalesce(sum(completed), 0) FROM type_count) AS completed_kept`;
 const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${OLDEST_FINISHED_COLUMNS}`;
 
 export const SWEEP_BATCH = 1000;
@@ -51,6 +51,8 @@ export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): {
     const keep = retentionMs(store, state);
     if (keep === null) continue;
     // Due at finished_at + retention exactly (nextSweepAt), hence the + 1 on a strict "before".
+    // Completed jobs are walked only when their own sweep is due (another state's, or a tombstone's, may be).
+    if (state === "completed" && (store.completed.dueAt(completedKept(store), now, keep) ?? Infinity) > now) continue;
     const out = state === "completed" ? deleteCompleted(store, now - keep + 1, keep, limit, now) : { n: deleteFinished(store, state, now - keep + 1, limit, now), more: false };
     deleted += out.n;
     more ||= out.more || out.n === limit;
@@ -59,6 +61,9 @@ export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): {
   if (deleted > 0) store.touched(now);
   return { deleted, more };
 }
+
+const COMPLETED_KEPT = "SELECT coalesce(sum(completed), 0) AS n FROM type_count";
+const completedKept = (store: HomeStore) => store.sql.exec<{ n: number }>(COMPLETED_KEPT).one().n;
 
 /** nextSweepAt: when the oldest terminal job of any state passes its retention; null when there are none. */
 function nextSweepAt(store: HomeStore, now: number): number | null {
@@ -70,7 +75,8 @@ function nextSweepAt(store: HomeStore, now: number): number | null {
  * wake-up), and, for completed jobs, what the instance knows (completed-sweep.ts).
  */
 export function sweepAtOf(store: HomeStore, oldest: Record<string, number | null>, now: number): number | null {
-  let next: number | null = retentionMs(store, "completed") === null ? null : store.completed.dueAt(store.sql, now);
+  const keepCompleted = retentionMs(store, "completed");
+  let next: number | null = keepCompleted === null ? null : store.completed.dueAt(oldest.completed_kept ?? 0, now, keepCompleted);
   INDEXED_STATES.forEach((state, i) => {
     const t = oldest[`t${i}`] ?? null;
     const keep = retentionMs(store, state);

@@ -73,3 +73,14 @@ describe("topics", () => {
     expect((await api("POST", "/v1/topics/demo.topic/events", { payload: [] })).status).toBe(400);
   });
 });
+
+describe("an event emitted without an id to one consumer", () => {
+  it("keeps its delivery's id derived from the event id (the object makes none from its seq): the delivery is named by it", async () => {
+    const r = await api("POST", "/v1/topics/test.ordered.topic/events", { payload: { n: 1 } });
+    expect(r.status).toBe(202);
+    const [delivery] = r.body.deliveries as string[];
+    expect(delivery).not.toMatch(/~[0-9a-z]+$/);
+    expect(delivery!.endsWith(`.event:test.ordered.topic:${r.body.eventId}`)).toBe(true);
+    expect((await api("GET", `/v1/jobs/${encodeURIComponent(delivery!)}`)).status).toBe(200);
+  });
+});

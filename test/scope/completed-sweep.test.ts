@@ -19,8 +19,8 @@ const INDEXED = "SELECT id FROM job INDEXED BY job_finished_idx WHERE finished_a
 
 async function finish(stub: DurableObjectStub<ScopeDO>, home: string, completed: number, failed: number) {
   const out = await scopeRpc(stub).enqueue([
-    ...Array.from({ length: completed }, () => newJob(home, { ownId: false })),
-    ...Array.from({ length: failed }, () => newJob(home, { ownId: false, maxAttempts: 1 })),
+    ...Array.from({ length: completed }, () => newJob(home, { ownId: false, idFromQueue: true })),
+    ...Array.from({ length: failed }, () => newJob(home, { ownId: false, idFromQueue: true, maxAttempts: 1 })),
   ]);
   if (!out.ok) throw new Error(out.message);
   const leased = await scopeRpc(stub).claim(lease(completed + failed));
@@ -48,7 +48,7 @@ describe("the sweep of completed jobs", () => {
   it("passes over older jobs that are live or kept longer, and deletes the completed ones behind them", async () => {
     const { home, stub, clock } = await freshScope();
     // A delayed job older than all of them, live throughout.
-    await scopeRpc(stub).enqueue([newJob(home, { ownId: false, delayMs: 30 * DAY })]);
+    await scopeRpc(stub).enqueue([newJob(home, { ownId: false, idFromQueue: true, delayMs: 30 * DAY })]);
     await finish(stub, home, 3, 2);
     clock!.advance(60_000);
     await finish(stub, home, 2, 0);
@@ -75,6 +75,28 @@ describe("the sweep of completed jobs", () => {
       { deleted: 1, more: false },
     ]);
     expect(await rows(stub)).toEqual([]);
+  });
+
+  it("a pass that stops early keeps the due time of a job it passed: the cycle's end is due at it", async () => {
+    const { home, stub, clock } = await freshScope();
+    const out = await scopeRpc(stub).enqueue(Array.from({ length: 4 }, () => newJob(home, { ownId: false, idFromQueue: true })));
+    if (!out.ok) throw new Error(out.message);
+    const leased = await scopeRpc(stub).claim({ ...lease(4), leaseMs: 2 * 3_600_000 });
+    // The oldest job completes an hour after the three behind it.
+    for (const j of leased.slice(1)) await scopeRpc(stub).complete(j.id, j.leaseToken!, null);
+    clock!.advance(3_600_000);
+    await scopeRpc(stub).complete(leased[0]!.id, leased[0]!.leaseToken!, null);
+    const passes = await runInDurableObject(stub, (o: ScopeDO) => {
+      const now = T0 + DAY;
+      const first = [sweepOnce(o.store, now, 2), sweepOnce(o.store, now, 2)];
+      return { first, later: sweepOnce(o.store, T0 + 3_600_000 + DAY, 2) };
+    });
+    expect(passes.first).toEqual([
+      { deleted: 2, more: true },
+      { deleted: 1, more: false },
+    ]);
+    expect(passes.later).toEqual({ deleted: 1, more: false });
+    expect(await alarmAt(stub)).toBeNull();
   });
 
   it("a cold instance sweeps the completed jobs it never saw finish", async () => {

@@ -16,7 +16,7 @@ const lease = { worker: "w", types: null, limit: 1, leaseMs: 30_000 };
 describe("ids made from the seq", () => {
   it("an enqueue without id answers ids made from the seq; get, claim, heartbeat, logs, complete and cancel find them", async () => {
     const { home, stub } = await freshScope();
-    const out = await scopeRpc(stub).enqueue([newJob(home, { ownId: false }), newJob(home, { ownId: false }), newJob(home, { id: "mine" })]);
+    const out = await scopeRpc(stub).enqueue([newJob(home, { ownId: false, idFromQueue: true }), newJob(home, { ownId: false, idFromQueue: true }), newJob(home, { id: "mine" })]);
     if (!out.ok) throw new Error(out.message);
     const [a, b, mine] = out.results.map((r) => r.id!);
     const stored = await rows(stub);
@@ -46,7 +46,7 @@ describe("ids made from the seq", () => {
 
   it("writes no id index entry for an id made from the seq, and one for a caller's", async () => {
     const { home, stub } = await freshScope();
-    await scopeRpc(stub).enqueue([newJob(home, { ownId: false }), newJob(home, { id: "given" })]);
+    await scopeRpc(stub).enqueue([newJob(home, { ownId: false, idFromQueue: true }), newJob(home, { id: "given" })]);
     const entries = await runInDurableObject(stub, (_o: ScopeDO, state) =>
       state.storage.sql.exec<{ id: string }>("SELECT id FROM job INDEXED BY job_id_idx WHERE id_seq = 0").toArray().map((r) => r.id),
     );
@@ -55,7 +55,7 @@ describe("ids made from the seq", () => {
 
   it("a seq given again after its job was deleted is a new id: the old one names nothing", async () => {
     const { home, stub, clock } = await freshScope();
-    const first = await scopeRpc(stub).enqueue([newJob(home, { ownId: false })]);
+    const first = await scopeRpc(stub).enqueue([newJob(home, { ownId: false, idFromQueue: true })]);
     if (!first.ok) throw new Error(first.message);
     const old = first.results[0]!.id!;
     const [leased] = await scopeRpc(stub).claim(lease);
@@ -63,7 +63,7 @@ describe("ids made from the seq", () => {
     clock!.advance(DAY);
     await runDurableObjectAlarm(stub);
     expect(await rows(stub)).toEqual([]);
-    const next = await scopeRpc(stub).enqueue([newJob(home, { ownId: false })]);
+    const next = await scopeRpc(stub).enqueue([newJob(home, { ownId: false, idFromQueue: true })]);
     if (!next.ok) throw new Error(next.message);
     const fresh = next.results[0]!.id!;
     expect(seqOfJobId(fresh)).toBe(seqOfJobId(old));
