@@ -36,6 +36,15 @@ const JOB_WALK = "SELECT seq, state, created_at, finished_at FROM job WHERE seq 
 export const JOB_DELETE_BY_SEQ = `
 DELETE FROM job WHERE seq IN (SELECT value FROM json_each(?1)) AND state = 'completed' RETURNING id, own_id, type, state, failure_kind`;
 
+type WalkState = {
+  due: number | null | undefined;
+  carry: number | null;
+  low: number;
+  cycleLow: number;
+  walkAt: number | null;
+  pruneAt: number;
+  knownAt: number;
+};
 type WalkRow = { seq: number; state: string; created_at: number; finished_at: number | null };
 
 export class CompletedSweep {
@@ -136,6 +145,16 @@ export class CompletedSweep {
       if (page.length < WALK_PAGE) return end(null);
       if (read >= WALK_READS) return end(at);
     }
+  }
+
+  /** snapshot / restore: the walk's state, put back when the transaction it ran in rolls back (sweep-pass.ts). */
+  snapshot(): WalkState {
+    const { due, carry, low, cycleLow, walkAt, pruneAt, knownAt } = this;
+    return { due, carry, low, cycleLow, walkAt, pruneAt, knownAt };
+  }
+
+  restore(saved: WalkState): void {
+    Object.assign(this, saved);
   }
 
   /** lastSeq: where a cycle that left nothing starts the next: after the table's last job (a later completion lowers it). */

@@ -43,16 +43,17 @@ function retentionMs(store: HomeStore, state: TerminalState): number | null {
 export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
   // Every alarm calls this; one read says whether anything passed its retention, where the deletes below are five
   // transactions (they showed in the 64-scope profile: docs/design.md, What each busy object costs).
-  const due = nextSweepAt(store, now);
+  const oldest = store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one();
+  const due = sweepAtOf(store, oldest, now);
   if (due === null || due > now) return { deleted: 0, more: false };
   let deleted = 0;
   let more = false;
   for (const state of TERMINAL_STATES) {
     const keep = retentionMs(store, state);
     if (keep === null) continue;
-    // Due at finished_at + retention exactly (nextSweepAt), hence the + 1 on a strict "before".
+    // Due at finished_at + retention exactly (sweepAtOf), hence the + 1 on a strict "before".
     // Completed jobs are walked only when their own sweep is due (another state's, or a tombstone's, may be).
-    if (state === "completed" && (store.completed.dueAt(completedKept(store), now, keep) ?? Infinity) > now) continue;
+    if (state === "completed" && (store.completed.dueAt(oldest.completed_kept ?? 0, now, keep) ?? Infinity) > now) continue;
     const out = state === "completed" ? deleteCompleted(store, now - keep + 1, keep, limit, now) : { n: deleteFinished(store, state, now - keep + 1, limit, now), more: false };
     deleted += out.n;
     more ||= out.more || out.n === limit;
@@ -62,16 +63,8 @@ export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): {
   return { deleted, more };
 }
 
-const COMPLETED_KEPT = "SELECT coalesce(sum(completed), 0) AS n FROM type_count";
-const completedKept = (store: HomeStore) => store.sql.exec<{ n: number }>(COMPLETED_KEPT).one().n;
-
-/** nextSweepAt: when the oldest terminal job of any state passes its retention; null when there are none. */
-function nextSweepAt(store: HomeStore, now: number): number | null {
-  return sweepAtOf(store, store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one(), now);
-}
-
 /**
- * sweepAtOf: nextSweepAt from a row holding OLDEST_FINISHED_COLUMNS (scope/wake.ts reads them with the rest of a
+ * sweepAtOf: when the oldest terminal job of any state passes its retention (null when there are none), from a row holding OLDEST_FINISHED_COLUMNS (scope/wake.ts reads them with the rest of a
  * wake-up), and, for completed jobs, what the instance knows (completed-sweep.ts).
  */
 export function sweepAtOf(store: HomeStore, oldest: Record<string, number | null>, now: number): number | null {
@@ -114,11 +107,18 @@ function deleteFinished(store: HomeStore, state: TerminalState, before: number, 
  * `keepMs` null for a prune by hand, which sets no due time.
  */
 function deleteCompleted(store: HomeStore, before: number, keepMs: number | null, limit: number, now: number): { n: number; more: boolean } {
-  return store.atomic(() => {
-    const { seqs, more } = store.completed.walk(store.sql, before, keepMs, limit);
-    if (seqs.length === 0) return { n: 0, more };
-    return { n: buryDeleted(store, store.sql.exec<Deleted>(JOB_DELETE_BY_SEQ, JSON.stringify(seqs)).toArray(), now), more };
-  });
+  // The walk moves the sweep's cursor and due time in memory: a delete rolled back must leave them where they were.
+  const kept = store.completed.snapshot();
+  try {
+    return store.atomic(() => {
+      const { seqs, more } = store.completed.walk(store.sql, before, keepMs, limit);
+      if (seqs.length === 0) return { n: 0, more };
+      return { n: buryDeleted(store, store.sql.exec<Deleted>(JOB_DELETE_BY_SEQ, JSON.stringify(seqs)).toArray(), now), more };
+    });
+  } catch (e) {
+    store.completed.restore(kept);
+    throw e;
+  }
 }
 
 type Deleted = { id: string; own_id: number; type: string; state: string; failure_kind: string | null };

@@ -99,6 +99,32 @@ describe("the sweep of completed jobs", () => {
     expect(await alarmAt(stub)).toBeNull();
   });
 
+  it("a pass whose delete rolls back leaves the walk where it was: the next pass deletes the jobs", async () => {
+    const { home, stub, clock } = await freshScope();
+    await finish(stub, home, 3, 0);
+    const out = await runInDurableObject(stub, (o: ScopeDO) => {
+      const now = clock!.now() + DAY;
+      const sql = o.store.sql as unknown as { exec: (q: string, ...a: unknown[]) => unknown };
+      const real = sql.exec;
+      sql.exec = (q: string, ...a: unknown[]) => {
+        if (q.includes("DELETE FROM job WHERE seq IN (SELECT value FROM json_each")) throw new Error("storage failed");
+        return real.call(sql, q, ...a);
+      };
+      const failed = (() => {
+        try {
+          sweepOnce(o.store, now);
+          return "no throw";
+        } catch (e) {
+          return String(e);
+        }
+      })();
+      sql.exec = real;
+      return { failed, again: sweepOnce(o.store, now) };
+    });
+    expect(out.failed).toContain("storage failed");
+    expect(out.again).toEqual({ deleted: 3, more: false });
+  });
+
   it("a cold instance sweeps the completed jobs it never saw finish", async () => {
     const { home, stub } = await freshScope();
     await finish(stub, home, 2, 0);
