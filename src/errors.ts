@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   lease_lost: 409,
   already_terminal: 409,
   conflict: 409,
+  /** A wait token past its expiry (docs/workflows.md). */
+  gone: 410,
   payload_too_large: 413,
   /** A type's maxDepth is reached in the object the job would join: nothing was written. */
   queue_full: 429,

@@ -26,6 +26,7 @@ import m0023 from './0023_key_idx.sql';
 import m0024 from './0024_id_seq.sql';
 import m0025 from './0025_pushed_leases.sql';
 import m0026 from './0026_completed_unindexed.sql';
+import m0027 from './0027_waiting_state.sql';
 
   export default {
     journal,
@@ -56,7 +57,8 @@ m0022,
 m0023,
 m0024,
 m0025,
-m0026
+m0026,
+m0027
     }
   }
   

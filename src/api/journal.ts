@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { JobResultSchema } from "../job/schemas/job";
-import { AppendLogsSchema, AppendStepSchema, JobLogsSchema, ResolveStepSchema, SleepSchema, StepListSchema, StepParams } from "../job/schemas/journal";
+import { AppendLogsSchema, AppendStepResultSchema, AppendStepSchema, JobLogsSchema, ResolveStepSchema, SleepSchema, StepListSchema, StepParams } from "../job/schemas/journal";
 import { JobIdParams } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
@@ -54,7 +54,7 @@ export const JOURNAL_OPERATIONS = {
     summary: "A pull worker journals a durable step (begin an atMostOnce step, or commit a result), fenced by its lease",
     params: JobIdParams,
     body: AppendStepSchema,
-    response: z.object({ ok: z.literal(true) }),
+    response: AppendStepResultSchema,
     errors: ["not_found", "lease_lost", "already_terminal", "conflict"],
   }),
   sleepJob: operation({

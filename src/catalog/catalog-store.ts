@@ -18,8 +18,8 @@ const HOME_DELETE = "DELETE FROM home WHERE name = ?";
 const HOME_TYPE_DELETE = "DELETE FROM home_type WHERE home = ?";
 const HOME_TYPE_INSERT = `
 INSERT INTO home_type (home, type, pending, scheduled, running, completed, failed_retries_exhausted, failed_fatal,
-                       failed_stalled, failed_timeout, cancelled, superseded, next_run_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+                       failed_stalled, failed_timeout, cancelled, superseded, waiting, next_run_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** applyReport replaces what the catalog knows of one home; an older summary than the one held is ignored. */
 export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
@@ -48,6 +48,7 @@ export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
       t.failed.timeout,
       t.cancelled,
       t.superseded ?? 0,
+      t.waiting ?? 0,
       t.nextRunAt,
     );
   }
@@ -56,7 +57,7 @@ export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
 
 function hasAny(t: TypeSummary): boolean {
   const failed = t.failed.retries_exhausted + t.failed.fatal + t.failed.stalled + t.failed.timeout;
-  return t.pending + t.scheduled + t.running + t.completed + failed + t.cancelled + (t.superseded ?? 0) > 0;
+  return t.pending + t.scheduled + t.running + t.completed + failed + t.cancelled + (t.superseded ?? 0) + (t.waiting ?? 0) > 0;
 }
 
 /**
@@ -153,7 +154,7 @@ coalesce(sum(pending), 0) AS pending, coalesce(sum(scheduled), 0) AS scheduled, 
 coalesce(sum(completed), 0) AS completed, coalesce(sum(failed_retries_exhausted), 0) AS retries_exhausted,
 coalesce(sum(failed_fatal), 0) AS fatal, coalesce(sum(failed_stalled), 0) AS stalled,
 coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS cancelled, coalesce(sum(superseded), 0) AS superseded,
-min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due`;
+coalesce(sum(waiting), 0) AS waiting, min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due`;
 
 const STATS = `SELECT ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL OR type = ?1`;
 /** statsByType: every type any home holds, or one (a full scan of home_type: O(homes × types), for the dashboard and metrics). */
@@ -161,7 +162,7 @@ const STATS_BY_TYPE = `SELECT type, ${STATS_COLUMNS} FROM home_type WHERE ?1 IS 
 /** homeBusiest: homes by live jobs, most first (a full scan plus sort, like statsByType). STATS_COLUMNS reads ?2; ?1 is unused. */
 const HOME_BUSIEST = `
 SELECT home, ${STATS_COLUMNS} FROM home_type
- GROUP BY home ORDER BY sum(pending) + sum(scheduled) + sum(running) DESC, home LIMIT ?3`;
+ GROUP BY home ORDER BY sum(pending) + sum(scheduled) + sum(running) + sum(waiting) DESC, home LIMIT ?3`;
 
 type StatsRow = {
   pending: number;
@@ -174,6 +175,7 @@ type StatsRow = {
   timeout: number;
   cancelled: number;
   superseded: number;
+  waiting: number;
   oldest_due: number | null;
 };
 
@@ -186,6 +188,7 @@ function toStats(r: StatsRow, now: number): Stats {
     failed: r.retries_exhausted + r.fatal + r.stalled + r.timeout,
     cancelled: r.cancelled,
     superseded: r.superseded,
+    waiting: r.waiting,
     oldestPendingLagMs: r.oldest_due === null ? 0 : Math.max(0, now - r.oldest_due),
     failedByKind: { retries_exhausted: r.retries_exhausted, fatal: r.fatal, stalled: r.stalled, timeout: r.timeout },
   };
@@ -224,6 +227,7 @@ SELECT DISTINCT home FROM home_type
    AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(?4) AS s WHERE CASE s.value
          WHEN 'pending' THEN pending + scheduled
          WHEN 'running' THEN running
+         WHEN 'waiting' THEN waiting
          WHEN 'completed' THEN completed
          WHEN 'failed' THEN failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout
          WHEN 'cancelled' THEN cancelled

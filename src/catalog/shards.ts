@@ -201,6 +201,7 @@ export function sumStats(parts: readonly Stats[]): Stats {
     failed: 0,
     cancelled: 0,
     superseded: 0,
+    waiting: 0,
     oldestPendingLagMs: 0,
     failedByKind: { retries_exhausted: 0, fatal: 0, stalled: 0, timeout: 0 },
   };
@@ -213,6 +214,7 @@ export function sumStats(parts: readonly Stats[]): Stats {
       failed: s.failed + p.failed,
       cancelled: s.cancelled + p.cancelled,
       superseded: s.superseded + p.superseded,
+      waiting: s.waiting + p.waiting,
       oldestPendingLagMs: Math.max(s.oldestPendingLagMs, p.oldestPendingLagMs),
       failedByKind: {
         retries_exhausted: s.failedByKind.retries_exhausted + p.failedByKind.retries_exhausted,

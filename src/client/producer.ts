@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Job, LeasedJob, ListResult, Scope, StatsResult } from "../job/schemas";
+import type { Job, LeasedJob, ListResult, Scope, SignalResult, StatsResult } from "../job/schemas";
 import type { JsonObject } from "../job/json-safe";
 import type { Metrics } from "../metrics/schemas";
 import type { JobTypeName, PayloadOf } from "../sdk";
@@ -91,6 +91,12 @@ export interface QueueClient {
   claimOrEnqueue<T extends JobTypeName>(input: EnqueueInput<T> & { dedupeKey: string }, options?: { worker?: string; leaseMs?: number }): Promise<LeasedJob | null>;
   /** runClaimed: run a leased handle (heartbeats, complete), then the key's followers (at most maxDrains); see client/run-claimed.ts. */
   runClaimed(handle: LeasedJob, fn: ClaimedFn, options?: RunClaimedOptions): Promise<JsonObject | undefined>;
+  /**
+   * signal: end a job's `ctx.waitForSignal(name)` with `{ data }` — the job by id, or the live job of a type that holds
+   * a key. A signal the job is not waiting for yet is kept for it (`delivered: "kept"`; docs/workflows.md).
+   */
+  signal(id: string, name: string, data?: unknown): Promise<SignalResult>;
+  signal(to: { type: JobTypeName; dedupeKey: string; scope?: Scope }, name: string, data?: unknown): Promise<SignalResult>;
 }
 
 /** producerClient: the producer's calls over either transport's plain calls. */
@@ -116,5 +122,7 @@ export function producerClient(calls: Calls): QueueClient {
     claimOrEnqueue: async (input, options = {}) =>
       (await calls.claimOrEnqueue({ job: withoutUndefined(input) as never, worker: options.worker ?? "inline", ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) })).leased,
     runClaimed: (handle, fn, options) => runClaimed(leaseOps, handle, fn, options),
+    signal: (to: string | { type: JobTypeName; dedupeKey: string; scope?: Scope }, name: string, data: unknown = null) =>
+      typeof to === "string" ? calls.signalJob(to, name, { data }) : calls.signalKey(withoutUndefined({ ...to, name, data }) as never),
   };
 }

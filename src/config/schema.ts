@@ -133,6 +133,23 @@ export const ConfigSchema = z.strictObject({
       journalMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
     })
     .optional(),
+  /** Signals and wait-token completions that reach a job before it waits for them (docs/workflows.md). */
+  signals: z
+    .strictObject({
+      /** How long such a signal is kept for the job's next wait of its name (default 24 h). */
+      retainMs: z.number().int().min(1000).max(365 * DAY_MS).optional(),
+    })
+    .optional(),
+  /**
+   * The queue Worker's public origin (`https://queue.example.com`): a wait token's `url` is its path there. Without
+   * it a token has only its `path`.
+   */
+  publicUrl: z
+    .string()
+    .url()
+    .refine((u) => /^https?:\/\//.test(u), "publicUrl must be an http(s) URL")
+    .transform((u) => u.replace(/\/+$/, ""))
+    .optional(),
   /** How long terminal jobs are kept; null (JSON) or "forever" (TOML has no null) keeps them until pruned by hand. */
   retention: z
     .strictObject({
@@ -200,6 +217,10 @@ export interface QueueConfig {
   /** Things that are allowed but probably a mistake (a one-sided notWhileRunning); logged at startup. */
   warnings: string[];
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number; journalMaxBytes: number };
+  /** How long a signal that reached a job before its wait is kept (docs/workflows.md). */
+  signals: { retainMs: number };
+  /** The queue's public origin, no trailing slash (wait tokens' `url`), or null. */
+  publicUrl: string | null;
   /** Per terminal state, how long a job is kept; null: forever (only prune deletes it). */
   retention: { completedMs: number | null; failedMs: number | null; cancelledMs: number | null; idempotencyMs: number };
   /** Undeclared type names are refused (config/known-types.ts). */
@@ -226,6 +247,7 @@ export const DEFAULTS = {
   journalMaxBytes: 1024 * 1024,
   retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS, idempotencyMs: 7 * DAY_MS },
   lagAlertMs: 60_000,
+  signalRetainMs: DAY_MS,
 } as const;
 
 export function resolveConfig(input: ConfigInput): QueueConfig {
@@ -293,6 +315,8 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       batchPayloadMaxBytes: input.limits?.batchPayloadMaxBytes ?? DEFAULTS.batchPayloadMaxBytes,
       journalMaxBytes: input.limits?.journalMaxBytes ?? DEFAULTS.journalMaxBytes,
     },
+    signals: { retainMs: input.signals?.retainMs ?? DEFAULTS.signalRetainMs },
+    publicUrl: input.publicUrl ?? null,
     retention: {
       completedMs: keptFor(input.retention?.completedMs, DEFAULTS.retention.completedMs),
       failedMs: keptFor(input.retention?.failedMs, DEFAULTS.retention.failedMs),

@@ -43,10 +43,15 @@ export const IMPLEMENTATIONS: Implementations = {
   appendLogs: async (ops, { params, body }) => ({ stored: await ops.leases.appendLogs(params.id, body) }),
   resolveStep: async (ops, { params, body }) => ({ job: await ops.jobs.resolveStep(params.id, params.name, body.result) }),
   appendStep: async (ops, { params, body }) => {
-    await ops.leases.appendStep(params.id, body);
-    return { ok: true as const };
+    const token = await ops.leases.appendStep(params.id, body);
+    return token === undefined ? { ok: true as const } : { ok: true as const, token };
   },
   sleepJob: async (ops, { params, body }) => ({ job: await ops.leases.sleep(params.id, body) }),
+  // signals and wait tokens (api/signals.ts)
+  signalJob: (ops, { params, body }) => ops.signals.toJob(params.id, params.name, body.data),
+  signalKey: (ops, { body }) => ops.signals.toKey(body),
+  completeWaitToken: (ops, { params, body }) => ops.signals.completeToken(params.token, body.data),
+  waitJob: async (ops, { params, body }) => ({ job: await ops.leases.wait(params.id, body) }),
   // the queue (api/queue.ts)
   stats: (ops, { query }) => ops.overview.stats(query.type),
   metrics: (ops, { query }) => ops.overview.metrics(query),

@@ -7,7 +7,8 @@
  */
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
-import type { AppendLogsRequest, AppendStepRequest, CompleteManyResult, FailOutcome, FailRequest, Job, SleepRequest } from "../job/schemas";
+import type { AppendLogsRequest, AppendStepRequest, CompleteManyResult, FailOutcome, FailRequest, Job, SleepRequest, WaitRequest } from "../job/schemas";
+import type { WaitToken } from "../job/handler-contract";
 import type { WorkerLogItem } from "../scope/api";
 import { groupByHome } from "./homes";
 import type { QueueContext } from "./queue-context";
@@ -89,11 +90,21 @@ export class Leases {
     return out.job;
   }
 
-  async appendStep(id: string, body: AppendStepRequest): Promise<void> {
-    const result = body.op === "commit" ? JSON.stringify(body.result ?? null) : null;
-    if (result !== null) checkJsonSize(result, this.q.config.limits.payloadMaxBytes, "result");
+  /** appendStep: a pull worker's journal write; a wait token's (`op: "token"`) answers the token the queue made. */
+  async appendStep(id: string, body: AppendStepRequest): Promise<WaitToken | undefined> {
+    const result = body.op === "commit" ? JSON.stringify(body.result ?? null) : body.op === "token" ? JSON.stringify({ timeoutMs: body.timeoutMs ?? null }) : null;
+    if (body.op === "commit") checkJsonSize(result!, this.q.config.limits.payloadMaxBytes, "result");
     const out = await this.q.scope(this.q.homeOf(id)).appendStep({ id, op: body.op, seq: body.seq, name: body.name, result, startedAt: body.startedAt, start: body.start }, body.leaseToken);
     if (!out.ok) throw refusalError(id, out, "journal a step of");
+    return out.result === undefined ? undefined : (JSON.parse(out.result) as WaitToken);
+  }
+
+  /** wait: a pull worker's attempt ends on its waits (docs/workflows.md). */
+  async wait(id: string, body: WaitRequest): Promise<Job> {
+    const { leaseToken, ...input } = body;
+    const out = await this.q.scope(this.q.homeOf(id)).wait(id, leaseToken, input);
+    if (!out.ok) throw refusalError(id, out, "wait with");
+    return out.job;
   }
 
   /** appendLogs: a pull worker's lines for its attempt, fenced by its lease; clipped as a pushed handler's are. */

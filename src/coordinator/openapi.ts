@@ -70,6 +70,7 @@ const MEANING: Record<ErrorCode, string> = {
   method_not_allowed: "the path does not take this method; `Allow` lists those it does",
   lease_lost: "the lease token is stale or the lease ended; `details.reason` says why",
   already_terminal: "the job has already finished",
+  gone: "the wait token expired",
   conflict: "the request conflicts with the current state (a dedupe key under another mode, a config schedule, a job not in a state to retry)",
   payload_too_large: "the body, a payload or a result is over its limit",
   queue_full: "the job's type holds maxDepth pending jobs in the object it would join; nothing was written (retry later)",

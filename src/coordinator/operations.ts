@@ -17,6 +17,7 @@ import { Overview } from "./overview";
 import { Pools } from "./pools";
 import { QueueContext } from "./queue-context";
 import { Schedules } from "./schedules";
+import { Signals } from "./signals";
 import { Topics } from "./topics";
 
 export class QueueOps {
@@ -26,6 +27,7 @@ export class QueueOps {
   readonly overview: Overview;
   readonly fanOut: FanOut;
   readonly pools: Pools;
+  readonly signals: Signals;
 
   constructor(
     private readonly env: Env,
@@ -38,6 +40,7 @@ export class QueueOps {
     this.overview = new Overview(q);
     this.fanOut = new FanOut(q, this.overview);
     this.pools = new Pools(q);
+    this.signals = new Signals(q);
   }
 
   get schedules(): Schedules {

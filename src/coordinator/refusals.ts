@@ -27,6 +27,8 @@ export function refusalError(id: string, r: Refusal, action: string): QueueError
     case "payload_too_large":
     case "journal_too_large":
       return new QueueError("payload_too_large", `cannot ${action} job ${id}: ${r.reason}`, { state: r.state, reason: r.code });
+    case "gone":
+      return new QueueError("gone", `cannot ${action} job ${id}: ${r.reason}`);
   }
 }
 

@@ -25,7 +25,7 @@ export interface StatsRowView {
 }
 
 export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: string; actionHead?: string }) {
-  const columns = props.actionHead === undefined ? 10 : 11;
+  const columns = props.actionHead === undefined ? 11 : 12;
   return (
     <table>
       <thead>
@@ -34,6 +34,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
           <th class="num">Pending</th>
           <th class="num">Scheduled</th>
           <th class="num">Running</th>
+          <th class="num">Waiting</th>
           <th class="num">Completed</th>
           <th class="num">Failed</th>
           <th>By kind</th>
@@ -60,6 +61,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
                 <Num n={s.pending} href={of("pending")} attrs={cell("pending")} />
                 <Num n={s.scheduled} attrs={cell("scheduled")} />
                 <Num n={s.running} href={of("running")} attrs={cell("running")} />
+                <Num n={s.waiting} href={of("waiting")} attrs={cell("waiting")} />
                 <Num n={s.completed} href={of("completed")} attrs={cell("completed")} />
                 <Num n={s.failed} href={of("failed")} attrs={cell("failed")} />
                 <td class="kinds" {...cell("kinds")}>

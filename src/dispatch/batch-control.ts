@@ -15,7 +15,7 @@ export class BatchControl extends RpcTarget implements BatchControlApi {
   /** `onSettle` receives each early outcome the handler reports; `onJournal` writes a durable step (scope/steps.ts). */
   constructor(
     private readonly onSettle: (outcome: unknown) => void,
-    private readonly onJournal: (writes: JournalWrite[]) => JournalAnswer[] = (w) => w.map(() => ({ ok: false, code: "lease_lost", message: "no journal here" })),
+    private readonly onJournal: (writes: JournalWrite[]) => JournalAnswer[] | Promise<JournalAnswer[]> = (w) => w.map(() => ({ ok: false, code: "lease_lost", message: "no journal here" })),
   ) {
     super();
   }

@@ -358,11 +358,11 @@ export class Dispatcher<R> {
   }
 
   /** journal: durable steps of this call's jobs, written only while the call still holds each job's attempt. */
-  private journal(call: Call, writes: JournalWrite[]): JournalAnswer[] {
+  private async journal(call: Call, writes: JournalWrite[]): Promise<JournalAnswer[]> {
     const lost: JournalAnswer = { ok: false, code: "lease_lost", message: "this attempt no longer holds the job (it timed out, was cancelled, or its lease was lost)" };
     const live = writes.map((w) => ({ write: w, flight: this.held(call, w.id) }));
     const asked = live.filter((x) => x.flight !== undefined).map((x) => ({ write: x.write, token: x.flight!.token }));
-    const answers = asked.length > 0 ? this.deps.jobs.journal(asked, this.deps.now()) : [];
+    const answers = asked.length > 0 ? await this.deps.jobs.journal(asked, this.deps.now()) : [];
     let i = 0;
     return live.map((x) => (x.flight ? answers[i++]! : lost));
   }

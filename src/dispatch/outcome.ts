@@ -16,6 +16,17 @@ export const SNOOZE_MIN_MS = 250;
 /** Durations in whole milliseconds, within a year; fractions are rounded rather than refused (the handler's intent survives). */
 const ms = z.number().min(0).max(366 * 86_400_000).transform(Math.round);
 
+/** One wait of a `wait` outcome (job/handler-contract.ts WaitItem). */
+export const WaitItemSchema = z.object({
+  seq: z.number().int().min(0).max(100_000),
+  kind: z.enum(["signal", "token_wait"]),
+  name: z.string().min(1).max(256),
+  timeoutMs: ms.nullable().optional(),
+  until: z.number().int().min(0).nullable().optional(),
+  held: z.boolean().optional(),
+  startedAt: z.number().int().min(0),
+});
+
 const OutcomeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("completed"), result: z.unknown().optional() }),
   z.object({
@@ -35,6 +46,12 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
     until: z.number().int().min(0),
     durationMs: z.number().int().min(0).nullable().optional(),
     startedAt: z.number().int().min(0),
+    start: z.object({ at: z.number().int().min(0), seed: z.string().max(64) }),
+  }),
+  z.object({
+    id: z.string(),
+    kind: z.literal("wait"),
+    waits: z.array(WaitItemSchema).min(1).max(1000),
     start: z.object({ at: z.number().int().min(0), seed: z.string().max(64) }),
   }),
 ]);

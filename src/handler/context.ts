@@ -5,6 +5,9 @@
  * @module
  */
 import type { Scope } from "../job/schemas";
+import type { WaitToken } from "../job/handler-contract";
+
+export type { WaitToken } from "../job/handler-contract";
 import type { JobTypeName, JobTypes, PayloadOf } from "../sdk";
 
 /** What `ctx.step` passes the step's function. */
@@ -26,6 +29,11 @@ export interface StepOptions {
    * resolves it (`POST /v1/jobs/{id}/steps/{name}/resolve`) or retries it to run it again.
    */
   atMostOnce?: boolean;
+}
+
+export interface WaitOptions {
+  /** How long to wait at most (from when the queue hears of the wait); then the wait answers null. Default: no timeout. */
+  timeoutMs?: number;
 }
 
 export interface JobContext<T extends string = string, E = unknown> {
@@ -56,6 +64,17 @@ export interface JobContext<T extends string = string, E = unknown> {
   step<R>(name: string, fn: (run: StepRun) => R | Promise<R>, options?: StepOptions): Promise<Awaited<R>>;
   /** Durable sleep: the job goes back to pending for `ms` (no call, lease, permit or attempt held), then runs again and every step before it replays. */
   sleep(name: string, ms: number): Promise<void>;
+  /**
+   * Wait for a signal sent to this job (`POST /v1/jobs/{id}/signals/{name}`, or to its dedupe key: `POST
+   * /v1/signals`): its `{ data }`, or null when `timeoutMs` passes first. The job waits in the state `waiting`,
+   * holding no call, lease, permit or attempt; a signal sent before the job reached the wait is kept for it
+   * (`signals.retainMs`). docs/workflows.md.
+   */
+  waitForSignal<D = unknown>(name: string, options?: WaitOptions): Promise<{ data: D } | null>;
+  /** Make a wait token (signed by the queue) that a person or a webhook completes without the queue's token. */
+  createWaitToken(name: string, options?: WaitOptions): Promise<WaitToken>;
+  /** Wait for a token's completion: its `{ data }`, or null once the token expires. Waits as waitForSignal does. */
+  waitForToken<D = unknown>(token: WaitToken): Promise<{ data: D } | null>;
   /** The time of the job's first attempt, the same on every attempt (journaled with its first step). */
   now(): number;
   /** A UUID derived from the job's journaled seed and `label`: the same on every attempt (not a secret). */

@@ -10,6 +10,7 @@ import type { DispatchJob, JobOutcome } from "../job/handler-contract";
 import type { Handlers, JobContext, JobHandler } from "./context";
 import { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
 import { type JournalWriter, SleepRequest, StepRunner } from "./steps";
+import type { JournalStart, WaitItem } from "../job/handler-contract";
 import { LOG_LINES_PER_JOB, logLine, type JobLogLine } from "../job/log-lines";
 
 export interface RunOneOptions<E> {
@@ -64,6 +65,9 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     },
     step: (name, f, options) => steps.step(name, f, options),
     sleep: (name, ms) => steps.sleep(name, ms),
+    waitForSignal: (name, options) => steps.waitForSignal(name, options),
+    createWaitToken: (name, options) => steps.createWaitToken(name, options),
+    waitForToken: (token) => steps.waitForToken(token),
     now: () => steps.now(),
     uuid: (label) => steps.uuid(label),
     heartbeat: async () => {
@@ -76,9 +80,12 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
   try {
     value = await fn(JSON.parse(job.payloadJson), ctx as never);
   } catch (e) {
+    // Waits first: a sleep asked for in the same moment is asked again when the job runs next (docs/workflows.md).
+    if (steps.waits.length > 0) return waitOutcome(job.id, steps.waits, steps.startRecord());
     return steps.sleeping ? sleepOutcome(job.id, steps.sleeping) : outcomeOf(job.id, e);
   }
-  // A handler that caught the SleepRequest still sleeps: the journal has the sleep's position.
+  // A handler that caught the SleepRequest (or a WaitRequest) still sleeps (waits): the journal has its position.
+  if (steps.waits.length > 0) return waitOutcome(job.id, steps.waits, steps.startRecord());
   if (steps.sleeping) return sleepOutcome(job.id, steps.sleeping);
   try {
     return { id: job.id, kind: "completed", result: toResult(value) };
@@ -86,6 +93,10 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     // The work is done; only its result cannot be stored. Retrying would repeat the work, so this is final.
     return { id: job.id, kind: "failed", error: `the handler's result is not JSON-serializable: ${String(e)}` };
   }
+}
+
+function waitOutcome(id: string, waits: readonly WaitItem[], start: JournalStart): JobOutcome {
+  return { id, kind: "wait", waits: [...waits], start };
 }
 
 function sleepOutcome(id: string, s: SleepRequest): JobOutcome {

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../job/handler-contract";
-import type { StepOptions, StepRun } from "./context";
+import type { Journal, JournalAnswer, JournalEntry, JournalKind, JournalStart, JournalWrite, WaitItem } from "../job/handler-contract";
+import type { StepOptions, StepRun, WaitOptions, WaitToken } from "./context";
 import { JobAbortedError, NondeterminismError, TerminalJobError } from "./errors";
 import { randomHex } from "../random-hex";
 
@@ -29,6 +29,17 @@ export class SleepRequest extends Error {
   }
 }
 
+/**
+ * Thrown by `ctx.waitForSignal` / `ctx.waitForToken` to end the attempt (the SDK turns the attempt's waits into a
+ * `wait` outcome: docs/workflows.md). Waits made in one moment (`Promise.all`) all end up in the outcome.
+ */
+export class WaitRequest extends Error {
+  override readonly name = "WaitRequest";
+  constructor(readonly wait: WaitItem) {
+    super(`waiting for ${wait.kind === "signal" ? "signal" : "wait token"} ${JSON.stringify(wait.name)}; do not catch this`);
+  }
+}
+
 export interface StepJob {
   id: string;
   attempt: number;
@@ -42,6 +53,8 @@ export class StepRunner {
   private readonly start: JournalStart;
   /** A sleep asked for (a handler that caught the SleepRequest still sleeps). */
   sleeping: SleepRequest | null = null;
+  /** The waits asked for, in call order (a handler that caught a WaitRequest still waits). */
+  readonly waits: WaitItem[] = [];
 
   constructor(
     private readonly job: StepJob,
@@ -57,6 +70,11 @@ export class StepRunner {
 
   now(): number {
     return this.start.at;
+  }
+
+  /** The start record a wait outcome carries (persisted with the job's first journal write). */
+  startRecord(): JournalStart {
+    return this.start;
   }
 
   uuid(label: string): string {
@@ -110,9 +128,65 @@ export class StepRunner {
     throw this.sleeping;
   }
 
-  private async write(w: Omit<JournalWrite, "id" | "start">): Promise<void> {
+  /** waitForSignal: the signal's `{ data }` once it is sent to the job (by id, or to its key), or null at the timeout. */
+  async waitForSignal<T = unknown>(name: string, options: WaitOptions = {}): Promise<{ data: T } | null> {
+    const seq = this.nextSeq++;
+    checkName(name);
+    const timeoutMs = checkTimeout(options.timeoutMs, `ctx.waitForSignal(${JSON.stringify(name)})`);
+    const held = this.entries.get(seq);
+    if (held) {
+      if (held.name !== name || held.kind !== "signal") throw mismatch(seq, held, name, "signal");
+      if (held.finishedAt !== null) return JSON.parse(held.result ?? "null") as { data: T } | null;
+      return this.waitOn({ seq, kind: "signal", name, held: true, startedAt: held.startedAt });
+    }
+    return this.waitOn({ seq, kind: "signal", name, timeoutMs, startedAt: this.clock() });
+  }
+
+  /**
+   * createWaitToken: a token a person or a webhook completes by POSTing to its path, with no queue token. Made and
+   * signed by the queue (a journal write), the same token on every attempt.
+   */
+  async createWaitToken(name: string, options: WaitOptions = {}): Promise<WaitToken> {
+    const seq = this.nextSeq++;
+    checkName(name);
+    const timeoutMs = checkTimeout(options.timeoutMs, `ctx.createWaitToken(${JSON.stringify(name)})`);
+    const held = this.entries.get(seq);
+    if (held) {
+      if (held.name !== name || held.kind !== "token") throw mismatch(seq, held, name, "token");
+      return JSON.parse(held.result ?? "null") as WaitToken;
+    }
+    if (this.signal.aborted) throw this.signal.reason;
+    const answer = await this.write({ op: "token", seq, name, result: JSON.stringify({ timeoutMs }), startedAt: this.clock() });
+    if (answer === undefined) throw new TerminalJobError(`ctx.createWaitToken(${JSON.stringify(name)}): the queue answered no token (a queue older than wait tokens)`);
+    return JSON.parse(answer) as WaitToken;
+  }
+
+  /** waitForToken: the `{ data }` POSTed to the token's path, or null once the token expires. */
+  async waitForToken<T = unknown>(token: WaitToken): Promise<{ data: T } | null> {
+    const seq = this.nextSeq++;
+    if (typeof token !== "object" || token === null || typeof token.name !== "string") throw new TypeError("ctx.waitForToken(token): pass the token ctx.createWaitToken returned");
+    const name = token.name;
+    const held = this.entries.get(seq);
+    if (held) {
+      if (held.name !== name || held.kind !== "token_wait") throw mismatch(seq, held, name, "token_wait");
+      if (held.finishedAt !== null) return JSON.parse(held.result ?? "null") as { data: T } | null;
+      return this.waitOn({ seq, kind: "token_wait", name, held: true, startedAt: held.startedAt });
+    }
+    return this.waitOn({ seq, kind: "token_wait", name, until: token.expiresAt, startedAt: this.clock() });
+  }
+
+  /** waitOn: the attempt ends on this wait (with any others asked for in the same moment). */
+  private waitOn(w: WaitItem): Promise<never> {
+    this.waits.push(w);
+    const p = Promise.reject(new WaitRequest(w));
+    // Handled here too: a wait the handler never awaits (the attempt ended on another) is no unhandled rejection.
+    p.catch(() => undefined);
+    return p;
+  }
+
+  private async write(w: Omit<JournalWrite, "id" | "start">): Promise<string | undefined> {
     const answer = await this.writer.write({ ...w, start: this.start });
-    if (answer.ok) return;
+    if (answer.ok) return answer.result;
     if (answer.code === "nondeterminism") throw new NondeterminismError(answer.message);
     if (answer.code === "payload_too_large" || answer.code === "journal_too_large") throw new TerminalJobError(answer.message);
     // Deposed: another attempt holds the job, or none does. Nothing this attempt does counts any more.
@@ -124,7 +198,14 @@ function checkName(name: string): void {
   if (typeof name !== "string" || name.length === 0 || name.length > 256) throw new TypeError(`a step name is a string of 1-256 characters, got ${JSON.stringify(name)}`);
 }
 
-function mismatch(seq: number, held: JournalEntry, name: string, kind: "step" | "sleep"): NondeterminismError {
+/** checkTimeout: a wait's timeoutMs — a whole number of ms ≥ 0 (fractions rounded), or none. */
+function checkTimeout(ms: number | undefined | null, call: string): number | null {
+  if (ms === undefined || ms === null) return null;
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) throw new TypeError(`${call}: timeoutMs must be a number ≥ 0, got ${String(ms)}`);
+  return Math.round(ms);
+}
+
+function mismatch(seq: number, held: JournalEntry, name: string, kind: JournalKind): NondeterminismError {
   return new NondeterminismError(
     `step ${seq} is ${held.kind} ${JSON.stringify(held.name)} in the journal, but the code now calls ${kind} ${JSON.stringify(name)} there: the handler changed under a job that had started`,
   );

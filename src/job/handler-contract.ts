@@ -36,16 +36,27 @@ export interface JournalStart {
   seed: string;
 }
 
-/** One journaled step or sleep, at its position in the job's step calls. */
+/**
+ * What a journal position holds: a step, a sleep, a wait for a signal, a wait token made (its result is the token),
+ * or a wait for a token's completion (docs/workflows.md).
+ */
+export const JOURNAL_KINDS = ["step", "sleep", "signal", "token", "token_wait"] as const;
+export type JournalKind = (typeof JOURNAL_KINDS)[number];
+
+/** One journaled step, sleep or wait, at its position in the job's step calls. */
 export interface JournalEntry {
   seq: number;
   name: string;
-  kind: "step" | "sleep";
-  /** JSON text; null while an atMostOnce step has started and not finished. */
+  kind: JournalKind;
+  /**
+   * JSON text; null while an atMostOnce step has started and not finished, or while a wait is open. An ended wait
+   * holds `{"data": …}`, or `null` when its timeout passed.
+   */
   result: string | null;
   startedAt: number;
   finishedAt: number | null;
   attempt: number;
+  /** sleep: when it ends; a wait: its timeout, or null for none. */
   wakeAt: number | null;
 }
 
@@ -56,21 +67,56 @@ export interface Journal {
 
 /**
  * A journal write from a running attempt: `begin` before an atMostOnce step
- * runs, `commit` with a step's result. Each carries the start record, which
+ * runs, `commit` with a step's result, `token` to make a wait token (the queue
+ * signs it and answers it as `result`). Each carries the start record, which
  * the first write of the job persists.
  */
 export interface JournalWrite {
   id: string;
-  op: "begin" | "commit";
+  op: "begin" | "commit" | "token";
   seq: number;
   name: string;
-  /** JSON text (commit). */
+  /** JSON text (commit); token: `{"timeoutMs": n | null}`. */
   result: string | null;
   startedAt: number;
   start: JournalStart;
 }
 
-export type JournalAnswer = { ok: true } | { ok: false; code: "lease_lost" | "payload_too_large" | "journal_too_large" | "nondeterminism" | "not_found"; message: string };
+export type JournalAnswer =
+  | { ok: true; /** token: the wait token, JSON text. */ result?: string }
+  | { ok: false; code: "lease_lost" | "payload_too_large" | "journal_too_large" | "nondeterminism" | "not_found"; message: string };
+
+/**
+ * A wait token (ctx.createWaitToken): `POST` `{"data": …}` to `path` (or `url`) with no queue token to complete it,
+ * once. The same token on every attempt of the job.
+ */
+export interface WaitToken {
+  /** The token itself (the last part of `path`). */
+  id: string;
+  /** The name it was made with. */
+  name: string;
+  /** `/v1/tokens/<id>` on the queue's Worker. */
+  path: string;
+  /** `path` on the queue's `publicUrl`, or null when none is configured. */
+  url: string | null;
+  /** When it expires (epoch ms, the queue's clock), or null for never. */
+  expiresAt: number | null;
+}
+
+/**
+ * One wait an attempt ends on (ctx.waitForSignal, ctx.waitForToken). `held`: the journal has it already, open (the
+ * queue keeps its timeout). A new one gives `timeoutMs`, reckoned on the queue's clock from when it hears of it, or
+ * `until` (a token's expiry, already on the queue's clock); neither: no timeout.
+ */
+export interface WaitItem {
+  seq: number;
+  kind: "signal" | "token_wait";
+  name: string;
+  timeoutMs?: number | null;
+  until?: number | null;
+  held?: boolean;
+  startedAt: number;
+}
 
 export interface DispatchBatch {
   type: string;
@@ -91,6 +137,11 @@ export type HandlerOutcome = (
    * queue hears of it (its own clock); without one (a replay, or an SDK older than it), until `until`.
    */
   | { kind: "sleep"; name: string; seq: number; until: number; durationMs?: number | null; startedAt: number; start: JournalStart }
+  /**
+   * ctx.waitFor…: journal the waits (at their positions) and put the job in `waiting` until one of them ends, unspent
+   * — or back to pending at once when one has ended already (a signal that raced ahead). docs/workflows.md.
+   */
+  | { kind: "wait"; waits: WaitItem[]; start: JournalStart }
 ) & { logs?: JobLogLine[] };
 
 export type JobOutcome = HandlerOutcome & { id: string };

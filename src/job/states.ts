@@ -20,6 +20,13 @@ export const JOB_STATES = [
    * In: claim. Out: complete, fail, cancel, or the reap pass when the lease expires.
    */
   "running",
+  /**
+   * Waiting for the outside world: a signal, a wait token (docs/workflows.md). Its attempt ended and was given back;
+   * it holds no lease, call, permit or attempt, only its dedupe key. `wait` says what it waits for, `runAt` until
+   * when. In: a handler's `ctx.waitFor…` that found nothing to take yet. Out: what it waits for arrives, its timeout
+   * passes (both back to pending, due now), cancel.
+   */
+  "waiting",
   /** Terminal: the handler succeeded. Out: retention sweep or prune. */
   "completed",
   /**
@@ -41,7 +48,7 @@ export const TERMINAL_STATES = ["completed", "failed", "cancelled", "superseded"
 export type TerminalState = (typeof TERMINAL_STATES)[number];
 
 /** States in which a job holds its dedupe key. */
-export const LIVE_STATES = ["pending", "running"] as const satisfies readonly JobState[];
+export const LIVE_STATES = ["pending", "running", "waiting"] as const satisfies readonly JobState[];
 
 export const FAILURE_KINDS = [
   /** The last attempt failed with a retryable error. */

@@ -19,7 +19,9 @@ export const TRANSITIONS = {
   complete: { from: ["running"], to: "completed", by: "complete with the lease token" },
   attemptRetry: { from: ["running"], to: "pending", by: "fail with attempts left, the reap pass on an expired lease (backoff), or a handler's snooze" },
   attemptFail: { from: ["running"], to: "failed", by: "fail (fatal, or the last attempt), or the reap pass on the last attempt (stalled / timeout)" },
-  cancel: { from: ["pending", "running"], to: "cancelled", by: "cancel (job, scope or dedupe keys)" },
+  wait: { from: ["running"], to: "waiting", by: "a handler's ctx.waitForSignal / waitForToken with nothing to take yet" },
+  resume: { from: ["waiting"], to: "pending", by: "the signal or token it waits for arrives, or its timeout passes (due now)" },
+  cancel: { from: ["pending", "running", "waiting"], to: "cancelled", by: "cancel (job, scope or dedupe keys)" },
   supersede: {
     from: ["running"],
     to: "superseded",

@@ -118,8 +118,10 @@ export class Attempt {
   private async journal(w: Omit<JournalWrite, "id">): Promise<JournalAnswer> {
     if (!this.live) return { ok: false, code: "lease_lost", message: "this attempt no longer holds the job" };
     try {
-      await this.deps.call("POST", `${jobPath(this.job.id)}/steps`, { leaseToken: this.job.leaseToken, op: w.op, seq: w.seq, name: w.name, startedAt: w.startedAt, start: w.start, ...(w.op === "commit" ? { result: JSON.parse(w.result ?? "null") } : {}) });
-      return { ok: true };
+      const extra = w.op === "commit" ? { result: JSON.parse(w.result ?? "null") } : w.op === "token" ? { timeoutMs: (JSON.parse(w.result ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null } : {};
+      const out = await this.deps.call<{ token?: unknown }>("POST", `${jobPath(this.job.id)}/steps`, { leaseToken: this.job.leaseToken, op: w.op, seq: w.seq, name: w.name, startedAt: w.startedAt, start: w.start, ...extra });
+      // A wait token comes back made by the queue (docs/workflows.md).
+      return w.op === "token" && out.token !== undefined ? { ok: true, result: JSON.stringify(out.token) } : { ok: true };
     } catch (e) {
       if (!(e instanceof ApiError)) return { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` };
       const reason = (e.details as { reason?: string } | undefined)?.reason;
@@ -190,6 +192,8 @@ export class Attempt {
         if (out.durationMs === undefined || out.durationMs === null) return this.write("sleep", body);
         return this.write("sleep", { ...body, durationMs: out.durationMs }, (e) => (refusesField(e, "durationMs") ? body : null));
       }
+      case "wait":
+        return this.write("wait", { waits: out.waits, start: out.start });
     }
   }
 }

@@ -42,7 +42,7 @@ import { onSignals, stopWorker } from "./stop";
 
 // What a pull handler throws and is given, from the worker's own entry point (no edgequeue/handler import needed).
 export { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../handler/errors";
-export type { JobContext, StepOptions, StepRun, WorkerHandlers } from "../handler/context";
+export type { JobContext, StepOptions, StepRun, WaitOptions, WaitToken, WorkerHandlers } from "../handler/context";
 
 export interface WorkerOptions {
   /** The queue's base URL, e.g. https://edgequeue.<you>.workers.dev */

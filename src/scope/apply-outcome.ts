@@ -12,6 +12,7 @@ import type { Outcome } from "./outcome";
 import { complete, fail, sleep, snooze } from "./settle";
 import type { HomeStore } from "./home-store";
 import type { HandlerOutcome } from "../job/handler-contract";
+import { wait } from "./waits";
 
 /** resultText: a completed outcome's result as stored (JSON text or null), or undefined when it is over the size limit. */
 export function resultText(config: QueueConfig, o: Extract<HandlerOutcome, { kind: "completed" }>): string | null | undefined {
@@ -35,5 +36,7 @@ export function applyOutcome(store: HomeStore, config: QueueConfig, id: string, 
       return snooze(store, id, token, o.delayMs, now);
     case "sleep":
       return sleep(store, id, token, o, now);
+    case "wait":
+      return wait(store, id, token, o, now);
   }
 }

@@ -11,7 +11,7 @@
  */
 import { LEVEL_JOB, levelsCte } from "./levels";
 import { TRANSITIONS } from "../job/transitions";
-import { sqlList } from "../job/states";
+import { LIVE_STATES, sqlList } from "../job/states";
 import { jobRows, type JobRow } from "./job-row";
 import { tallyMoved } from "./tallies";
 import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
@@ -46,14 +46,14 @@ export const JOB_NEXT_PENDING_PRIORITY_BELOW =
   "SELECT priority FROM job WHERE state = 'pending' AND type = ? AND priority < ? ORDER BY priority DESC LIMIT 1";
 /**
  * NOT_BEHIND_KEY: the pending job `j` is not a follower waiting behind its
- * key's running job, nor behind an older pending job of its key (one with a
+ * key's running (or waiting: waits.ts) job, nor behind an older pending job of its key (one with a
  * journal, back to pending — attempt-end.ts: never superseded). Part of what
  * "due" means, for every query that asks — the claim, and the dispatcher's due
  * counts. job_dedupe_idx holds only live jobs, so it reads the key's one or two.
  */
 export const NOT_BEHIND_KEY = `(j.dedupe_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL
-           AND (r.state = 'running' OR (r.state = 'pending' AND r.seq < j.seq))))`;
+           AND (r.state IN ('running', 'waiting') OR (r.state = 'pending' AND r.seq < j.seq))))`;
 
 /**
  * jobClaimCandidates: the due jobs of one (type, priority), oldest first — an
@@ -169,15 +169,15 @@ function isOrdered(store: HomeStore, type: string): boolean {
   return store.config.typeSettings(type).ordered;
 }
 
-/** jobOldestLive: job_ordered_live_idx (type, seq) WHERE ordered and pending or running — one seek (ordered-repair.ts). */
+/** jobOldestLive: job_ordered_live_idx (type, seq) WHERE ordered and live — one seek (ordered-repair.ts). */
 const JOB_OLDEST_LIVE = `
 SELECT seq, priority, run_at, state, ${NOT_BEHIND_KEY} AS free FROM job AS j
- WHERE j.type = ? AND j.ordered = 1 AND j.state IN ('pending', 'running') ORDER BY j.seq LIMIT 1`;
+ WHERE j.type = ? AND j.ordered = 1 AND j.state IN (${sqlList(LIVE_STATES)}) ORDER BY j.seq LIMIT 1`;
 
 /**
  * orderedHead: an ordered type's next job, or null. Only the oldest live job of the type may run, when it is
- * pending and due: one running (its lease lapsed or not), backing off after a failed attempt, or delayed,
- * holds every later one — priority and runAt do not reorder an ordered type.
+ * pending and due: one running (its lease lapsed or not), waiting (waits.ts), backing off after a failed attempt,
+ * or delayed, holds every later one — priority and runAt do not reorder an ordered type.
  */
 export function orderedHead(sql: SqlStorage, type: string, now: number): Candidate | null {
   const head = sql.exec<Candidate & { state: string; free: number }>(JOB_OLDEST_LIVE, type).toArray()[0];

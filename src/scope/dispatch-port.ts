@@ -14,7 +14,7 @@ import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "./
 import { scopeOfRow, type JobRow } from "./job-row";
 import { eventOfTags } from "../job/event-tags";
 import { completeMany, heartbeat } from "./settle";
-import { appendStep, journalsOf } from "./steps";
+import { appendStep, journalsOf, signTokens } from "./steps";
 import { keepLogs } from "./job-logs";
 import type { HomeStore } from "./home-store";
 import type { WakeMemo } from "./wake-memo";
@@ -90,7 +90,10 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
 
     journal(writes, now) {
       // The writes of one moment in one transaction: one commit for a batch whose jobs finish a step together.
-      return store.atomic(() => writes.map(({ write, token }) => journalOne(store, write, token, now)));
+      const run = (ws: readonly JournalWrite[]) => store.atomic(() => ws.map((write, i) => journalOne(store, write, writes[i]!.token, now)));
+      const asked = writes.map((w) => w.write);
+      // A wait token is signed first, which is asynchronous (steps.ts, signTokens); steps alone stay synchronous.
+      return asked.some((w) => w.op === "token") ? signTokens(store, asked, now).then(run) : run(asked);
     },
   };
 }
@@ -110,9 +113,9 @@ function settleOne(store: HomeStore, config: QueueConfig, id: string, token: str
 function journalOne(store: HomeStore, w: JournalWrite, token: string, now: number): JournalAnswer {
   try {
     const out = appendStep(store, w, token, now);
-    if (out.ok) return { ok: true };
+    if (out.ok) return out.result === undefined ? { ok: true } : { ok: true, result: out.result };
     if (out.code === "lease_lost" || out.code === "already_terminal" || out.code === "not_found") return { ok: false, code: "lease_lost", message: `this attempt no longer holds the job (${out.code})` };
-    if (out.code === "conflict") return { ok: false, code: "lease_lost", message: out.reason };
+    if (out.code === "conflict" || out.code === "gone") return { ok: false, code: "lease_lost", message: out.reason };
     return { ok: false, code: out.code, message: out.reason };
   } catch (e) {
     // Storage failed: the step did not journal, and the handler must not go on as if it had.

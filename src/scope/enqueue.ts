@@ -246,7 +246,8 @@ function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number
   // as behind a running one (docs/guarantees.md "Keys and journals"). Only a job that has run can have a journal.
   const resuming = live.find((r) => r.state === "pending" && r.started_at !== null && hasJournal(store.sql, r.seq));
   const pending = live.find((r) => r.state === "pending" && r !== resuming);
-  const running = live.find((r) => r.state === "running") ?? resuming;
+  // A waiting job has run and has a journal: for its key it is running (docs/workflows.md).
+  const running = live.find((r) => r.state === "running" || r.state === "waiting") ?? resuming;
   const same = (row: JobRow | undefined) => (row ? { row, changed: false } : null);
   if (mode === "throttle") {
     return same(jobRows(store.sql.exec(JOB_LATEST_START_OF_KEY, job.dedupeKey, now - (job.throttleMs ?? 0)))[0] ?? pending);

@@ -13,7 +13,7 @@ import type { FailureKind } from "../job/states";
 import { analyticsPoints, eventSource, writePoints } from "../metrics/analytics";
 import { scopeOfRow, type JobRow } from "./job-row";
 
-export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:failed" | "job:cancelled" | "job:superseded" | "job:released" | "job:lease_lost";
+export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:waiting" | "job:failed" | "job:cancelled" | "job:superseded" | "job:released" | "job:lease_lost";
 
 export interface LifecycleEvent {
   event: LifecycleEventName;
@@ -23,8 +23,10 @@ export interface LifecycleEvent {
   scope: Scope | null;
   attempt: number;
   maxAttempts: number;
-  /** retry_scheduled: when it runs again. */
+  /** retry_scheduled: when it runs again; waiting: its earliest timeout. */
   runAt?: number;
+  /** waiting: what it waits for (docs/workflows.md). */
+  waitingFor?: { kind: string; name: string; until: number | null }[];
   error?: string | null;
   failureKind?: FailureKind;
   /** completed / failed: from the attempt's start. */
@@ -69,6 +71,8 @@ export function eventFor(row: JobRow, now: number): LifecycleEvent | null {
       return { event: "job:superseded", ...base, reason: row.cancel_reason, error: row.last_error, durationMs };
     case "pending":
       return row.started_at === null ? null : { event: "job:retry_scheduled", ...base, runAt: row.run_at, error: row.last_error };
+    case "waiting":
+      return { event: "job:waiting", ...base, runAt: row.run_at, waitingFor: row.wait === null ? [] : (JSON.parse(row.wait) as NonNullable<LifecycleEvent["waitingFor"]>) };
   }
 }
 

@@ -45,7 +45,7 @@ export function claimKey(store: HomeStore, type: string, dedupeKey: string, work
  */
 function leaseIfFree(store: HomeStore, type: string, key: string, worker: string, leaseMs: number, now: number): JobRow | null {
   const live = liveJobsOfKey(store.sql, key);
-  if (live.some((j) => j.state === "running")) return null;
+  if (live.some((j) => j.state === "running" || j.state === "waiting")) return null;
   // The oldest pending job: a follower waits behind a journaled job of its key that is back to pending (attempt-end.ts).
   const pending = live.filter((j) => j.state === "pending").sort((a, b) => a.seq - b.seq)[0];
   if (!pending || pending.type !== type || pending.run_at > now || isPaused(store.sql, type)) return null;

@@ -42,6 +42,8 @@ export type JobRow = {
   updated_at: number;
   started_at: number | null;
   finished_at: number | null;
+  /** A waiting job's waits (JSON: scope/waits.ts WaitView[]); null in every other state. */
+  wait: string | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -92,6 +94,8 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     updated_at: r[at.updated_at]!,
     started_at: r[at.started_at]!,
     finished_at: r[at.finished_at]!,
+    // A statement that names its columns may leave it out (undefined reads as none).
+    wait: at.wait === undefined ? null : r[at.wait]!,
   }));
 }
 
@@ -125,6 +129,7 @@ export function toJob(row: JobRow): Job {
     updatedAt: row.updated_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
+    waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : null,
   };
 }
 

@@ -30,6 +30,8 @@ export function leaseRefusal(store: HomeStore, id: string, token: string, now: n
     case "superseded":
       return { ok: false, code: "already_terminal", state: row.state };
     case "pending":
+    // Its attempt ended in a wait (the write came late, or twice): this holder's lease is gone.
+    case "waiting":
       return { ok: false, code: "lease_lost", reason: "expired", state: row.state };
     case "running": {
       if (row.lease_token !== token) return { ok: false, code: "lease_lost", reason: "stale_token", state: row.state };

@@ -19,6 +19,8 @@ export type Refusal =
   | { ok: false; code: "already_terminal"; state: JobState }
   | { ok: false; code: "conflict"; reason: string; state: JobState }
   /** A journal write the job cannot take (scope/steps.ts): a result or journal over its cap, or a step that is not where the journal has it. */
-  | { ok: false; code: "payload_too_large" | "journal_too_large" | "nondeterminism"; reason: string; state: JobState };
+  | { ok: false; code: "payload_too_large" | "journal_too_large" | "nondeterminism"; reason: string; state: JobState }
+  /** A wait token past its expiry (scope/wait-tokens.ts). */
+  | { ok: false; code: "gone"; reason: string };
 
 export type Outcome<T> = ({ ok: true } & T) | Refusal;

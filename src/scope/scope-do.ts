@@ -32,12 +32,19 @@ import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettle
 import { ScopeParts } from "./scope-parts";
 import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
-import { listSteps } from "./steps";
+import { listSteps, signTokens } from "./steps";
 import { buildSummary, type HomeSummary } from "./summary";
 import { appendLeasedLogs, jobLogs } from "./job-logs";
 import { Meter, meterRequests } from "../metering/meter";
+import { tokenIsReal } from "./wait-tokens";
+import { parseToken } from "../job/wait-token";
+import type { SignalOutcome, WaitInput } from "./waits";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
+
+function wireSignal(out: SignalOutcome): Outcome<{ id: string; resumed: boolean }> {
+  return out.ok ? { ok: true, id: out.row.id, resumed: out.resumed } : out;
+}
 
 type LogItem = { at: number; attempt?: number; message: string; fields?: unknown };
 
@@ -96,8 +103,32 @@ export class ScopeDO extends DurableObject<Env> {
     return wireSettled(await this.w((s, now) => writes.sleep(s, id, token, input, now)));
   }
 
-  async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.appendStep(s, write, token, now)));
+  /** appendStep: a pull worker's journal write; a wait token's (`op: "token"`) is signed first and answered as `result`. */
+  async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ job: Job; result?: string }>> {
+    const [signed] = write.op === "token" ? await signTokens(this.store, [write], this.clock.now()) : [write];
+    const out = await this.w((s, now) => writes.appendStep(s, signed!, token, now));
+    return out.ok ? { ok: true, job: toJob(out.row), ...(out.result === undefined ? {} : { result: out.result }) } : out;
+  }
+
+  async wait(id: string, token: string, input: WaitInput): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.wait(s, id, token, input, now)));
+  }
+
+  /** signal: `data` is JSON text; the answer says whether it ended the job's wait or is kept for it. */
+  async signal(id: string, name: string, data: string): Promise<Outcome<{ id: string; resumed: boolean }>> {
+    return wireSignal(await this.w((s, now) => writes.signal(s, id, "signal", name, data, now)));
+  }
+
+  async signalKey(type: string, dedupeKey: string, name: string, data: string): Promise<Outcome<{ id: string; resumed: boolean }>> {
+    return wireSignal(await this.w((s, now) => writes.signalKey(s, type, dedupeKey, name, data, now)));
+  }
+
+  /** completeToken: a wait token's completion — only a token this object signed, before its expiry (wait-tokens.ts). */
+  async completeToken(token: string, data: string): Promise<Outcome<{ id: string; resumed: boolean }>> {
+    const parts = parseToken(token);
+    if (!parts || !(await tokenIsReal(this.store, parts))) return { ok: false, code: "not_found" };
+    if (parts.expiresAt !== null && parts.expiresAt <= this.clock.now()) return { ok: false, code: "gone", reason: `the wait token expired at ${new Date(parts.expiresAt).toISOString()}` };
+    return wireSignal(await this.w((s, now) => writes.signal(s, parts.jobId, "token", parts.name, data, now)));
   }
 
   async resolveStep(id: string, name: string, resultJson: string): Promise<Outcome<{ job: Job }>> {

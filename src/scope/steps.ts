@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Journal, JournalEntry, JournalStart, JournalWrite } from "../job/handler-contract";
+import type { Journal, JournalEntry, JournalKind, JournalStart, JournalWrite } from "../job/handler-contract";
 import { utf8Length } from "../job/json-size";
 import type { StepView } from "../job/schemas";
 import { jobRows, type JobRow } from "./job-row";
@@ -22,6 +22,7 @@ import { getJob } from "./read";
 import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
 import { idSeq } from "./read";
 import type { HomeStore } from "./home-store";
+import { makeToken } from "./wait-tokens";
 
 /** The journal's row at a position (nondeterminism and the cap check). */
 const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ? AND seq = ?";
@@ -40,7 +41,7 @@ type StepRow = {
   job_seq: number;
   seq: number;
   name: string;
-  kind: "start" | "step" | "sleep";
+  kind: "start" | JournalKind;
   result: string | null;
   started_at: number;
   finished_at: number | null;
@@ -66,14 +67,38 @@ export function journalsOf(store: HomeStore, seqs: readonly number[]): Map<numbe
   return out;
 }
 
-/** appendStep: one journal write of the attempt holding `token`, in one transaction with the lease check. */
-export function appendStep(store: HomeStore, w: JournalWrite, token: string, now: number): Outcome<{ row: JobRow }> {
+const RESULT_AT = "SELECT result FROM job_step WHERE job_seq = ? AND seq = ?";
+
+/**
+ * appendStep: one journal write of the attempt holding `token`, in one transaction with the lease check. A `token`
+ * write carries the signed token (signTokens) and answers the one journaled — the first, if it was sent twice.
+ */
+export function appendStep(store: HomeStore, w: JournalWrite, token: string, now: number): Outcome<{ row: JobRow; result?: string }> {
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, w.id, token, idSeq(w.id)))[0];
     if (!leased) return leaseRefusal(store, w.id, token, now);
-    const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: "step", result: w.op === "commit" ? w.result ?? "null" : null, startedAt: w.startedAt, finishedAt: w.op === "commit" ? now : null, wakeAt: null }, w.start);
-    return refused ?? { ok: true, row: leased };
+    const kind = w.op === "token" ? "token" : "step";
+    const finished = w.op !== "begin";
+    const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind, result: finished ? w.result ?? "null" : null, startedAt: w.startedAt, finishedAt: finished ? now : null, wakeAt: null }, w.start);
+    if (refused) return refused;
+    if (kind !== "token") return { ok: true, row: leased };
+    return { ok: true, row: leased, result: store.sql.exec<{ result: string }>(RESULT_AT, leased.seq, w.seq).one().result };
   });
+}
+
+/**
+ * signTokens: each `token` write (ctx.createWaitToken, `{"timeoutMs"}`) with the signed token as its result
+ * (wait-tokens.ts), before the transaction that journals it — Web Crypto signs asynchronously.
+ */
+export async function signTokens(store: HomeStore, writes: readonly JournalWrite[], now: number): Promise<JournalWrite[]> {
+  return Promise.all(
+    writes.map(async (w) => {
+      if (w.op !== "token") return w;
+      const timeoutMs = (JSON.parse(w.result ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null;
+      const token = await makeToken(store, w.id, w.name, timeoutMs === null ? null : now + timeoutMs);
+      return { ...w, result: JSON.stringify(token) };
+    }),
+  );
 }
 
 /**
@@ -157,5 +182,5 @@ export function hasJournal(sql: SqlStorage, jobSeq: number): boolean {
 }
 
 function toEntry(r: StepRow): JournalEntry {
-  return { seq: r.seq, name: r.name, kind: r.kind as "step" | "sleep", result: r.result, startedAt: r.started_at, finishedAt: r.finished_at, attempt: r.attempt, wakeAt: r.wake_at };
+  return { seq: r.seq, name: r.name, kind: r.kind as JournalKind, result: r.result, startedAt: r.started_at, finishedAt: r.finished_at, attempt: r.attempt, wakeAt: r.wake_at };
 }

@@ -23,6 +23,8 @@ export interface TypeSummary {
   cancelled: number;
   /** Absent from objects still running code older than the superseded state. */
   superseded?: number;
+  /** Absent from objects still running code older than the waiting state (docs/workflows.md). */
+  waiting?: number;
   nextRunAt: number | null;
 }
 
@@ -52,7 +54,7 @@ export function buildSummary(sql: SqlStorage, home: string, now: number, unrepor
   const entry = (type: string): TypeSummary => {
     let s = byType.get(type);
     if (!s) {
-      s = { type, pending: 0, scheduled: 0, running: 0, completed: 0, failed: zeroKinds(), cancelled: 0, superseded: 0, nextRunAt: null };
+      s = { type, pending: 0, scheduled: 0, running: 0, completed: 0, failed: zeroKinds(), cancelled: 0, superseded: 0, waiting: 0, nextRunAt: null };
       byType.set(type, s);
     }
     return s;

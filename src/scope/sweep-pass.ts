@@ -9,6 +9,7 @@ import type { HomeStore } from "./home-store";
 import { bury, sweepTombstones } from "./tombstones";
 import { tallyDeleted } from "./tallies";
 import { JOB_DELETE_BY_SEQ } from "./completed-sweep";
+import { sweepKeptSignals } from "./waits";
 
 /**
  * jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at), which holds failed, cancelled and superseded
@@ -29,7 +30,7 @@ const INDEXED_STATES = TERMINAL_STATES.filter((s) => s !== "completed");
  */
 export const OLDEST_FINISHED_COLUMNS = `${INDEXED_STATES.map(
   (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND state <> 'completed' AND finished_at IS NOT NULL) AS t${i}`,
-).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone, (SELECT coalesce(sum(completed), 0) FROM type_count) AS completed_kept`;
+).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone, (SELECT min(expires_at) FROM job_signal) AS kept_signal, (SELECT coalesce(sum(completed), 0) FROM type_count) AS completed_kept`;
 const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${OLDEST_FINISHED_COLUMNS}`;
 
 export const SWEEP_BATCH = 1000;
@@ -59,6 +60,8 @@ export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): {
     more ||= out.more || out.n === limit;
   }
   more ||= store.atomic(() => sweepTombstones(store, now, limit)) === limit;
+  // Signals kept for a wait that never came (waits.ts).
+  if ((oldest.kept_signal ?? Infinity) <= now) more ||= store.atomic(() => sweepKeptSignals(store, now, limit)) === limit;
   if (deleted > 0) store.touched(now);
   return { deleted, more };
 }
@@ -77,6 +80,8 @@ export function sweepAtOf(store: HomeStore, oldest: Record<string, number | null
   });
   const tombstone = oldest.tombstone ?? null;
   if (tombstone !== null) next = Math.min(next ?? Infinity, tombstone);
+  const kept = oldest.kept_signal ?? null;
+  if (kept !== null) next = Math.min(next ?? Infinity, kept);
   return next;
 }
 

@@ -8,7 +8,8 @@
  *   memory for a pushed attempt (pushed-leases.ts),
  * - the next retention sweep,
  * - the deadline for a catalog summary that has not gone out,
- * - the end of a permit hold a cancel left (pull-permits.ts).
+ * - the end of a permit hold a cancel left (pull-permits.ts),
+ * - the earliest timeout of a waiting job's waits (waits.ts; job_wait_idx).
  *
  * @module
  */
@@ -17,12 +18,15 @@ import { PENDING_UNPAUSED_COUNT, pendingTypes } from "./counts";
 import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./sweep-pass";
 import type { HomeStore } from "./home-store";
 import type { WakeMemo, WakeRow } from "./wake-memo";
+// A wait with no timeout is due at the end of time, which no alarm can be set for.
+import { WAIT_FOREVER } from "./waits";
 
 /**
  * jobNextWake: every time above that lives in SQLite, in one statement (it runs after every write; as a
  * statement per part it was six calls into SQLite and the most frequent work of a small call): the next future
  * run_at of each unpaused pending type (one seek per priority level, levels.ts), the earliest lease expiry
- * (job_lease_idx), the end of a permit hold a cancel left (pull-permits.ts), and the retention sweep's inputs.
+ * (job_lease_idx), the end of a permit hold a cancel left (pull-permits.ts), the earliest wait timeout
+ * (job_wait_idx), and the retention sweep's inputs.
  */
 const JOB_NEXT_WAKE = `
 WITH RECURSIVE ${levelsCte(`SELECT c.type FROM type_count AS c WHERE ${PENDING_UNPAUSED_COUNT}`)}
@@ -30,6 +34,7 @@ SELECT
   (SELECT min((SELECT min(j.run_at) FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at > ?1)) FROM lv WHERE lv.p IS NOT NULL) AS due,
   (SELECT min(lease_expires_at) FROM job WHERE state = 'running' AND lease_kept = 1) AS lease,
   (SELECT min(hold_until) FROM job_permit) AS hold,
+  (SELECT min(run_at) FROM job WHERE state = 'waiting' AND run_at < ${WAIT_FOREVER}) AS waiting,
   ${OLDEST_FINISHED_COLUMNS}`;
 
 /** readWakeRow: JOB_NEXT_WAKE's row at `now` (wake-memo.ts keeps it while it stands). */
@@ -41,7 +46,7 @@ export function readWakeRow(store: HomeStore, now: number): WakeRow {
 export function nextWakeAt(store: HomeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
   const row = memo.wake(now);
   // Pushed attempts' leases are held in memory, not in job_lease_idx (pushed-leases.ts).
-  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
+  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, row.waiting, sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
 }
 

@@ -21,12 +21,13 @@ import { leaseRefusal } from "./lease";
 import { ORPHAN_REASON, releaseOrphans } from "./orphans";
 import type { Outcome, Refusal } from "./outcome";
 import { holdPermits, holdPermitsOfKeys } from "./pull-permits";
-import { getJob } from "./read";
+import { getJob, liveJobsOfKey } from "./read";
 import { reapOnce } from "./reap-pass";
 import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteItem, type FailInput, type SleepInput } from "./settle";
 import { appendStep, resolveStep } from "./steps";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
+import { endTimedOut, signal, signalJob, wait, type SignalKind, type SignalOutcome, type WaitInput } from "./waits";
 
 const GIVEN_BACK = "given back by its worker";
 
@@ -103,6 +104,32 @@ export const writes = {
     return settled(store, "sleep", id, sleep(store, id, token, input, now));
   },
 
+  /** wait: a pull worker's ctx.waitFor… — journaled, and the job waiting (or due again at once), unspent. */
+  wait(store: HomeStore, id: string, token: string, input: WaitInput, now: number): Written<Outcome<{ row: JobRow }>> {
+    return settled(store, "wait", id, wait(store, id, token, input, now));
+  },
+
+  /** signal: a signal or a token's completion for a job; one that ends its wait makes it due (no event: it runs next). */
+  signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number): Written<SignalOutcome> {
+    return signalled(store, signal(store, id, kind, name, data, now));
+  },
+
+  /** signalKey: a signal for the live job of `type` that holds the key here — a waiting one first, then a running one, then a pending one. */
+  signalKey(store: HomeStore, type: string, dedupeKey: string, name: string, data: string, now: number): Written<SignalOutcome> {
+    const out = store.atomic((): SignalOutcome => {
+      const live = liveJobsOfKey(store.sql, dedupeKey).filter((r) => r.type === type);
+      const job = live.find((r) => r.state === "waiting") ?? live.find((r) => r.state === "running") ?? live[0];
+      return job ? signalJob(store, job, "signal", name, data, now) : { ok: false, code: "not_found" };
+    });
+    return signalled(store, out);
+  },
+
+  /** waitTimeouts: the waits whose timeout passed end (null) and their jobs are due; `more` when the pass filled its batch. */
+  waitTimeouts(store: HomeStore, now: number): Written<{ more: boolean }> {
+    const { rows, more } = endTimedOut(store, now);
+    return written({ more }, rows.length > 0 ? changed({ quiet: rows, fill: true }) : nothing());
+  },
+
   /** release: the holder gives the job back unrun — its lease's permits go back with their rate spend refunded. */
   release(store: HomeStore, id: string, token: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = release(store, id, token, GIVEN_BACK, now);
@@ -111,7 +138,7 @@ export const writes = {
   },
 
   /** appendStep: a pull worker's journal write, fenced by its lease; a step changes nothing anyone else counts. */
-  appendStep(store: HomeStore, write: JournalWrite, token: string, now: number): Written<Outcome<{ row: JobRow }>> {
+  appendStep(store: HomeStore, write: JournalWrite, token: string, now: number): Written<Outcome<{ row: JobRow; result?: string }>> {
     const out = appendStep(store, write, token, now);
     return written(out, out.ok ? nothing() : refused(store, "step", write.id, out));
   },
@@ -195,6 +222,11 @@ export const writes = {
     return written(n, n > 0 ? { ...nothing(), events: counted, released: { rows: released, reason: ORPHAN_REASON } } : nothing());
   },
 };
+
+/** signalled: a signal that ended a wait made its job due; one kept changed nothing anyone counts. */
+function signalled(store: HomeStore, out: SignalOutcome): Written<SignalOutcome> {
+  return written(out, out.ok && out.resumed ? changed({ quiet: [out.row], fill: true, report: reportFor(store, [out.row]) }) : nothing());
+}
 
 function cancelled(rows: readonly JobRow[], fill: boolean): Changes {
   const permits = { refundLease: null };

@@ -32,6 +32,8 @@ export const homeType = sqliteTable(
     failedTimeout: integer("failed_timeout").notNull(),
     cancelled: integer("cancelled").notNull(),
     superseded: integer("superseded").notNull().default(0),
+    /** Jobs waiting for a signal or a wait token (src/job/states.ts). */
+    waiting: integer("waiting").notNull().default(0),
     /** Earliest runAt of a pending job of this type, null when none. */
     nextRunAt: integer("next_run_at"),
   },

@@ -69,6 +69,11 @@ export const job = sqliteTable(
     idSeq: integer("id_seq").notNull().default(0),
     /** 1 for a job of an ordered type (set at enqueue from the config; scope/ordered-repair.ts marks the rest when a type becomes ordered). */
     ordered: integer("ordered").notNull().default(1),
+    /**
+     * What a `waiting` job waits for, as the API shows it (JSON `[{kind, name, until}]`: scope/waits.ts); null in
+     * every other state. Its `run_at` is the earliest timeout (or WAIT_FOREVER).
+     */
+    wait: text("wait"),
   },
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/read.ts, byId). */
@@ -103,6 +108,8 @@ export const job = sqliteTable(
     index("job_ordered_live_idx")
       .on(t.type, t.seq)
       .where(sql.raw(`ordered = 1 AND state IN (${sqlList(LIVE_STATES)})`)),
+    /** Waiting jobs by their earliest timeout (run_at): the alarm, and the pass that ends timed-out waits (scope/waits.ts). */
+    index("job_wait_idx").on(t.runAt).where(sql`state = 'waiting'`),
     check("job_state_check", sql.raw(`state IN (${sqlList(JOB_STATES)})`)),
     check(
       "job_failure_kind_check",
@@ -113,6 +120,7 @@ export const job = sqliteTable(
       "job_lease_check",
       sql`(state = 'running') = (lease_token IS NOT NULL) AND (state = 'running') = (lease_expires_at IS NOT NULL)`,
     ),
+    check("job_wait_check", sql`(state = 'waiting') = (wait IS NOT NULL)`),
   ],
 );
 
@@ -128,6 +136,7 @@ export const typeCount = sqliteTable("type_count", {
   type: text("type").primaryKey(),
   pending: integer("pending").notNull().default(0),
   running: integer("running").notNull().default(0),
+  waiting: integer("waiting").notNull().default(0),
   completed: integer("completed").notNull().default(0),
   cancelled: integer("cancelled").notNull().default(0),
   superseded: integer("superseded").notNull().default(0),
@@ -215,19 +224,42 @@ export const jobStep = sqliteTable(
     /** Position in the job's step calls, from 0; -1 is the start record. */
     seq: integer("seq").notNull(),
     name: text("name").notNull(),
-    kind: text("kind", { enum: ["start", "step", "sleep"] }).notNull(),
+    /** `signal` / `token`: a wait (scope/waits.ts); its result is null until it ends: `{"data": …}`, or `null` on its timeout. */
+    kind: text("kind", { enum: ["start", "step", "sleep", "signal", "token"] }).notNull(),
     /** JSON text; null while an atMostOnce step has started and not finished. */
     result: text("result"),
     startedAt: integer("started_at").notNull(),
     finishedAt: integer("finished_at"),
     /** The attempt that wrote the row (1 for the first). */
     attempt: integer("attempt").notNull(),
-    /** sleep: when the job is due again. */
+    /** sleep: when the job is due again; a wait: its timeout (null: none). */
     wakeAt: integer("wake_at"),
     /** UTF-8 bytes of name and result, for the journal's cap. */
     bytes: integer("bytes").notNull(),
   },
   (t) => [primaryKey({ columns: [t.jobSeq, t.seq] })],
+);
+
+/**
+ * Signals and wait-token completions that reached a job before it waited for them (scope/waits.ts; docs/workflows.md):
+ * kept `signals.retainMs` for the job's next wait of that kind and name, oldest first, then dropped by the sweep.
+ * Deleted with the job (trigger, migration `waiting_state`).
+ */
+export const jobSignal = sqliteTable(
+  "job_signal",
+  {
+    jobSeq: integer("job_seq").notNull(),
+    /** `signal`, or `token` (a wait token's completion). */
+    kind: text("kind", { enum: ["signal", "token"] }).notNull(),
+    name: text("name").notNull(),
+    /** Arrival order among the job's kept signals of this kind and name. */
+    n: integer("n").notNull(),
+    /** JSON text of the signal's `data`. */
+    data: text("data").notNull(),
+    sentAt: integer("sent_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobSeq, t.kind, t.name, t.n] }), index("job_signal_expires_idx").on(t.expiresAt)],
 );
 
 /**

@@ -19,11 +19,13 @@ import { QueueClientError } from "../client/errors";
 import type { JsonObject } from "../job/json-safe";
 import type { Job, LeasedJob, ListResult, StatsResult } from "../job/schemas";
 import type { Metrics } from "../metrics/schemas";
-import { runJob, type AnyHandlers } from "./run-job";
+import { runJob, type AnyHandlers, type TestRun } from "./run-job";
 
 export interface FakeQueue extends QueueClient {
   /** Every job, in enqueue order. */
   readonly jobs: TypedJob[];
+  /** Every signal sent, in order. */
+  readonly signals: { id: string; name: string; data: unknown }[];
   /** Forget every job. */
   clear(): void;
 }
@@ -42,7 +44,6 @@ class Store {
     if (input.payload === null || typeof input.payload !== "object" || Array.isArray(input.payload)) {
       throw new QueueClientError("invalid_request", "payload: must be a JSON object", [{ path: "payload", message: "must be a JSON object" }]);
     }
-    const scopeKey = (j: { scope?: { type: string; id: string } | null; type: string }) => (j.scope ? `scope:${j.scope.type}:${j.scope.id}` : `type:${j.type}`);
     if (input.id !== undefined) {
       const same = this.jobs.find((j) => j.id === `${scopeKey(input)}.${input.id}`);
       if (same) return { job: same, created: false };
@@ -79,6 +80,7 @@ class Store {
       updatedAt: now,
       startedAt: null,
       finishedAt: null,
+      waitingFor: null,
     };
     this.jobs.push(job);
     return { job, created: true };
@@ -90,9 +92,22 @@ class Store {
     return job;
   }
 
-  client(onEnqueue: (job: Job) => Promise<void>): QueueClient {
+  /** Signals sent (`signal`), in order: what code under test told its jobs. */
+  readonly signals: { id: string; name: string; data: unknown }[] = [];
+
+  client(onEnqueue: (job: Job) => Promise<void>, onSignal: (job: Job, name: string, data: unknown) => Promise<"resumed" | "kept"> = async () => "kept"): QueueClient {
     const now = this.clock;
     return {
+      signal: async (to: string | { type: string; dedupeKey: string; scope?: { type: string; id: string } }, name: string, data: unknown = null) => {
+        const job =
+          typeof to === "string"
+            ? this.get(to)
+            : this.jobs.find((j) => j.type === to.type && j.dedupeKey === to.dedupeKey && scopeKey(j) === scopeKey(to) && ["pending", "running", "waiting"].includes(j.state));
+        if (!job) throw new QueueClientError("not_found", `no live job of type ${(to as { type: string }).type} holds that dedupe key`);
+        if (job.finishedAt !== null) throw new QueueClientError("already_terminal", `job ${job.id} is already ${job.state}`);
+        this.signals.push({ id: job.id, name, data });
+        return { id: job.id, delivered: await onSignal(job, name, data) };
+      },
       enqueue: async (input) => {
         const out = this.enqueue(input as Input);
         if (out.created) await onEnqueue(out.job);
@@ -107,7 +122,7 @@ class Store {
       get: async (id) => this.get(id) as TypedJob,
       cancel: async (id, reason) => {
         const job = this.get(id);
-        if (job.state !== "pending" && job.state !== "running") throw new QueueClientError("already_terminal", `job ${id} is already ${job.state}`);
+        if (job.state !== "pending" && job.state !== "running" && job.state !== "waiting") throw new QueueClientError("already_terminal", `job ${id} is already ${job.state}`);
         Object.assign(job, { state: "cancelled", cancelReason: reason ?? null, finishedAt: now(), updatedAt: now() });
         return job as TypedJob;
       },
@@ -182,6 +197,7 @@ class Store {
       failed: count((j) => j.state === "failed"),
       cancelled: count((j) => j.state === "cancelled"),
       superseded: count((j) => j.state === "superseded"),
+      waiting: count((j) => j.state === "waiting"),
       oldestPendingLagMs: due.length === 0 ? 0 : now - Math.min(...due.map((j) => j.runAt)),
       failedByKind: { retries_exhausted: failed("retries_exhausted"), fatal: failed("fatal"), stalled: failed("stalled"), timeout: failed("timeout") },
       unhandledTypes: [],
@@ -193,19 +209,21 @@ class Store {
 export function createFakeQueue(options: { now?: () => number } = {}): FakeQueue {
   const store = new Store(options.now ?? Date.now);
   const client = store.client(async () => {});
-  return Object.assign(client, { jobs: store.jobs as TypedJob[], clear: () => void store.jobs.splice(0) });
+  return Object.assign(client, { jobs: store.jobs as TypedJob[], signals: store.signals, clear: () => void store.jobs.splice(0) });
 }
 
 /** createInlineQueue: a QueueClient whose enqueue runs the job through `handlers` in process, retries and all, before it answers. */
 export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknown; now?: () => number } = {}): FakeQueue {
   const clock = options.now ?? Date.now;
   const store = new Store(clock);
-  const client = store.client(async (job) => {
-    if (!Object.hasOwn(handlers, job.type)) return; // no handler here: it stays pending, as a pulled type would
-    const run = await runJob(handlers, job.payload, { type: job.type, id: job.id, maxAttempts: job.maxAttempts, scope: job.scope, env: options.env, now: clock() });
+  // A job whose handler waits (ctx.waitForSignal) is kept here until a signal resumes it.
+  const waiting = new Map<string, TestRun>();
+  const finish = async (job: Job, run: TestRun) => {
     await run.settle(job.maxAttempts * 10);
+    if (run.state === "waiting") waiting.set(job.id, run);
+    else waiting.delete(job.id);
     Object.assign(job, {
-      state: run.state === "completed" ? "completed" : run.state === "failed" ? "failed" : "pending",
+      state: run.state === "completed" ? "completed" : run.state === "failed" ? "failed" : run.state === "waiting" ? "waiting" : "pending",
       attempts: run.attempts,
       result: run.result,
       lastError: run.error,
@@ -214,8 +232,26 @@ export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknow
       finishedAt: run.state === "completed" || run.state === "failed" ? clock() : null,
       updatedAt: clock(),
     });
-  });
-  return Object.assign(client, { jobs: store.jobs as TypedJob[], clear: () => void store.jobs.splice(0) });
+  };
+  const client = store.client(
+    async (job) => {
+      if (!Object.hasOwn(handlers, job.type)) return; // no handler here: it stays pending, as a pulled type would
+      await finish(job, await runJob(handlers, job.payload, { type: job.type, id: job.id, maxAttempts: job.maxAttempts, scope: job.scope, env: options.env, now: clock() }));
+    },
+    async (job, name, data) => {
+      const run = waiting.get(job.id);
+      if (!run) return "kept";
+      const delivered = run.signal(name, data);
+      if (delivered === "resumed") await finish(job, run);
+      return delivered;
+    },
+  );
+  return Object.assign(client, { jobs: store.jobs as TypedJob[], signals: store.signals, clear: () => void store.jobs.splice(0) });
+}
+
+/** scopeKey: the home a job lives in, as the fake names it. */
+function scopeKey(j: { scope?: { type: string; id: string } | null; type: string }): string {
+  return j.scope ? `scope:${j.scope.type}:${j.scope.id}` : `type:${j.type}`;
 }
 
 /** anyOf: a list filter as the API reads it — absent (any), one value, several, or comma-separated text. */

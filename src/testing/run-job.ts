@@ -21,7 +21,7 @@
  *
  * @module
  */
-import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite } from "../job/handler-contract";
+import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalKind, JournalStart, JournalWrite, WaitToken } from "../job/handler-contract";
 import type { AnyHandler, AnyHandlers, Handlers } from "../handler/context";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
@@ -49,8 +49,13 @@ export interface RunOptions {
   now?: number;
   /** Journal the named step's result, then kill the attempt. */
   crashAfter?: string;
-  /** Run the named step's function, then kill the attempt before its result is journaled. */
+  /**
+   * Run the named step's function, then kill the attempt before its result is journaled; or, named a wait
+   * (`waitForSignal(name)`, a token's name), kill the attempt before the queue hears of the wait.
+   */
   crashBefore?: string;
+  /** Signals sent before the first attempt (kept for the job's waits, as the queue keeps one that raced ahead). */
+  signals?: { name: string; data?: unknown }[];
 }
 
 export type AttemptOptions = Pick<RunOptions, "crashAfter" | "crashBefore">;
@@ -58,8 +63,8 @@ export type AttemptOptions = Pick<RunOptions, "crashAfter" | "crashBefore">;
 export interface TestStep {
   name: string;
   seq: number;
-  kind: "step" | "sleep";
-  /** The journaled result (parsed); null while an atMostOnce step started and did not finish. */
+  kind: JournalKind;
+  /** The journaled result (parsed); null while an atMostOnce step started and did not finish, or a wait is open. */
   result: unknown;
   attempt: number;
   startedAt: number;
@@ -76,7 +81,7 @@ export interface TestLog {
 /** How the last attempt ended: a handler outcome, or `crashed` (the attempt died, as a lease expiry). */
 export type TestOutcome = HandlerOutcome | { kind: "crashed"; step: string; when: "before" | "after" };
 
-export type TestState = "pending" | "sleeping" | "completed" | "failed";
+export type TestState = "pending" | "sleeping" | "waiting" | "completed" | "failed";
 
 /** A job under test: its journal, logs and attempts so far, and what ended the last attempt. */
 export interface TestRun {
@@ -94,8 +99,18 @@ export interface TestRun {
   readonly logs: TestLog[];
   /** The run's clock (epoch ms). */
   readonly now: number;
-  /** Runs the next attempt (after a retry, a crash or a snooze; after a sleep, once its time has passed). */
+  /**
+   * Runs the next attempt (after a retry, a crash or a snooze; after a sleep, once its time has passed). A waiting
+   * job's clock moves to its earliest wait timeout, which answers null — send a signal first to end the wait.
+   */
   resume(options?: AttemptOptions): Promise<TestRun>;
+  /**
+   * A signal for the job, as `POST /v1/jobs/{id}/signals/{name}` sends it: it ends its wait (the job is pending;
+   * `resume()` runs it), or is kept for the wait to come. Answers what the queue would: resumed or kept.
+   */
+  signal(name: string, data?: unknown): "resumed" | "kept";
+  /** A wait token's completion (POST to its path), by the token or its name; a second one throws (the queue's 409). */
+  completeToken(token: WaitToken | string, data?: unknown): "resumed" | "kept";
   /** The next attempt with other code: is a change to the handler replay-compatible with jobs already under way? */
   resumeWith(handler: AnyHandler | AnyHandlers, options?: AttemptOptions): Promise<TestRun>;
   /** Resumes until the job completes or fails (at most `limit` more attempts). */
@@ -124,6 +139,9 @@ class Run implements TestRun {
   logs: TestLog[] = [];
   now: number;
   private readonly entries = new Map<number, JournalEntry>();
+  /** Signals and token completions sent before their wait (the queue's job_signal). */
+  private readonly kept: { kind: "signal" | "token"; name: string; result: string }[] = [];
+  private readonly completedTokens = new Set<string>();
   private start: JournalStart | null = null;
   private runAt: number;
   private readonly type: string;
@@ -139,6 +157,7 @@ class Run implements TestRun {
     this.runAt = this.now;
     this.id = options.id ?? "test-job";
     this.maxAttempts = options.maxAttempts ?? 3;
+    for (const sig of options.signals ?? []) this.kept.push({ kind: "signal", name: sig.name, result: resultOf(sig.data) });
     if (typeof handler === "function") this.type = options.type ?? "test.job";
     else {
       const types = Object.keys(handler);
@@ -156,6 +175,7 @@ class Run implements TestRun {
 
   async resume(options: AttemptOptions = {}): Promise<TestRun> {
     if (this.state === "completed" || this.state === "failed") throw new Error(`resume: the job is ${this.state}`);
+    if (this.state === "waiting") this.timeOut();
     // A sleeping or delayed job comes due: the clock moves to its time.
     this.now = Math.max(this.now, this.runAt);
     await this.attempt(options);
@@ -170,6 +190,73 @@ class Run implements TestRun {
   async settle(limit = 100): Promise<TestRun> {
     for (let i = 0; i < limit && (this.state === "pending" || this.state === "sleeping"); i++) await this.resume();
     return this;
+  }
+
+  signal(name: string, data: unknown = null): "resumed" | "kept" {
+    return this.deliver("signal", name, resultOf(data));
+  }
+
+  completeToken(token: WaitToken | string, data: unknown = null): "resumed" | "kept" {
+    const name = typeof token === "string" ? token : token.name;
+    if (this.completedTokens.has(name)) throw new Error(`completeToken: wait token ${JSON.stringify(name)} was completed already (the queue answers 409)`);
+    this.completedTokens.add(name);
+    return this.deliver("token", name, resultOf(data));
+  }
+
+  /** deliver: as the queue's signal (scope/waits.ts): the oldest open wait of the name ends, or it is kept. */
+  private deliver(kind: "signal" | "token", name: string, result: string): "resumed" | "kept" {
+    if (this.state === "completed" || this.state === "failed") throw new Error(`the job is ${this.state} (the queue answers 409 already_terminal)`);
+    const waitKind = kind === "signal" ? "signal" : "token_wait";
+    const open = this.state === "waiting" ? this.openWaits().find((e) => e.kind === waitKind && e.name === name) : undefined;
+    if (!open) {
+      this.kept.push({ kind, name, result });
+      return "kept";
+    }
+    this.entries.set(open.seq, { ...open, result, finishedAt: this.now });
+    this.state = "pending";
+    this.runAt = this.now;
+    return "resumed";
+  }
+
+  private openWaits(): JournalEntry[] {
+    return [...this.entries.values()].filter((e) => (e.kind === "signal" || e.kind === "token_wait") && e.finishedAt === null).sort((a, b) => a.seq - b.seq);
+  }
+
+  /** timeOut: the clock moves to the earliest timeout of the open waits, which end (null). */
+  private timeOut(): void {
+    const open = this.openWaits();
+    const until = Math.min(...open.map((e) => e.wakeAt ?? Infinity));
+    if (until === Infinity) throw new Error(`resume: the job waits for ${open.map((e) => JSON.stringify(e.name)).join(", ")} with no timeout: send it with run.signal(name, data) or run.completeToken(token, data)`);
+    this.now = Math.max(this.now, until);
+    for (const e of open) if ((e.wakeAt ?? Infinity) <= this.now) this.entries.set(e.seq, { ...e, result: "null", finishedAt: this.now });
+    this.state = "pending";
+    this.runAt = this.now;
+  }
+
+  /** wait: the attempt ended on these waits (scope/waits.ts wait, in memory). */
+  private wait(out: Extract<HandlerOutcome, { kind: "wait" }>, attempt: number): void {
+    this.start ??= out.start;
+    let ended = false;
+    for (const w of out.waits) {
+      const held = this.entries.get(w.seq);
+      if (held && held.finishedAt !== null) {
+        ended = true;
+        continue;
+      }
+      const until = held ? held.wakeAt : (w.until ?? (w.timeoutMs === undefined || w.timeoutMs === null ? null : this.now + w.timeoutMs));
+      const entry: JournalEntry = held ?? { seq: w.seq, name: w.name, kind: w.kind, result: null, startedAt: w.startedAt, finishedAt: null, attempt, wakeAt: until };
+      const k = this.kept.findIndex((x) => x.kind === (w.kind === "signal" ? "signal" : "token") && x.name === w.name);
+      if (k >= 0) {
+        this.entries.set(w.seq, { ...entry, result: this.kept[k]!.result, finishedAt: this.now });
+        this.kept.splice(k, 1);
+        ended = true;
+      } else if (until !== null && until <= this.now) {
+        this.entries.set(w.seq, { ...entry, result: "null", finishedAt: this.now });
+        ended = true;
+      } else this.entries.set(w.seq, entry);
+    }
+    this.state = ended ? "pending" : "waiting";
+    this.runAt = this.now;
   }
 
   async attempt(crash: AttemptOptions): Promise<void> {
@@ -188,8 +275,9 @@ class Run implements TestRun {
         throw new Crash(`crashed before journaling step ${JSON.stringify(w.name)}`);
       }
       const held = this.entries.get(w.seq);
+      const kind = w.op === "token" ? "token" : "step";
       // As the queue's journal does (scope/steps.ts): a position held by another name, or by a sleep, is nondeterminism.
-      if (held && (held.name !== w.name || held.kind !== "step")) {
+      if (held && (held.name !== w.name || held.kind !== kind)) {
         return { ok: false, code: "nondeterminism", message: `step ${w.seq} is ${JSON.stringify(held.name)} in the journal, ${JSON.stringify(w.name)} in the code` };
       }
       this.start ??= w.start;
@@ -197,14 +285,15 @@ class Run implements TestRun {
         this.entries.set(w.seq, {
           seq: w.seq,
           name: w.name,
-          kind: "step",
-          result: w.op === "commit" ? w.result ?? "null" : null,
+          kind,
+          result: w.op === "commit" ? w.result ?? "null" : w.op === "token" ? JSON.stringify(testToken(this.id, w.name, w.result, this.now)) : null,
           startedAt: w.startedAt,
-          finishedAt: w.op === "commit" ? this.now : null,
+          finishedAt: w.op === "begin" ? null : this.now,
           attempt,
           wakeAt: null,
         });
       }
+      if (w.op === "token") return { ok: true, result: this.entries.get(w.seq)!.result! };
       if (w.op === "commit" && crash.crashAfter === w.name) {
         crashed = { step: w.name, when: "after" };
         abort.abort(new JobAbortedError("lease_lost"));
@@ -248,6 +337,13 @@ class Run implements TestRun {
     }
     const { id: _id, ...outcome } = out;
     this.outcome = outcome as HandlerOutcome;
+    if (out.kind === "wait" && crash.crashBefore !== undefined && out.waits.some((w) => w.name === crash.crashBefore)) {
+      // The attempt died before the queue heard of its wait: as a lease expiry, and nothing of the wait journaled.
+      this.outcome = { kind: "crashed", step: crash.crashBefore, when: "before" };
+      this.error = `the attempt died (test crash before wait ${JSON.stringify(crash.crashBefore)})`;
+      this.state = this.attempts >= this.maxAttempts ? "failed" : "pending";
+      return;
+    }
     switch (out.kind) {
       case "completed":
         this.state = "completed";
@@ -275,6 +371,21 @@ class Run implements TestRun {
         this.state = "sleeping";
         this.runAt = out.until;
         break;
+      case "wait":
+        this.attempts--;
+        this.wait(out, attempt);
+        break;
     }
   }
+}
+
+function resultOf(data: unknown): string {
+  return `{"data":${JSON.stringify(data ?? null)}}`;
+}
+
+/** testToken: a wait token as the queue answers one (scope/wait-tokens.ts), unsigned: nothing here checks it. */
+function testToken(jobId: string, name: string, request: string | null, now: number): WaitToken {
+  const timeoutMs = (JSON.parse(request ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null;
+  const id = `test-token.${encodeURIComponent(jobId)}.${encodeURIComponent(name)}`;
+  return { id, name, path: `/v1/tokens/${id}`, url: null, expiresAt: timeoutMs === null ? null : now + timeoutMs };
 }

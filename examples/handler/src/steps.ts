@@ -11,6 +11,8 @@ declare module "edgequeue" {
     "demo.diverge": Record<string, never>;
     "demo.nap": { ms: number };
     "demo.noop.step": Record<string, never>;
+    "demo.approve": { timeoutMs?: number };
+    "demo.token": { timeoutMs?: number };
   }
 }
 
@@ -45,5 +47,22 @@ export const stepHandlers = {
   "demo.noop.step": async (_payload, ctx) => {
     await ctx.step("noop", () => null);
     return { startedAt: Date.now() };
+  },
+  /**
+   * Waits for the signal `approve` (POST /v1/jobs/{id}/signals/approve {"data": …}), holding nothing while it waits;
+   * null when `timeoutMs` passes first (docs/workflows.md).
+   */
+  "demo.approve": async (payload, ctx) => {
+    const signal = await ctx.waitForSignal("approve", payload.timeoutMs === undefined ? {} : { timeoutMs: payload.timeoutMs });
+    return { approved: signal === null ? null : signal.data };
+  },
+  /**
+   * Makes the wait token `ok` (its path is in the job's journal: GET /v1/jobs/{id}/steps) and waits for someone to
+   * POST {"data": …} to it, with no queue token.
+   */
+  "demo.token": async (payload, ctx) => {
+    const token = await ctx.createWaitToken("ok", payload.timeoutMs === undefined ? {} : { timeoutMs: payload.timeoutMs });
+    const done = await ctx.waitForToken(token);
+    return { data: done === null ? null : done.data };
   },
 } satisfies Handlers;

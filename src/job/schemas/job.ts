@@ -6,6 +6,14 @@
  */
 import { z } from "zod";
 import { FailureKindSchema, JobStateSchema, JsonObjectSchema, ScopeSchema } from "./pieces";
+import { JOURNAL_KINDS } from "../handler-contract";
+
+/** One wait of a waiting job (scope/waits.ts WaitView). */
+export const WaitViewSchema = z.object({
+  kind: z.enum(["signal", "token"]).meta({ description: "signal: a signal of this name ends it; token: the completion of the wait token of this name." }),
+  name: z.string(),
+  until: z.number().nullable().meta({ description: "When it times out (epoch ms), or null for never." }),
+});
 
 export const JobSchema = z
   .object({
@@ -35,14 +43,18 @@ export const JobSchema = z
     updatedAt: z.number(),
     startedAt: z.number().nullable().meta({ description: "When the latest attempt was claimed." }),
     finishedAt: z.number().nullable().meta({ description: "When it reached a terminal state." }),
+    waitingFor: z
+      .array(WaitViewSchema)
+      .nullable()
+      .meta({ description: "A waiting job's waits (docs/workflows.md): what would end each, and its timeout; null in every other state. Its runAt is the earliest timeout." }),
   });
 export type Job = z.infer<typeof JobSchema>;
 
 const JournalEntrySchema = z.object({
   seq: z.number().int(),
   name: z.string(),
-  kind: z.enum(["step", "sleep"]),
-  result: z.string().nullable().meta({ description: "JSON text; null while an atMostOnce step has started and not finished." }),
+  kind: z.enum(JOURNAL_KINDS),
+  result: z.string().nullable().meta({ description: "JSON text; null while an atMostOnce step has started and not finished, or while a wait is open." }),
   startedAt: z.number(),
   finishedAt: z.number().nullable(),
   attempt: z.number().int(),
@@ -66,7 +78,7 @@ export const TimelineSchema = z.object({
       at: z.number(),
       state: JobStateSchema,
       attempt: z.number().int(),
-      note: z.string().nullable().meta({ description: "failed: kind and error; cancelled: reason; pending after an attempt: its error; or `manual retry`." }),
+      note: z.string().nullable().meta({ description: "failed: kind and error; cancelled: reason; pending after an attempt: its error; `manual retry`; waiting: what for; pending after a wait: what ended it." }),
     }),
   ),
   earlier: z.number().int().meta({ description: "Older steps not returned (past `limit`)." }),

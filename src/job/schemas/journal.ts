@@ -6,7 +6,8 @@
  */
 import { z } from "zod";
 import { wellFormed } from "../names";
-import { epochMs, JobId, JsonObjectSchema, leaseToken } from "./pieces";
+import { boundedName, epochMs, JobId, JobTypeName, JsonObjectSchema, leaseToken, ScopeSchema } from "./pieces";
+import { JOURNAL_KINDS } from "../handler-contract";
 
 /** One ctx.log line a pull worker sends (POST /v1/jobs/{id}/logs, or with a completion). */
 export const LogItemSchema = z.strictObject({
@@ -35,12 +36,14 @@ export const StepParams = z.strictObject({ id: JobId, name: stepName });
 export const StepSchema = z.object({
   name: z.string(),
   seq: z.number().int().meta({ description: "Position in the job's step calls, from 0." }),
-  kind: z.enum(["step", "sleep"]),
-  result: z.unknown().meta({ description: "The journaled JSON result; null while an atMostOnce step has started and not finished, and for a sleep." }),
+  kind: z.enum(JOURNAL_KINDS).meta({ description: "step, sleep, signal (a wait for a signal), token (a wait token made) or token_wait (a wait for a token's completion)." }),
+  result: z.unknown().meta({
+    description: "The journaled JSON result; null while an atMostOnce step has started and not finished, and for a sleep. A wait: `{data}` once it ended, null while open or after its timeout. A token: the token.",
+  }),
   startedAt: z.number(),
-  finishedAt: z.number().nullable(),
+  finishedAt: z.number().nullable().meta({ description: "null while an atMostOnce step runs, or while a wait is open." }),
   attempt: z.number().int().meta({ description: "The attempt that journaled it." }),
-  wakeAt: z.number().nullable().meta({ description: "A sleep: when the job is due again." }),
+  wakeAt: z.number().nullable().meta({ description: "A sleep: when the job is due again; a wait: its timeout." }),
 });
 export type StepView = z.infer<typeof StepSchema>;
 export const StepListSchema = z.object({ items: z.array(StepSchema) });
@@ -51,14 +54,23 @@ const journalStart = z.strictObject({ at: epochMs, seed: z.string().min(1).max(6
 /** A pull worker's journal write (`edgequeue/worker` makes these; docs/handlers.md "Durable steps"). */
 export const AppendStepSchema = z.strictObject({
   leaseToken,
-  op: z.enum(["begin", "commit"]),
+  op: z.enum(["begin", "commit", "token"]).meta({ description: "begin: an atMostOnce step starts; commit: a step's result; token: make a wait token (ctx.createWaitToken), answered as `token`." }),
   seq: z.number().int().min(0).max(100_000),
   name: stepName,
   result: z.unknown().optional().meta({ description: "commit: the step's JSON result." }),
+  timeoutMs: z.number().int().min(0).max(365 * 86_400_000).nullable().optional().meta({ description: "token: how long the token is good for (default: no expiry)." }),
   startedAt: epochMs,
   start: journalStart,
 });
 export type AppendStepRequest = z.infer<typeof AppendStepSchema>;
+export const WaitTokenSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  path: z.string().meta({ description: "POST `{\"data\"}` here, with no queue token, to complete it." }),
+  url: z.string().nullable().meta({ description: "`path` on the queue's `publicUrl`, or null when none is configured." }),
+  expiresAt: z.number().nullable(),
+});
+export const AppendStepResultSchema = z.object({ ok: z.literal(true), token: WaitTokenSchema.optional().meta({ description: "op token: the wait token made (the first, if the write was sent twice)." }) });
 export const SleepSchema = z.strictObject({
   leaseToken,
   seq: z.number().int().min(0).max(100_000),
@@ -69,3 +81,41 @@ export const SleepSchema = z.strictObject({
   start: journalStart,
 });
 export type SleepRequest = z.infer<typeof SleepSchema>;
+
+const waitItem = z.strictObject({
+  seq: z.number().int().min(0).max(100_000),
+  kind: z.enum(["signal", "token_wait"]),
+  name: stepName,
+  timeoutMs: z.number().int().min(0).max(365 * 86_400_000).nullable().optional().meta({ description: "A new wait: how long it may wait, from when the queue hears of it." }),
+  until: epochMs.nullable().optional().meta({ description: "A new token wait: the token's expiry (the queue's clock)." }),
+  held: z.boolean().optional().meta({ description: "The journal holds it already, open: its timeout stands." }),
+  startedAt: epochMs,
+});
+/** A pull worker's attempt ends on waits (ctx.waitForSignal / waitForToken; docs/workflows.md). */
+export const WaitSchema = z.strictObject({
+  leaseToken,
+  waits: z.array(waitItem).min(1).max(1000),
+  start: journalStart,
+});
+export type WaitRequest = z.infer<typeof WaitSchema>;
+
+const signalData = z.unknown().optional().meta({ description: "Any JSON (default null): what the wait answers, as `{data}`." });
+export const SignalParams = z.strictObject({ id: JobId, name: stepName });
+export const SignalBodySchema = z.strictObject({ data: signalData });
+/** A signal for the live job that holds a key (POST /v1/signals). */
+export const KeySignalSchema = z.strictObject({
+  type: JobTypeName,
+  dedupeKey: boundedName(512),
+  scope: ScopeSchema.optional(),
+  name: stepName,
+  data: signalData,
+});
+export type KeySignal = z.infer<typeof KeySignalSchema>;
+export const SignalResultSchema = z.object({
+  id: z.string().meta({ description: "The job the signal went to." }),
+  delivered: z.enum(["resumed", "kept"]).meta({ description: "resumed: it ended the job's wait; kept: the job was not waiting for it yet, and it is kept for its next wait of that name (signals.retainMs)." }),
+});
+export const TokenParams = z.strictObject({ token: z.string().min(1).max(2048) });
+export const TokenBodySchema = z.strictObject({ data: signalData });
+export type SignalResult = z.infer<typeof SignalResultSchema>;
+export const TokenResultSchema = SignalResultSchema;

@@ -22,6 +22,7 @@ export const StatsSchema = z
     failed: z.number().int(),
     cancelled: z.number().int(),
     superseded: z.number().int().meta({ description: "Jobs whose attempt would have gone back to pending while a newer job of their dedupe key was already pending." }),
+    waiting: z.number().int().meta({ description: "Jobs waiting for a signal or a wait token (docs/workflows.md): no call, lease, permit or attempt held." }),
     oldestPendingLagMs: z.number().int(),
     failedByKind: FailedByKindSchema,
   });
