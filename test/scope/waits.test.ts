@@ -29,7 +29,7 @@ async function kept(stub: ScopeStub): Promise<number> {
 }
 
 async function journal(stub: ScopeStub, id: string) {
-  return runInDurableObject(stub, (o: ScopeDO) => o.steps(id));
+  return (await runInDurableObject(stub, (o: ScopeDO) => o.steps(id)))!;
 }
 
 describe("a wait", () => {
