@@ -4,7 +4,7 @@
  * the package by name.
  */
 import { RetryableJobError, TerminalJobError, type JobContext } from "edgequeue/handler";
-import { runJob } from "edgequeue/testing";
+import { createFakeQueue, createInlineQueue, runJob } from "edgequeue/testing";
 import { describe, expect, it } from "vitest";
 import { stepHandlers } from "../../examples/handler/src/steps";
 
@@ -136,5 +136,89 @@ describe("edgequeue/testing: step options", () => {
     const run = await runJob(handler, {});
     expect(run.outcome).toMatchObject({ kind: "retry", error: 'step "slow" timed out after 30 ms' });
     expect(run.steps).toEqual([]);
+  });
+});
+
+describe("edgequeue/testing: waits (docs/workflows.md)", () => {
+  it("demo.approve waits; run.signal ends the wait and resume completes it with the data", async () => {
+    const run = await runJob(stepHandlers, {}, { type: "demo.approve" });
+    expect(run.state).toBe("waiting");
+    expect(run.attempts).toBe(0);
+    expect(run.steps).toEqual([expect.objectContaining({ kind: "signal", name: "approve", result: null, finishedAt: null })]);
+    expect(run.signal("approve", { by: "ann" })).toBe("resumed");
+    await run.resume();
+    expect(run.state).toBe("completed");
+    expect(run.result).toEqual({ approved: { by: "ann" } });
+  });
+
+  it("a signal sent before the first attempt is kept for the wait; a timeout answers null when resumed", async () => {
+    const early = await runJob(stepHandlers, {}, { type: "demo.approve", signals: [{ name: "approve", data: "early" }] });
+    expect(early.state).toBe("pending");
+    await early.settle();
+    expect(early.result).toEqual({ approved: "early" });
+
+    const timed = await runJob(stepHandlers, { timeoutMs: 5_000 }, { type: "demo.approve", now: 1_000 });
+    expect(timed.state).toBe("waiting");
+    await timed.resume();
+    expect(timed.now).toBe(6_000);
+    expect(timed.result).toEqual({ approved: null });
+
+    const forever = await runJob(stepHandlers, {}, { type: "demo.approve" });
+    await expect(forever.resume()).rejects.toThrow(/no timeout: send it with run.signal/);
+  });
+
+  it("demo.token: completeToken ends the wait, once", async () => {
+    const run = await runJob(stepHandlers, {}, { type: "demo.token" });
+    expect(run.state).toBe("waiting");
+    const token = run.steps.find((s) => s.kind === "token")!.result as { name: string; path: string };
+    expect(token).toMatchObject({ name: "ok", path: expect.stringMatching(/^\/v1\/tokens\//) });
+    expect(run.completeToken(token as never, { yes: true })).toBe("resumed");
+    expect(() => run.completeToken("ok")).toThrow(/completed already/);
+    await run.resume();
+    expect(run.result).toEqual({ data: { yes: true } });
+  });
+
+  it("crashBefore a wait: the queue never heard of it, so the next attempt waits again", async () => {
+    const run = await runJob(stepHandlers, {}, { type: "demo.approve", crashBefore: "approve" });
+    expect(run.outcome).toMatchObject({ kind: "crashed", step: "approve", when: "before" });
+    expect(run.steps).toEqual([]);
+    await run.resume();
+    expect(run.state).toBe("waiting");
+    expect(run.attempts).toBe(1);
+  });
+
+  it("waits made together (Promise.all) are all journaled in call order, and all must end", async () => {
+    const both = async (_p: object, ctx: JobContext) => {
+      const [a, b] = await Promise.all([ctx.waitForSignal("a"), ctx.waitForSignal("b")]);
+      return { a: a?.data, b: b?.data };
+    };
+    const run = await runJob(both, {});
+    expect(run.steps.map((s) => [s.seq, s.name])).toEqual([
+      [0, "a"],
+      [1, "b"],
+    ]);
+    run.signal("b", 2);
+    await run.resume();
+    // b ended; a is still open: the replay waits on it again.
+    expect(run.state).toBe("waiting");
+    run.signal("a", 1);
+    await run.resume();
+    expect(run.result).toEqual({ a: 1, b: 2 });
+  });
+});
+
+describe("signals through the test doubles (docs/workflows.md)", () => {
+  it("createInlineQueue: a job that waits is `waiting` until signal() resumes it; createFakeQueue records signals", async () => {
+    const queue = createInlineQueue(stepHandlers);
+    const { job } = await queue.enqueue({ type: "demo.approve", payload: {} });
+    expect(job?.state).toBe("waiting");
+    expect(await queue.signal(job!.id, "approve", "ok")).toEqual({ id: job!.id, delivered: "resumed" });
+    expect(await queue.get(job!.id)).toMatchObject({ state: "completed", result: { approved: "ok" } });
+    await expect(queue.signal(job!.id, "approve")).rejects.toMatchObject({ code: "already_terminal" });
+
+    const fake = createFakeQueue();
+    const queued = await fake.enqueue({ type: "demo.approve", payload: {}, dedupeKey: "k" });
+    expect(await fake.signal({ type: "demo.approve", dedupeKey: "k" }, "approve", 1)).toEqual({ id: queued.id, delivered: "kept" });
+    expect(fake.signals).toEqual([{ id: queued.id, name: "approve", data: 1 }]);
   });
 });

@@ -19,6 +19,10 @@ function clip(text: string): string {
   return text.length <= SHOWN_MAX_CHARS ? text : `${text.slice(0, SHOWN_MAX_CHARS)}\n… ${text.length - SHOWN_MAX_CHARS} more characters (GET /v1/jobs/{id} has it all)`;
 }
 
+/** The journal's waits (docs/workflows.md): open until what they wait for ends them. */
+const WAIT_KINDS: ReadonlySet<string> = new Set(["signal", "token_wait"]);
+const KIND_NOTE: Record<string, string> = { signal: "(wait for a signal)", token: "(wait token made)", token_wait: "(wait for the token)" };
+
 export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; logs: JobLogs["items"]; live: boolean }) {
   const { job: j, frame } = props;
   const canRetry = (TRANSITIONS.retry.from as readonly string[]).includes(j.state);
@@ -42,6 +46,20 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
               <StateChip state={j.state} /> {j.failureKind ? <span class="muted">({j.failureKind})</span> : null}
               {j.cancelReason ? <span class="muted"> — {j.cancelReason}</span> : null}
             </dd>
+            {j.waitingFor ? (
+              <>
+                <dt>Waiting for</dt>
+                <dd data-waiting-for>
+                  {j.waitingFor.map((w, i) => (
+                    <>
+                      {i > 0 ? ", " : null}
+                      {w.kind === "signal" ? "signal" : "wait token"} <code>{w.name}</code>
+                      <span class="muted">{w.until === null ? " (no timeout)" : ` until ${utc(w.until)}`}</span>
+                    </>
+                  ))}
+                </dd>
+              </>
+            ) : null}
             <dt>Scope</dt>
             <dd>{j.scope ? <a href={`/dashboard/jobs?scopeType=${encodeURIComponent(j.scope.type)}&scopeId=${encodeURIComponent(j.scope.id)}`}>{`${j.scope.type}:${j.scope.id}`}</a> : "—"}</dd>
             <dt>Attempts</dt>
@@ -51,7 +69,7 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
             <dt>Priority</dt>
             <dd>{j.priority}</dd>
             <dt>Run at</dt>
-            <dd>{utc(j.runAt)}</dd>
+            <dd>{j.state === "waiting" ? "when its wait ends" : utc(j.runAt)}</dd>
             <dt>Created</dt>
             <dd>{utc(j.createdAt)}</dd>
             <dt>Started</dt>
@@ -125,12 +143,14 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                   <tr>
                     <td class="num">{s.seq}</td>
                     <td>
-                      <code>{s.name}</code> {s.kind === "sleep" ? <span class="muted">(sleep until {utcMs(s.wakeAt ?? 0)})</span> : null}
+                      <code>{s.name}</code> {s.kind === "sleep" ? <span class="muted">(sleep until {utcMs(s.wakeAt ?? 0)})</span> : <span class="muted">{KIND_NOTE[s.kind] ?? ""}</span>}
                     </td>
                     <td class="num">{s.attempt}</td>
                     <td>{utcMs(s.startedAt)}</td>
-                    <td class="muted">{s.finishedAt === null ? "not finished" : s.kind === "sleep" ? "" : duration(s.finishedAt - s.startedAt)}</td>
-                    <td class="wrap small">{s.kind === "sleep" ? "" : s.finishedAt === null ? <em>started, no result journaled</em> : <code>{clip(JSON.stringify(s.result))}</code>}</td>
+                    <td class="muted">{s.finishedAt === null ? (WAIT_KINDS.has(s.kind) ? "waiting" : "not finished") : s.kind === "sleep" ? "" : duration(s.finishedAt - s.startedAt)}</td>
+                    <td class="wrap small">
+                      {s.kind === "sleep" ? "" : s.finishedAt === null ? <em>{WAIT_KINDS.has(s.kind) ? `open${s.wakeAt === null ? "" : `, times out ${utcMs(s.wakeAt)}`}` : "started, no result journaled"}</em> : <code>{clip(JSON.stringify(s.result))}</code>}
+                    </td>
                   </tr>
                 ))}
               </tbody>
