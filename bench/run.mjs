@@ -41,6 +41,8 @@
  *   object, one claim + complete at a time.
  * - pushPickupP50Ms / P95: enqueue → handler start for single jobs on an idle
  *   queue (the handler reports its start time). Target ≤ 10 ms.
+ * - signalWakeP50Ms / P95: a signal to a waiting demo.approve job → the handler
+ *   past its wait (docs/workflows.md). Target: within 5 ms of push pickup.
  * - delayedLatenessP50Ms / P95: handler start − runAt for jobs delayed by 1 s.
  *   Target ≤ 50 ms.
  * - poolGuardedVsUnguarded: push throughput of a pool member (demo.pooled.a,
@@ -256,6 +258,18 @@ async function main() {
     }
     log(`  push pickup: p50 ${percentile(pickups, 50)} ms, p95 ${percentile(pickups, 95)} ms`);
 
+    // A signal to a waiting job on an idle queue: sent → its handler past the wait (docs/workflows.md).
+    const wakes = [];
+    for (let i = 0; i < P.pickups; i++) {
+      const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "demo.approve", payload: {}, scope: { type: "Bench", id: `wake-${i % 8}` } });
+      await until("waiting", async () => (await call(queue.url, "GET", `/v1/jobs/${job.id}`)).job.state === "waiting" || undefined, 30_000);
+      const sentAt = Date.now();
+      await call(queue.url, "POST", `/v1/jobs/${job.id}/signals/approve`, { data: i });
+      const done = await completedJob(queue.url, job.id);
+      wakes.push(done.result.resumedAt - sentAt);
+    }
+    log(`  signal wake: p50 ${percentile(wakes, 50)} ms, p95 ${percentile(wakes, 95)} ms (push pickup p50 ${percentile(pickups, 50)} ms)`);
+
     const delayedIds = [];
     for (let i = 0; i < P.delayed; i++) {
       const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "demo.noop", payload: { i }, delayMs: 1000, scope: { type: "Bench", id: `delay-${i % 8}` } });
@@ -334,6 +348,8 @@ async function main() {
       enqueueVsBareInsert: round(enqueueVsBareInsert),
       batchEnqueueVsBareBatch: round(batchEnqueuePerSec / bareBatchInsertPerSec),
       pushPickupP50Ms: percentile(pickups, 50),
+      signalWakeP50Ms: percentile(wakes, 50),
+      signalWakeP95Ms: percentile(wakes, 95),
       batchEnqueuePerSec: Math.round(batchEnqueuePerSec),
       bareBatchInsertPerSec: Math.round(bareBatchInsertPerSec),
       cfQueuesJobsPerSec: Math.round(cfqJobsPerSec),
@@ -367,6 +383,7 @@ async function main() {
         enqueueVsBareInsert: { floor: ">= 0.8", goal: ">= 0.9" },
         batchEnqueueVsBareBatch: { floor: ">= 0.5" },
         pushPickupP50Ms: { floor: "<= 3", goal: "<= 2" },
+        signalWakeP50Ms: "<= pushPickupP50Ms + 5",
         claimDepthRatio: "<= 1.5",
         delayedLatenessP95Ms: "<= 50",
       },

@@ -125,7 +125,7 @@ export class Catalogs {
   }
 
   async busiestHomes(limit: number): Promise<(Stats & { home: string })[]> {
-    const live = (s: Stats) => s.pending + s.scheduled + s.running;
+    const live = (s: Stats) => s.pending + s.scheduled + s.running + s.waiting;
     return (await this.each((c) => c.busiestHomes(limit)))
       .flat()
       .sort((a, b) => live(b) - live(a) || cmp(a.home, b.home))

@@ -29,6 +29,8 @@ export function refusalError(id: string, r: Refusal, action: string): QueueError
       return new QueueError("payload_too_large", `cannot ${action} job ${id}: ${r.reason}`, { state: r.state, reason: r.code });
     case "gone":
       return new QueueError("gone", `cannot ${action} job ${id}: ${r.reason}`);
+    case "refused":
+      return new QueueError("conflict", `cannot ${action} job ${id}: ${r.reason}`, { state: r.state, reason: "refused" });
   }
 }
 

@@ -9,7 +9,7 @@ import { QueueError } from "../errors";
 import { homeFor } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { KeySignal, SignalResult } from "../job/schemas";
-import { parseToken } from "../job/wait-token";
+import { parseToken, tokenIsSigned } from "../job/wait-token";
 import type { QueueContext } from "./queue-context";
 import { refusalError } from "./refusals";
 
@@ -34,11 +34,15 @@ export class Signals {
     return { id: out.id, delivered: out.resumed ? "resumed" : "kept" };
   }
 
-  /** completeToken: a wait token's completion; a token that is not one of ours is not found. */
+  /**
+   * completeToken: a wait token's completion. Its signature is checked here first (job/wait-token.ts): a token
+   * not signed under this queue's QUEUE_TOKEN reaches no object.
+   */
   async completeToken(token: string, data: unknown): Promise<SignalResult> {
     const parts = parseToken(token);
-    const home = parts ? this.q.homeOf(parts.jobId) : null;
-    if (!parts || home === null) throw new QueueError("not_found", "no such wait token");
+    const queueToken = this.q.env.QUEUE_TOKEN;
+    if (!parts || !queueToken || !(await tokenIsSigned(queueToken, parts))) throw new QueueError("not_found", "no such wait token");
+    const home = this.q.homeOf(parts.jobId);
     const out = await this.q.scope(home).completeToken(token, this.dataJson(data));
     if (!out.ok) {
       if (out.code === "not_found") throw new QueueError("not_found", "no such wait token");

@@ -38,6 +38,6 @@ export interface ScopePort<R> {
   /** Extend a lease; `reason` says why it cannot be. */
   renew(id: string, token: string, leaseMs: number, now: number): { ok: true } | { ok: false; reason: AbortReason };
   /** Journal durable steps, each under its lease, in one transaction. */
-  /** Async for a wait token's write, which is signed first (scope/wait-tokens.ts); the steps themselves are one transaction. */
+  /** Async for a wait token's write, which is signed first (job/wait-token.ts); the steps themselves are one transaction. */
   journal(writes: readonly { write: JournalWrite; token: string }[], now: number): JournalAnswer[] | Promise<JournalAnswer[]>;
 }

@@ -133,13 +133,7 @@ export class StepRunner {
     const seq = this.nextSeq++;
     checkName(name);
     const timeoutMs = checkTimeout(options.timeoutMs, `ctx.waitForSignal(${JSON.stringify(name)})`);
-    const held = this.entries.get(seq);
-    if (held) {
-      if (held.name !== name || held.kind !== "signal") throw mismatch(seq, held, name, "signal");
-      if (held.finishedAt !== null) return JSON.parse(held.result ?? "null") as { data: T } | null;
-      return this.waitOn({ seq, kind: "signal", name, held: true, startedAt: held.startedAt });
-    }
-    return this.waitOn({ seq, kind: "signal", name, timeoutMs, startedAt: this.clock() });
+    return this.waitAt(seq, "signal", name, { timeoutMs });
   }
 
   /**
@@ -165,14 +159,19 @@ export class StepRunner {
   async waitForToken<T = unknown>(token: WaitToken): Promise<{ data: T } | null> {
     const seq = this.nextSeq++;
     if (typeof token !== "object" || token === null || typeof token.name !== "string") throw new TypeError("ctx.waitForToken(token): pass the token ctx.createWaitToken returned");
-    const name = token.name;
+    return this.waitAt(seq, "token_wait", token.name, { until: token.expiresAt });
+  }
+
+  /**
+   * waitAt: the wait at `seq` — its answer when the journal holds it ended; else the attempt ends on it, held open
+   * (its timeout stands) or new (`fresh` says its timeout).
+   */
+  private waitAt<T>(seq: number, kind: WaitItem["kind"], name: string, fresh: Pick<WaitItem, "timeoutMs" | "until">): Promise<{ data: T } | null> {
     const held = this.entries.get(seq);
-    if (held) {
-      if (held.name !== name || held.kind !== "token_wait") throw mismatch(seq, held, name, "token_wait");
-      if (held.finishedAt !== null) return JSON.parse(held.result ?? "null") as { data: T } | null;
-      return this.waitOn({ seq, kind: "token_wait", name, held: true, startedAt: held.startedAt });
-    }
-    return this.waitOn({ seq, kind: "token_wait", name, until: token.expiresAt, startedAt: this.clock() });
+    if (!held) return this.waitOn({ seq, kind, name, ...fresh, startedAt: this.clock() });
+    if (held.name !== name || held.kind !== kind) throw mismatch(seq, held, name, kind);
+    if (held.finishedAt !== null) return Promise.resolve(JSON.parse(held.result ?? "null") as { data: T } | null);
+    return this.waitOn({ seq, kind, name, held: true, startedAt: held.startedAt });
   }
 
   /** waitOn: the attempt ends on this wait (with any others asked for in the same moment). */
@@ -188,7 +187,7 @@ export class StepRunner {
     const answer = await this.writer.write({ ...w, start: this.start });
     if (answer.ok) return answer.result;
     if (answer.code === "nondeterminism") throw new NondeterminismError(answer.message);
-    if (answer.code === "payload_too_large" || answer.code === "journal_too_large") throw new TerminalJobError(answer.message);
+    if (answer.code === "payload_too_large" || answer.code === "journal_too_large" || answer.code === "refused") throw new TerminalJobError(answer.message);
     // Deposed: another attempt holds the job, or none does. Nothing this attempt does counts any more.
     throw new JobAbortedError("lease_lost");
   }

@@ -84,7 +84,7 @@ export interface JournalWrite {
 
 export type JournalAnswer =
   | { ok: true; /** token: the wait token, JSON text. */ result?: string }
-  | { ok: false; code: "lease_lost" | "payload_too_large" | "journal_too_large" | "nondeterminism" | "not_found"; message: string };
+  | { ok: false; code: "lease_lost" | "payload_too_large" | "journal_too_large" | "nondeterminism" | "not_found" | "refused"; message: string };
 
 /**
  * A wait token (ctx.createWaitToken): `POST` `{"data": …}` to `path` (or `url`) with no queue token to complete it,

@@ -1,40 +1,76 @@
 /**
- * A wait token's form (docs/workflows.md "Wait tokens"): `<job id>.<name>.<expiry>.<signature>`, the first two
- * base64url of their UTF-8, the expiry in base36 (0: none), the signature the first 16 bytes of an HMAC-SHA256
- * over the other three parts under a key only the job's object holds (scope/wait-tokens.ts). The coordinator reads
- * the job id to route a completion; only the object can tell a real token from a forged one.
+ * A wait token (docs/workflows.md "Wait tokens"): `<job id>.<name>.<expiry>.<job's creation>.<signature>` — the
+ * first two base64url of their UTF-8, the times in base36 (expiry 0: none), the signature the first 16 bytes of
+ * an HMAC-SHA256 over the other parts under a key derived from the queue's QUEUE_TOKEN. The job's creation time
+ * binds a token to its job: a caller's id used again after its job was deleted names another job, whose tokens
+ * differ. The coordinator checks the signature before it calls any object, so a forged token costs no Durable
+ * Object a request; the job's object then checks the token is one it made, and completes it once.
  *
  * @module
  */
-import { decodeText, encodeText } from "../base64url";
+import { decodeText, encodeBytes, encodeText } from "../base64url";
+import type { WaitToken } from "./handler-contract";
 
 export interface TokenParts {
   jobId: string;
   name: string;
   /** Epoch ms, or null for none. */
   expiresAt: number | null;
+  /** The job's createdAt. */
+  jobCreatedAt: number;
   /** base64url of the signature. */
   signature: string;
 }
 
 /** tokenBody: the signed part of a token (everything before the signature). */
-export function tokenBody(jobId: string, name: string, expiresAt: number | null): string {
-  return `${encodeText(jobId)}.${encodeText(name)}.${(expiresAt ?? 0).toString(36)}`;
+function tokenBody(t: Omit<TokenParts, "signature">): string {
+  return `${encodeText(t.jobId)}.${encodeText(t.name)}.${(t.expiresAt ?? 0).toString(36)}.${t.jobCreatedAt.toString(36)}`;
 }
 
 /** parseToken: a token's parts, or null when it is not of the form (nothing about whether it is real). */
 export function parseToken(token: string): TokenParts | null {
   if (typeof token !== "string" || token.length > 2048) return null;
   const parts = token.split(".");
-  if (parts.length !== 4 || !/^[0-9a-z]{1,12}$/.test(parts[2]!) || !/^[A-Za-z0-9_-]{22}$/.test(parts[3]!)) return null;
+  if (parts.length !== 5 || !/^[0-9a-z]{1,12}$/.test(parts[2]!) || !/^[0-9a-z]{1,12}$/.test(parts[3]!) || !/^[A-Za-z0-9_-]{22}$/.test(parts[4]!)) return null;
   const jobId = decodeText(parts[0]!);
   const name = decodeText(parts[1]!);
   if (jobId === null || name === null || jobId.length === 0 || name.length === 0) return null;
   const exp = parseInt(parts[2]!, 36);
-  return { jobId, name, expiresAt: exp === 0 ? null : exp, signature: parts[3]! };
+  return { jobId, name, expiresAt: exp === 0 ? null : exp, jobCreatedAt: parseInt(parts[3]!, 36), signature: parts[4]! };
 }
 
-/** The path a token is completed at, on the queue's Worker. */
-export function tokenPath(token: string): string {
-  return `/v1/tokens/${token}`;
+/** Each isolate derives the key once per QUEUE_TOKEN. */
+const keys = new Map<string, Promise<CryptoKey>>();
+
+function keyOf(queueToken: string): Promise<CryptoKey> {
+  let key = keys.get(queueToken);
+  if (!key) {
+    const raw = new TextEncoder().encode(queueToken);
+    key = crypto.subtle
+      .importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+      .then((k) => crypto.subtle.sign("HMAC", k, new TextEncoder().encode("edgequeue wait tokens")))
+      .then((material) => crypto.subtle.importKey("raw", material, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]));
+    keys.set(queueToken, key);
+  }
+  return key;
+}
+
+async function signatureOf(queueToken: string, body: string): Promise<string> {
+  const mac = await crypto.subtle.sign("HMAC", await keyOf(queueToken), new TextEncoder().encode(body));
+  return encodeBytes(new Uint8Array(mac).slice(0, 16));
+}
+
+/** makeToken: the token of a job's wait named `name`; `publicUrl`: the queue's, for its `url`. */
+export async function makeToken(queueToken: string, t: Omit<TokenParts, "signature">, publicUrl: string | null): Promise<WaitToken> {
+  const body = tokenBody(t);
+  const id = `${body}.${await signatureOf(queueToken, body)}`;
+  const path = `/v1/tokens/${id}`;
+  return { id, name: t.name, path, url: publicUrl === null ? null : `${publicUrl}${path}`, expiresAt: t.expiresAt };
+}
+
+/** tokenIsSigned: whether these parts were signed under this QUEUE_TOKEN (compared in constant time). */
+export async function tokenIsSigned(queueToken: string, t: TokenParts): Promise<boolean> {
+  const expected = new TextEncoder().encode(await signatureOf(queueToken, tokenBody(t)));
+  const given = new TextEncoder().encode(t.signature);
+  return expected.byteLength === given.byteLength && crypto.subtle.timingSafeEqual(expected, given);
 }

@@ -126,6 +126,7 @@ export class Attempt {
       if (!(e instanceof ApiError)) return { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` };
       const reason = (e.details as { reason?: string } | undefined)?.reason;
       if (reason === "nondeterminism") return { ok: false, code: "nondeterminism", message: e.message };
+      if (reason === "refused") return { ok: false, code: "refused", message: e.message };
       if (reason === "journal_too_large" || e.code === "payload_too_large") return { ok: false, code: reason === "journal_too_large" ? "journal_too_large" : "payload_too_large", message: e.message };
       // Only the queue saying the attempt is over deposes it; anything else (a 5xx, a 429) fails this step, and the
       // attempt ends as a retry the worker still reports.

@@ -28,6 +28,8 @@ export interface HomeStore {
   readonly pushed: PushedLeases;
   /** What this instance knows of its completed jobs' retention (completed-sweep.ts). */
   readonly completed: CompletedSweep;
+  /** The queue's QUEUE_TOKEN, from which wait tokens' signing key is derived (job/wait-token.ts); null when unset. */
+  readonly queueToken: string | null;
 }
 
 /** newLeaseToken: 128 random bits, hex. */

@@ -16,8 +16,8 @@ import type { QueueConfig } from "../config/schema";
  * lease has no job_lease_idx entry: pushed-leases.ts), so only when the type's count row says one runs.
  */
 const MARK_PENDING = "UPDATE job SET ordered = 1 WHERE state = 'pending' AND type = ? AND ordered = 0";
-const MARK_RUNNING = "UPDATE job SET ordered = 1 WHERE state = 'running' AND type = ? AND ordered = 0";
-const TYPE_RUNNING = "SELECT running FROM type_count WHERE type = ?";
+const MARK_RUNNING = "UPDATE job SET ordered = 1 WHERE state IN ('running', 'waiting') AND type = ? AND ordered = 0";
+const TYPE_RUNNING = "SELECT running + waiting AS running FROM type_count WHERE type = ?";
 
 export function markOrderedJobs(sql: SqlStorage, config: QueueConfig): void {
   for (const type of Object.keys(config.types)) {

@@ -20,7 +20,9 @@ export type Refusal =
   | { ok: false; code: "conflict"; reason: string; state: JobState }
   /** A journal write the job cannot take (scope/steps.ts): a result or journal over its cap, or a step that is not where the journal has it. */
   | { ok: false; code: "payload_too_large" | "journal_too_large" | "nondeterminism"; reason: string; state: JobState }
-  /** A wait token past its expiry (scope/wait-tokens.ts). */
-  | { ok: false; code: "gone"; reason: string };
+  /** A wait token past its expiry (job/wait-token.ts). */
+  | { ok: false; code: "gone"; reason: string }
+  /** A journal write that can never be taken (a second wait token of a name; no QUEUE_TOKEN to sign one with). */
+  | { ok: false; code: "refused"; reason: string; state: JobState };
 
 export type Outcome<T> = ({ ok: true } & T) | Refusal;

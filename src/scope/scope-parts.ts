@@ -87,6 +87,7 @@ export class ScopeParts {
       touched: (at) => this.reporter.touched(at),
       pushed: new PushedLeases(),
       completed: new CompletedSweep(),
+      queueToken: env.QUEUE_TOKEN ?? null,
       // A getter, not a value: a serialized type must stay serialized in an instance woken cold, once its name is known.
       get scoped() {
         return self.knownHome()?.startsWith("scope:") ?? false;

@@ -22,7 +22,7 @@ import { getJob } from "./read";
 import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
 import { idSeq } from "./read";
 import type { HomeStore } from "./home-store";
-import { makeToken } from "./wait-tokens";
+import { makeToken } from "../job/wait-token";
 
 /** The journal's row at a position (nondeterminism and the cap check). */
 const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ? AND seq = ?";
@@ -68,6 +68,8 @@ export function journalsOf(store: HomeStore, seqs: readonly number[]): Map<numbe
 }
 
 const RESULT_AT = "SELECT result FROM job_step WHERE job_seq = ? AND seq = ?";
+/** The job's wait token of a name (one per name): job_step's key range of the job. */
+export const TOKEN_OF_NAME = "SELECT seq, result FROM job_step WHERE job_seq = ? AND kind = 'token' AND name = ? LIMIT 1";
 
 /**
  * appendStep: one journal write of the attempt holding `token`, in one transaction with the lease check. A `token`
@@ -78,6 +80,11 @@ export function appendStep(store: HomeStore, w: JournalWrite, token: string, now
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, w.id, token, idSeq(w.id)))[0];
     if (!leased) return leaseRefusal(store, w.id, token, now);
     const kind = w.op === "token" ? "token" : "step";
+    if (kind === "token") {
+      if (w.result === null) return { ok: false, code: "refused", reason: "a wait token is signed with the queue's QUEUE_TOKEN, and none is set (wrangler secret put QUEUE_TOKEN)", state: leased.state };
+      const other = store.sql.exec<{ seq: number }>(TOKEN_OF_NAME, leased.seq, w.name).toArray()[0];
+      if (other && other.seq !== w.seq) return { ok: false, code: "refused", reason: `the job made a wait token named ${JSON.stringify(w.name)} already (step ${other.seq}): a job makes one token per name`, state: leased.state };
+    }
     const finished = w.op !== "begin";
     const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind, result: finished ? w.result ?? "null" : null, startedAt: w.startedAt, finishedAt: finished ? now : null, wakeAt: null }, w.start);
     if (refused) return refused;
@@ -88,15 +95,18 @@ export function appendStep(store: HomeStore, w: JournalWrite, token: string, now
 
 /**
  * signTokens: each `token` write (ctx.createWaitToken, `{"timeoutMs"}`) with the signed token as its result
- * (wait-tokens.ts), before the transaction that journals it — Web Crypto signs asynchronously.
+ * (job/wait-token.ts), before the transaction that journals it — Web Crypto signs asynchronously. Without a
+ * QUEUE_TOKEN to sign with (or a job to bind it to), the result is null and appendStep refuses the write.
  */
 export async function signTokens(store: HomeStore, writes: readonly JournalWrite[], now: number): Promise<JournalWrite[]> {
   return Promise.all(
     writes.map(async (w) => {
       if (w.op !== "token") return w;
+      const job = getJob(store.sql, w.id);
+      if (store.queueToken === null || !job) return { ...w, result: null };
       const timeoutMs = (JSON.parse(w.result ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null;
-      const token = await makeToken(store, w.id, w.name, timeoutMs === null ? null : now + timeoutMs);
-      return { ...w, result: JSON.stringify(token) };
+      const parts = { jobId: w.id, name: w.name, expiresAt: timeoutMs === null ? null : now + timeoutMs, jobCreatedAt: job.created_at };
+      return { ...w, result: JSON.stringify(await makeToken(store.queueToken, parts, store.config.publicUrl)) };
     }),
   );
 }
@@ -153,7 +163,7 @@ export function resolveStep(store: HomeStore, id: string, name: string, result: 
   return store.atomic(() => {
     const job = getJob(store.sql, id);
     if (!job) return { ok: false, code: "not_found" };
-    if (job.state === "running") return { ok: false, code: "conflict", reason: "the job is running; resolve a step of a failed, cancelled or pending job", state: job.state };
+    if (job.state === "running" || job.state === "waiting") return { ok: false, code: "conflict", reason: `the job is ${job.state}; resolve a step of a failed, cancelled or pending job`, state: job.state };
     if (job.state === "completed") return { ok: false, code: "already_terminal", state: job.state };
     const step = store.sql.exec<{ seq: number }>(UNFINISHED_BY_NAME, job.seq, name).toArray()[0];
     if (!step) return { ok: false, code: "conflict", reason: `no unfinished step named ${JSON.stringify(name)} in its journal`, state: job.state };

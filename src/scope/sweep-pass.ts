@@ -9,7 +9,7 @@ import type { HomeStore } from "./home-store";
 import { bury, sweepTombstones } from "./tombstones";
 import { tallyDeleted } from "./tallies";
 import { JOB_DELETE_BY_SEQ } from "./completed-sweep";
-import { sweepKeptSignals } from "./waits";
+import { sweepKeptSignals, WAIT_FOREVER } from "./waits";
 
 /**
  * jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at), which holds failed, cancelled and superseded
@@ -30,7 +30,7 @@ const INDEXED_STATES = TERMINAL_STATES.filter((s) => s !== "completed");
  */
 export const OLDEST_FINISHED_COLUMNS = `${INDEXED_STATES.map(
   (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND state <> 'completed' AND finished_at IS NOT NULL) AS t${i}`,
-).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone, (SELECT min(expires_at) FROM job_signal) AS kept_signal, (SELECT coalesce(sum(completed), 0) FROM type_count) AS completed_kept`;
+).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone, (SELECT min(expires_at) FROM job_signal WHERE expires_at < ${WAIT_FOREVER}) AS kept_signal, (SELECT coalesce(sum(completed), 0) FROM type_count) AS completed_kept`;
 const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${OLDEST_FINISHED_COLUMNS}`;
 
 export const SWEEP_BATCH = 1000;

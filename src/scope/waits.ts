@@ -61,7 +61,7 @@ const KEPT_ANY = "SELECT 1 FROM job_signal WHERE job_seq = ? AND kind = ? AND na
 const ENDED_OF = "SELECT 1 FROM job_step WHERE job_seq = ? AND kind = ? AND name = ? AND finished_at IS NOT NULL LIMIT 1";
 /** Expired kept signals, a batch at a time (the sweep). */
 const KEPT_EXPIRED_DELETE = `
-DELETE FROM job_signal WHERE (job_seq, kind, name, n) IN (SELECT job_seq, kind, name, n FROM job_signal WHERE expires_at <= ? LIMIT ?)`;
+DELETE FROM job_signal WHERE (job_seq, kind, name, n) IN (SELECT job_seq, kind, name, n FROM job_signal WHERE expires_at <= ? LIMIT ?) RETURNING n`;
 
 /** jobWaitIfLeased: running → waiting, the attempt given back, its lease gone; run_at is the earliest timeout. */
 const JOB_WAIT_IF_LEASED = `
@@ -151,16 +151,20 @@ export type SignalOutcome = Outcome<{ row: JobRow; resumed: boolean }>;
  * name and puts the job back to pending, due now; with none open it is kept for the wait to come. A finished job
  * refuses it (`already_terminal`); so does a token completed before (`conflict`, token only).
  */
-export function signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number): SignalOutcome {
+export function signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number, tokenExpiresAt: number | null = null): SignalOutcome {
   return store.atomic(() => {
     const job = getJob(store.sql, id);
     if (!job) return { ok: false, code: "not_found" };
-    return signalJob(store, job, kind, name, data, now);
+    return signalJob(store, job, kind, name, data, now, tokenExpiresAt);
   });
 }
 
-/** signalJob: signal, for a job already read (inside the caller's transaction). */
-export function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name: string, data: string, now: number): SignalOutcome {
+/**
+ * signalJob: signal, for a job already read (inside the caller's transaction). A token's completion that arrives
+ * before its wait is kept until the token expires (or the job ends, for one that never does), not signals.retainMs:
+ * its sender was answered 202, and a token completes once.
+ */
+export function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name: string, data: string, now: number, tokenExpiresAt: number | null = null): SignalOutcome {
   if (job.finished_at !== null) return { ok: false, code: "already_terminal", state: job.state };
   const waitKind = WAIT_KIND[kind];
   if (kind === "token" && (store.sql.exec(KEPT_ANY, job.seq, kind, name).toArray().length > 0 || store.sql.exec(ENDED_OF, job.seq, waitKind, name).toArray().length > 0)) {
@@ -174,7 +178,7 @@ export function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name:
   const open = job.state === "waiting" ? store.sql.exec<{ seq: number }>(OPEN_WAIT_OF, job.seq, waitKind, name).toArray()[0] : undefined;
   if (open) {
     const held = store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
-    if (held + result.length > store.config.limits.journalMaxBytes) {
+    if (held + utf8Length(result, 0) > store.config.limits.journalMaxBytes) {
       return { ok: false, code: "payload_too_large", reason: `journal_too_large: the data would take the job's journal past ${store.config.limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
     }
     endWait(store, job.seq, open.seq, result, now);
@@ -186,7 +190,8 @@ export function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name:
   if (store.sql.exec<{ n: number }>(KEPT_COUNT, job.seq).one().n >= KEPT_SIGNALS_MAX) {
     return { ok: false, code: "conflict", reason: `the job holds ${KEPT_SIGNALS_MAX} signals it has not waited for yet; no more are kept`, state: job.state };
   }
-  store.sql.exec(KEPT_INSERT, job.seq, kind, name, result, now, now + store.config.signals.retainMs);
+  const keepUntil = kind === "token" ? (tokenExpiresAt ?? WAIT_FOREVER) : now + store.config.signals.retainMs;
+  store.sql.exec(KEPT_INSERT, job.seq, kind, name, result, now, keepUntil);
   return { ok: true, row: job, resumed: false };
 }
 
@@ -207,7 +212,7 @@ export function endTimedOut(store: HomeStore, now: number, limit = 500): { rows:
 
 /** sweepKeptSignals: drop kept signals past their retention, a batch at a time (the sweep pass). */
 export function sweepKeptSignals(store: HomeStore, now: number, limit: number): number {
-  return store.sql.exec(KEPT_EXPIRED_DELETE, now, limit).rowsWritten;
+  return store.sql.exec(KEPT_EXPIRED_DELETE, now, limit).toArray().length;
 }
 
 /** waitingFor: a row's `wait` as the API shows it. */
@@ -223,7 +228,7 @@ function takeKept(store: HomeStore, jobSeq: number, kind: SignalKind, name: stri
 }
 
 function endWait(store: HomeStore, jobSeq: number, seq: number, result: string, now: number): void {
-  store.sql.exec(WAIT_END, jobSeq, seq, result, now, result.length);
+  store.sql.exec(WAIT_END, jobSeq, seq, result, now, utf8Length(result, 0));
 }
 
 function resume(store: HomeStore, jobSeq: number, why: string, now: number): JobRow | null {

@@ -110,8 +110,8 @@ export const writes = {
   },
 
   /** signal: a signal or a token's completion for a job; one that ends its wait makes it due (no event: it runs next). */
-  signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number): Written<SignalOutcome> {
-    return signalled(store, signal(store, id, kind, name, data, now));
+  signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number, tokenExpiresAt: number | null = null): Written<SignalOutcome> {
+    return signalled(store, signal(store, id, kind, name, data, now, tokenExpiresAt));
   },
 
   /** signalKey: a signal for the live job of `type` that holds the key here — a waiting one first, then a running one, then a pending one. */

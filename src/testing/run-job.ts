@@ -383,7 +383,7 @@ function resultOf(data: unknown): string {
   return `{"data":${JSON.stringify(data ?? null)}}`;
 }
 
-/** testToken: a wait token as the queue answers one (scope/wait-tokens.ts), unsigned: nothing here checks it. */
+/** testToken: a wait token as the queue answers one (job/wait-token.ts), unsigned: nothing here checks it. */
 function testToken(jobId: string, name: string, request: string | null, now: number): WaitToken {
   const timeoutMs = (JSON.parse(request ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null;
   const id = `test-token.${encodeURIComponent(jobId)}.${encodeURIComponent(name)}`;

@@ -148,20 +148,20 @@ describe("edgequeue/testing: waits (docs/workflows.md)", () => {
     expect(run.signal("approve", { by: "ann" })).toBe("resumed");
     await run.resume();
     expect(run.state).toBe("completed");
-    expect(run.result).toEqual({ approved: { by: "ann" } });
+    expect(run.result).toMatchObject({ approved: { by: "ann" } });
   });
 
   it("a signal sent before the first attempt is kept for the wait; a timeout answers null when resumed", async () => {
     const early = await runJob(stepHandlers, {}, { type: "demo.approve", signals: [{ name: "approve", data: "early" }] });
     expect(early.state).toBe("pending");
     await early.settle();
-    expect(early.result).toEqual({ approved: "early" });
+    expect(early.result).toMatchObject({ approved: "early" });
 
     const timed = await runJob(stepHandlers, { timeoutMs: 5_000 }, { type: "demo.approve", now: 1_000 });
     expect(timed.state).toBe("waiting");
     await timed.resume();
     expect(timed.now).toBe(6_000);
-    expect(timed.result).toEqual({ approved: null });
+    expect(timed.result).toMatchObject({ approved: null });
 
     const forever = await runJob(stepHandlers, {}, { type: "demo.approve" });
     await expect(forever.resume()).rejects.toThrow(/no timeout: send it with run.signal/);

@@ -179,4 +179,25 @@ describe("wait tokens", () => {
     clock!.advance(60_000);
     expect(await stub.completeToken(t.id, "null")).toMatchObject({ ok: false, code: "gone" });
   });
+
+  it("one per name; a completion sent before the wait is kept until the token expires, past signals.retainMs", async () => {
+    const { home, stub, clock } = await freshScope();
+    const { id, token } = await leaseOne(stub, home);
+    const make = (seq: number) => stub.appendStep({ id, op: "token", seq, name: "ok", result: JSON.stringify({ timeoutMs: 3 * 86_400_000 }), startedAt: T0, start: START }, token);
+    const made = await make(0);
+    expect(await make(1)).toMatchObject({ ok: false, code: "refused", reason: expect.stringContaining("one token per name") });
+    const t = JSON.parse((made as { result: string }).result) as { id: string };
+    // The token of a job that is not this one (another id) is no token here.
+    expect(await stub.completeToken(t.id.replace(/^[^.]+/, "eA"), "null")).toEqual({ ok: false, code: "not_found" });
+    expect(await stub.completeToken(t.id, "7")).toEqual({ ok: true, id, resumed: false });
+    clock!.advance(2 * 86_400_000);
+    await runDurableObjectAlarm(stub);
+    expect(await kept(stub)).toBe(1);
+    // The attempt's lease lapsed meanwhile (the alarm reaped it): the next attempt, after its backoff, reaches the wait.
+    clock!.advance(3_600_000);
+    const again = await runInDurableObject(stub, async (o: ScopeDO) => (await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 }))[0]!);
+    const out = await stub.wait(id, again.leaseToken, { waits: [{ seq: 1, kind: "token_wait", name: "ok", until: T0 + 3 * 86_400_000, startedAt: T0 }], start: START });
+    expect(out.ok && out.job).toMatchObject({ state: "pending" });
+    expect((await journal(stub, id))[1]).toMatchObject({ result: { data: 7 } });
+  });
 });

@@ -54,7 +54,8 @@ export const stepHandlers = {
    */
   "demo.approve": async (payload, ctx) => {
     const signal = await ctx.waitForSignal("approve", payload.timeoutMs === undefined ? {} : { timeoutMs: payload.timeoutMs });
-    return { approved: signal === null ? null : signal.data };
+    // resumedAt: when this attempt got past the wait (the bench's signalWakeP50Ms).
+    return { approved: signal === null ? null : signal.data, resumedAt: Date.now() };
   },
   /**
    * Makes the wait token `ok` (its path is in the job's journal: GET /v1/jobs/{id}/steps) and waits for someone to
