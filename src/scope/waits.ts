@@ -94,6 +94,13 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
+    // A wait the journal cannot take: every replay would end here again, so the job fails now, saying why.
+    const failWith = (error: string): Outcome<{ row: JobRow }> => {
+      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error }, now);
+      if (!failed) return leaseRefusal(store, id, token, now);
+      store.touched(now);
+      return { ok: true, row: failed };
+    };
     const open: WaitView[] = [];
     let ended: string | null = null;
     for (const w of input.waits) {
@@ -108,16 +115,13 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
       } else {
         until = w.until ?? (w.timeoutMs === undefined || w.timeoutMs === null ? null : now + w.timeoutMs);
         const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: w.kind, result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: until }, input.start);
-        if (refused) {
-          // The journal cannot take the wait (its cap, or another step at its position): every replay would end
-          // here again, so the job fails now, saying why.
-          const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error: refused.reason }, now);
-          if (!failed) return leaseRefusal(store, id, token, now);
-          store.touched(now);
-          return { ok: true, row: failed };
-        }
+        // Its cap, or another step at its position.
+        if (refused) return failWith(refused.reason);
       }
       const kept = takeKept(store, leased.seq, SIGNAL_KIND[w.kind], w.name, now);
+      if (kept !== null && journalFull(store, leased.seq, kept)) {
+        return failWith(`journal_too_large: the kept ${describe(w.kind, w.name)} would take the job's journal past ${store.config.limits.journalMaxBytes} bytes (limits.journalMaxBytes)`);
+      }
       if (kept !== null) {
         endWait(store, leased.seq, w.seq, kept, now);
         ended ??= `${describe(w.kind, w.name)} had arrived`;
@@ -177,8 +181,7 @@ export function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name:
   const result = `{"data":${data}}`;
   const open = job.state === "waiting" ? store.sql.exec<{ seq: number }>(OPEN_WAIT_OF, job.seq, waitKind, name).toArray()[0] : undefined;
   if (open) {
-    const held = store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
-    if (held + utf8Length(result, 0) > store.config.limits.journalMaxBytes) {
+    if (journalFull(store, job.seq, result)) {
       return { ok: false, code: "payload_too_large", reason: `journal_too_large: the data would take the job's journal past ${store.config.limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
     }
     endWait(store, job.seq, open.seq, result, now);
@@ -218,6 +221,11 @@ export function sweepKeptSignals(store: HomeStore, now: number, limit: number): 
 /** waitingFor: a row's `wait` as the API shows it. */
 export function waitingFor(row: { wait?: string | null }): WaitView[] | null {
   return row.wait ? (JSON.parse(row.wait) as WaitView[]) : null;
+}
+
+/** journalFull: whether `result` would take the job's journal past limits.journalMaxBytes. */
+function journalFull(store: HomeStore, jobSeq: number, result: string): boolean {
+  return store.sql.exec<{ n: number }>(JOURNAL_BYTES, jobSeq).one().n + utf8Length(result, 0) > store.config.limits.journalMaxBytes;
 }
 
 function takeKept(store: HomeStore, jobSeq: number, kind: SignalKind, name: string, now: number): string | null {
