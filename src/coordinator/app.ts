@@ -11,6 +11,7 @@
  * @module
  */
 import { Hono } from "hono";
+import { cors } from "hono/cors";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
@@ -42,6 +43,9 @@ export function createApp(): Hono<{ Bindings: Env }> {
   const open = served.filter((r) => !r.auth);
   const asked = (method: string) => (method === "HEAD" ? "GET" : method);
 
+  // A wait token is completed from anywhere — a page of another origin included: the token is the credential and no
+  // cookie is involved (docs/workflows.md). Before the token check, so a browser's preflight is answered.
+  app.use("/v1/tokens/*", cors({ origin: "*", allowMethods: ["POST"], allowHeaders: ["content-type"], maxAge: 86_400 }));
   app.use("/v1/*", async (c, next) => {
     if (!open.some((o) => o.method === asked(c.req.method) && o.path.test(c.req.path))) {
       // A refused caller's body is let go unread, or wrangler dev would wait for all of it (body.ts, letGo).

@@ -61,6 +61,11 @@ describe("pushed waits", () => {
     const forged = made.path.slice(0, -1) + (made.path.endsWith("A") ? "B" : "A");
     expect((await api("POST", forged, { data: 1 }, null)).status).toBe(404);
     expect((await api("POST", "/v1/tokens/not-a-token", { data: 1 }, null)).status).toBe(404);
+    // A page of another origin may complete it: the preflight is answered without the queue's token.
+    const preflight = await fetchCoordinator(`http://queue.test${made.path}`, { method: "OPTIONS", headers: { origin: "https://approve.example", "access-control-request-method": "POST", "access-control-request-headers": "content-type" } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-methods")).toContain("POST");
     expect(await api("POST", made.path, { data: { approved: "yes" } }, null)).toMatchObject({ status: 202, body: { id, delivered: "resumed" } });
     expect((await api("POST", made.path, { data: 2 }, null)).status).toBe(409);
     expect(await waitForJob(id, isTerminal)).toMatchObject({ state: "completed", result: { data: { approved: "yes" } } });
