@@ -32,22 +32,13 @@ import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettle
 import { ScopeParts } from "./scope-parts";
 import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
-import { listSteps, signTokens, TOKEN_OF_NAME } from "./steps";
+import { listSteps, signTokens } from "./steps";
 import { buildSummary, type HomeSummary } from "./summary";
 import { appendLeasedLogs, jobLogs } from "./job-logs";
 import { Meter, meterRequests } from "../metering/meter";
-import { parseToken, tokenIsSigned, type TokenParts } from "../job/wait-token";
 import type { SignalOutcome, WaitInput } from "./waits";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
-
-/** madeHere: the job the token names is this one (created when the token says) and journaled this very token. */
-function madeHere(store: HomeStore, parts: TokenParts, token: string): boolean {
-  const job = getJob(store.sql, parts.jobId);
-  if (!job || job.created_at !== parts.jobCreatedAt) return false;
-  const made = store.sql.exec<{ result: string | null }>(TOKEN_OF_NAME, job.seq, parts.name).toArray()[0];
-  return made?.result !== null && made !== undefined && (JSON.parse(made.result) as { id?: string }).id === token;
-}
 
 function wireSignal(out: SignalOutcome): Outcome<{ id: string; resumed: boolean }> {
   return out.ok ? { ok: true, id: out.row.id, resumed: out.resumed } : out;
@@ -130,17 +121,9 @@ export class ScopeDO extends DurableObject<Env> {
     return wireSignal(await this.w((s, now) => writes.signalKey(s, type, dedupeKey, name, data, now)));
   }
 
-  /**
-   * completeToken: a wait token's completion — only a signed token (job/wait-token.ts) that one of this object's
-   * jobs made (its journal holds it), before its expiry; read-only until then, so a stray one writes nothing.
-   */
+  /** completeToken: a wait token's completion (waits.ts checks it is a token one of this object's jobs made). */
   async completeToken(token: string, data: string): Promise<Outcome<{ id: string; resumed: boolean }>> {
-    const parts = parseToken(token);
-    const queueToken = this.store.queueToken;
-    if (!parts || queueToken === null || !(await tokenIsSigned(queueToken, parts))) return { ok: false, code: "not_found" };
-    if (!madeHere(this.store, parts, token)) return { ok: false, code: "not_found" };
-    if (parts.expiresAt !== null && parts.expiresAt <= this.clock.now()) return { ok: false, code: "gone", reason: `the wait token expired at ${new Date(parts.expiresAt).toISOString()}` };
-    return wireSignal(await this.w((s, now) => writes.signal(s, parts.jobId, "token", parts.name, data, now, parts.expiresAt)));
+    return wireSignal(await this.w((s, now) => writes.completeToken(s, token, data, now)));
   }
 
   async resolveStep(id: string, name: string, resultJson: string): Promise<Outcome<{ job: Job }>> {

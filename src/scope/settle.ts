@@ -18,6 +18,7 @@ import { jsonChunks } from "./json-chunks";
 import { keepLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
 import type { HomeStore } from "./home-store";
 import { writeStep } from "./steps";
+import { noteLastTransition } from "./timeline";
 import type { JournalStart } from "../job/handler-contract";
 
 
@@ -133,8 +134,6 @@ export interface SleepInput {
   start: JournalStart;
 }
 
-/** Timeline: the step the sleep's transition just wrote says it was a sleep (trigger job_history_update wrote it). */
-const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE id = (SELECT max(id) FROM job_transition WHERE job_seq = ?1)";
 
 /**
  * sleep (ctx.sleep): journal the sleep at its position and put the job back to
@@ -157,7 +156,7 @@ export function sleep(store: HomeStore, id: string, token: string, s: SleepInput
     }
     const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
     if (!row) return leaseRefusal(store, id, token, now);
-    if (row.state === "pending") store.sql.exec(TRANSITION_NOTE_LAST, row.seq, `sleep ${JSON.stringify(s.name)} until ${new Date(until).toISOString()}`);
+    if (row.state === "pending") noteLastTransition(store.sql, row.seq, `sleep ${JSON.stringify(s.name)} until ${new Date(until).toISOString()}`);
     store.touched(now);
     return { ok: true, row };
   });
@@ -182,7 +181,7 @@ export function release(store: HomeStore, id: string, token: string, why: string
 /** releaseLeased: a running row back to pending, due now, unspent (inside the caller's transaction); the timeline says why. */
 export function releaseLeased(store: HomeStore, leased: JobRow, why: string, now: number): JobRow | null {
   const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
-  if (row?.state === "pending") store.sql.exec(TRANSITION_NOTE_LAST, row.seq, `released: ${why}`);
+  if (row?.state === "pending") noteLastTransition(store.sql, row.seq, `released: ${why}`);
   return row;
 }
 

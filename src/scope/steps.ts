@@ -26,7 +26,8 @@ import { makeToken } from "../job/wait-token";
 
 /** The journal's row at a position (nondeterminism and the cap check). */
 const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ? AND seq = ?";
-const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
+/** The journal's size so far (its cap: limits.journalMaxBytes). */
+export const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
 const START_INSERT = "INSERT OR IGNORE INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, -1, '', 'start', ?, ?, ?, ?, NULL, 0)";
 const STEP_UPSERT = `
 INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)

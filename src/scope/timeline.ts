@@ -19,6 +19,14 @@ export type TimelineStep = {
 
 type TransitionRow = TimelineStep & { started_at: number | null };
 
+/** The transition row the history trigger just wrote for the job (job_history_update) gets its note. */
+const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE id = (SELECT max(id) FROM job_transition WHERE job_seq = ?1)";
+
+/** noteLastTransition: say what the job's latest timeline row was (a sleep, a release, a wait), inside the write that made it. */
+export function noteLastTransition(sql: SqlStorage, jobSeq: number, note: string): void {
+  sql.exec(TRANSITION_NOTE_LAST, jobSeq, note);
+}
+
 /** jobTransitionsNewest: job_transition_job_idx backwards (a job snoozed for a week has thousands). */
 const JOB_TRANSITIONS_NEWEST = `
 SELECT at, state, attempt, note, started_at FROM (

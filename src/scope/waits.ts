@@ -18,8 +18,10 @@ import type { HomeStore } from "./home-store";
 import { jobRows, type JobRow } from "./job-row";
 import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
 import type { Outcome } from "./outcome";
-import { getJob, idSeq } from "./read";
-import { writeStep } from "./steps";
+import { getJob, idSeq, liveJobsOfKey } from "./read";
+import { JOURNAL_BYTES, TOKEN_OF_NAME, writeStep } from "./steps";
+import { noteLastTransition } from "./timeline";
+import { parseToken } from "../job/wait-token";
 
 /** A waiting job's run_at when none of its waits has a timeout: the latest time a Date can hold. */
 export const WAIT_FOREVER = 8_640_000_000_000_000;
@@ -47,7 +49,6 @@ const OPEN_WAIT_OF = "SELECT seq FROM job_step WHERE job_seq = ? AND kind = ? AN
 const WAIT_END = "UPDATE job_step SET result = ?3, finished_at = ?4, bytes = bytes + ?5 WHERE job_seq = ?1 AND seq = ?2 AND finished_at IS NULL";
 /** The open waits whose timeout passed end with null. */
 const WAITS_TIME_OUT = "UPDATE job_step SET result = 'null', finished_at = ?2 WHERE job_seq = ?1 AND kind IN ('signal', 'token_wait') AND finished_at IS NULL AND wake_at <= ?2 RETURNING name";
-const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
 
 /** The oldest kept, unexpired signal of a kind and name (job_signal's key). */
 const KEPT_OLDEST = "SELECT n, data FROM job_signal WHERE job_seq = ?1 AND kind = ?2 AND name = ?3 AND expires_at > ?4 ORDER BY n LIMIT 1";
@@ -77,8 +78,6 @@ UPDATE job SET state = '${TRANSITIONS.resume.to}', wait = NULL, run_at = ?2, upd
 RETURNING *`;
 /** jobWaitsTimedOut: job_wait_idx. */
 const JOB_WAITS_TIMED_OUT = "SELECT * FROM job WHERE state = 'waiting' AND run_at <= ? ORDER BY run_at LIMIT ?";
-/** The transition row the trigger just wrote gets its note (job_history_update). */
-const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE id = (SELECT max(id) FROM job_transition WHERE job_seq = ?1)";
 
 export interface WaitInput {
   waits: WaitItem[];
@@ -155,11 +154,11 @@ export type SignalOutcome = Outcome<{ row: JobRow; resumed: boolean }>;
  * name and puts the job back to pending, due now; with none open it is kept for the wait to come. A finished job
  * refuses it (`already_terminal`); so does a token completed before (`conflict`, token only).
  */
-export function signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number, tokenExpiresAt: number | null = null): SignalOutcome {
+export function signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number): SignalOutcome {
   return store.atomic(() => {
     const job = getJob(store.sql, id);
     if (!job) return { ok: false, code: "not_found" };
-    return signalJob(store, job, kind, name, data, now, tokenExpiresAt);
+    return signalJob(store, job, kind, name, data, now);
   });
 }
 
@@ -168,7 +167,7 @@ export function signal(store: HomeStore, id: string, kind: SignalKind, name: str
  * before its wait is kept until the token expires (or the job ends, for one that never does), not signals.retainMs:
  * its sender was answered 202, and a token completes once.
  */
-export function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name: string, data: string, now: number, tokenExpiresAt: number | null = null): SignalOutcome {
+function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name: string, data: string, now: number, tokenExpiresAt: number | null = null): SignalOutcome {
   if (job.finished_at !== null) return { ok: false, code: "already_terminal", state: job.state };
   const waitKind = WAIT_KIND[kind];
   if (kind === "token" && (store.sql.exec(KEPT_ANY, job.seq, kind, name).toArray().length > 0 || store.sql.exec(ENDED_OF, job.seq, waitKind, name).toArray().length > 0)) {
@@ -198,6 +197,32 @@ export function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name:
   return { ok: true, row: job, resumed: false };
 }
 
+/** signalKey: a signal for the live job of `type` holding the key here — a waiting one first, then a running one, then a pending one. */
+export function signalKey(store: HomeStore, type: string, dedupeKey: string, name: string, data: string, now: number): SignalOutcome {
+  return store.atomic((): SignalOutcome => {
+    const live = liveJobsOfKey(store.sql, dedupeKey).filter((r) => r.type === type);
+    const job = live.find((r) => r.state === "waiting") ?? live.find((r) => r.state === "running") ?? live[0];
+    return job ? signalJob(store, job, "signal", name, data, now) : { ok: false, code: "not_found" };
+  });
+}
+
+/**
+ * completeToken: a wait token's completion — only a token the job it names journaled, word for word (so its
+ * signature too: the coordinator checked it before routing, job/wait-token.ts), before its expiry. The checks
+ * read only, so a stray token writes nothing.
+ */
+export function completeToken(store: HomeStore, token: string, data: string, now: number): SignalOutcome {
+  return store.atomic((): SignalOutcome => {
+    const parts = parseToken(token);
+    const job = parts ? getJob(store.sql, parts.jobId) : null;
+    if (!parts || !job || job.created_at !== parts.jobCreatedAt) return { ok: false, code: "not_found" };
+    const made = store.sql.exec<{ result: string | null }>(TOKEN_OF_NAME, job.seq, parts.name).toArray()[0];
+    if (!made?.result || (JSON.parse(made.result) as { id?: string }).id !== token) return { ok: false, code: "not_found" };
+    if (parts.expiresAt !== null && parts.expiresAt <= now) return { ok: false, code: "gone", reason: `the wait token expired at ${new Date(parts.expiresAt).toISOString()}` };
+    return signalJob(store, job, "token", parts.name, data, now, parts.expiresAt);
+  });
+}
+
 /** endTimedOut: the waiting jobs whose earliest timeout passed, their timed-out waits ended (null) and back to pending. */
 export function endTimedOut(store: HomeStore, now: number, limit = 500): { rows: JobRow[]; more: boolean } {
   return store.atomic(() => {
@@ -216,11 +241,6 @@ export function endTimedOut(store: HomeStore, now: number, limit = 500): { rows:
 /** sweepKeptSignals: drop kept signals past their retention, a batch at a time (the sweep pass). */
 export function sweepKeptSignals(store: HomeStore, now: number, limit: number): number {
   return store.sql.exec(KEPT_EXPIRED_DELETE, now, limit).toArray().length;
-}
-
-/** waitingFor: a row's `wait` as the API shows it. */
-export function waitingFor(row: { wait?: string | null }): WaitView[] | null {
-  return row.wait ? (JSON.parse(row.wait) as WaitView[]) : null;
 }
 
 /** journalFull: whether `result` would take the job's journal past limits.journalMaxBytes. */
@@ -246,7 +266,7 @@ function resume(store: HomeStore, jobSeq: number, why: string, now: number): Job
 }
 
 function note(store: HomeStore, jobSeq: number, text: string): void {
-  store.sql.exec(TRANSITION_NOTE_LAST, jobSeq, text.slice(0, 500));
+  noteLastTransition(store.sql, jobSeq, text.slice(0, 500));
 }
 
 function describe(kind: WaitItem["kind"], name: string): string {

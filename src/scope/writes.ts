@@ -21,13 +21,13 @@ import { leaseRefusal } from "./lease";
 import { ORPHAN_REASON, releaseOrphans } from "./orphans";
 import type { Outcome, Refusal } from "./outcome";
 import { holdPermits, holdPermitsOfKeys } from "./pull-permits";
-import { getJob, liveJobsOfKey } from "./read";
+import { getJob } from "./read";
 import { reapOnce } from "./reap-pass";
 import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteItem, type FailInput, type SleepInput } from "./settle";
 import { appendStep, resolveStep } from "./steps";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
-import { endTimedOut, signal, signalJob, wait, type SignalKind, type SignalOutcome, type WaitInput } from "./waits";
+import { completeToken, endTimedOut, signal, signalKey, wait, type SignalKind, type SignalOutcome, type WaitInput } from "./waits";
 
 const GIVEN_BACK = "given back by its worker";
 
@@ -110,18 +110,18 @@ export const writes = {
   },
 
   /** signal: a signal or a token's completion for a job; one that ends its wait makes it due (no event: it runs next). */
-  signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number, tokenExpiresAt: number | null = null): Written<SignalOutcome> {
-    return signalled(store, signal(store, id, kind, name, data, now, tokenExpiresAt));
+  signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number): Written<SignalOutcome> {
+    return signalled(store, signal(store, id, kind, name, data, now));
   },
 
-  /** signalKey: a signal for the live job of `type` that holds the key here — a waiting one first, then a running one, then a pending one. */
+  /** signalKey: a signal for the live job of `type` that holds the key here (waits.ts). */
   signalKey(store: HomeStore, type: string, dedupeKey: string, name: string, data: string, now: number): Written<SignalOutcome> {
-    const out = store.atomic((): SignalOutcome => {
-      const live = liveJobsOfKey(store.sql, dedupeKey).filter((r) => r.type === type);
-      const job = live.find((r) => r.state === "waiting") ?? live.find((r) => r.state === "running") ?? live[0];
-      return job ? signalJob(store, job, "signal", name, data, now) : { ok: false, code: "not_found" };
-    });
-    return signalled(store, out);
+    return signalled(store, signalKey(store, type, dedupeKey, name, data, now));
+  },
+
+  /** completeToken: a wait token's completion, the token checked against the journal of the job it names (waits.ts). */
+  completeToken(store: HomeStore, token: string, data: string, now: number): Written<SignalOutcome> {
+    return signalled(store, completeToken(store, token, data, now));
   },
 
   /** waitTimeouts: the waits whose timeout passed end (null) and their jobs are due; `more` when the pass filled its batch. */
