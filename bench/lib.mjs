@@ -291,11 +291,15 @@ export async function cfqDrain(url, n) {
 }
 
 /** completedJob polls a job until it is completed. */
-export function completedJob(url, id) {
-  return until(`job ${id}`, async () => {
-    const j = (await call(url, "GET", `/v1/jobs/${id}`)).job;
-    return j.state === "completed" ? j : null;
-  });
+export function completedJob(url, id, timeoutMs = undefined) {
+  return until(
+    `job ${id}`,
+    async () => {
+      const j = (await call(url, "GET", `/v1/jobs/${id}`)).job;
+      return j.state === "completed" ? j : null;
+    },
+    timeoutMs,
+  );
 }
 
 /** until polls `test` every 50 ms until it returns something truthy. */

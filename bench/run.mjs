@@ -43,6 +43,8 @@
  *   queue (the handler reports its start time). Target ≤ 10 ms.
  * - signalWakeP50Ms / P95: a signal to a waiting demo.approve job → the handler
  *   past its wait (docs/workflows.md). Target: within 5 ms of push pickup.
+ * - fanInRatio: a demo.parent invoking 1,000 demo.echo children (ctx.invoke), enqueue of
+ *   the parent to its completion ÷ draining 1,000 plain demo.echo jobs. Target ≤ 1.5.
  * - delayedLatenessP50Ms / P95: handler start − runAt for jobs delayed by 1 s.
  *   Target ≤ 50 ms.
  * - poolGuardedVsUnguarded: push throughput of a pool member (demo.pooled.a,
@@ -270,6 +272,24 @@ async function main() {
     }
     log(`  signal wake: p50 ${percentile(wakes, 50)} ms, p95 ${percentile(wakes, 95)} ms (push pickup p50 ${percentile(pickups, 50)} ms)`);
 
+    // Fan-in: one demo.parent invoking 1,000 demo.echo children, enqueue to its completion, ÷ the time to drain
+    // 1,000 plain demo.echo jobs from one object; alternated rounds, medians (docs/workflows.md "Child jobs").
+    const fanIn = async (n) => {
+      const t0 = Date.now();
+      const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "demo.parent", payload: { n } });
+      const done = await completedJob(queue.url, job.id, 300_000);
+      if (done.result.results.length !== n) throw new Error(`demo.parent: ${done.result.results.length} of ${n} results`);
+      return done.finishedAt - t0;
+    };
+    const fanInMs = [];
+    const plainMs = [];
+    for (let r = 0; r < (quick ? 2 : 3); r++) {
+      fanInMs.push(await fanIn(1000));
+      plainMs.push((1000 / (await pushDrain(queue.url, { type: "demo.echo", n: 1000 }))) * 1000);
+    }
+    const fanInRatio = median(fanInMs) / median(plainMs);
+    log(`  fan-in of 1,000 children: ${fanInMs.join(", ")} ms vs draining 1,000 plain jobs ${plainMs.map(Math.round).join(", ")} ms (${fanInRatio.toFixed(2)}×)`);
+
     const delayedIds = [];
     for (let i = 0; i < P.delayed; i++) {
       const { job } = await call(queue.url, "POST", "/v1/jobs", { type: "demo.noop", payload: { i }, delayMs: 1000, scope: { type: "Bench", id: `delay-${i % 8}` } });
@@ -350,6 +370,7 @@ async function main() {
       pushPickupP50Ms: percentile(pickups, 50),
       signalWakeP50Ms: percentile(wakes, 50),
       signalWakeP95Ms: percentile(wakes, 95),
+      fanInRatio: round(fanInRatio),
       batchEnqueuePerSec: Math.round(batchEnqueuePerSec),
       bareBatchInsertPerSec: Math.round(bareBatchInsertPerSec),
       cfQueuesJobsPerSec: Math.round(cfqJobsPerSec),
@@ -384,6 +405,7 @@ async function main() {
         batchEnqueueVsBareBatch: { floor: ">= 0.5" },
         pushPickupP50Ms: { floor: "<= 3", goal: "<= 2" },
         signalWakeP50Ms: "<= pushPickupP50Ms + 5",
+        fanInRatio: "<= 1.5",
         claimDepthRatio: "<= 1.5",
         delayedLatenessP95Ms: "<= 50",
       },
@@ -401,6 +423,8 @@ async function main() {
         pushDrainWithEveryLogLine: loudRates.map(Math.round),
         pushDrainWithOperatorLogLines: quietRates.map(Math.round),
         pushPickupMs: { min: Math.min(...pickups), max: Math.max(...pickups) },
+        fanInMs,
+        plainDrainOf1000Ms: plainMs.map(Math.round),
         delayedLatenessMs: { min: Math.min(...lateness), max: Math.max(...lateness) },
         guardedPushJobsPerSec: guardedRates.map(Math.round),
         noStepPushJobsPerSec: noStepRates.map(Math.round),

@@ -27,6 +27,8 @@ import m0024 from './0024_id_seq.sql';
 import m0025 from './0025_pushed_leases.sql';
 import m0026 from './0026_completed_unindexed.sql';
 import m0027 from './0027_waiting_state.sql';
+import m0028 from './0028_invokes_outbox.sql';
+import m0029 from './0029_event_waits.sql';
 
   export default {
     journal,
@@ -58,7 +60,9 @@ m0023,
 m0024,
 m0025,
 m0026,
-m0027
+m0027,
+m0028,
+m0029
     }
   }
   

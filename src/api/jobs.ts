@@ -6,7 +6,7 @@
  */
 import { CancelSchema } from "../job/schemas/changes";
 import { EnqueueBatchResultSchema, EnqueueBatchSchema, EnqueueResultSchema, EnqueueSchema } from "../job/schemas/enqueue";
-import { JobResultSchema, TimelineQuerySchema, TimelineSchema } from "../job/schemas/job";
+import { ChildrenQuerySchema, ChildrenSchema, JobResultSchema, TimelineQuerySchema, TimelineSchema } from "../job/schemas/job";
 import { ListQuerySchema, ListResultSchema } from "../job/schemas/listing";
 import { EmptyBodySchema, JobIdParams } from "../job/schemas/pieces";
 import { operation } from "./operation";
@@ -54,10 +54,19 @@ export const JOB_OPERATIONS = {
     response: TimelineSchema,
     errors: ["not_found"],
   }),
+  listChildren: operation({
+    method: "get",
+    path: "/v1/jobs/{id}/children",
+    summary: "The children a job invoked (ctx.invoke), in call order, with their states",
+    params: JobIdParams,
+    query: ChildrenQuerySchema,
+    response: ChildrenSchema,
+    errors: ["not_found"],
+  }),
   cancelJob: operation({
     method: "post",
     path: "/v1/jobs/{id}/cancel",
-    summary: "Cancel a pending or running job (a running job's lease is revoked)",
+    summary: "Cancel a pending, running or waiting job (a running job's lease is revoked; its children are cancelled unless cascade is false)",
     params: JobIdParams,
     body: CancelSchema,
     response: JobResultSchema,

@@ -21,6 +21,7 @@ interface TypeInput {
   leaseMs?: number;
   notWhileRunning?: string[];
   waitsFor?: string[];
+  onFailure?: string;
   shards?: number;
   ordered?: boolean;
 }
@@ -75,6 +76,9 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
       if (other === name) ctx.addIssue({ code: "custom", path, message: "a type cannot exclude itself: use concurrency = 1" });
       else if (!declared(other)) ctx.addIssue({ code: "custom", path, message: `${other} is not a declared type: only declared types take the guard's permits${meant(other, types)}` });
     });
+    if (t.onFailure !== undefined && !(t.onFailure in types)) {
+      ctx.addIssue({ code: "custom", path: ["types", name, "onFailure"], message: `${t.onFailure} is not a declared type: a failed job's handler job must have a type that runs${meant(t.onFailure, types)}` });
+    }
     (t.waitsFor ?? []).forEach((other, i) => {
       if (!(other in types)) ctx.addIssue({ code: "custom", path: ["types", name, "waitsFor", i], message: `${other} is not a declared type (a typo would never hold anything back)${meant(other, types)}` });
     });

@@ -73,6 +73,12 @@ const TypeConfigSchema = z.strictObject({
   notWhileRunning: z.array(typeRef).optional(),
   /** Do not start while these types have due or running work. Cycles are refused. */
   waitsFor: z.array(typeRef).optional(),
+  /**
+   * A declared type: each job of this type that fails (any failure kind) enqueues one job of it, in the same scope,
+   * with payload `{"job": <the failed job's view>}` (docs/workflows.md "Failure handlers"). A failed failure handler
+   * triggers none.
+   */
+  onFailure: typeRef.optional(),
 });
 
 const PoolConfigSchema = z.strictObject({
@@ -120,7 +126,7 @@ export const ConfigSchema = z.strictObject({
   /** Schedules kept in sync with the schedule object whenever it starts (the API cannot change these). */
   schedules: z.record(ScheduleNameSchema, ScheduleSpecSchema).optional(),
   /** Event topics: each event becomes one delivery job per consumer (a pushed job type). */
-  topics: z.record(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "topic names are 1-128 characters of A-Z a-z 0-9 . _ : -"), z.strictObject({ consumers: z.array(typeRef).min(1) })).optional(),
+  topics: z.record(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "topic names are 1-128 characters of A-Z a-z 0-9 . _ : -"), z.strictObject({ consumers: z.array(typeRef) })).optional(),
   /** Shared budgets across types: a third-party API's concurrency and/or rate. */
   pools: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "pool names are 1-64 characters of A-Z a-z 0-9 _ . -"), PoolConfigSchema).optional(),
   limits: z
@@ -182,6 +188,8 @@ export interface TypeSettings {
   maxDepth: number | null;
   notWhileRunning: string[];
   waitsFor: string[];
+  /** The failure handler's type (docs/workflows.md "Failure handlers"), or null. */
+  onFailure: string | null;
   /** Declared pools this type draws on. */
   pools: string[];
 }
@@ -269,6 +277,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     maxDepth: null,
     notWhileRunning: [],
     waitsFor: [],
+    onFailure: null,
     pools: [],
   };
   const types: Record<string, TypeSettings> = {};
@@ -287,6 +296,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       maxDepth: t.maxDepth ?? null,
       notWhileRunning: t.notWhileRunning ?? [],
       waitsFor: t.waitsFor ?? [],
+      onFailure: t.onFailure ?? null,
       pools: Object.entries(input.pools ?? {})
         .filter(([, p]) => p.types.includes(name))
         .map(([pool]) => pool)

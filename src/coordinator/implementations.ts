@@ -21,7 +21,8 @@ export const IMPLEMENTATIONS: Implementations = {
   listJobs: (ops, { query }) => ops.fanOut.list(query),
   getJob: async (ops, { params }) => ({ job: await ops.jobs.get(params.id) }),
   jobTimeline: (ops, { params, query }) => ops.jobs.timeline(params.id, query.limit),
-  cancelJob: async (ops, { params, body }) => ({ job: await ops.jobs.cancel(params.id, body.reason) }),
+  listChildren: (ops, { params, query }) => ops.jobs.children(params.id, query.cursor === undefined ? -1 : Number(query.cursor), query.limit),
+  cancelJob: async (ops, { params, body }) => ({ job: await ops.jobs.cancel(params.id, body.reason, body.cascade ?? true) }),
   retryJob: async (ops, { params }) => ({ job: await ops.jobs.retry(params.id) }),
   // over many jobs (api/bulk.ts)
   retryFailed: (ops, { body }) => ops.fanOut.retryFailed(body),

@@ -11,7 +11,7 @@ import { QueueError } from "../errors";
 import { scopeHome } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { JobLogLine } from "../job/log-lines";
-import type { EnqueueBatchItem, EnqueueRequest, EnqueueResult, Job, Scope, StepView, Timeline } from "../job/schemas";
+import type { Children, EnqueueBatchItem, EnqueueRequest, EnqueueResult, Job, Scope, StepView, Timeline } from "../job/schemas";
 import { type EnqueueAnswer, type EnqueuedJob, type EnqueueRefusal, type NewJob, prepareJob } from "../scope/api";
 import { commitAcross, PartRefused } from "./batch-commit";
 import { groupByHome, inParallel } from "./homes";
@@ -128,8 +128,24 @@ export class Jobs {
     return out.job;
   }
 
-  async cancel(id: string, reason: string | undefined): Promise<Job> {
-    const out = await this.q.scope(this.q.homeOf(id)).cancel(id, reason ?? null);
+  /** children: a page of the job's children, each read from its own home (one call per home, in parallel). */
+  async children(id: string, afterSeq: number, limit: number): Promise<Children> {
+    const page = await this.q.scope(this.q.homeOf(id)).children(id, afterSeq, limit + 1);
+    if (!page) throw notFound(id);
+    const shown = page.slice(0, limit);
+    const found = new Map<string, Job>();
+    const byHome = groupByHome(shown, (c) => this.q.homeOf(c.id));
+    await inParallel([...byHome], ENQUEUE_PARALLEL, async ([home, list]) => {
+      for (const job of (await this.q.scope(home).getMany(list.map((c) => c.id))) as Job[]) found.set(job.id, job);
+    });
+    return {
+      children: shown.map((c) => ({ step: c.step, id: c.id, job: found.get(c.id) ?? null })),
+      next: page.length > limit ? String(shown.at(-1)!.seq) : null,
+    };
+  }
+
+  async cancel(id: string, reason: string | undefined, cascade = true): Promise<Job> {
+    const out = await this.q.scope(this.q.homeOf(id)).cancel(id, reason ?? null, cascade);
     if (!out.ok) throw refusalError(id, out, "cancel");
     return out.job;
   }

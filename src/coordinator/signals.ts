@@ -12,6 +12,7 @@ import type { KeySignal, SignalResult } from "../job/schemas";
 import { parseToken, tokenIsSigned } from "../job/wait-token";
 import type { QueueContext } from "./queue-context";
 import { refusalError } from "./refusals";
+import { registryHome } from "../job/event-tags";
 
 export class Signals {
   constructor(private readonly q: QueueContext) {}
@@ -21,6 +22,11 @@ export class Signals {
     const out = await this.q.scope(this.q.homeOf(id)).signal(id, name, this.dataJson(data));
     if (!out.ok) throw refusalError(id, out, "signal");
     return { id: out.id, delivered: out.resumed ? "resumed" : "kept" };
+  }
+
+  /** publish: an event told to its topic's registry, which ends the event waits it matches; answers how many. */
+  async publish(topic: string, eventId: string, payload: unknown): Promise<number> {
+    return this.q.scope(registryHome(topic)).publish(topic, eventId, JSON.stringify(payload));
   }
 
   /** toKey: a signal to the live job of `type` holding the key, in the key's home. */

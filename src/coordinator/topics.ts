@@ -29,16 +29,22 @@ export class Topics {
   }
 
   /** emit: one delivery per consumer, all or none validated first; the same event id answers with the same deliveries. */
-  async emit(topic: string, body: EmitRequest): Promise<{ eventId: string; deliveries: string[] }> {
+  async emit(topic: string, body: EmitRequest): Promise<{ eventId: string; deliveries: string[]; waits: number }> {
     const consumers = this.consumers(topic);
     const eventId = body.id ?? newLocalId(Date.now());
-    const results = await this.ops.jobs.enqueueBatch(
-      consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(topic, eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
-      "",
-      // An event id the queue made up cannot be sent again: its deliveries leave no tombstones.
-      body.id === undefined,
-    );
-    return { eventId, deliveries: results.map((r) => r.id) };
+    // The deliveries and the topic's registry (the jobs waiting for such an event: ctx.waitForEvent) at once.
+    const [results, waits] = await Promise.all([
+      consumers.length === 0
+        ? []
+        : this.ops.jobs.enqueueBatch(
+            consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(topic, eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
+            "",
+            // An event id the queue made up cannot be sent again: its deliveries leave no tombstones.
+            body.id === undefined,
+          ),
+      this.ops.signals.publish(topic, eventId, body.payload),
+    ]);
+    return { eventId, deliveries: results.map((r) => r.id), waits };
   }
 
   /** dead: the quarantined deliveries of a topic (failed delivery jobs), for one consumer or all. */

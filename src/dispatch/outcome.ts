@@ -16,15 +16,21 @@ export const SNOOZE_MIN_MS = 250;
 /** Durations in whole milliseconds, within a year; fractions are rounded rather than refused (the handler's intent survives). */
 const ms = z.number().min(0).max(366 * 86_400_000).transform(Math.round);
 
+/** Waits one attempt may end on (a fan-out of ctx.invoke is one per child). */
+export const WAITS_MAX = 5000;
+
 /** One wait of a `wait` outcome (job/handler-contract.ts WaitItem). */
 export const WaitItemSchema = z.object({
   seq: z.number().int().min(0).max(100_000),
-  kind: z.enum(["signal", "token_wait"]),
+  kind: z.enum(["signal", "token_wait", "invoke", "event"]),
   name: z.string().min(1).max(256),
   timeoutMs: ms.nullable().optional(),
   until: z.number().int().min(0).nullable().optional(),
   held: z.boolean().optional(),
   startedAt: z.number().int().min(0),
+  // Checked by the job's object as an enqueue is (scope/invokes.ts), so its refusal names the field.
+  request: z.unknown().optional(),
+  match: z.record(z.string(), z.unknown()).optional(),
 });
 
 const OutcomeSchema = z.discriminatedUnion("kind", [
@@ -51,7 +57,7 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
   z.object({
     id: z.string(),
     kind: z.literal("wait"),
-    waits: z.array(WaitItemSchema).min(1).max(1000),
+    waits: z.array(WaitItemSchema).min(1).max(WAITS_MAX),
     start: z.object({ at: z.number().int().min(0), seed: z.string().max(64) }),
   }),
 ]);

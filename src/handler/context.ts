@@ -36,6 +36,37 @@ export interface WaitOptions {
   timeoutMs?: number;
 }
 
+export interface EventWaitOptions extends WaitOptions {
+  /** Payload fields the event must have, each with this value (compared as JSON); default {}: any event of the topic. */
+  match?: Record<string, unknown>;
+}
+
+/** An event a ctx.waitForEvent ended on: its id (the emit's), topic, payload, and when the queue heard of it. */
+export interface WaitedEvent<P = Record<string, unknown>> {
+  id: string;
+  topic: string;
+  payload: P;
+  at: number;
+}
+
+/**
+ * A child job (ctx.invoke): an enqueue as `POST /v1/jobs` takes it, without `id` — the child's id is derived from
+ * the parent's and the step's name.
+ */
+export interface InvokeRequest {
+  type: string;
+  payload: Record<string, unknown>;
+  scope?: Scope;
+  dedupeKey?: string;
+  priority?: number;
+  delayMs?: number;
+  runAt?: number;
+  maxAttempts?: number;
+  timeoutMs?: number;
+  tags?: string[];
+  backoff?: { kind?: "exponential" | "fixed"; baseMs: number; maxMs?: number };
+}
+
 export interface JobContext<T extends string = string, E = unknown> {
   id: string;
   type: T;
@@ -75,6 +106,19 @@ export interface JobContext<T extends string = string, E = unknown> {
   createWaitToken(name: string, options?: WaitOptions): Promise<WaitToken>;
   /** Wait for a token's completion: its `{ data }`, or null once the token expires. Waits as waitForSignal does. */
   waitForToken<D = unknown>(token: WaitToken): Promise<{ data: D } | null>;
+  /**
+   * Wait for an event on a topic (`POST /v1/topics/{topic}/events`): the first one emitted after the queue heard of
+   * the wait whose payload has every field of `match` with its value, or null once `timeoutMs` passes. The job
+   * waits as for a signal, holding nothing; it works for jobs in any scope. docs/workflows.md.
+   */
+  waitForEvent<P = Record<string, unknown>>(topic: string, options?: EventWaitOptions): Promise<WaitedEvent<P> | null>;
+  /**
+   * Run a child job and wait for its result: enqueued once (under its own type's guards, scope, key and
+   * priority), the parent waiting in `waiting` meanwhile, holding nothing. A child that does not complete throws
+   * ChildJobFailedError. `Promise.all` over many invokes fans out, and the parent runs again once all have ended
+   * (or at the first that fails). docs/workflows.md "Child jobs".
+   */
+  invoke<R = unknown>(name: string, request: InvokeRequest): Promise<R>;
   /** The time of the job's first attempt, the same on every attempt (journaled with its first step). */
   now(): number;
   /** A UUID derived from the job's journaled seed and `label`: the same on every attempt (not a secret). */

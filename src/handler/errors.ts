@@ -51,3 +51,21 @@ export class JobAbortedError extends Error {
 export class NondeterminismError extends Error {
   override readonly name = "NondeterminismError";
 }
+
+/**
+ * Thrown by `ctx.invoke` when the child job did not complete: it failed (`failureKind` says how), was cancelled
+ * or superseded, or its home refused it (`state: "refused"`, its dedupe key held by another job). The parent may
+ * catch it; uncaught, the parent's attempt fails like any error (docs/workflows.md "Child jobs").
+ */
+export class ChildJobFailedError extends Error {
+  override readonly name = "ChildJobFailedError";
+  constructor(
+    readonly childId: string,
+    readonly step: string,
+    readonly state: string,
+    readonly error: string | null,
+    readonly failureKind: string | null,
+  ) {
+    super(`child job ${childId} (ctx.invoke ${JSON.stringify(step)}) ${state}${failureKind ? ` (${failureKind})` : ""}${error ? `: ${error}` : ""}`);
+  }
+}

@@ -5,6 +5,6 @@
  */
 export { defineHandlers } from "./worker";
 export type { HandlerEntrypoint } from "./define-handlers";
-export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, WaitOptions, WaitToken } from "./context";
-export { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
+export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "./context";
+export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
 export type { JobTypes, JobTypeName, PayloadOf } from "../sdk";

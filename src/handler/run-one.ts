@@ -68,6 +68,8 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     waitForSignal: (name, options) => steps.waitForSignal(name, options),
     createWaitToken: (name, options) => steps.createWaitToken(name, options),
     waitForToken: (token) => steps.waitForToken(token),
+    invoke: (name, request) => steps.invoke(name, request),
+    waitForEvent: (topic, options) => steps.waitForEvent(topic, options),
     now: () => steps.now(),
     uuid: (label) => steps.uuid(label),
     heartbeat: async () => {

@@ -8,9 +8,10 @@
  * @module
  */
 import type { Journal, JournalAnswer, JournalEntry, JournalKind, JournalStart, JournalWrite, WaitItem } from "../job/handler-contract";
-import type { StepOptions, StepRun, WaitOptions, WaitToken } from "./context";
-import { JobAbortedError, NondeterminismError, TerminalJobError } from "./errors";
+import type { EventWaitOptions, InvokeRequest, StepOptions, StepRun, WaitedEvent, WaitOptions, WaitToken } from "./context";
+import { ChildJobFailedError, JobAbortedError, NondeterminismError, TerminalJobError } from "./errors";
 import { randomHex } from "../random-hex";
+import { fnv128Hex } from "../job/derived-id";
 
 /** Where a running attempt's journal writes go: the batch's control (pushed), the HTTP API (pull), memory (tests). */
 export interface JournalWriter {
@@ -29,6 +30,8 @@ export class SleepRequest extends Error {
   }
 }
 
+const WAIT_WORDS = { signal: "signal", token_wait: "wait token", invoke: "child job", event: "an event on" } as const;
+
 /**
  * Thrown by `ctx.waitForSignal` / `ctx.waitForToken` to end the attempt (the SDK turns the attempt's waits into a
  * `wait` outcome: docs/workflows.md). Waits made in one moment (`Promise.all`) all end up in the outcome.
@@ -36,7 +39,7 @@ export class SleepRequest extends Error {
 export class WaitRequest extends Error {
   override readonly name = "WaitRequest";
   constructor(readonly wait: WaitItem) {
-    super(`waiting for ${wait.kind === "signal" ? "signal" : "wait token"} ${JSON.stringify(wait.name)}; do not catch this`);
+    super(`waiting for ${WAIT_WORDS[wait.kind]} ${JSON.stringify(wait.name)}; do not catch this`);
   }
 }
 
@@ -163,6 +166,40 @@ export class StepRunner {
   }
 
   /**
+   * waitForEvent: the first event emitted to `topic` after the queue heard of the wait whose payload has every
+   * field of `match` with its value; null once `timeoutMs` passes.
+   */
+  async waitForEvent<P>(topic: string, options: EventWaitOptions = {}): Promise<WaitedEvent<P> | null> {
+    const seq = this.nextSeq++;
+    checkName(topic);
+    const call = `ctx.waitForEvent(${JSON.stringify(topic)})`;
+    const timeoutMs = checkTimeout(options.timeoutMs, call);
+    const match = options.match ?? {};
+    if (typeof match !== "object" || match === null || Array.isArray(match)) throw new TypeError(`${call}: match is an object of payload fields and the values they must have`);
+    const held = this.entries.get(seq);
+    if (!held) return this.waitOn({ seq, kind: "event", name: topic, match, timeoutMs, startedAt: this.clock() });
+    if (held.name !== topic || held.kind !== "event") throw mismatch(seq, held, topic, "event");
+    if (held.finishedAt !== null) return JSON.parse(held.result ?? "null") as WaitedEvent<P> | null;
+    return this.waitOn({ seq, kind: "event", name: topic, held: true, startedAt: held.startedAt });
+  }
+
+  /** invoke: the child's result once it completes; ChildJobFailedError when it ends otherwise. */
+  async invoke<R>(name: string, request: InvokeRequest): Promise<R> {
+    const seq = this.nextSeq++;
+    checkName(name);
+    if (typeof request !== "object" || request === null || typeof request.type !== "string") {
+      throw new TypeError(`ctx.invoke(${JSON.stringify(name)}, request): request is { type, payload, ... } as an enqueue takes it`);
+    }
+    const held = this.entries.get(seq);
+    if (!held) return this.waitOn({ seq, kind: "invoke", name, request, startedAt: this.clock() });
+    if (held.name !== name || held.kind !== "invoke") throw mismatch(seq, held, name, "invoke");
+    if (held.finishedAt === null) return this.waitOn({ seq, kind: "invoke", name, held: true, startedAt: held.startedAt });
+    const end = JSON.parse(held.result ?? "null") as { child: string; state: string; result: unknown; error: string | null; failureKind: string | null };
+    if (end.state !== "completed") throw new ChildJobFailedError(end.child, name, end.state, end.error, end.failureKind);
+    return end.result as R;
+  }
+
+  /**
    * waitAt: the wait at `seq` — its answer when the journal holds it ended; else the attempt ends on it, held open
    * (its timeout stands) or new (`fresh` says its timeout).
    */
@@ -228,19 +265,9 @@ function randomSeed(): string {
   return randomHex(16);
 }
 
-/**
- * derivedUuid: 128 bits from two 64-bit FNV-1a passes over the UTF-8 input,
- * laid out as an RFC 9562 version 8 (custom) UUID. Synchronous (Web Crypto's
- * digests are not), deterministic, well spread; not for secrets.
- */
+/** derivedUuid: fnv128Hex (job/derived-id.ts) laid out as an RFC 9562 version 8 (custom) UUID. */
 function derivedUuid(input: string): string {
-  const bytes = new TextEncoder().encode(input);
-  const fnv = (offset: bigint) => {
-    let h = offset;
-    for (const b of bytes) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
-    return h;
-  };
-  const hex = (fnv(0xcbf29ce484222325n).toString(16).padStart(16, "0") + fnv(0x84222325cbf29ce4n).toString(16).padStart(16, "0")).split("");
+  const hex = fnv128Hex(input).split("");
   hex[12] = "8";
   hex[16] = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   const h = hex.join("");

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { scopeHome } from "./home";
 
 export const TOPIC_TAG = "topic:";
 export const EVENT_TAG = "event:";
@@ -19,4 +20,12 @@ export function eventOfTags(tags: readonly string[]): EventOfJob | null {
   const topic = tags.find((t) => t.startsWith(TOPIC_TAG));
   const event = tags.find((t) => t.startsWith(EVENT_TAG));
   return topic && event ? { id: event.slice(EVENT_TAG.length), topic: topic.slice(TOPIC_TAG.length) } : null;
+}
+
+/** The scope type of topics' registry objects: `scope:edgequeue.topic:<topic>` holds the topic's event waits. */
+export const TOPIC_REGISTRY_SCOPE = "edgequeue.topic";
+
+/** registryHome: the object holding a topic's event waits (scope/event-waits.ts). */
+export function registryHome(topic: string): string {
+  return scopeHome({ type: TOPIC_REGISTRY_SCOPE, id: topic }).name;
 }

@@ -40,7 +40,7 @@ export interface JournalStart {
  * What a journal position holds: a step, a sleep, a wait for a signal, a wait token made (its result is the token),
  * or a wait for a token's completion (docs/workflows.md).
  */
-export const JOURNAL_KINDS = ["step", "sleep", "signal", "token", "token_wait"] as const;
+export const JOURNAL_KINDS = ["step", "sleep", "signal", "token", "token_wait", "invoke", "event"] as const;
 export type JournalKind = (typeof JOURNAL_KINDS)[number];
 
 /** One journaled step, sleep or wait, at its position in the job's step calls. */
@@ -110,12 +110,17 @@ export interface WaitToken {
  */
 export interface WaitItem {
   seq: number;
-  kind: "signal" | "token_wait";
+  /** invoke: a child job (ctx.invoke), ended by the child's end; event: ctx.waitForEvent (name: the topic). */
+  kind: "signal" | "token_wait" | "invoke" | "event";
   name: string;
   timeoutMs?: number | null;
   until?: number | null;
   held?: boolean;
   startedAt: number;
+  /** A new invoke: the child's enqueue, as `POST /v1/jobs` takes it without an `id` (its id is derived). */
+  request?: unknown;
+  /** A new event wait: the payload fields the event must have, with these values. */
+  match?: Record<string, unknown>;
 }
 
 export interface DispatchBatch {

@@ -41,8 +41,8 @@ import { Slots } from "./slots";
 import { onSignals, stopWorker } from "./stop";
 
 // What a pull handler throws and is given, from the worker's own entry point (no edgequeue/handler import needed).
-export { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../handler/errors";
-export type { JobContext, StepOptions, StepRun, WaitOptions, WaitToken, WorkerHandlers } from "../handler/context";
+export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../handler/errors";
+export type { JobContext, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken, WorkerHandlers } from "../handler/context";
 
 export interface WorkerOptions {
   /** The queue's base URL, e.g. https://edgequeue.<you>.workers.dev */

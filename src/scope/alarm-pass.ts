@@ -1,6 +1,6 @@
 /**
  * A scope object's alarm: the reap and sweep loop, the timer for delayed and
- * retried push jobs and for waits' timeouts, the settling of stale batch parts, and the catalog's
+ * retried push jobs and for waits' timeouts, the sender of what the outbox still owes, the settling of stale batch parts, and the catalog's
  * safety net (docs/design.md "Time and the alarm"). It never throws while storage can
  * still take an alarm: a failed pass is logged, kept in `meta`, and retried
  * ALARM_RETRY_MS later.
@@ -38,6 +38,8 @@ export interface AlarmDeps {
   fill(): Promise<void>;
   /** The next wake-up this object needs, or null. */
   wakeAt(now: number): number | null;
+  /** Send what this object owes others whose time came (outbox.ts). */
+  sendOwed(): Promise<void>;
 }
 
 export async function alarmPass(d: AlarmDeps, now: number, info?: AlarmInvocationInfo): Promise<void> {
@@ -64,6 +66,8 @@ export async function alarmPass(d: AlarmDeps, now: number, info?: AlarmInvocatio
     await d.permits.returnFree(null);
     pruneMetrics(d.store.sql, now, d.reporter.unreportedSince());
     again = reaped.answer.more || swept.answer.more || timedOut.answer.more;
+    // Owed items whose first send did not land (a crash, an unreachable receiver), and those this pass owed.
+    await d.sendOwed();
     await d.fill();
   } catch (e) {
     failed = true;

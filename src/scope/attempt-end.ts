@@ -7,6 +7,7 @@
  * @module
  */
 import { hasJournal } from "./steps";
+import { owedOnFailure } from "./failure-handlers";
 import { retryDelayMs, type Backoff } from "../job/backoff";
 import { sqlList, type FailureKind } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
@@ -82,9 +83,9 @@ export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, 
       return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
     }
   }
-  const out =
-    end.to === "pending"
-      ? jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token))
-      : jobRows(store.sql.exec(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token));
-  return out[0] ?? null;
+  if (end.to === "pending") return jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token))[0] ?? null;
+  const failed = jobRows(store.sql.exec(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
+  // Its failure handler and its children's cancels are owed in this same transaction (failure-handlers.ts).
+  if (failed) owedOnFailure(store, failed, now);
+  return failed;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { forgetUnfinished } from "./steps";
+import { abandonWaits } from "./invokes";
 import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
@@ -31,6 +32,7 @@ const JOB_CANCEL_LIVE_OF_KEYS = `UPDATE job ${CANCEL_SET}
 export function cancelKeys(store: HomeStore, type: string, keys: readonly string[], reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
     const rows = jobRows(store.sql.exec(JOB_CANCEL_LIVE_OF_KEYS, reason, now, now, JSON.stringify(keys), type));
+    abandonWaits(store, rows, now);
     if (rows.length > 0) store.touched(now);
     return rows;
   });
@@ -45,10 +47,12 @@ UPDATE job
 RETURNING *`;
 
 
-export function cancelJob(store: HomeStore, id: string, reason: string | null, now: number): Outcome<{ row: JobRow }> {
+/** cancelJob: `cascade` false leaves the children the job waits for running (their ends still reach it). */
+export function cancelJob(store: HomeStore, id: string, reason: string | null, now: number, cascade = true): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const row = jobRows(store.sql.exec(JOB_CANCEL_IF_LIVE, reason, now, now, id, idSeq(id)))[0];
     if (row) {
+      abandonWaits(store, [row], now, cascade);
       store.touched(now);
       return { ok: true, row };
     }
@@ -60,6 +64,7 @@ export function cancelJob(store: HomeStore, id: string, reason: string | null, n
 export function cancelAll(store: HomeStore, pendingOnly: boolean, reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
     const rows = jobRows(store.sql.exec(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now));
+    abandonWaits(store, rows, now);
     if (rows.length > 0) store.touched(now);
     return rows;
   });

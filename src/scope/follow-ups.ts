@@ -9,8 +9,10 @@
  *    worker's slot is free once its settle answers);
  * 4. wake-ups — claims parked for a pulled type with due work here wake;
  * 5. fill — the dispatcher looks for due push work (not awaited: it may wait on a pool);
- * 6. catalog — the report is kicked (before arming: a report in flight moves the deadline the alarm waits for);
- * 7. alarm — set anew for the next wake-up.
+ * 6. outbox — what the write owed other objects is sent (not awaited; outbox.ts): the store marks an `owe`, a
+ *    child's row ending says it by itself;
+ * 7. catalog — the report is kicked (before arming: a report in flight moves the deadline the alarm waits for);
+ * 8. alarm — set anew for the next wake-up.
  *
  * @module
  */
@@ -42,6 +44,10 @@ export interface FollowUpDeps {
   wake(types: Iterable<string>, now: number): void;
   report(urgency: ReportUrgency): void;
   arm(now: number): Promise<void>;
+  /** Send what this object owes others (outbox.ts), without waiting. */
+  sendOwed(): void;
+  /** Whether a write owed others something since last asked (HomeStore.owed, outbox.ts owe); asking clears it. */
+  takeOwed(): boolean;
 }
 
 export class FollowUps {
@@ -68,9 +74,18 @@ export class FollowUps {
     const types = wakeTypes(d.config, this.pushed, rowsOf(c), now);
     if (types.size > 0) d.wake(types, now);
     if (c.fill) d.dispatcher.fillNow();
+    if (d.takeOwed() || endsChildren(c.events)) d.sendOwed();
     if (c.report) d.report(c.report);
     if (c.arm) await d.arm(now);
   }
+}
+
+/**
+ * endsChildren: rows of children that ended — each owed its parent a word, written by a trigger (job_child_end),
+ * not through `owe`, so the store's mark does not see it.
+ */
+export function endsChildren(rows: readonly JobRow[]): boolean {
+  return rows.some((r) => r.finished_at !== null && r.parent_id !== null);
 }
 
 /**

@@ -22,6 +22,8 @@ export interface HomeStore {
   readonly random: () => number;
   /** Marks the catalog summary stale; called inside write transactions. */
   touched(now: number): void;
+  /** Marks that a write owed other objects something (outbox.ts owe): the commit's follow-ups send it. */
+  owed(): void;
   /** This object holds a scope's jobs (not a shard of a type's unscoped jobs). */
   readonly scoped: boolean;
   /** The leases of this instance's pushed attempts, which have no job_lease_idx entry (pushed-leases.ts). */

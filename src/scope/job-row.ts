@@ -44,6 +44,9 @@ export type JobRow = {
   finished_at: number | null;
   /** A waiting job's waits (JSON: scope/waits.ts WaitView[]); null in every other state. */
   wait: string | null;
+  /** A child job's parent (ctx.invoke; scope/invokes.ts), and the step it waits under; null otherwise. */
+  parent_id: string | null;
+  parent_step: string | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -96,6 +99,8 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     finished_at: r[at.finished_at]!,
     // A statement that names its columns may leave it out (undefined reads as none).
     wait: at.wait === undefined ? null : r[at.wait]!,
+    parent_id: at.parent_id === undefined ? null : r[at.parent_id]!,
+    parent_step: at.parent_step === undefined ? null : r[at.parent_step]!,
   }));
 }
 
@@ -130,6 +135,7 @@ export function toJob(row: JobRow): Job {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : null,
+    parentId: row.parent_id ?? null,
   };
 }
 

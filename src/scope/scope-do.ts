@@ -37,6 +37,8 @@ import { buildSummary, type HomeSummary } from "./summary";
 import { appendLeasedLogs, jobLogs } from "./job-logs";
 import { Meter, meterRequests } from "../metering/meter";
 import type { SignalOutcome, WaitInput } from "./waits";
+import type { OwedItem } from "./outbox";
+import { childrenOf } from "./invokes";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
 
@@ -135,8 +137,19 @@ export class ScopeDO extends DurableObject<Env> {
     return appendLeasedLogs(this.store, id, token, items, this.clock.now());
   }
 
-  async cancel(id: string, reason: string | null): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.cancel(s, id, reason, now)));
+  /** cancel: `cascade` false leaves the job's children running (docs/workflows.md "Child jobs"). */
+  async cancel(id: string, reason: string | null, cascade = true): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.cancel(s, id, reason, now, cascade)));
+  }
+
+  /** publish: an event of `topic`, told to its registry (this object, scope:edgequeue.topic:<topic>); answers the waits it ended. */
+  async publish(topic: string, eventId: string, payload: string): Promise<number> {
+    return this.w((s, now) => writes.publish(s, topic, eventId, payload, now));
+  }
+
+  /** deliver: what another object owed this one (scope/outbox.ts); per item, whether it was applied. */
+  async deliver(items: OwedItem[]): Promise<boolean[]> {
+    return this.parts.deliver(items);
   }
 
   async cancelKeys(type: string, keys: string[], reason: string | null): Promise<number> {
@@ -227,6 +240,19 @@ export class ScopeDO extends DurableObject<Env> {
   /** list: up to `limit` jobs after `afterSeq`, in seq order; `next` goes on from there when more follow. */
   async list(filter: ListFilter, afterSeq: number, limit: number): Promise<JobPage> {
     return wirePage(listJobs(this.store.sql, filter, afterSeq, limit + 1), limit);
+  }
+
+  /** children: the children a job invoked, in journal order, after position `afterSeq`; null when there is no such job. */
+  async children(id: string, afterSeq: number, limit: number): Promise<{ step: string; id: string; seq: number }[] | null> {
+    return childrenOf(this.store, id, afterSeq, limit);
+  }
+
+  /** getMany: the jobs of these ids held here (a parent's children listed), missing ones left out. */
+  async getMany(ids: string[]): Promise<Job[]> {
+    return ids.flatMap((id) => {
+      const row = getJob(this.store.sql, id);
+      return row ? [toJob(row)] : [];
+    });
   }
 
   async logs(id: string): Promise<JobLogLine[] | null> {

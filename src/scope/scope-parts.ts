@@ -31,6 +31,9 @@ import { pendingTypes } from "./counts";
 import { dispatchPort } from "./dispatch-port";
 import { EventSink, type Observer } from "./events";
 import { FollowUps } from "./follow-ups";
+import { OutboxSender, type OwedItem } from "./outbox";
+import type { ChildEnd, OwedJob } from "./invokes";
+import type { ArrivedEvent, EventWait } from "./event-waits";
 import type { JobRow } from "./job-row";
 import { LeasePermits } from "./lease-permits";
 import { PauseGate } from "./pause-gate";
@@ -62,8 +65,12 @@ export class ScopeParts {
   readonly permits: LeasePermits;
   readonly batches: BatchPart;
   readonly followUps: FollowUps;
+  /** Sends what this object owes others, after the commit and again from the alarm (outbox.ts). */
+  readonly outbox: OutboxSender;
   /** The due types and the wake-up's row, kept while no write or lapse of time can change them (wake-memo.ts). */
   readonly memo: WakeMemo;
+  /** A write owed other objects something since the last follow-ups (HomeStore.owed). */
+  private owedSince = false;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
   private name: string | null;
 
@@ -85,6 +92,9 @@ export class ScopeParts {
       config: loadConfig(env),
       random: () => host.random(),
       touched: (at) => this.reporter.touched(at),
+      owed: () => {
+        this.owedSince = true;
+      },
       pushed: new PushedLeases(),
       completed: new CompletedSweep(),
       queueToken: env.QUEUE_TOKEN ?? null,
@@ -120,6 +130,14 @@ export class ScopeParts {
       busyType: (types) => this.catalogs.busyType(types),
       reapNow: async () => void (await this.write((at) => writes.reap(this.store, at))),
     });
+    this.outbox = new OutboxSender({
+      sql,
+      now,
+      // What this object owes itself (a scoped child of a scoped parent) is applied here, not sent round.
+      deliver: (home, items) => (home === this.knownHome() ? this.deliver(items) : env.SCOPE.getByName(home).deliver(items)),
+      keepAlive,
+      rearm: () => this.arm(this.now()),
+    });
     this.followUps = new FollowUps({
       ended: (rows) => {
         this.store.completed.note(rows, this.store.config.retention.completedMs);
@@ -138,6 +156,12 @@ export class ScopeParts {
       wake: (types, at) => this.waits.due(types, at),
       report: (urgency) => this.reporter.kick(urgency),
       arm: (at) => this.arm(at),
+      sendOwed: () => this.outbox.kick(),
+      takeOwed: () => {
+        const owed = this.owedSince;
+        this.owedSince = false;
+        return owed;
+      },
     });
     this.batches = new BatchPart({
       store: this.store,
@@ -231,6 +255,44 @@ export class ScopeParts {
     return journals.size === 0 ? rows : rows.map((r) => (journals.has(r.seq) ? { ...r, journal: journals.get(r.seq)! } : r));
   }
 
+  /**
+   * deliver: what another object owed this one (outbox.ts), each item in its own transaction through the one
+   * commit path, and idempotently; false: not applied now (this home is full), to be sent again.
+   */
+  async deliver(items: readonly OwedItem[]): Promise<boolean[]> {
+    const out: boolean[] = [];
+    for (const item of items) {
+      const body = JSON.parse(item.body) as unknown;
+      switch (item.kind) {
+        case "enqueue":
+          out.push(!(await this.write((at) => writes.enqueueOwed(this.store, body as OwedJob[], at))).retry);
+          break;
+        case "child_ended":
+          out.push(await this.write((at) => writes.childEnded(this.store, item.target, body as ChildEnd, at)));
+          break;
+        case "cancel":
+          // A child already ended, or gone, needs no cancel: either way it is done with.
+          await this.write((at) => writes.cancel(this.store, item.target, (body as { reason: string }).reason, at));
+          out.push(true);
+          break;
+        case "event_wait":
+          out.push(await this.write((at) => writes.eventWait(this.store, body as EventWait, at)));
+          break;
+        case "event_unwait": {
+          const { jobId, seq } = body as { jobId: string; seq: number };
+          out.push(await this.write(() => writes.eventUnwait(this.store, jobId, seq)));
+          break;
+        }
+        case "event_arrived": {
+          const { seq, event } = body as { seq: number; event: ArrivedEvent };
+          out.push(await this.write((at) => writes.eventArrived(this.store, item.target, seq, event, at)));
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   /** poke: a pool freed a slot this object was waiting for — for a pushed type, or for a claim of a pulled one. */
   async poke(): Promise<void> {
     const config = this.store.config;
@@ -253,6 +315,7 @@ export class ScopeParts {
         // The alarm is the safety net and the timer for delayed and retried push jobs.
         fill: () => this.dispatcher.fill(this.dispatcher.newOrigin()),
         wakeAt: (at) => this.wakeAt(at),
+        sendOwed: () => this.outbox.flushDue(),
       },
       this.now(),
       info,

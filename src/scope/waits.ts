@@ -22,6 +22,8 @@ import { getJob, idSeq, liveJobsOfKey } from "./read";
 import { JOURNAL_BYTES, TOKEN_OF_NAME, writeStep } from "./steps";
 import { noteLastTransition } from "./timeline";
 import { parseToken } from "../job/wait-token";
+import { journalInvoke, oweChildren, type OwedJob } from "./invokes";
+import { oweRegistration } from "./event-waits";
 
 /** A waiting job's run_at when none of its waits has a timeout: the latest time a Date can hold. */
 export const WAIT_FOREVER = 8_640_000_000_000_000;
@@ -31,24 +33,26 @@ export const KEPT_SIGNALS_MAX = 100;
 /** What a channel's signal ends: a signal ends a `signal` wait, a token's completion a `token_wait`. */
 export type SignalKind = "signal" | "token";
 const WAIT_KIND = { signal: "signal", token: "token_wait" } as const satisfies Record<SignalKind, WaitItem["kind"]>;
-const SIGNAL_KIND = { signal: "signal", token_wait: "token" } as const satisfies Record<WaitItem["kind"], SignalKind>;
+const SIGNAL_KIND = { signal: "signal", token_wait: "token" } as const satisfies Record<Exclude<WaitItem["kind"], "invoke" | "event">, SignalKind>;
 
 /** What a waiting job's `wait` column holds, and the API's `waitingFor`. */
 export interface WaitView {
-  kind: "signal" | "token";
+  kind: "signal" | "token" | "invoke" | "event";
   name: string;
   /** Its timeout (epoch ms), or null for none. */
   until: number | null;
+  /** invoke: the child job's id. */
+  child?: string;
 }
 
 /** The journal row at a position. */
-const ENTRY_AT = "SELECT kind, name, finished_at, wake_at FROM job_step WHERE job_seq = ? AND seq = ?";
+const ENTRY_AT = "SELECT kind, name, finished_at, wake_at, ref FROM job_step WHERE job_seq = ? AND seq = ?";
 /** The job's oldest open wait of a kind and name (job_step's key range of the job). */
 const OPEN_WAIT_OF = "SELECT seq FROM job_step WHERE job_seq = ? AND kind = ? AND name = ? AND finished_at IS NULL ORDER BY seq LIMIT 1";
 /** An open wait ends: its result, and its bytes counted in the journal's size. */
 const WAIT_END = "UPDATE job_step SET result = ?3, finished_at = ?4, bytes = bytes + ?5 WHERE job_seq = ?1 AND seq = ?2 AND finished_at IS NULL";
 /** The open waits whose timeout passed end with null. */
-const WAITS_TIME_OUT = "UPDATE job_step SET result = 'null', finished_at = ?2 WHERE job_seq = ?1 AND kind IN ('signal', 'token_wait') AND finished_at IS NULL AND wake_at <= ?2 RETURNING name";
+const WAITS_TIME_OUT = "UPDATE job_step SET result = 'null', finished_at = ?2 WHERE job_seq = ?1 AND kind IN ('signal', 'token_wait', 'event') AND finished_at IS NULL AND wake_at <= ?2 RETURNING name";
 
 /** The oldest kept, unexpired signal of a kind and name (job_signal's key). */
 const KEPT_OLDEST = "SELECT n, data FROM job_signal WHERE job_seq = ?1 AND kind = ?2 AND name = ?3 AND expires_at > ?4 ORDER BY n LIMIT 1";
@@ -101,22 +105,46 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
       return { ok: true, row: failed };
     };
     const open: WaitView[] = [];
+    const children: { home: string; job: OwedJob }[] = [];
     let ended: string | null = null;
     for (const w of input.waits) {
-      const at = store.sql.exec<{ kind: string; name: string; finished_at: number | null; wake_at: number | null }>(ENTRY_AT, leased.seq, w.seq).toArray()[0];
+      const at = store.sql.exec<{ kind: string; name: string; finished_at: number | null; wake_at: number | null; ref: string | null }>(ENTRY_AT, leased.seq, w.seq).toArray()[0];
       let until: number | null;
       if (at && at.kind === w.kind && at.name === w.name) {
         if (at.finished_at !== null) {
           ended ??= `${describe(w.kind, w.name)} had ended`;
           continue;
         }
+        if (w.kind === "invoke") {
+          open.push({ kind: "invoke", name: w.name, until: null, child: at.ref ?? undefined });
+          continue;
+        }
         until = at.wake_at;
+      } else if (w.kind === "invoke") {
+        // A new child: journaled with its id, its enqueue owed below (invokes.ts).
+        const child = journalInvoke(store, leased, w, input.start, now);
+        if ("refused" in child) return failWith(child.refused);
+        children.push(child);
+        open.push({ kind: "invoke", name: w.name, until: null, child: child.job.id });
+        continue;
       } else {
         until = w.until ?? (w.timeoutMs === undefined || w.timeoutMs === null ? null : now + w.timeoutMs);
         const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: w.kind, result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: until }, input.start);
         // Its cap, or another step at its position.
         if (refused) return failWith(refused.reason);
+        // A new event wait registers with its topic's registry (event-waits.ts); a timeout passed already needs none.
+        if (w.kind === "event" && (until === null || until > now)) {
+          oweRegistration(store, { jobId: leased.id, seq: w.seq, topic: w.name, match: w.match ?? {}, since: now, until }, now);
+        }
       }
+      if (w.kind === "event") {
+        if (until !== null && until <= now) {
+          endWait(store, leased.seq, w.seq, "null", now);
+          ended ??= `${describe(w.kind, w.name)} timed out`;
+        } else open.push({ kind: "event", name: w.name, until });
+        continue;
+      }
+
       const kept = takeKept(store, leased.seq, SIGNAL_KIND[w.kind], w.name, now);
       if (kept !== null && journalFull(store, leased.seq, kept)) {
         return failWith(`journal_too_large: the kept ${describe(w.kind, w.name)} would take the job's journal past ${store.config.limits.journalMaxBytes} bytes (limits.journalMaxBytes)`);
@@ -129,6 +157,7 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
         ended ??= `${describe(w.kind, w.name)} timed out`;
       } else open.push({ kind: SIGNAL_KIND[w.kind], name: w.name, until });
     }
+    if (input.waits.some((w) => w.kind === "invoke")) oweChildren(store, leased, children, now);
     if (ended !== null || open.length === 0) {
       // Nothing left to wait for: back to pending, due now and unspent, as a zero sleep would.
       const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
@@ -140,7 +169,7 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
     const runAt = Math.min(...open.map((w) => w.until ?? WAIT_FOREVER));
     const row = jobRows(store.sql.exec(JOB_WAIT_IF_LEASED, leased.seq, token, JSON.stringify(open), runAt, now))[0];
     if (!row) return leaseRefusal(store, id, token, now);
-    note(store, row.seq, `waiting for ${open.map((w) => describeView(w)).join(", ")}`);
+    note(store, row.seq, `waiting for ${describeOpen(open)}`);
     store.touched(now);
     return { ok: true, row };
   });
@@ -259,7 +288,19 @@ function endWait(store: HomeStore, jobSeq: number, seq: number, result: string, 
   store.sql.exec(WAIT_END, jobSeq, seq, result, now, utf8Length(result, 0));
 }
 
-function resume(store: HomeStore, jobSeq: number, why: string, now: number): JobRow | null {
+/**
+ * endEventWait: an event ends the open event wait at `seq` (inside event-waits.ts eventArrived's transaction); a
+ * waiting job is due again. An event that would take the journal past its cap ends the wait with null, as a timeout.
+ */
+export function endEventWait(store: HomeStore, job: JobRow, seq: number, event: string, now: number): JobRow | null {
+  const result = journalFull(store, job.seq, event) ? "null" : event;
+  endWait(store, job.seq, seq, result, now);
+  store.touched(now);
+  return job.state === "waiting" ? resume(store, job.seq, `an event on ${JSON.stringify(JSON.parse(event).topic)} arrived`, now) : null;
+}
+
+/** resume: a waiting job back to pending, due now, the timeline saying why (null: it was not waiting). */
+export function resume(store: HomeStore, jobSeq: number, why: string, now: number): JobRow | null {
   const row = jobRows(store.sql.exec(JOB_RESUME, jobSeq, now))[0] ?? null;
   if (row) note(store, jobSeq, why);
   return row;
@@ -269,10 +310,21 @@ function note(store: HomeStore, jobSeq: number, text: string): void {
   noteLastTransition(store.sql, jobSeq, text.slice(0, 500));
 }
 
+const KIND_WORDS = { signal: "signal", token_wait: "wait token", token: "wait token", invoke: "child", event: "event on" } as const;
+
 function describe(kind: WaitItem["kind"], name: string): string {
-  return `${kind === "signal" ? "signal" : "wait token"} ${JSON.stringify(name)}`;
+  return `${KIND_WORDS[kind]} ${JSON.stringify(name)}`;
+}
+
+/** describeOpen: the open waits, a fan-out's children summed up rather than listed one by one. */
+function describeOpen(open: readonly WaitView[]): string {
+  const children = open.filter((w) => w.kind === "invoke");
+  const others = open.filter((w) => w.kind !== "invoke").map(describeView);
+  if (children.length > 3) others.push(`${children.length} children (${children.slice(0, 3).map((w) => JSON.stringify(w.name)).join(", ")}, …)`);
+  else others.push(...children.map(describeView));
+  return others.join(", ");
 }
 
 function describeView(w: WaitView): string {
-  return `${w.kind === "signal" ? "signal" : "wait token"} ${JSON.stringify(w.name)}${w.until === null ? "" : ` until ${new Date(w.until).toISOString()}`}`;
+  return `${KIND_WORDS[w.kind]} ${JSON.stringify(w.name)}${w.until === null ? "" : ` until ${new Date(w.until).toISOString()}`}`;
 }

@@ -9,7 +9,8 @@
  * - the next retention sweep,
  * - the deadline for a catalog summary that has not gone out,
  * - the end of a permit hold a cancel left (pull-permits.ts),
- * - the earliest timeout of a waiting job's waits (waits.ts; job_wait_idx).
+ * - the earliest timeout of a waiting job's waits (waits.ts; job_wait_idx),
+ * - the next send of an owed item (outbox.ts; outbox_next_idx).
  *
  * @module
  */
@@ -35,6 +36,7 @@ SELECT
   (SELECT min(lease_expires_at) FROM job WHERE state = 'running' AND lease_kept = 1) AS lease,
   (SELECT min(hold_until) FROM job_permit) AS hold,
   (SELECT min(run_at) FROM job WHERE state = 'waiting' AND run_at < ${WAIT_FOREVER}) AS waiting,
+  (SELECT min(next_at) FROM outbox) AS owed,
   ${OLDEST_FINISHED_COLUMNS}`;
 
 /** readWakeRow: JOB_NEXT_WAKE's row at `now` (wake-memo.ts keeps it while it stands). */
@@ -46,7 +48,7 @@ export function readWakeRow(store: HomeStore, now: number): WakeRow {
 export function nextWakeAt(store: HomeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
   const row = memo.wake(now);
   // Pushed attempts' leases are held in memory, not in job_lease_idx (pushed-leases.ts).
-  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, row.waiting, sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
+  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, row.waiting, row.owed, sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
 }
 

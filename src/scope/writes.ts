@@ -27,7 +27,9 @@ import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteI
 import { appendStep, resolveStep } from "./steps";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
-import { completeToken, endTimedOut, signal, signalKey, wait, type SignalKind, type SignalOutcome, type WaitInput } from "./waits";
+import { completeToken, endEventWait, endTimedOut, resume, signal, signalKey, wait, type SignalKind, type SignalOutcome, type WaitInput } from "./waits";
+import { endInvoke, enqueueOwed, type ChildEnd, type OwedJob } from "./invokes";
+import { eventArrived, publish, registerWait, unwait, type ArrivedEvent, type EventWait } from "./event-waits";
 
 const GIVEN_BACK = "given back by its worker";
 
@@ -109,6 +111,39 @@ export const writes = {
     return settled(store, "wait", id, wait(store, id, token, input, now));
   },
 
+  /** enqueueOwed: children or a failure handler another object owes this one; `retry` when this home is full. */
+  enqueueOwed(store: HomeStore, jobs: readonly OwedJob[], now: number): Written<{ retry: boolean }> {
+    const { out, retry } = enqueueOwed(store, jobs, now);
+    return written({ retry }, out.ok ? enqueuedChanges(store, out) : nothing());
+  },
+
+  /** eventWait / eventUnwait / publish (a topic's registry object): waits registered and dropped, an event matched (event-waits.ts). */
+  eventWait(store: HomeStore, wait: EventWait, now: number): Written<boolean> {
+    registerWait(store, wait, now);
+    return written(true, nothing());
+  },
+
+  eventUnwait(store: HomeStore, jobId: string, seq: number): Written<boolean> {
+    unwait(store, jobId, seq);
+    return written(true, nothing());
+  },
+
+  publish(store: HomeStore, topic: string, eventId: string, payload: string, now: number): Written<number> {
+    return written(publish(store, topic, eventId, payload, now), nothing());
+  },
+
+  /** eventArrived: an event for a job's open event wait ends it; a waiting job is due now. */
+  eventArrived(store: HomeStore, jobId: string, seq: number, event: ArrivedEvent, now: number): Written<boolean> {
+    const row = eventArrived(store, jobId, seq, event, (job, at, result) => endEventWait(store, job, at, result, now));
+    return written(true, row ? changed({ quiet: [row], fill: true, report: reportFor(store, [row]) }) : nothing());
+  },
+
+  /** childEnded: a child's end ends its parent's invoke entry; a parent with nothing left open is due now. */
+  childEnded(store: HomeStore, parentId: string, end: ChildEnd, now: number): Written<boolean> {
+    const row = endInvoke(store, parentId, end, now, (seq, why) => resume(store, seq, why, now));
+    return written(true, row ? changed({ quiet: [row], fill: true, report: reportFor(store, [row]) }) : nothing());
+  },
+
   /** signal: a signal or a token's completion for a job; one that ends its wait makes it due (no event: it runs next). */
   signal(store: HomeStore, id: string, kind: SignalKind, name: string, data: string, now: number): Written<SignalOutcome> {
     return signalled(store, signal(store, id, kind, name, data, now));
@@ -150,9 +185,9 @@ export const writes = {
   },
 
   /** cancel: a running job's permits are held until its lease would have ended; its handler's signal aborts. */
-  cancel(store: HomeStore, id: string, reason: string | null, now: number): Written<Outcome<{ row: JobRow }>> {
+  cancel(store: HomeStore, id: string, reason: string | null, now: number, cascade = true): Written<Outcome<{ row: JobRow }>> {
     holdPermits(store.sql, id);
-    const out = cancelJob(store, id, reason, now);
+    const out = cancelJob(store, id, reason, now, cascade);
     return settled(store, "cancel", id, out, out.ok ? [id] : []);
   },
 

@@ -74,6 +74,11 @@ export const job = sqliteTable(
      * every other state. Its `run_at` is the earliest timeout (or WAIT_FOREVER).
      */
     wait: text("wait"),
+    /** A child job's parent (ctx.invoke; scope/invokes.ts): its id, and the step name it waits under. Null otherwise. */
+    parentId: text("parent_id"),
+    parentStep: text("parent_step"),
+    /** A parent's invoke entries still open (scope/invokes.ts): its child ends count it down, and the last resumes it. */
+    childrenOpen: integer("children_open").notNull().default(0),
   },
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/read.ts, byId). */
@@ -225,7 +230,7 @@ export const jobStep = sqliteTable(
     seq: integer("seq").notNull(),
     name: text("name").notNull(),
     /** `signal` / `token`: a wait (scope/waits.ts); its result is null until it ends: `{"data": …}`, or `null` on its timeout. */
-    kind: text("kind", { enum: ["start", "step", "sleep", "signal", "token"] }).notNull(),
+    kind: text("kind", { enum: ["start", "step", "sleep", "signal", "token", "token_wait", "invoke"] }).notNull(),
     /** JSON text; null while an atMostOnce step has started and not finished. */
     result: text("result"),
     startedAt: integer("started_at").notNull(),
@@ -236,8 +241,69 @@ export const jobStep = sqliteTable(
     wakeAt: integer("wake_at"),
     /** UTF-8 bytes of name and result, for the journal's cap. */
     bytes: integer("bytes").notNull(),
+    /** invoke: the child job's id (scope/invokes.ts), so a cancel reaches it while it runs. Null otherwise. */
+    ref: text("ref"),
   },
   (t) => [primaryKey({ columns: [t.jobSeq, t.seq] })],
+);
+
+/**
+ * A topic's event waits (scope/event-waits.ts; docs/workflows.md "Waiting for an event"), kept in the topic's own
+ * registry object (`scope:edgequeue.topic:<topic>`): each job's open ctx.waitForEvent, by the field names its
+ * `match` names and their values (canonical JSON), so an event finds its waiters with one seek per field set.
+ */
+export const eventWaiter = sqliteTable(
+  "event_waiter",
+  {
+    jobId: text("job_id").notNull(),
+    /** The wait's position in the job's journal. */
+    seq: integer("seq").notNull(),
+    /** The match's field names, sorted, as a JSON array. */
+    fields: text("fields").notNull(),
+    /** The match's values in the order of `fields`, as a JSON array. */
+    match: text("match").notNull(),
+    /** When the job's object heard of the wait: events before it do not end it. */
+    since: integer("since").notNull(),
+    /** The wait's timeout (epoch ms), or null: after it, the row is swept. */
+    until: integer("until"),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.seq] }), index("event_waiter_match_idx").on(t.fields, t.match), index("event_waiter_until_idx").on(t.until)],
+);
+
+/**
+ * A topic's recent events, in its registry object, for waits that register after the event was emitted but began
+ * before it (the registration is owed by the job's object and may arrive late): kept `events.keepMs`.
+ */
+export const topicEvent = sqliteTable(
+  "topic_event",
+  {
+    eventId: text("event_id").primaryKey(),
+    payload: text("payload").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [index("topic_event_at_idx").on(t.at)],
+);
+
+/**
+ * What this object owes other objects, written in the transaction that owes it and sent after the commit
+ * (scope/outbox.ts; docs/design.md "The outbox"): children to enqueue, a child's end for its parent, a cancel for a
+ * child, a failure handler to enqueue. A row is deleted once its receiver answered; until then the alarm sends it
+ * again, backing off. Receivers apply each idempotently (by job id, or by the journal entry it ends).
+ */
+export const outbox = sqliteTable(
+  "outbox",
+  {
+    seq: integer("seq").primaryKey(),
+    /** scope/outbox.ts OwedKind: what it is, and whether `target` names an object or a job in one. */
+    kind: text("kind", { enum: ["enqueue", "child_ended", "cancel", "event_wait", "event_unwait", "event_arrived"] }).notNull(),
+    target: text("target").notNull(),
+    /** JSON text. */
+    body: text("body").notNull(),
+    tries: integer("tries").notNull().default(0),
+    /** When the alarm sends it (again); the send right after the commit goes first. */
+    nextAt: integer("next_at").notNull(),
+  },
+  (t) => [index("outbox_next_idx").on(t.nextAt)],
 );
 
 /**

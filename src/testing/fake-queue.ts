@@ -81,6 +81,7 @@ class Store {
       startedAt: null,
       finishedAt: null,
       waitingFor: null,
+      parentId: null,
     };
     this.jobs.push(job);
     return { job, created: true };
@@ -216,7 +217,7 @@ export function createFakeQueue(options: { now?: () => number } = {}): FakeQueue
 export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknown; now?: () => number } = {}): FakeQueue {
   const clock = options.now ?? Date.now;
   const store = new Store(clock);
-  // A job whose handler waits (ctx.waitForSignal) is kept here until a signal resumes it.
+  // A job whose handler waits (ctx.waitForSignal, or a child with no handler here) is kept until a signal resumes it.
   const waiting = new Map<string, TestRun>();
   const finish = async (job: Job, run: TestRun) => {
     await run.settle(job.maxAttempts * 10);
@@ -236,7 +237,8 @@ export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknow
   const client = store.client(
     async (job) => {
       if (!Object.hasOwn(handlers, job.type)) return; // no handler here: it stays pending, as a pulled type would
-      await finish(job, await runJob(handlers, job.payload, { type: job.type, id: job.id, maxAttempts: job.maxAttempts, scope: job.scope, env: options.env, now: clock() }));
+      // ctx.invoke's children run through the same handlers, in process, before their parent goes on.
+      await finish(job, await runJob(handlers, job.payload, { type: job.type, id: job.id, maxAttempts: job.maxAttempts, scope: job.scope, env: options.env, now: clock(), childHandlers: handlers }));
     },
     async (job, name, data) => {
       const run = waiting.get(job.id);

@@ -10,6 +10,6 @@
  *
  * @module
  */
-export { runJob, type AnyHandler, type AnyHandlers, type AttemptOptions, type RunOptions, type TestLog, type TestOutcome, type TestRun, type TestState, type TestStep } from "./run-job";
+export { runJob, type AnyHandler, type AnyHandlers, type AttemptOptions, type RunOptions, type TestChild, type TestChildEnd, type TestLog, type TestOutcome, type TestRun, type TestState, type TestStep } from "./run-job";
 export { createFakeQueue, createInlineQueue, type FakeQueue } from "./fake-queue";
-export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, WaitOptions, WaitToken } from "../handler/context";
+export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "../handler/context";

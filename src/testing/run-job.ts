@@ -21,101 +21,16 @@
  *
  * @module
  */
-import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalKind, JournalStart, JournalWrite, WaitToken } from "../job/handler-contract";
+import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite, WaitToken } from "../job/handler-contract";
 import type { AnyHandler, AnyHandlers, Handlers } from "../handler/context";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
 import type { JsonObject } from "../job/json-safe";
-import type { Scope } from "../job/schemas";
+import { childLocalId } from "../job/derived-id";
+import type { AttemptOptions, RunOptions, TestChild, TestChildEnd, TestOutcome, TestRun, TestState, TestStep, TestLog } from "./test-run";
 
-export type { AnyHandler, AnyHandlers };
-
-export interface RunOptions {
-  /** The job type (default "test.job"; required when `handler` is a map of several types). */
-  type?: string;
-  /** The job's id (default "test-job"): the default idempotency keys are `<id>:<step>`. */
-  id?: string;
-  maxAttempts?: number;
-  scope?: Scope | null;
-  /** `ctx.event`: run the handler as a topic consumer delivering this event. */
-  event?: { id: string; topic: string };
-  /** `ctx.env`. */
-  env?: unknown;
-  /**
-   * The run's clock at its start (epoch ms, default Date.now()): it stamps the journal, `ctx.now()`
-   * and wake times, and a resume moves it to the job's due time. `Date.now()` inside the handler
-   * stays the real clock (fake it with vi.useFakeTimers if the handler reads it).
-   */
-  now?: number;
-  /** Journal the named step's result, then kill the attempt. */
-  crashAfter?: string;
-  /**
-   * Run the named step's function, then kill the attempt before its result is journaled; or, named a wait
-   * (`waitForSignal(name)`, a token's name), kill the attempt before the queue hears of the wait.
-   */
-  crashBefore?: string;
-  /** Signals sent before the first attempt (kept for the job's waits, as the queue keeps one that raced ahead). */
-  signals?: { name: string; data?: unknown }[];
-}
-
-export type AttemptOptions = Pick<RunOptions, "crashAfter" | "crashBefore">;
-
-export interface TestStep {
-  name: string;
-  seq: number;
-  kind: JournalKind;
-  /** The journaled result (parsed); null while an atMostOnce step started and did not finish, or a wait is open. */
-  result: unknown;
-  attempt: number;
-  startedAt: number;
-  finishedAt: number | null;
-  wakeAt: number | null;
-}
-
-export interface TestLog {
-  attempt: number;
-  message: string;
-  fields: Record<string, unknown>;
-}
-
-/** How the last attempt ended: a handler outcome, or `crashed` (the attempt died, as a lease expiry). */
-export type TestOutcome = HandlerOutcome | { kind: "crashed"; step: string; when: "before" | "after" };
-
-export type TestState = "pending" | "sleeping" | "waiting" | "completed" | "failed";
-
-/** A job under test: its journal, logs and attempts so far, and what ended the last attempt. */
-export interface TestRun {
-  readonly state: TestState;
-  /** Attempts counted so far (as the queue counts them: a sleep or snooze gives its attempt back). */
-  readonly attempts: number;
-  /** Attempts run so far, counted or not. */
-  readonly runs: number;
-  readonly outcome: TestOutcome;
-  /** The result of a completed job. */
-  readonly result: JsonObject | null;
-  /** The last error of a failed or retried attempt. */
-  readonly error: string | null;
-  readonly steps: TestStep[];
-  readonly logs: TestLog[];
-  /** The run's clock (epoch ms). */
-  readonly now: number;
-  /**
-   * Runs the next attempt (after a retry, a crash or a snooze; after a sleep, once its time has passed). A waiting
-   * job's clock moves to its earliest wait timeout, which answers null — send a signal first to end the wait.
-   */
-  resume(options?: AttemptOptions): Promise<TestRun>;
-  /**
-   * A signal for the job, as `POST /v1/jobs/{id}/signals/{name}` sends it: it ends its wait (the job is pending;
-   * `resume()` runs it), or is kept for the wait to come. Answers what the queue would: resumed or kept.
-   */
-  signal(name: string, data?: unknown): "resumed" | "kept";
-  /** A wait token's completion (POST to its path), by the token or its name; a second one throws (the queue's 409). */
-  completeToken(token: WaitToken | string, data?: unknown): "resumed" | "kept";
-  /** The next attempt with other code: is a change to the handler replay-compatible with jobs already under way? */
-  resumeWith(handler: AnyHandler | AnyHandlers, options?: AttemptOptions): Promise<TestRun>;
-  /** Resumes until the job completes or fails (at most `limit` more attempts). */
-  settle(limit?: number): Promise<TestRun>;
-}
+export type { AnyHandler, AnyHandlers } from "../handler/context";
+export type { AttemptOptions, RunOptions, TestChild, TestChildEnd, TestLog, TestOutcome, TestRun, TestState, TestStep } from "./test-run";
 
 /** runJob runs the first attempt of a job with `payload` through `handler` and returns the run to inspect and resume. */
 export async function runJob(handler: AnyHandler | AnyHandlers, payload: JsonObject, options: RunOptions = {}): Promise<TestRun> {
@@ -142,6 +57,10 @@ class Run implements TestRun {
   /** Signals and token completions sent before their wait (the queue's job_signal). */
   private readonly kept: { kind: "signal" | "token"; name: string; result: string }[] = [];
   private readonly completedTokens = new Set<string>();
+  readonly children: TestChild[] = [];
+  /** Each open event wait's match, by position. */
+  private readonly matches = new Map<number, Record<string, unknown>>();
+  private emitted = 0;
   private start: JournalStart | null = null;
   private runAt: number;
   private readonly type: string;
@@ -218,15 +137,69 @@ class Run implements TestRun {
     return "resumed";
   }
 
+  emit(topic: string, payload: Record<string, unknown>, id = `test-event-${++this.emitted}`): number {
+    if (this.state === "completed" || this.state === "failed") return 0;
+    const open = [...this.entries.values()]
+      .filter((e) => e.kind === "event" && e.name === topic && e.finishedAt === null)
+      .filter((e) => Object.entries(this.matches.get(e.seq) ?? {}).every(([k, v]) => Object.hasOwn(payload, k) && JSON.stringify(payload[k]) === JSON.stringify(v)));
+    for (const e of open) this.entries.set(e.seq, { ...e, result: JSON.stringify({ id, topic, payload, at: this.now }), finishedAt: this.now });
+    if (open.length > 0 && this.state === "waiting") {
+      this.state = "pending";
+      this.runAt = this.now;
+    }
+    return open.length;
+  }
+
+  endChild(step: string, end: TestChildEnd): "resumed" | "waiting" {
+    if (this.state === "completed" || this.state === "failed") throw new Error(`endChild: the job is ${this.state}`);
+    const entry = [...this.entries.values()].find((e) => e.kind === "invoke" && e.name === step && e.finishedAt === null);
+    if (!entry) throw new Error(`endChild: the job has no open child under step ${JSON.stringify(step)}`);
+    const failed = this.endInvoke(entry, end);
+    const open = [...this.entries.values()].some((e) => e.kind === "invoke" && e.finishedAt === null);
+    if (this.state !== "waiting" || (open && !failed)) return "waiting";
+    this.state = "pending";
+    this.runAt = this.now;
+    return "resumed";
+  }
+
+  /** endInvoke: as the queue's endInvoke (scope/invokes.ts): the entry ends with the child's outcome; true when it did not complete. */
+  private endInvoke(entry: JournalEntry, end: TestChildEnd): boolean {
+    const child = this.children.find((c) => c.step === entry.name)!;
+    const done = "result" in end;
+    const state = done ? "completed" : (end.state ?? "failed");
+    child.state = state;
+    const result = done ? end.result : null;
+    const error = done ? null : (end.error ?? `the child ${state}`);
+    const failureKind = done ? null : state === "failed" ? (end.failureKind ?? "retries_exhausted") : null;
+    this.entries.set(entry.seq, { ...entry, result: JSON.stringify({ child: child.id, state, result: result ?? null, error, failureKind }), finishedAt: this.now });
+    return !done;
+  }
+
+  /** runChild: a child run by its handler (its own runJob, settled); null when no handler or result is given for it. */
+  private async childEnd(step: string, type: string, payload: unknown, id: string): Promise<TestChildEnd | null> {
+    const given = this.options.childResults?.[step];
+    if (given) return given;
+    const handlers = this.options.childHandlers;
+    if (!handlers || !Object.hasOwn(handlers, type)) return null;
+    const run = await (await runJob(handlers, payload as JsonObject, { type, id, now: this.now, childHandlers: handlers })).settle();
+    if (run.state === "completed") return { result: run.result };
+    if (run.state === "failed") return { state: "failed", error: run.error ?? "failed", failureKind: "retries_exhausted" };
+    throw new Error(`runJob: child ${JSON.stringify(step)} (${type}) is still ${run.state} after settle(): give its end in childResults, or end it with run.endChild`);
+  }
+
   private openWaits(): JournalEntry[] {
-    return [...this.entries.values()].filter((e) => (e.kind === "signal" || e.kind === "token_wait") && e.finishedAt === null).sort((a, b) => a.seq - b.seq);
+    return [...this.entries.values()].filter((e) => (e.kind === "signal" || e.kind === "token_wait" || e.kind === "event") && e.finishedAt === null).sort((a, b) => a.seq - b.seq);
   }
 
   /** timeOut: the clock moves to the earliest timeout of the open waits, which end (null). */
   private timeOut(): void {
     const open = this.openWaits();
     const until = Math.min(...open.map((e) => e.wakeAt ?? Infinity));
-    if (until === Infinity) throw new Error(`resume: the job waits for ${open.map((e) => JSON.stringify(e.name)).join(", ")} with no timeout: send it with run.signal(name, data) or run.completeToken(token, data)`);
+    if (until === Infinity) {
+      const children = [...this.entries.values()].filter((e) => e.kind === "invoke" && e.finishedAt === null);
+      if (children.length > 0) throw new Error(`resume: the job waits for its children ${children.map((e) => JSON.stringify(e.name)).join(", ")}: end them with run.endChild(step, end), or give childResults / childHandlers`);
+      throw new Error(`resume: the job waits for ${open.map((e) => JSON.stringify(e.name)).join(", ")} with no timeout: send it with run.signal(name, data) or run.completeToken(token, data)`);
+    }
     this.now = Math.max(this.now, until);
     for (const e of open) if ((e.wakeAt ?? Infinity) <= this.now) this.entries.set(e.seq, { ...e, result: "null", finishedAt: this.now });
     this.state = "pending";
@@ -234,13 +207,36 @@ class Run implements TestRun {
   }
 
   /** wait: the attempt ended on these waits (scope/waits.ts wait, in memory). */
-  private wait(out: Extract<HandlerOutcome, { kind: "wait" }>, attempt: number): void {
+  private async wait(out: Extract<HandlerOutcome, { kind: "wait" }>, attempt: number): Promise<void> {
     this.start ??= out.start;
     let ended = false;
     for (const w of out.waits) {
       const held = this.entries.get(w.seq);
       if (held && held.finishedAt !== null) {
         ended = true;
+        continue;
+      }
+      if (w.kind === "event") {
+        // As the queue: an event counts only once the wait began, so nothing kept ends it; run.emit does.
+        const until = held ? held.wakeAt : w.timeoutMs === undefined || w.timeoutMs === null ? null : this.now + w.timeoutMs;
+        const entry: JournalEntry = held ?? { seq: w.seq, name: w.name, kind: "event", result: null, startedAt: w.startedAt, finishedAt: null, attempt, wakeAt: until };
+        if (!held) this.matches.set(w.seq, w.match ?? {});
+        if (until !== null && until <= this.now) {
+          this.entries.set(w.seq, { ...entry, result: "null", finishedAt: this.now });
+          ended = true;
+        } else this.entries.set(w.seq, entry);
+        continue;
+      }
+      if (w.kind === "invoke") {
+        if (held) continue;
+        const request = w.request as { type: string; payload: unknown };
+        const id = childLocalId(this.id, w.name);
+        const entry: JournalEntry = { seq: w.seq, name: w.name, kind: "invoke", result: null, startedAt: w.startedAt, finishedAt: null, attempt, wakeAt: null };
+        this.entries.set(w.seq, entry);
+        this.children.push({ step: w.name, id, type: request.type, payload: request.payload, state: "waiting" });
+        const end = await this.childEnd(w.name, request.type, request.payload, id);
+        // As the queue: the job is due again at a child that did not complete, or once none is left open (below).
+        if (end && this.endInvoke(entry, end)) ended = true;
         continue;
       }
       const until = held ? held.wakeAt : (w.until ?? (w.timeoutMs === undefined || w.timeoutMs === null ? null : this.now + w.timeoutMs));
@@ -255,7 +251,8 @@ class Run implements TestRun {
         ended = true;
       } else this.entries.set(w.seq, entry);
     }
-    this.state = ended ? "pending" : "waiting";
+    const open = [...this.entries.values()].some((e) => e.finishedAt === null && (e.kind === "invoke" || e.kind === "signal" || e.kind === "token_wait" || e.kind === "event"));
+    this.state = ended || !open ? "pending" : "waiting";
     this.runAt = this.now;
   }
 
@@ -373,7 +370,7 @@ class Run implements TestRun {
         break;
       case "wait":
         this.attempts--;
-        this.wait(out, attempt);
+        await this.wait(out, attempt);
         break;
     }
   }

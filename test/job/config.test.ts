@@ -18,6 +18,7 @@ describe("config", () => {
       maxDepth: null,
       notWhileRunning: [],
       waitsFor: [],
+      onFailure: null,
       pools: [],
     });
     expect(c.pushTypes).toEqual([]);

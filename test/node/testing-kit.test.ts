@@ -3,7 +3,7 @@
  * workerd, no queue), on the example handler's stepped demo types, importing
  * the package by name.
  */
-import { RetryableJobError, TerminalJobError, type JobContext } from "edgequeue/handler";
+import { ChildJobFailedError, RetryableJobError, TerminalJobError, type JobContext } from "edgequeue/handler";
 import { createFakeQueue, createInlineQueue, runJob } from "edgequeue/testing";
 import { describe, expect, it } from "vitest";
 import { stepHandlers } from "../../examples/handler/src/steps";
@@ -204,6 +204,76 @@ describe("edgequeue/testing: waits (docs/workflows.md)", () => {
     run.signal("a", 1);
     await run.resume();
     expect(run.result).toEqual({ a: 1, b: 2 });
+  });
+});
+
+describe("edgequeue/testing: child jobs (docs/workflows.md)", () => {
+  const echo = { "demo.echo": (payload: Record<string, unknown>) => payload };
+
+  it("demo.parent with childHandlers: every child runs through its own runJob, and the parent gets their results in order", async () => {
+    const run = await runJob(stepHandlers, { n: 3 }, { type: "demo.parent", childHandlers: echo });
+    expect(run.state).toBe("pending");
+    await run.settle();
+    expect(run).toMatchObject({ state: "completed", result: { results: [{ i: 0 }, { i: 1 }, { i: 2 }] }, attempts: 1, runs: 2 });
+    expect(run.children.map((c) => [c.step, c.type, c.state])).toEqual([
+      ["item-0", "demo.echo", "completed"],
+      ["item-1", "demo.echo", "completed"],
+      ["item-2", "demo.echo", "completed"],
+    ]);
+    expect(run.children[0]!.id).toMatch(/^child-[0-9a-f]{32}$/);
+    expect(run.steps.map((s) => s.kind)).toEqual(["invoke", "invoke", "invoke"]);
+  });
+
+  it("a child that fails throws ChildJobFailedError, which the parent may catch; one left open waits for endChild", async () => {
+    const parent = async (_p: object, ctx: JobContext) => {
+      try {
+        await ctx.invoke("charge", { type: "pay", payload: {} });
+        return { caught: null };
+      } catch (e) {
+        return { caught: e instanceof ChildJobFailedError ? [e.state, e.failureKind, e.error] : String(e) };
+      }
+    };
+    const failed = await (await runJob(parent, {}, { childResults: { charge: { error: "card declined", failureKind: "fatal" } } })).settle();
+    expect(failed.result).toEqual({ caught: ["failed", "fatal", "card declined"] });
+
+    const open = await runJob(parent, {});
+    expect(open.state).toBe("waiting");
+    await expect(open.resume()).rejects.toThrow(/waits for its children "charge"/);
+    expect(open.endChild("charge", { result: { paid: true } })).toBe("resumed");
+    await open.settle();
+    expect(open.result).toEqual({ caught: null });
+  });
+
+  it("crashBefore an invoke: the queue never heard of it, so the next attempt enqueues it (once)", async () => {
+    const run = await runJob(stepHandlers, { n: 1 }, { type: "demo.parent", crashBefore: "item-0", childHandlers: echo });
+    expect(run.outcome).toMatchObject({ kind: "crashed", step: "item-0", when: "before" });
+    expect(run.children).toEqual([]);
+    await run.settle();
+    expect(run.result).toEqual({ results: [{ i: 0 }] });
+    expect(run.children).toHaveLength(1);
+  });
+});
+
+describe("edgequeue/testing: event waits (docs/workflows.md)", () => {
+  it("demo.await.paid: run.emit ends the wait whose match the payload fits; other events pass it by", async () => {
+    const run = await runJob(stepHandlers, { orderId: "o1" }, { type: "demo.await.paid" });
+    expect(run.state).toBe("waiting");
+    expect(run.emit("order.paid", { orderId: "o2" })).toBe(0);
+    expect(run.emit("order.refunded", { orderId: "o1" })).toBe(0);
+    expect(run.emit("order.paid", { orderId: "o1", amount: 3 })).toBe(1);
+    await run.settle();
+    expect(run.result).toEqual({ paid: { orderId: "o1", amount: 3 } });
+    expect(run.steps).toEqual([expect.objectContaining({ kind: "event", name: "order.paid" })]);
+  });
+
+  it("a timeout answers null; an event emitted before the wait ends nothing", async () => {
+    const timed = await runJob(stepHandlers, { orderId: "o1", timeoutMs: 1000 }, { type: "demo.await.paid", now: 0 });
+    await timed.resume();
+    expect(timed).toMatchObject({ state: "completed", result: { paid: null }, now: 1000 });
+    const early = await runJob(stepHandlers, { orderId: "o1" }, { type: "demo.await.paid", crashBefore: "order.paid" });
+    expect(early.emit("order.paid", { orderId: "o1" })).toBe(0);
+    await early.resume();
+    expect(early.state).toBe("waiting");
   });
 });
 

@@ -128,10 +128,11 @@ describe("each write's record", () => {
 });
 
 describe("what follows a write", () => {
-  it("runs in one order: events, aborts, permits, wake-ups, fill, catalog, alarm", async () => {
+  it("runs in one order: events, aborts, permits, wake-ups, fill, outbox, catalog, alarm", async () => {
     const config = loadConfig(env);
     const calls: string[] = [];
     const log = (name: string) => () => void calls.push(name);
+    let owedOnce = 1;
     const followUps = new FollowUps({
       config,
       events: { enqueued: log("enqueued"), emit: log("emit"), released: log("released"), leaseLost: log("leaseLost"), reaped: log("reapSummary") },
@@ -141,6 +142,9 @@ describe("what follows a write", () => {
       wake: (types) => void calls.push(`wake:${[...types].join(",")}`),
       report: (u) => void calls.push(`report:${u}`),
       arm: async () => void calls.push("arm"),
+      sendOwed: log("sendOwed"),
+      // Owed once: the first run's write owed something, the second's did not.
+      takeOwed: () => owedOnce-- > 0,
       ended: log("ended"),
     });
     const row = (over: Partial<JobRow>) => ({ id: "j", type: "test.job", state: "pending", run_at: 0, dedupe_key: null, ...over }) as JobRow;
@@ -159,7 +163,7 @@ describe("what follows a write", () => {
       }),
       1,
     );
-    expect(calls).toEqual(["ended", "enqueued", "emit", "released", "leaseLost", "reapSummary", "abort", "abortReaped", "renew", "returnPermits", "wake:test.job", "fill", "report:now", "arm"]);
+    expect(calls).toEqual(["ended", "enqueued", "emit", "released", "leaseLost", "reapSummary", "abort", "abortReaped", "renew", "returnPermits", "wake:test.job", "fill", "sendOwed", "report:now", "arm"]);
     // Pushed types are never woken: their object dispatches them itself.
     calls.length = 0;
     await followUps.run(changed({ quiet: [row({ type: "test.span" })] }), 1);

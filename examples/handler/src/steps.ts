@@ -13,6 +13,9 @@ declare module "edgequeue" {
     "demo.noop.step": Record<string, never>;
     "demo.approve": { timeoutMs?: number };
     "demo.token": { timeoutMs?: number };
+    "demo.parent": { n: number; scoped?: boolean };
+    "demo.compensate": { job: { id: string } };
+    "demo.await.paid": { orderId: string; timeoutMs?: number };
   }
 }
 
@@ -66,4 +69,24 @@ export const stepHandlers = {
     const done = await ctx.waitForToken(token);
     return { data: done === null ? null : done.data };
   },
+  /**
+   * Invokes `n` demo.echo children with {"i"} (a fan-out: all enqueued at once, the parent waiting, holding
+   * nothing) and returns their results in order once every one has ended (docs/workflows.md "Child jobs").
+   * `scoped`: the children go in the parent's scope (its own object) rather than among demo.echo's unscoped jobs.
+   */
+  "demo.parent": async (payload, ctx) => {
+    const scope = payload.scoped && ctx.scope ? { scope: ctx.scope } : {};
+    const results = await Promise.all(Array.from({ length: payload.n }, (_, i) => ctx.invoke(`item-${i}`, { type: "demo.echo", payload: { i }, ...scope })));
+    return { results };
+  },
+  /**
+   * Waits for an event on topic `order.paid` with the same orderId (POST /v1/topics/order.paid/events {"payload":
+   * {"orderId": …}}), holding nothing, and returns its payload; null when `timeoutMs` passes first.
+   */
+  "demo.await.paid": async (payload, ctx) => {
+    const event = await ctx.waitForEvent("order.paid", { match: { orderId: payload.orderId }, ...(payload.timeoutMs === undefined ? {} : { timeoutMs: payload.timeoutMs }) });
+    return { paid: event === null ? null : event.payload };
+  },
+  /** demo.fatal's failure handler (onFailure): enqueued once per failed job with its view (docs/workflows.md "Failure handlers"). */
+  "demo.compensate": (payload) => ({ compensated: payload.job.id }),
 } satisfies Handlers;

@@ -20,8 +20,15 @@ function clip(text: string): string {
 }
 
 /** The journal's waits (docs/workflows.md): open until what they wait for ends them. */
-const WAIT_KINDS: ReadonlySet<string> = new Set(["signal", "token_wait"]);
-const KIND_NOTE: Record<string, string> = { signal: "(wait for a signal)", token: "(wait token made)", token_wait: "(wait for the token)" };
+const WAIT_KINDS: ReadonlySet<string> = new Set(["signal", "token_wait", "invoke"]);
+const KIND_NOTE: Record<string, string> = { signal: "(wait for a signal)", token: "(wait token made)", token_wait: "(wait for the token)", invoke: "(child job)" };
+
+/** childOf: an invoke entry's child — named by its result once it ended, by the job's waits while open. */
+function childOf(s: StepView, j: Job): string | null {
+  if (s.kind !== "invoke") return null;
+  const ended = s.result as { child?: string } | null;
+  return ended?.child ?? j.waitingFor?.find((w) => w.kind === "invoke" && w.name === s.name)?.child ?? null;
+}
 
 export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; logs: JobLogs["items"]; live: boolean }) {
   const { job: j, frame } = props;
@@ -53,10 +60,28 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                   {j.waitingFor.map((w, i) => (
                     <>
                       {i > 0 ? ", " : null}
-                      {w.kind === "signal" ? "signal" : "wait token"} <code>{w.name}</code>
-                      <span class="muted">{w.until === null ? " (no timeout)" : ` until ${utc(w.until)}`}</span>
+                      {w.kind === "invoke" && w.child ? (
+                        <>
+                          child <a href={jobHref(w.child)}>{w.name}</a>
+                        </>
+                      ) : (
+                        <>
+                          {w.kind === "signal" ? "signal" : "wait token"} <code>{w.name}</code>
+                          <span class="muted">{w.until === null ? " (no timeout)" : ` until ${utc(w.until)}`}</span>
+                        </>
+                      )}
                     </>
                   ))}
+                </dd>
+              </>
+            ) : null}
+            {j.parentId ? (
+              <>
+                <dt>Parent</dt>
+                <dd data-parent>
+                  <a href={jobHref(j.parentId)}>
+                    <code>{j.parentId}</code>
+                  </a>
                 </dd>
               </>
             ) : null}
@@ -143,7 +168,14 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                   <tr>
                     <td class="num">{s.seq}</td>
                     <td>
-                      <code>{s.name}</code> {s.kind === "sleep" ? <span class="muted">(sleep until {utcMs(s.wakeAt ?? 0)})</span> : <span class="muted">{KIND_NOTE[s.kind] ?? ""}</span>}
+                      {childOf(s, j) ? (
+                        <a href={jobHref(childOf(s, j)!)} data-child>
+                          <code>{s.name}</code>
+                        </a>
+                      ) : (
+                        <code>{s.name}</code>
+                      )}{" "}
+                      {s.kind === "sleep" ? <span class="muted">(sleep until {utcMs(s.wakeAt ?? 0)})</span> : <span class="muted">{KIND_NOTE[s.kind] ?? ""}</span>}
                     </td>
                     <td class="num">{s.attempt}</td>
                     <td>{utcMs(s.startedAt)}</td>

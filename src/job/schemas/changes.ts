@@ -9,7 +9,10 @@ import { epochMs, JobTypeName, boundedName, ScopeSchema, TerminalStateSchema } f
 
 const reason = z.string().max(1024);
 
-export const CancelSchema = z.strictObject({ reason: reason.optional() });
+export const CancelSchema = z.strictObject({
+  reason: reason.optional(),
+  cascade: z.boolean().optional().meta({ description: "false: leave the children it invoked running (default true: they are cancelled too; docs/workflows.md \"Child jobs\")." }),
+});
 export const CancelScopeSchema = z.strictObject({ pendingOnly: z.boolean().optional(), reason: reason.optional() });
 export const CancelScopeResultSchema = z.object({ cancelled: z.number().int() });
 /** POST /v1/cancel: the live jobs of a type under these dedupe keys (in `scope`, or among its unscoped jobs). */

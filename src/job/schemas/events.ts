@@ -16,7 +16,11 @@ export const EmitSchema = z.strictObject({
   id: EventId.optional().meta({ description: "Idempotency: the same event id never creates a second set of deliveries." }),
 });
 export type EmitRequest = z.infer<typeof EmitSchema>;
-export const EmitResultSchema = z.object({ eventId: z.string(), deliveries: z.array(z.string()).meta({ description: "One delivery job id per consumer." }) });
+export const EmitResultSchema = z.object({
+  eventId: z.string(),
+  deliveries: z.array(z.string()).meta({ description: "One delivery job id per consumer." }),
+  waits: z.number().int().meta({ description: "The jobs' event waits (ctx.waitForEvent) this event ended now; 0 for an event id emitted before. Waits that register a moment later still get it (docs/workflows.md)." }),
+});
 export const DeadQuerySchema = z.strictObject({
   consumer: JobTypeName.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),

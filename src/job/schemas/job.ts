@@ -10,8 +10,9 @@ import { JOURNAL_KINDS } from "../handler-contract";
 
 /** One wait of a waiting job (scope/waits.ts WaitView). */
 export const WaitViewSchema = z.object({
-  kind: z.enum(["signal", "token"]).meta({ description: "signal: a signal of this name ends it; token: the completion of the wait token of this name." }),
+  kind: z.enum(["signal", "token", "invoke", "event"]).meta({ description: "signal: a signal of this name ends it; token: the completion of the wait token of this name; invoke: the end of the child job started under this step name; event: an event on the topic of this name whose payload matches." }),
   name: z.string(),
+  child: z.string().optional().meta({ description: "invoke: the child job's id." }),
   until: z.number().nullable().meta({ description: "When it times out (epoch ms), or null for never." }),
 });
 
@@ -47,6 +48,7 @@ export const JobSchema = z
       .array(WaitViewSchema)
       .nullable()
       .meta({ description: "A waiting job's waits (docs/workflows.md): what would end each, and its timeout; null in every other state. Its runAt is the earliest timeout." }),
+    parentId: z.string().nullable().meta({ description: "The job that enqueued this one with ctx.invoke and waits for its end (docs/workflows.md \"Child jobs\"); null for any other job." }),
   });
 export type Job = z.infer<typeof JobSchema>;
 
@@ -88,3 +90,20 @@ export type Timeline = z.infer<typeof TimelineSchema>;
 export const TimelineQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100).meta({ description: "The newest steps to return (a job snoozed for days has thousands)." }),
 });
+
+/** GET /v1/jobs/{id}/children: the children a job invoked (ctx.invoke), in call order, paged. */
+export const ChildrenQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().regex(/^\d{1,9}$/, "a cursor this list answered as next").optional(),
+});
+export const ChildrenSchema = z.object({
+  children: z.array(
+    z.object({
+      step: z.string().meta({ description: "The ctx.invoke step name it was started under." }),
+      id: z.string(),
+      job: JobSchema.nullable().meta({ description: "null: not enqueued yet (its enqueue is on its way), or deleted by retention." }),
+    }),
+  ),
+  next: z.string().nullable().meta({ description: "The cursor of the next page, or null." }),
+});
+export type Children = z.infer<typeof ChildrenSchema>;

@@ -84,17 +84,19 @@ export type SleepRequest = z.infer<typeof SleepSchema>;
 
 const waitItem = z.strictObject({
   seq: z.number().int().min(0).max(100_000),
-  kind: z.enum(["signal", "token_wait"]),
+  kind: z.enum(["signal", "token_wait", "invoke", "event"]),
   name: stepName,
   timeoutMs: z.number().int().min(0).max(365 * 86_400_000).nullable().optional().meta({ description: "A new wait: how long it may wait, from when the queue hears of it." }),
   until: epochMs.nullable().optional().meta({ description: "A new token wait: the token's expiry (the queue's clock)." }),
   held: z.boolean().optional().meta({ description: "The journal holds it already, open: its timeout stands." }),
   startedAt: epochMs,
+  request: z.unknown().optional().meta({ description: "A new invoke (ctx.invoke): the child's enqueue as POST /v1/jobs takes it, without id (the child's id is derived from the job's and the step's name)." }),
+  match: z.record(z.string(), z.unknown()).optional().meta({ description: "A new event wait (ctx.waitForEvent; name: the topic): the payload fields the event must have, with these values." }),
 });
 /** A pull worker's attempt ends on waits (ctx.waitForSignal / waitForToken; docs/workflows.md). */
 export const WaitSchema = z.strictObject({
   leaseToken,
-  waits: z.array(waitItem).min(1).max(1000),
+  waits: z.array(waitItem).min(1).max(5000),
   start: journalStart,
 });
 export type WaitRequest = z.infer<typeof WaitSchema>;

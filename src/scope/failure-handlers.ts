@@ -1,0 +1,35 @@
+/**
+ * Failure handlers (docs/workflows.md "Failure handlers"): a job of a type with `onFailure` that fails owes, in the
+ * transaction that failed it, the enqueue of one job of the handler type in the same scope, with payload `{"job":
+ * <the failed job's view>}` (outbox.ts). Its id is derived from the failed job's id and the time it failed, so the
+ * owed enqueue sent twice creates one job, and the same job failing again after a retry by hand gets a handler of
+ * its own. The handler job carries ON_FAILURE_TAG; its own failure owes nothing.
+ *
+ * @module
+ */
+import { fnv128Hex } from "../job/derived-id";
+import { abandonWaits } from "./invokes";
+import type { HomeStore } from "./home-store";
+import { scopeOfRow, toJob, type JobRow } from "./job-row";
+import { prepareJob } from "./new-job";
+import { owe } from "./outbox";
+
+/** The tag a failure handler's job carries (and why its own failure triggers none). */
+export const ON_FAILURE_TAG = "edgequeue:onfailure";
+
+/** failed: what a job's failure owes, inside the transaction that failed it — its handler, and cancels for its children. */
+export function owedOnFailure(store: HomeStore, row: JobRow, now: number): void {
+  abandonWaits(store, [row], now);
+  const handler = store.config.typeSettings(row.type).onFailure;
+  if (handler === null || row.tags.includes(`"${ON_FAILURE_TAG}"`)) return;
+  const payload = JSON.stringify({ job: toJob(row) });
+  const body = {
+    type: handler,
+    payload: {},
+    scope: scopeOfRow(row) ?? undefined,
+    id: `onfailure-${fnv128Hex(`${row.id}\u0000${row.finished_at}`)}`,
+    tags: [ON_FAILURE_TAG],
+  };
+  const { home, job } = prepareJob(store.config, body, payload, now);
+  owe(store, "enqueue", home, JSON.stringify([job]), now);
+}

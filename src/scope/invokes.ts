@@ -1,0 +1,199 @@
+/**
+ * Child jobs (docs/workflows.md "Child jobs"): `ctx.invoke(name, request)` journals an `invoke` entry at its
+ * position, naming the child's id, and owes the child's enqueue to the child's home (outbox.ts) in the same
+ * transaction; the parent waits. The child carries `parent_id`/`parent_step`; its end — whatever ends it — owes a
+ * `child_ended` to the parent's object (trigger `job_child_end`, migration 0028), which ends the entry with the
+ * child's outcome. The parent is due again once no child of its is left open, or at once when one did not complete
+ * (so it may catch the failure). A parent that is cancelled or fails cancels the children it still waits for.
+ *
+ * @module
+ */
+import { requireDeclared } from "../config/known-types";
+import { QueueError } from "../errors";
+import { childLocalId } from "../job/derived-id";
+import type { JournalStart, WaitItem } from "../job/handler-contract";
+import { checkJsonSize, utf8Length } from "../job/json-size";
+import { EnqueueSchema, type EnqueueRequest } from "../job/schemas";
+import { enqueueJobs, type EnqueueOutcome, type NewJob } from "./enqueue";
+import type { HomeStore } from "./home-store";
+import type { JobRow } from "./job-row";
+import { prepareJob } from "./new-job";
+import { OUTBOX_GRACE_MS, owe } from "./outbox";
+import { unwaitEvents } from "./event-waits";
+import { getJob } from "./read";
+import { JOURNAL_BYTES, writeStep } from "./steps";
+
+/** A child as its home enqueues it: the job, and the parent waiting for it. */
+export type OwedJob = NewJob & { parentId?: string; parentStep?: string };
+
+/** A child's end as its parent's object hears it (the trigger's json_object). */
+export interface ChildEnd {
+  step: string;
+  child: string;
+  /** A terminal state, or `refused`: the child's home did not take it (its dedupe key held by another job). */
+  state: string;
+  result: unknown;
+  error: string | null;
+  failureKind: string | null;
+  reason?: string | null;
+}
+
+/** Children one owed enqueue carries: a parent's fan-out goes out in rows of this many per home. */
+const OWED_CHUNK = 100;
+
+const ENTRY_REF = "UPDATE job_step SET ref = ?3 WHERE job_seq = ?1 AND seq = ?2";
+const OPEN_INVOKE = "SELECT seq FROM job_step WHERE job_seq = ? AND kind = 'invoke' AND name = ? AND ref = ? AND finished_at IS NULL";
+const INVOKE_END = "UPDATE job_step SET result = ?3, finished_at = ?4, bytes = bytes + ?5 WHERE job_seq = ?1 AND seq = ?2";
+const CHILDREN_COUNT = "UPDATE job SET children_open = (SELECT count(*) FROM job_step WHERE job_seq = ?1 AND kind = 'invoke' AND finished_at IS NULL) WHERE seq = ?1";
+const CHILD_DOWN = "UPDATE job SET children_open = max(children_open - 1, 0) WHERE seq = ? RETURNING children_open";
+const CHILD_PARENT = "UPDATE job SET parent_id = ?2, parent_step = ?3 WHERE seq = ?1";
+/** The open children of a job, each owed a cancel. */
+const CANCEL_CHILDREN = `
+INSERT INTO outbox (kind, target, body, next_at)
+SELECT 'cancel', ref, json_object('reason', ?2), ?3 FROM job_step WHERE job_seq = ?1 AND kind = 'invoke' AND finished_at IS NULL AND ref IS NOT NULL`;
+
+/**
+ * journalInvoke: a new invoke wait, inside wait()'s transaction — its request checked as an enqueue is (an error
+ * names the field), the entry journaled with its child's id. Answers the child to owe, or why the job fails.
+ */
+export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, start: JournalStart, now: number): { refused: string } | { home: string; job: OwedJob } {
+  const call = `ctx.invoke(${JSON.stringify(w.name)})`;
+  const parsed = EnqueueSchema.safeParse(w.request);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { refused: `${call}: ${["request", ...issue.path].join(".")}: ${issue.message}` };
+  }
+  const request: EnqueueRequest = { ...parsed.data, id: childLocalId(parent.id, w.name) };
+  const payload = JSON.stringify(request.payload);
+  try {
+    requireDeclared(store.config, [request.type], () => "type");
+    checkJsonSize(payload, store.config.limits.payloadMaxBytes, "payload");
+  } catch (e) {
+    if (e instanceof QueueError) return { refused: `${call}: ${e.message}` };
+    throw e;
+  }
+  const { home, job } = prepareJob(store.config, request, payload, now);
+  const refused = writeStep(store, parent, { seq: w.seq, name: w.name, kind: "invoke", result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: null }, start);
+  if (refused) return { refused: refused.reason };
+  store.sql.exec(ENTRY_REF, parent.seq, w.seq, job.id);
+  return { home, job: { ...job, parentId: parent.id, parentStep: w.name } };
+}
+
+/** oweChildren: the children a wait journaled, one owed enqueue per home and chunk; the parent's count of open ones. */
+export function oweChildren(store: HomeStore, parent: JobRow, children: readonly { home: string; job: OwedJob }[], now: number): void {
+  const byHome = new Map<string, OwedJob[]>();
+  for (const c of children) {
+    const list = byHome.get(c.home);
+    if (list) list.push(c.job);
+    else byHome.set(c.home, [c.job]);
+  }
+  for (const [home, jobs] of byHome) {
+    for (let i = 0; i < jobs.length; i += OWED_CHUNK) owe(store, "enqueue", home, JSON.stringify(jobs.slice(i, i + OWED_CHUNK)), now);
+  }
+  store.sql.exec(CHILDREN_COUNT, parent.seq);
+}
+
+/**
+ * enqueueOwed: an owed enqueue arrives (children, or a failure handler). Children get their parent; a child whose
+ * key another job holds is refused back to its parent, and one that had ended already (a parent retried by hand
+ * owes it again) tells its end again. `retry`: the home is full — send again later.
+ */
+export function enqueueOwed(store: HomeStore, jobs: readonly OwedJob[], now: number): { out: EnqueueOutcome; retry: boolean } {
+  try {
+    return enqueueOwedIn(store, jobs, now);
+  } catch (e) {
+    // A home full for one of a chunk's jobs, after the chunk conflicted: nothing of it stays; sent again later.
+    if (e instanceof QueueFullAfterAll) return { out: { ok: false, code: "queue_full", index: 0, message: e.message }, retry: true };
+    throw e;
+  }
+}
+
+function enqueueOwedIn(store: HomeStore, jobs: readonly OwedJob[], now: number): { out: EnqueueOutcome; retry: boolean } {
+  return store.atomic(() => {
+    let out = enqueueJobs(store, jobs, now);
+    if (!out.ok && out.code === "queue_full") return { out, retry: true };
+    if (!out.ok) {
+      // One job of the chunk conflicts: the rest go in one by one, and the refused ones are told to their parents.
+      const results: Extract<EnqueueOutcome, { ok: true }>["results"] = [];
+      for (const job of jobs) {
+        const one = enqueueJobs(store, [job], now);
+        if (one.ok) results.push(one.results[0]!);
+        else if (one.code === "queue_full") throw new QueueFullAfterAll();
+        else {
+          results.push({ row: null, created: false });
+          tellParent(store, job, { state: "refused", result: null, error: one.message, failureKind: null }, now);
+        }
+      }
+      out = { ok: true, results };
+    }
+    out.results.forEach((r, i) => {
+      const job = jobs[i]!;
+      if (!job.parentId || !r.row) return;
+      if (r.created) store.sql.exec(CHILD_PARENT, r.row.seq, job.parentId, job.parentStep ?? null);
+      else if (r.row.id !== job.id) {
+        tellParent(store, job, { state: "refused", result: null, error: `dedupe key ${JSON.stringify(job.dedupeKey)} is held by job ${r.row.id}`, failureKind: null }, now);
+      } else if (r.row.finished_at !== null) {
+        tellParent(store, job, { state: r.row.state, result: r.row.result === null ? null : JSON.parse(r.row.result), error: r.row.last_error, failureKind: r.row.failure_kind }, now);
+      }
+    });
+    return { out, retry: false };
+  });
+}
+
+class QueueFullAfterAll extends Error {
+  constructor() {
+    super("the home is full");
+  }
+}
+
+function tellParent(store: HomeStore, job: OwedJob, end: Omit<ChildEnd, "step" | "child">, now: number): void {
+  owe(store, "child_ended", job.parentId!, JSON.stringify({ step: job.parentStep, child: job.id, ...end }), now);
+}
+
+/**
+ * endInvoke: a child's end reaches its parent — the open entry naming it ends with the outcome (a second telling
+ * finds none open and changes nothing). Answers the parent row when it is due again: no child left open, or this
+ * one did not complete. A parent that finished still records it (a retry by hand replays to it).
+ */
+export function endInvoke(store: HomeStore, parentId: string, end: ChildEnd, now: number, resume: (seq: number, why: string) => JobRow | null): JobRow | null {
+  return store.atomic(() => {
+    const parent = getJob(store.sql, parentId);
+    if (!parent) return null;
+    const open = store.sql.exec<{ seq: number }>(OPEN_INVOKE, parent.seq, end.step, end.child).toArray()[0];
+    if (!open) return null;
+    let result = JSON.stringify({ child: end.child, state: end.state, result: end.result ?? null, error: end.error ?? end.reason ?? null, failureKind: end.failureKind });
+    const cap = store.config.limits.journalMaxBytes;
+    if (store.sql.exec<{ n: number }>(JOURNAL_BYTES, parent.seq).one().n + utf8Length(result, cap) > cap) {
+      // The parent could never replay past a journal over its cap: it hears of the child as failed, and why.
+      result = JSON.stringify({ child: end.child, state: "failed", result: null, error: `journal_too_large: the child's result would take its parent's journal past ${cap} bytes (limits.journalMaxBytes)`, failureKind: "fatal" });
+    }
+    store.sql.exec(INVOKE_END, parent.seq, open.seq, result, now, utf8Length(result, 0));
+    const left = store.sql.exec<{ children_open: number }>(CHILD_DOWN, parent.seq).one().children_open;
+    if (parent.state !== "waiting" || (left > 0 && end.state === "completed")) return null;
+    return resume(parent.seq, `child ${end.child} (${JSON.stringify(end.step)}) ${end.state}`);
+  });
+}
+
+/**
+ * abandonWaits: jobs that ended (cancelled, failed) with waits open — the children they still wait for are owed a
+ * cancel (unless `cascade` is false), their event waits their registries' drop (inside the caller's transaction).
+ */
+export function abandonWaits(store: HomeStore, rows: readonly JobRow[], now: number, cascade = true): void {
+  unwaitEvents(store, rows, now);
+  if (!cascade) return;
+  for (const r of rows) {
+    if (store.sql.exec(CANCEL_CHILDREN, r.seq, `its parent ${r.id} is ${r.state}`, now + OUTBOX_GRACE_MS).rowsWritten > 0) store.owed();
+  }
+}
+
+/** The children a job invoked, in journal order: each step's name and the child's id (`GET /v1/jobs/{id}/children`). */
+const CHILDREN_OF = "SELECT seq, name, ref FROM job_step WHERE job_seq = ? AND kind = 'invoke' AND ref IS NOT NULL AND seq > ? ORDER BY seq LIMIT ?";
+
+export function childrenOf(store: HomeStore, parentId: string, afterSeq: number, limit: number): { step: string; id: string; seq: number }[] | null {
+  const parent = getJob(store.sql, parentId);
+  if (!parent) return null;
+  return store.sql
+    .exec<{ name: string; ref: string; seq: number }>(CHILDREN_OF, parent.seq, afterSeq, limit)
+    .toArray()
+    .map((r) => ({ step: r.name, id: r.ref, seq: r.seq }));
+}

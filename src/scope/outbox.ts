@@ -1,0 +1,155 @@
+/**
+ * The outbox (docs/design.md "The outbox"): what one scope object owes others — children to enqueue, a child's end
+ * for its parent, a cancel for a child, a failure handler to enqueue — written as a row in the very transaction
+ * that owes it, so a crash can lose none. After the commit the row is sent at once (`OutboxSender.kick`, not awaited
+ * by the write's caller); it is deleted when its receiver has applied it. A send that fails (the receiver
+ * unreachable, overloaded, the object evicted mid-call) leaves the row, and the alarm sends it again, backing off,
+ * until it lands: at least once, and every receiver applies an item idempotently (an enqueue by the job's id, a
+ * child's end only to the open journal entry it names, a cancel only to a live job).
+ *
+ * @module
+ */
+import { homeOfJobId } from "../job/home";
+import type { HomeStore } from "./home-store";
+
+/**
+ * How long a row waits for the send right after its commit before the alarm sends it (the child-end trigger of
+ * migration 0028 writes the same 5000).
+ */
+export const OUTBOX_GRACE_MS = 5_000;
+/** Rows one send reads; a fuller outbox goes on in further rounds. */
+const OUTBOX_PAGE = 200;
+/** A failed send is tried again after min(OUTBOX_BACKOFF_MAX_MS, 1 s · 2^tries). */
+const OUTBOX_BACKOFF_MAX_MS = 300_000;
+
+/**
+ * enqueue (target: a home; body: NewJob[]), child_ended (target: the parent's id), cancel (target: the child's id),
+ * event_wait / event_unwait (target: a topic's registry; event-waits.ts), event_arrived (target: the waiting job's id).
+ */
+export type OwedKind = "enqueue" | "child_ended" | "cancel" | "event_wait" | "event_unwait" | "event_arrived";
+/** Kinds whose target names the receiving object itself, not a job in it. */
+const TO_OBJECT: ReadonlySet<OwedKind> = new Set(["enqueue", "event_wait", "event_unwait"]);
+
+/** One owed item as its receiver takes it (ScopeDO.deliver). `target`: a home for an enqueue, else a job id. */
+export interface OwedItem {
+  kind: OwedKind;
+  target: string;
+  /** JSON text. */
+  body: string;
+}
+
+const OUTBOX_INSERT = "INSERT INTO outbox (kind, target, body, next_at) VALUES (?, ?, ?, ?)";
+const OUTBOX_DUE = "SELECT seq, kind, target, body, tries FROM outbox WHERE next_at <= ? ORDER BY next_at LIMIT ?";
+const OUTBOX_DONE = "DELETE FROM outbox WHERE seq IN (SELECT value FROM json_each(?))";
+const OUTBOX_LATER = "UPDATE outbox SET tries = tries + 1, next_at = ?2 + min(?3, 1000 * (1 << min(tries, 20))) WHERE seq IN (SELECT value FROM json_each(?1))";
+
+/** owe: an item for another object, inside the caller's transaction. */
+export function owe(store: HomeStore, kind: OwedKind, target: string, body: string, now: number): void {
+  store.sql.exec(OUTBOX_INSERT, kind, target, body, now + OUTBOX_GRACE_MS);
+  store.owed();
+}
+
+/** The object an owed item goes to: named by the target itself, or by the job id it names. */
+export function receiverOf(item: Pick<OwedItem, "kind" | "target">): string | null {
+  return TO_OBJECT.has(item.kind) ? item.target : (homeOfJobId(item.target)?.name ?? null);
+}
+
+export interface OutboxDeps {
+  sql: SqlStorage;
+  now(): number;
+  /** Send items to one object; it answers, per item, whether it applied it (false: send again later). */
+  deliver(home: string, items: OwedItem[]): Promise<boolean[]>;
+  keepAlive(p: Promise<unknown>): void;
+  /** Set the alarm anew: a row is left for later. */
+  rearm(): Promise<void>;
+}
+
+type Row = { seq: number; kind: OwedKind; target: string; body: string; tries: number };
+
+export class OutboxSender {
+  /** The send in flight: one at a time, so a row is not sent twice by this instance. */
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(private readonly d: OutboxDeps) {}
+
+  /** kick: send what the write just owed, now (its rows are within their grace), without the caller waiting. */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.d.keepAlive(this.run(true));
+  }
+
+  /** flushDue: the alarm's pass — every row whose time came, awaited. */
+  async flushDue(): Promise<void> {
+    while (this.running) await this.running;
+    await this.run(false);
+  }
+
+  private run(fresh: boolean): Promise<void> {
+    // Marked before the first send starts: a delivery to this very object runs its follow-ups (and so kick) synchronously.
+    let release!: () => void;
+    this.running = new Promise<void>((r) => (release = r));
+    const p = (async () => {
+      let touched = false;
+      do {
+        this.again = false;
+        touched = (await this.sendRound(fresh)) || touched;
+      } while (this.again);
+      // Rows sent or left for later move the next wake-up: a landed send needs no alarm at its grace's end.
+      if (touched) await this.d.rearm();
+    })()
+      .catch((e: unknown) => console.error(JSON.stringify({ event: "outbox:send_failed", error: String(e) })))
+      .finally(() => {
+        this.running = null;
+        release();
+      });
+    return p;
+  }
+
+  /** sendRound: the due rows, page by page, each object's in one call; true when it found any. */
+  private async sendRound(fresh: boolean): Promise<boolean> {
+    let found = false;
+    for (;;) {
+      const now = this.d.now();
+      const rows = this.d.sql.exec<Row>(OUTBOX_DUE, fresh ? now + OUTBOX_GRACE_MS : now, OUTBOX_PAGE).toArray();
+      if (rows.length === 0) return found;
+      found = true;
+      const byHome = new Map<string, Row[]>();
+      const done: number[] = [];
+      const later: number[] = [];
+      for (const r of rows) {
+        const home = receiverOf(r);
+        // A target that names no object of ours can never be delivered: dropped, and said.
+        if (home === null) {
+          console.error(JSON.stringify({ event: "outbox:undeliverable", kind: r.kind, target: r.target }));
+          done.push(r.seq);
+          continue;
+        }
+        const list = byHome.get(home);
+        if (list) list.push(r);
+        else byHome.set(home, [r]);
+      }
+      await Promise.all(
+        [...byHome].map(async ([home, list]) => {
+          try {
+            const applied = await this.d.deliver(
+              home,
+              list.map((r) => ({ kind: r.kind, target: r.target, body: r.body })),
+            );
+            list.forEach((r, i) => (applied[i] === true ? done : later).push(r.seq));
+          } catch (e) {
+            console.warn(JSON.stringify({ event: "outbox:deliver_failed", home, items: list.length, error: String(e) }));
+            for (const r of list) later.push(r.seq);
+          }
+        }),
+      );
+      if (done.length > 0) this.d.sql.exec(OUTBOX_DONE, JSON.stringify(done));
+      if (later.length > 0) this.d.sql.exec(OUTBOX_LATER, JSON.stringify(later), this.d.now(), OUTBOX_BACKOFF_MAX_MS);
+      // A page with rows left for later is where this round stops: the alarm takes the rest.
+      if (rows.length < OUTBOX_PAGE || later.length > 0) return true;
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * What `runJob` (run-job.ts) takes and answers: its options, the run to inspect and resume, its steps, logs and
+ * children (docs/handlers.md "Testing a handler").
+ *
+ * @module
+ */
+import type { HandlerOutcome, JournalKind, WaitToken } from "../job/handler-contract";
+import type { AnyHandler, AnyHandlers } from "../handler/context";
+import type { JsonObject } from "../job/json-safe";
+import type { Scope } from "../job/schemas";
+
+export type { AnyHandler, AnyHandlers };
+
+export interface RunOptions {
+  /** The job type (default "test.job"; required when `handler` is a map of several types). */
+  type?: string;
+  /** The job's id (default "test-job"): the default idempotency keys are `<id>:<step>`. */
+  id?: string;
+  maxAttempts?: number;
+  scope?: Scope | null;
+  /** `ctx.event`: run the handler as a topic consumer delivering this event. */
+  event?: { id: string; topic: string };
+  /** `ctx.env`. */
+  env?: unknown;
+  /**
+   * The run's clock at its start (epoch ms, default Date.now()): it stamps the journal, `ctx.now()`
+   * and wake times, and a resume moves it to the job's due time. `Date.now()` inside the handler
+   * stays the real clock (fake it with vi.useFakeTimers if the handler reads it).
+   */
+  now?: number;
+  /** Journal the named step's result, then kill the attempt. */
+  crashAfter?: string;
+  /**
+   * Run the named step's function, then kill the attempt before its result is journaled; or, named a wait
+   * (`waitForSignal(name)`, a token's name), kill the attempt before the queue hears of the wait.
+   */
+  crashBefore?: string;
+  /** Signals sent before the first attempt (kept for the job's waits, as the queue keeps one that raced ahead). */
+  signals?: { name: string; data?: unknown }[];
+  /** ctx.invoke: what the child under each step name ends with, at once (a child not named here is run by `childHandlers`, or waits for `run.endChild`). */
+  childResults?: Record<string, TestChildEnd>;
+  /** ctx.invoke: handlers that run the children (each through its own runJob, settled), their ends told to the parent. */
+  childHandlers?: AnyHandlers;
+}
+
+/** How a child ends: it completes with `result`, or ends in another state (default failed) — ChildJobFailedError in the parent. */
+export type TestChildEnd = { result: unknown } | { state?: "failed" | "cancelled" | "superseded" | "refused"; error?: string; failureKind?: string };
+
+/** A child the job invoked: its step, id (derived as the queue derives it), request, and how it ended so far. */
+export interface TestChild {
+  step: string;
+  id: string;
+  type: string;
+  payload: unknown;
+  /** "waiting" until it ends. */
+  state: "waiting" | "completed" | "failed" | "cancelled" | "superseded" | "refused";
+}
+
+export type AttemptOptions = Pick<RunOptions, "crashAfter" | "crashBefore">;
+
+export interface TestStep {
+  name: string;
+  seq: number;
+  kind: JournalKind;
+  /** The journaled result (parsed); null while an atMostOnce step started and did not finish, or a wait is open. */
+  result: unknown;
+  attempt: number;
+  startedAt: number;
+  finishedAt: number | null;
+  wakeAt: number | null;
+}
+
+export interface TestLog {
+  attempt: number;
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+/** How the last attempt ended: a handler outcome, or `crashed` (the attempt died, as a lease expiry). */
+export type TestOutcome = HandlerOutcome | { kind: "crashed"; step: string; when: "before" | "after" };
+
+export type TestState = "pending" | "sleeping" | "waiting" | "completed" | "failed";
+
+/** A job under test: its journal, logs and attempts so far, and what ended the last attempt. */
+export interface TestRun {
+  readonly state: TestState;
+  /** Attempts counted so far (as the queue counts them: a sleep or snooze gives its attempt back). */
+  readonly attempts: number;
+  /** Attempts run so far, counted or not. */
+  readonly runs: number;
+  readonly outcome: TestOutcome;
+  /** The result of a completed job. */
+  readonly result: JsonObject | null;
+  /** The last error of a failed or retried attempt. */
+  readonly error: string | null;
+  readonly steps: TestStep[];
+  readonly logs: TestLog[];
+  /** The run's clock (epoch ms). */
+  readonly now: number;
+  /**
+   * Runs the next attempt (after a retry, a crash or a snooze; after a sleep, once its time has passed). A waiting
+   * job's clock moves to its earliest wait timeout, which answers null — send a signal first to end the wait.
+   */
+  resume(options?: AttemptOptions): Promise<TestRun>;
+  /**
+   * A signal for the job, as `POST /v1/jobs/{id}/signals/{name}` sends it: it ends its wait (the job is pending;
+   * `resume()` runs it), or is kept for the wait to come. Answers what the queue would: resumed or kept.
+   */
+  signal(name: string, data?: unknown): "resumed" | "kept";
+  /** A wait token's completion (POST to its path), by the token or its name; a second one throws (the queue's 409). */
+  completeToken(token: WaitToken | string, data?: unknown): "resumed" | "kept";
+  /**
+   * An event emitted to `topic`, as `POST /v1/topics/{topic}/events` emits it: it ends every open
+   * ctx.waitForEvent of the topic whose match it fits (the job is pending; `resume()` runs it). An event before
+   * the wait began ends nothing, as on the queue. Answers how many waits it ended.
+   */
+  emit(topic: string, payload: Record<string, unknown>, id?: string): number;
+  /** The children the job invoked, in call order. */
+  readonly children: TestChild[];
+  /** End the child under `step`: the job is due again once no child is open, or at once for one that did not complete. */
+  endChild(step: string, end: TestChildEnd): "resumed" | "waiting";
+  /** The next attempt with other code: is a change to the handler replay-compatible with jobs already under way? */
+  resumeWith(handler: AnyHandler | AnyHandlers, options?: AttemptOptions): Promise<TestRun>;
+  /** Resumes until the job completes or fails (at most `limit` more attempts). */
+  settle(limit?: number): Promise<TestRun>;
+}
+
