@@ -10,6 +10,7 @@ CREATE TABLE `outbox` (
 CREATE INDEX `outbox_next_idx` ON `outbox` (`next_at`);--> statement-breakpoint
 ALTER TABLE `job` ADD `parent_id` text;--> statement-breakpoint
 ALTER TABLE `job` ADD `parent_step` text;--> statement-breakpoint
+ALTER TABLE `job` ADD `parent_seq` integer;--> statement-breakpoint
 ALTER TABLE `job` ADD `children_open` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE `job_step` ADD `ref` text;
 --> statement-breakpoint
@@ -20,7 +21,7 @@ CREATE TRIGGER job_child_end AFTER UPDATE OF state ON job
 WHEN new.parent_id IS NOT NULL AND new.finished_at IS NOT NULL AND old.finished_at IS NULL BEGIN
   INSERT INTO outbox (kind, target, body, next_at)
   VALUES ('child_ended', new.parent_id,
-          json_object('step', new.parent_step, 'child', new.id, 'state', new.state, 'result', json(coalesce(new.result, 'null')),
+          json_object('step', new.parent_step, 'seq', new.parent_seq, 'child', new.id, 'state', new.state, 'result', json(coalesce(new.result, 'null')),
                       'error', new.last_error, 'failureKind', new.failure_kind, 'reason', new.cancel_reason),
           new.updated_at + 5000);
 END;

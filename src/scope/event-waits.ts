@@ -4,7 +4,10 @@
  * object, `scope:edgequeue.topic:<topic>` — one per topic, whatever scope the waiting jobs live in. An emit tells
  * the registry (`publish`): the waiters whose `match` fields all equal the event's payload's are taken and each is
  * owed the event (`event_arrived`), which ends its wait in its own object. The registry keeps the topic's events
- * EVENT_KEEP_MS, so a registration that arrives after an event emitted since its wait began still finds it.
+ * EVENT_KEEP_MS, so a registration that arrives after an event emitted since its wait began still finds it: in
+ * memory always (RecentEvents), and in `topic_event` too while the topic is awaited — it holds waits, or had one
+ * registered within EVENT_KEEP_MS, or kept events already — so a topic nobody waits on writes no row per event,
+ * and one that is waited on keeps its window across a restart of its registry.
  *
  * @module
  */
@@ -51,8 +54,44 @@ function project(payload: Record<string, unknown>, fields: readonly string[]): s
   return JSON.stringify(fields.map((f) => payload[f]));
 }
 
+/** RecentEvents: a registry instance's events of the last EVENT_KEEP_MS, in emit order (at most RECENT_MAX). */
+export class RecentEvents {
+  private readonly list: ArrivedEvent[] = [];
+  private registeredAt = -Infinity;
+
+  /** add: false when this event id is held already (emitted again). */
+  add(e: ArrivedEvent): boolean {
+    this.prune(e.at);
+    if (this.list.some((x) => x.id === e.id)) return false;
+    this.list.push(e);
+    if (this.list.length > RECENT_MAX) this.list.shift();
+    return true;
+  }
+
+  since(at: number): ArrivedEvent[] {
+    return this.list.filter((e) => e.at >= at);
+  }
+
+  registered(now: number): void {
+    this.registeredAt = now;
+  }
+
+  /** awaited: a wait was registered within the window (this instance's knowledge). */
+  awaited(now: number): boolean {
+    return this.registeredAt > now - EVENT_KEEP_MS;
+  }
+
+  private prune(now: number): void {
+    while (this.list.length > 0 && this.list[0]!.at < now - EVENT_KEEP_MS) this.list.shift();
+  }
+}
+
+/** Events a registry instance holds in memory at most. */
+const RECENT_MAX = 10_000;
+
 const EVENT_INSERT = "INSERT INTO topic_event (event_id, payload, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING";
 const EVENTS_SINCE = "SELECT event_id, payload, at FROM topic_event WHERE at >= ? ORDER BY at, event_id";
+const EVENTS_ANY = "SELECT 1 FROM topic_event LIMIT 1";
 const EVENTS_PRUNE = "DELETE FROM topic_event WHERE event_id IN (SELECT event_id FROM topic_event WHERE at < ? LIMIT ?)";
 const WAITER_INSERT = "INSERT INTO event_waiter (job_id, seq, fields, match, since, until) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
 const WAITER_DELETE = "DELETE FROM event_waiter WHERE job_id = ? AND seq = ?";
@@ -65,13 +104,20 @@ const WAITERS_OF = "DELETE FROM event_waiter WHERE fields = ? AND match = ? AND 
  * otherwise it is kept until an event matches or its timeout passes. Sent twice, it is kept once.
  */
 export function registerWait(store: HomeStore, w: EventWait, now: number): void {
+  store.recentEvents.registered(now);
   store.atomic(() => {
     const { fields, values } = matchKey(w.match);
     const names = JSON.parse(fields) as string[];
-    for (const e of store.sql.exec<{ event_id: string; payload: string; at: number }>(EVENTS_SINCE, w.since).toArray()) {
-      if (project(JSON.parse(e.payload) as Record<string, unknown>, names) !== values) continue;
+    const kept = store.sql
+      .exec<{ event_id: string; payload: string; at: number }>(EVENTS_SINCE, w.since)
+      .toArray()
+      .map((e): ArrivedEvent => ({ id: e.event_id, topic: w.topic, payload: JSON.parse(e.payload) as Record<string, unknown>, at: e.at }));
+    const held = new Set(kept.map((e) => e.id));
+    const candidates = [...kept, ...store.recentEvents.since(w.since).filter((e) => !held.has(e.id))].sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1));
+    for (const e of candidates) {
       if (w.until !== null && e.at >= w.until) break;
-      oweArrival(store, w.jobId, w.seq, { id: e.event_id, topic: w.topic, payload: JSON.parse(e.payload) as Record<string, unknown>, at: e.at }, now);
+      if (project(e.payload, names) !== values) continue;
+      oweArrival(store, w.jobId, w.seq, e, now);
       return;
     }
     store.sql.exec(WAITER_INSERT, w.jobId, w.seq, fields, values, w.since, w.until);
@@ -88,13 +134,19 @@ export function unwait(store: HomeStore, jobId: string, seq: number): void {
  * (taken: one event per wait). The same event id again changes nothing. Answers how many waits it ended.
  */
 export function publish(store: HomeStore, topic: string, eventId: string, payloadJson: string, now: number): number {
+  const payload = JSON.parse(payloadJson) as Record<string, unknown>;
   return store.atomic(() => {
-    if (store.sql.exec(EVENT_INSERT, eventId, payloadJson, now).rowsWritten === 0) return 0;
-    store.sql.exec(EVENTS_PRUNE, now - EVENT_KEEP_MS, PRUNE_BATCH);
-    store.sql.exec(WAITERS_EXPIRED, now, PRUNE_BATCH);
-    const payload = JSON.parse(payloadJson) as Record<string, unknown>;
+    const fieldSets = store.sql.exec<{ fields: string }>(FIELD_SETS).toArray();
+    const persist = fieldSets.length > 0 || store.recentEvents.awaited(now) || store.sql.exec(EVENTS_ANY).toArray().length > 0;
+    if (persist) {
+      // The kept event's id is the duplicate check that survives a restart.
+      if (store.sql.exec(EVENT_INSERT, eventId, payloadJson, now).rowsWritten === 0) return 0;
+      store.sql.exec(EVENTS_PRUNE, now - EVENT_KEEP_MS, PRUNE_BATCH);
+      store.sql.exec(WAITERS_EXPIRED, now, PRUNE_BATCH);
+    }
+    if (!store.recentEvents.add({ id: eventId, topic, payload, at: now })) return 0;
     let ended = 0;
-    for (const { fields } of store.sql.exec<{ fields: string }>(FIELD_SETS).toArray()) {
+    for (const { fields } of fieldSets) {
       const values = project(payload, JSON.parse(fields) as string[]);
       if (values === null) continue;
       for (const w of store.sql.exec<{ job_id: string; seq: number }>(WAITERS_OF, fields, values, now, now).toArray()) {

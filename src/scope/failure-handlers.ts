@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { fnv128Hex } from "../job/derived-id";
+import { hash128Hex } from "../job/derived-id";
 import { abandonWaits } from "./invokes";
 import type { HomeStore } from "./home-store";
 import { scopeOfRow, toJob, type JobRow } from "./job-row";
@@ -27,7 +27,7 @@ export function owedOnFailure(store: HomeStore, row: JobRow, now: number): void 
     type: handler,
     payload: {},
     scope: scopeOfRow(row) ?? undefined,
-    id: `onfailure-${fnv128Hex(`${row.id}\u0000${row.finished_at}`)}`,
+    id: `onfailure-${hash128Hex(`${row.id}\u0000${row.finished_at}`)}`,
     tags: [ON_FAILURE_TAG],
   };
   const { home, job } = prepareJob(store.config, body, payload, now);

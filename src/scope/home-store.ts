@@ -12,6 +12,7 @@ import type { QueueConfig } from "../config/schema";
 import { randomHex } from "../random-hex";
 import type { PushedLeases } from "./pushed-leases";
 import type { CompletedSweep } from "./completed-sweep";
+import type { RecentEvents } from "./event-waits";
 
 export interface HomeStore {
   readonly sql: SqlStorage;
@@ -30,6 +31,8 @@ export interface HomeStore {
   readonly pushed: PushedLeases;
   /** What this instance knows of its completed jobs' retention (completed-sweep.ts). */
   readonly completed: CompletedSweep;
+  /** A topic registry's events of the last few minutes, in memory (event-waits.ts). */
+  readonly recentEvents: RecentEvents;
   /** The queue's QUEUE_TOKEN, from which wait tokens' signing key is derived (job/wait-token.ts); null when unset. */
   readonly queueToken: string | null;
 }

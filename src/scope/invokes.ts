@@ -11,7 +11,7 @@
 import { requireDeclared } from "../config/known-types";
 import { QueueError } from "../errors";
 import { childLocalId } from "../job/derived-id";
-import type { JournalStart, WaitItem } from "../job/handler-contract";
+import type { WaitItem } from "../job/handler-contract";
 import { checkJsonSize, utf8Length } from "../job/json-size";
 import { EnqueueSchema, type EnqueueRequest } from "../job/schemas";
 import { enqueueJobs, type EnqueueOutcome, type NewJob } from "./enqueue";
@@ -21,14 +21,16 @@ import { prepareJob } from "./new-job";
 import { OUTBOX_GRACE_MS, owe } from "./outbox";
 import { unwaitEvents } from "./event-waits";
 import { getJob } from "./read";
-import { JOURNAL_BYTES, writeStep } from "./steps";
+import { JOURNAL_BYTES, type OpenStep, type StepAt } from "./steps";
 
-/** A child as its home enqueues it: the job, and the parent waiting for it. */
-export type OwedJob = NewJob & { parentId?: string; parentStep?: string };
+/** A child as its home enqueues it: the job, and the parent waiting for it (its id, and the step's name and position). */
+export type OwedJob = NewJob & { parentId?: string; parentStep?: string; parentSeq?: number };
 
 /** A child's end as its parent's object hears it (the trigger's json_object). */
 export interface ChildEnd {
   step: string;
+  /** The invoke's position in the parent's journal. */
+  seq: number;
   child: string;
   /** A terminal state, or `refused`: the child's home did not take it (its dedupe key held by another job). */
   state: string;
@@ -41,12 +43,14 @@ export interface ChildEnd {
 /** Children one owed enqueue carries: a parent's fan-out goes out in rows of this many per home. */
 const OWED_CHUNK = 100;
 
-const ENTRY_REF = "UPDATE job_step SET ref = ?3 WHERE job_seq = ?1 AND seq = ?2";
-const OPEN_INVOKE = "SELECT seq FROM job_step WHERE job_seq = ? AND kind = 'invoke' AND name = ? AND ref = ? AND finished_at IS NULL";
-const INVOKE_END = "UPDATE job_step SET result = ?3, finished_at = ?4, bytes = bytes + ?5 WHERE job_seq = ?1 AND seq = ?2";
+/** The invoke at a position ends, if it is open and names this child (job_step's key). */
+const INVOKE_END = "UPDATE job_step SET result = ?4, finished_at = ?5, bytes = bytes + ?6 WHERE job_seq = ?1 AND seq = ?2 AND kind = 'invoke' AND ref = ?3 AND finished_at IS NULL";
 const CHILDREN_COUNT = "UPDATE job SET children_open = (SELECT count(*) FROM job_step WHERE job_seq = ?1 AND kind = 'invoke' AND finished_at IS NULL) WHERE seq = ?1";
-const CHILD_DOWN = "UPDATE job SET children_open = max(children_open - 1, 0) WHERE seq = ? RETURNING children_open";
-const CHILD_PARENT = "UPDATE job SET parent_id = ?2, parent_step = ?3 WHERE seq = ?1";
+const CHILDREN_DOWN = "UPDATE job SET children_open = max(children_open - ?2, 0) WHERE seq = ?1 RETURNING children_open";
+/** Created children's parents, one statement per owed enqueue: [[seq, parent id, step, position], …]. */
+const CHILDREN_PARENT = `
+UPDATE job SET parent_id = v.value ->> 1, parent_step = v.value ->> 2, parent_seq = v.value ->> 3
+  FROM json_each(?) AS v WHERE job.seq = v.value ->> 0`;
 /** The open children of a job, each owed a cancel. */
 const CANCEL_CHILDREN = `
 INSERT INTO outbox (kind, target, body, next_at)
@@ -54,10 +58,11 @@ SELECT 'cancel', ref, json_object('reason', ?2), ?3 FROM job_step WHERE job_seq 
 
 /**
  * journalInvoke: a new invoke wait, inside wait()'s transaction — its request checked as an enqueue is (an error
- * names the field), the entry journaled with its child's id. Answers the child to owe, or why the job fails.
+ * names the field), its position free. Answers the child to owe and the entry to journal, or why the job fails.
  */
-export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, start: JournalStart, now: number): { refused: string } | { home: string; job: OwedJob } {
+export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now: number, at: StepAt | null): { refused: string } | { home: string; job: OwedJob; step: OpenStep } {
   const call = `ctx.invoke(${JSON.stringify(w.name)})`;
+  if (at) return { refused: `NondeterminismError: step ${w.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(w.name)} in the code` };
   const parsed = EnqueueSchema.safeParse(w.request);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -73,10 +78,8 @@ export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, sta
     throw e;
   }
   const { home, job } = prepareJob(store.config, request, payload, now);
-  const refused = writeStep(store, parent, { seq: w.seq, name: w.name, kind: "invoke", result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: null }, start);
-  if (refused) return { refused: refused.reason };
-  store.sql.exec(ENTRY_REF, parent.seq, w.seq, job.id);
-  return { home, job: { ...job, parentId: parent.id, parentStep: w.name } };
+  // Journaled with the others of its wait in one statement (steps.ts writeOpenSteps), with its child's id.
+  return { home, job: { ...job, parentId: parent.id, parentStep: w.name, parentSeq: w.seq }, step: { seq: w.seq, name: w.name, kind: "invoke", startedAt: w.startedAt, ref: job.id } };
 }
 
 /** oweChildren: the children a wait journaled, one owed enqueue per home and chunk; the parent's count of open ones. */
@@ -126,16 +129,18 @@ function enqueueOwedIn(store: HomeStore, jobs: readonly OwedJob[], now: number):
       }
       out = { ok: true, results };
     }
+    const parents: [number, string, string | null, number | null][] = [];
     out.results.forEach((r, i) => {
       const job = jobs[i]!;
       if (!job.parentId || !r.row) return;
-      if (r.created) store.sql.exec(CHILD_PARENT, r.row.seq, job.parentId, job.parentStep ?? null);
+      if (r.created) parents.push([r.row.seq, job.parentId, job.parentStep ?? null, job.parentSeq ?? null]);
       else if (r.row.id !== job.id) {
         tellParent(store, job, { state: "refused", result: null, error: `dedupe key ${JSON.stringify(job.dedupeKey)} is held by job ${r.row.id}`, failureKind: null }, now);
       } else if (r.row.finished_at !== null) {
         tellParent(store, job, { state: r.row.state, result: r.row.result === null ? null : JSON.parse(r.row.result), error: r.row.last_error, failureKind: r.row.failure_kind }, now);
       }
     });
+    if (parents.length > 0) store.sql.exec(CHILDREN_PARENT, JSON.stringify(parents));
     return { out, retry: false };
   });
 }
@@ -146,31 +151,52 @@ class QueueFullAfterAll extends Error {
   }
 }
 
-function tellParent(store: HomeStore, job: OwedJob, end: Omit<ChildEnd, "step" | "child">, now: number): void {
-  owe(store, "child_ended", job.parentId!, JSON.stringify({ step: job.parentStep, child: job.id, ...end }), now);
+function tellParent(store: HomeStore, job: OwedJob, end: Omit<ChildEnd, "step" | "seq" | "child">, now: number): void {
+  owe(store, "child_ended", job.parentId!, JSON.stringify({ step: job.parentStep, seq: job.parentSeq, child: job.id, ...end }), now);
 }
 
 /**
- * endInvoke: a child's end reaches its parent — the open entry naming it ends with the outcome (a second telling
- * finds none open and changes nothing). Answers the parent row when it is due again: no child left open, or this
- * one did not complete. A parent that finished still records it (a retry by hand replays to it).
+ * endInvokes: children's ends reach their parents — each ends the open entry naming it (a second telling finds it
+ * ended and changes nothing), in one transaction for all of a delivery, each parent's journal size read once.
+ * Answers the parents now due again: waiting, and no child left open or one that did not complete. A parent that
+ * finished still records them (a retry by hand replays to them).
  */
-export function endInvoke(store: HomeStore, parentId: string, end: ChildEnd, now: number, resume: (seq: number, why: string) => JobRow | null): JobRow | null {
+export function endInvokes(store: HomeStore, ends: readonly { parentId: string; end: ChildEnd }[], now: number, resume: (seq: number, why: string) => JobRow | null): JobRow[] {
   return store.atomic(() => {
-    const parent = getJob(store.sql, parentId);
-    if (!parent) return null;
-    const open = store.sql.exec<{ seq: number }>(OPEN_INVOKE, parent.seq, end.step, end.child).toArray()[0];
-    if (!open) return null;
-    let result = JSON.stringify({ child: end.child, state: end.state, result: end.result ?? null, error: end.error ?? end.reason ?? null, failureKind: end.failureKind });
+    const parents = new Map<string, { row: JobRow; size: number; ended: number; failed: ChildEnd | null; last: ChildEnd | null } | null>();
     const cap = store.config.limits.journalMaxBytes;
-    if (store.sql.exec<{ n: number }>(JOURNAL_BYTES, parent.seq).one().n + utf8Length(result, cap) > cap) {
-      // The parent could never replay past a journal over its cap: it hears of the child as failed, and why.
-      result = JSON.stringify({ child: end.child, state: "failed", result: null, error: `journal_too_large: the child's result would take its parent's journal past ${cap} bytes (limits.journalMaxBytes)`, failureKind: "fatal" });
+    for (const { parentId, end } of ends) {
+      let p = parents.get(parentId);
+      if (p === undefined) {
+        const row = getJob(store.sql, parentId);
+        p = row ? { row, size: store.sql.exec<{ n: number }>(JOURNAL_BYTES, row.seq).one().n, ended: 0, failed: null, last: null } : null;
+        parents.set(parentId, p);
+      }
+      if (!p) continue;
+      // A completed child's entry holds its result alone beside its id: a fan-in's journal ships with every replay.
+      let result = JSON.stringify(end.state === "completed" ? { child: end.child, state: end.state, result: end.result ?? null } : { child: end.child, state: end.state, result: null, error: end.error ?? end.reason ?? null, failureKind: end.failureKind });
+      if (p.size + utf8Length(result, cap) > cap) {
+        // The parent could never replay past a journal over its cap: it hears of the child as failed, and why.
+        result = JSON.stringify({ child: end.child, state: "failed", result: null, error: `journal_too_large: the child's result would take its parent's journal past ${cap} bytes (limits.journalMaxBytes)`, failureKind: "fatal" });
+      }
+      const bytes = utf8Length(result, 0);
+      // Not open, or not this child's: told already (or a stray), and nothing changes.
+      if (store.sql.exec(INVOKE_END, p.row.seq, end.seq, end.child, result, now, bytes).rowsWritten === 0) continue;
+      p.size += bytes;
+      p.ended++;
+      p.last = end;
+      if (end.state !== "completed") p.failed ??= end;
     }
-    store.sql.exec(INVOKE_END, parent.seq, open.seq, result, now, utf8Length(result, 0));
-    const left = store.sql.exec<{ children_open: number }>(CHILD_DOWN, parent.seq).one().children_open;
-    if (parent.state !== "waiting" || (left > 0 && end.state === "completed")) return null;
-    return resume(parent.seq, `child ${end.child} (${JSON.stringify(end.step)}) ${end.state}`);
+    const due: JobRow[] = [];
+    for (const p of parents.values()) {
+      if (!p || p.ended === 0) continue;
+      const left = store.sql.exec<{ children_open: number }>(CHILDREN_DOWN, p.row.seq, p.ended).one().children_open;
+      if (p.row.state !== "waiting" || (left > 0 && p.failed === null)) continue;
+      const why = p.failed ?? p.last!;
+      const row = resume(p.row.seq, `child ${why.child} (${JSON.stringify(why.step)}) ${why.state}${left === 0 ? "" : `, ${left} still open`}`);
+      if (row) due.push(row);
+    }
+    return due;
   });
 }
 

@@ -18,7 +18,9 @@ import type { HomeStore } from "./home-store";
  */
 export const OUTBOX_GRACE_MS = 5_000;
 /** Rows one send reads; a fuller outbox goes on in further rounds. */
-const OUTBOX_PAGE = 200;
+const OUTBOX_PAGE = 1000;
+/** Bodies one deliver call carries at most (well under the RPC limit); the rest go in the next call to that object. */
+const DELIVER_MAX_BYTES = 4 * 1024 * 1024;
 /** A failed send is tried again after min(OUTBOX_BACKOFF_MAX_MS, 1 s · 2^tries). */
 const OUTBOX_BACKOFF_MAX_MS = 300_000;
 
@@ -117,7 +119,7 @@ export class OutboxSender {
       const rows = this.d.sql.exec<Row>(OUTBOX_DUE, fresh ? now + OUTBOX_GRACE_MS : now, OUTBOX_PAGE).toArray();
       if (rows.length === 0) return found;
       found = true;
-      const byHome = new Map<string, Row[]>();
+      const byHome = new Map<string, { rows: Row[]; bytes: number }[]>();
       const done: number[] = [];
       const later: number[] = [];
       for (const r of rows) {
@@ -128,12 +130,17 @@ export class OutboxSender {
           done.push(r.seq);
           continue;
         }
-        const list = byHome.get(home);
-        if (list) list.push(r);
-        else byHome.set(home, [r]);
+        const calls = byHome.get(home) ?? [];
+        if (calls.length === 0) byHome.set(home, calls);
+        // Body length in UTF-16 units: a bound close enough for the call's size.
+        const last = calls.at(-1);
+        if (last && last.bytes + r.body.length <= DELIVER_MAX_BYTES) {
+          last.rows.push(r);
+          last.bytes += r.body.length;
+        } else calls.push({ rows: [r], bytes: r.body.length });
       }
       await Promise.all(
-        [...byHome].map(async ([home, list]) => {
+        [...byHome].flatMap(([home, calls]) => calls.map((c) => [home, c.rows] as const)).map(async ([home, list]) => {
           try {
             const applied = await this.d.deliver(
               home,

@@ -33,7 +33,7 @@ import { EventSink, type Observer } from "./events";
 import { FollowUps } from "./follow-ups";
 import { OutboxSender, type OwedItem } from "./outbox";
 import type { ChildEnd, OwedJob } from "./invokes";
-import type { ArrivedEvent, EventWait } from "./event-waits";
+import { RecentEvents, type ArrivedEvent, type EventWait } from "./event-waits";
 import type { JobRow } from "./job-row";
 import { LeasePermits } from "./lease-permits";
 import { PauseGate } from "./pause-gate";
@@ -97,6 +97,7 @@ export class ScopeParts {
       },
       pushed: new PushedLeases(),
       completed: new CompletedSweep(),
+      recentEvents: new RecentEvents(),
       queueToken: env.QUEUE_TOKEN ?? null,
       // A getter, not a value: a serialized type must stay serialized in an instance woken cold, once its name is known.
       get scoped() {
@@ -260,6 +261,9 @@ export class ScopeParts {
    * commit path, and idempotently; false: not applied now (this home is full), to be sent again.
    */
   async deliver(items: readonly OwedItem[]): Promise<boolean[]> {
+    // A fan-in's children's ends, however many, are one transaction: each parent's journal read once (invokes.ts).
+    const ends = items.flatMap((item) => (item.kind === "child_ended" ? [{ parentId: item.target, end: JSON.parse(item.body) as ChildEnd }] : []));
+    if (ends.length > 0) await this.write((at) => writes.childrenEnded(this.store, ends, at));
     const out: boolean[] = [];
     for (const item of items) {
       const body = JSON.parse(item.body) as unknown;
@@ -268,7 +272,7 @@ export class ScopeParts {
           out.push(!(await this.write((at) => writes.enqueueOwed(this.store, body as OwedJob[], at))).retry);
           break;
         case "child_ended":
-          out.push(await this.write((at) => writes.childEnded(this.store, item.target, body as ChildEnd, at)));
+          out.push(true);
           break;
         case "cancel":
           // A child already ended, or gone, needs no cancel: either way it is done with.

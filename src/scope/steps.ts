@@ -30,7 +30,7 @@ const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_s
 export const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
 const START_INSERT = "INSERT OR IGNORE INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, -1, '', 'start', ?, ?, ?, ?, NULL, 0)";
 const STEP_UPSERT = `
-INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes, ref) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
 ON CONFLICT (job_seq, seq) DO UPDATE SET result = excluded.result, finished_at = excluded.finished_at, attempt = excluded.attempt, bytes = excluded.bytes`;
 /** Journals of several jobs at once (primary key range per job), for a dispatched batch. */
 const JOURNALS_OF = "SELECT * FROM job_step WHERE job_seq IN (SELECT value FROM json_each(?)) ORDER BY job_seq, seq";
@@ -116,8 +116,25 @@ export async function signTokens(store: HomeStore, writes: readonly JournalWrite
  * writeStep: checks and writes one row for the leased job (inside the caller's
  * transaction); a refusal when the write would break the journal's rules.
  */
-export function writeStep(store: HomeStore, job: JobRow, e: Omit<JournalEntry, "attempt">, start: JournalStart): StepRefusal | null {
-  const at = store.sql.exec<{ name: string; kind: string; finished_at: number | null; bytes: number }>(STEP_AT, job.seq, e.seq).toArray()[0];
+/**
+ * What one transaction that writes many entries (a fan-out's invokes) keeps between them: the journal's size, read
+ * once and then kept by each write (n entries cost one read of the journal, not n), and whether the start record
+ * is written.
+ */
+export type JournalSize = { n: number | null; started?: boolean };
+
+/** The row at a journal position, as writeStep reads it (a caller that read it already passes it: null for none). */
+export type StepAt = { name: string; kind: string; finished_at: number | null; bytes: number };
+
+export function writeStep(
+  store: HomeStore,
+  job: JobRow,
+  e: Omit<JournalEntry, "attempt"> & { ref?: string | null },
+  start: JournalStart,
+  size: JournalSize = { n: null },
+  known?: StepAt | null,
+): StepRefusal | null {
+  const at = known === undefined ? store.sql.exec<StepAt>(STEP_AT, job.seq, e.seq).toArray()[0] : (known ?? undefined);
   if (at && (at.name !== e.name || at.kind !== e.kind)) {
     return { ok: false, code: "nondeterminism", reason: `NondeterminismError: step ${e.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(e.name)} in the code`, state: job.state };
   }
@@ -130,12 +147,47 @@ export function writeStep(store: HomeStore, job: JobRow, e: Omit<JournalEntry, "
   }
   const bytes = utf8Length(e.name, 1024) + resultBytes;
   // The row at this position (an atMostOnce step's start) is replaced, not added to.
-  const held = store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n - (at?.bytes ?? 0);
+  size.n ??= store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
+  const held = size.n - (at?.bytes ?? 0);
   if (held + bytes > limits.journalMaxBytes) {
     return { ok: false, code: "journal_too_large", reason: `journal_too_large: step ${JSON.stringify(e.name)} would take the job's journal past ${limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
   }
-  store.sql.exec(START_INSERT, job.seq, start.seed, start.at, start.at, job.attempts);
-  store.sql.exec(STEP_UPSERT, job.seq, e.seq, e.name, e.kind, e.result, e.startedAt, e.finishedAt, job.attempts, e.wakeAt, bytes);
+  if (!size.started) store.sql.exec(START_INSERT, job.seq, start.seed, start.at, start.at, job.attempts);
+  size.started = true;
+  store.sql.exec(STEP_UPSERT, job.seq, e.seq, e.name, e.kind, e.result, e.startedAt, e.finishedAt, job.attempts, e.wakeAt, bytes, e.ref ?? null);
+  size.n = held + bytes;
+  return null;
+}
+
+const OPEN_STEPS_INSERT = `
+INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes, ref)
+SELECT ?1, v.value ->> 0, v.value ->> 1, v.value ->> 2, NULL, v.value ->> 3, NULL, ?3, NULL, v.value ->> 4, v.value ->> 5 FROM json_each(?2) AS v`;
+
+/** An open entry with no timeout, new at its position (a fan-out's invokes): writeOpenSteps journals them in one statement. */
+export interface OpenStep {
+  seq: number;
+  name: string;
+  kind: JournalEntry["kind"];
+  startedAt: number;
+  ref: string | null;
+}
+
+/**
+ * writeOpenSteps: new open entries at free positions, in one statement — the journal's cap checked for them all
+ * (their names' bytes) as writeStep checks one. The caller has seen each position empty.
+ */
+export function writeOpenSteps(store: HomeStore, job: JobRow, steps: readonly OpenStep[], start: JournalStart, size: JournalSize): StepRefusal | null {
+  if (steps.length === 0) return null;
+  const rows = steps.map((e) => [e.seq, e.name, e.kind, e.startedAt, utf8Length(e.name, 1024), e.ref]);
+  const bytes = rows.reduce((n, r) => n + (r[4] as number), 0);
+  size.n ??= store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
+  if (size.n + bytes > store.config.limits.journalMaxBytes) {
+    return { ok: false, code: "journal_too_large", reason: `journal_too_large: ${steps.length} steps from ${JSON.stringify(steps[0]!.name)} on would take the job's journal past ${store.config.limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
+  }
+  if (!size.started) store.sql.exec(START_INSERT, job.seq, start.seed, start.at, start.at, job.attempts);
+  size.started = true;
+  store.sql.exec(OPEN_STEPS_INSERT, job.seq, JSON.stringify(rows), job.attempts);
+  size.n += bytes;
   return null;
 }
 

@@ -19,7 +19,7 @@ import { jobRows, type JobRow } from "./job-row";
 import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
 import type { Outcome } from "./outcome";
 import { getJob, idSeq, liveJobsOfKey } from "./read";
-import { JOURNAL_BYTES, TOKEN_OF_NAME, writeStep } from "./steps";
+import { JOURNAL_BYTES, TOKEN_OF_NAME, writeOpenSteps, writeStep, type JournalSize, type OpenStep, type StepAt } from "./steps";
 import { noteLastTransition } from "./timeline";
 import { parseToken } from "../job/wait-token";
 import { journalInvoke, oweChildren, type OwedJob } from "./invokes";
@@ -46,7 +46,8 @@ export interface WaitView {
 }
 
 /** The journal row at a position. */
-const ENTRY_AT = "SELECT kind, name, finished_at, wake_at, ref FROM job_step WHERE job_seq = ? AND seq = ?";
+/** The journal rows at the waits' positions, in one read (job_step's key). */
+const ENTRIES_AT = "SELECT seq, kind, name, finished_at, wake_at, ref, bytes FROM job_step WHERE job_seq = ?1 AND seq IN (SELECT value FROM json_each(?2))";
 /** The job's oldest open wait of a kind and name (job_step's key range of the job). */
 const OPEN_WAIT_OF = "SELECT seq FROM job_step WHERE job_seq = ? AND kind = ? AND name = ? AND finished_at IS NULL ORDER BY seq LIMIT 1";
 /** An open wait ends: its result, and its bytes counted in the journal's size. */
@@ -106,9 +107,18 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
     };
     const open: WaitView[] = [];
     const children: { home: string; job: OwedJob }[] = [];
+    // Kept by each journal write of this wait: a fan-out's invokes read the journal's size once (steps.ts).
+    const size: JournalSize = { n: null };
+    const fresh: OpenStep[] = [];
+    const held = new Map(
+      store.sql
+        .exec<StepAt & { seq: number; wake_at: number | null; ref: string | null }>(ENTRIES_AT, leased.seq, JSON.stringify(input.waits.map((w) => w.seq)))
+        .toArray()
+        .map((r) => [r.seq, r]),
+    );
     let ended: string | null = null;
     for (const w of input.waits) {
-      const at = store.sql.exec<{ kind: string; name: string; finished_at: number | null; wake_at: number | null; ref: string | null }>(ENTRY_AT, leased.seq, w.seq).toArray()[0];
+      const at = held.get(w.seq);
       let until: number | null;
       if (at && at.kind === w.kind && at.name === w.name) {
         if (at.finished_at !== null) {
@@ -122,14 +132,15 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
         until = at.wake_at;
       } else if (w.kind === "invoke") {
         // A new child: journaled with its id, its enqueue owed below (invokes.ts).
-        const child = journalInvoke(store, leased, w, input.start, now);
+        const child = journalInvoke(store, leased, w, now, at ?? null);
         if ("refused" in child) return failWith(child.refused);
         children.push(child);
+        fresh.push(child.step);
         open.push({ kind: "invoke", name: w.name, until: null, child: child.job.id });
         continue;
       } else {
         until = w.until ?? (w.timeoutMs === undefined || w.timeoutMs === null ? null : now + w.timeoutMs);
-        const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: w.kind, result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: until }, input.start);
+        const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: w.kind, result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: until }, input.start, size, at ?? null);
         // Its cap, or another step at its position.
         if (refused) return failWith(refused.reason);
         // A new event wait registers with its topic's registry (event-waits.ts); a timeout passed already needs none.
@@ -157,6 +168,8 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
         ended ??= `${describe(w.kind, w.name)} timed out`;
       } else open.push({ kind: SIGNAL_KIND[w.kind], name: w.name, until });
     }
+    const refused = writeOpenSteps(store, leased, fresh, input.start, size);
+    if (refused) return failWith(refused.reason);
     if (input.waits.some((w) => w.kind === "invoke")) oweChildren(store, leased, children, now);
     if (ended !== null || open.length === 0) {
       // Nothing left to wait for: back to pending, due now and unspent, as a zero sleep would.

@@ -28,7 +28,7 @@ import { appendStep, resolveStep } from "./steps";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
 import { completeToken, endEventWait, endTimedOut, resume, signal, signalKey, wait, type SignalKind, type SignalOutcome, type WaitInput } from "./waits";
-import { endInvoke, enqueueOwed, type ChildEnd, type OwedJob } from "./invokes";
+import { endInvokes, enqueueOwed, type ChildEnd, type OwedJob } from "./invokes";
 import { eventArrived, publish, registerWait, unwait, type ArrivedEvent, type EventWait } from "./event-waits";
 
 const GIVEN_BACK = "given back by its worker";
@@ -138,10 +138,10 @@ export const writes = {
     return written(true, row ? changed({ quiet: [row], fill: true, report: reportFor(store, [row]) }) : nothing());
   },
 
-  /** childEnded: a child's end ends its parent's invoke entry; a parent with nothing left open is due now. */
-  childEnded(store: HomeStore, parentId: string, end: ChildEnd, now: number): Written<boolean> {
-    const row = endInvoke(store, parentId, end, now, (seq, why) => resume(store, seq, why, now));
-    return written(true, row ? changed({ quiet: [row], fill: true, report: reportFor(store, [row]) }) : nothing());
+  /** childrenEnded: children's ends end their parents' invoke entries; a parent with nothing left open is due now. */
+  childrenEnded(store: HomeStore, ends: readonly { parentId: string; end: ChildEnd }[], now: number): Written<boolean> {
+    const rows = endInvokes(store, ends, now, (seq, why) => resume(store, seq, why, now));
+    return written(true, rows.length > 0 ? changed({ quiet: rows, fill: true, report: reportFor(store, rows) }) : nothing());
   },
 
   /** signal: a signal or a token's completion for a job; one that ends its wait makes it due (no event: it runs next). */

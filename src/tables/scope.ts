@@ -74,9 +74,10 @@ export const job = sqliteTable(
      * every other state. Its `run_at` is the earliest timeout (or WAIT_FOREVER).
      */
     wait: text("wait"),
-    /** A child job's parent (ctx.invoke; scope/invokes.ts): its id, and the step name it waits under. Null otherwise. */
+    /** A child job's parent (ctx.invoke; scope/invokes.ts): its id, and the step (name, position) it waits under. Null otherwise. */
     parentId: text("parent_id"),
     parentStep: text("parent_step"),
+    parentSeq: integer("parent_seq"),
     /** A parent's invoke entries still open (scope/invokes.ts): its child ends count it down, and the last resumes it. */
     childrenOpen: integer("children_open").notNull().default(0),
   },
