@@ -124,7 +124,8 @@ function enqueueOwedIn(store: HomeStore, jobs: readonly OwedJob[], now: number):
         else if (one.code === "queue_full") throw new QueueFullAfterAll();
         else {
           results.push({ row: null, created: false });
-          tellParent(store, job, { state: "refused", result: null, error: one.message, failureKind: null }, now);
+          if (job.parentId) tellParent(store, job, { state: "refused", result: null, error: one.message, failureKind: null }, now);
+          else console.error(JSON.stringify({ event: "outbox:enqueue_refused", id: job.id, type: job.type, error: one.message }));
         }
       }
       out = { ok: true, results };
