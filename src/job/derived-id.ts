@@ -43,7 +43,10 @@ export function hash128Hex(input: string): string {
   return [h1, h2, h3, h4].map((h) => (h >>> 0).toString(16).padStart(8, "0")).join("");
 }
 
-/** childLocalId: a child job's local id (ctx.invoke), from its parent's id and the step's name — so an enqueue owed twice, or replayed, creates one child. */
-export function childLocalId(parentId: string, step: string): string {
-  return `child-${hash128Hex(`${parentId}\u0000${step}`)}`;
+/**
+ * childLocalId: a child job's local id (ctx.invoke), from its parent's id and the step's name and position — so an
+ * enqueue owed twice, or replayed, creates one child, and a name used again (an invoke in a loop) another.
+ */
+export function childLocalId(parentId: string, step: string, seq: number): string {
+  return `child-${hash128Hex(`${parentId}\u0000${seq}\u0000${step}`)}`;
 }

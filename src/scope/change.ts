@@ -6,6 +6,7 @@
  */
 import { forgetUnfinished } from "./steps";
 import { abandonWaits } from "./invokes";
+import { registerAgain } from "./event-waits";
 import { sqlList } from "../job/states";
 import { TRANSITIONS } from "../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
@@ -84,6 +85,8 @@ export function retryJob(store: HomeStore, id: string, now: number): Outcome<{ r
     // An atMostOnce step that started and never finished runs again: the operator chose to retry, not to resolve it.
     forgetUnfinished(store, current.seq);
     const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id, idSeq(id)).one();
+    // Its open event waits were dropped from their registries when it ended: they register again.
+    registerAgain(store, row, now);
     store.touched(now);
     return { ok: true, row };
   });

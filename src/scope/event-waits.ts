@@ -181,6 +181,18 @@ export function unwaitEvents(store: HomeStore, rows: readonly JobRow[], now: num
   }
 }
 
+const OPEN_EVENT_WAITS_FULL = "SELECT seq, name, ref, wake_at FROM job_step WHERE job_seq = ? AND kind = 'event' AND finished_at IS NULL";
+
+/**
+ * registerAgain: a job retried by hand whose event waits are still open (its cancel or failure dropped them from
+ * their registries) registers them again, from now (inside the retry's transaction).
+ */
+export function registerAgain(store: HomeStore, row: JobRow, now: number): void {
+  for (const e of store.sql.exec<{ seq: number; name: string; ref: string | null; wake_at: number | null }>(OPEN_EVENT_WAITS_FULL, row.seq).toArray()) {
+    oweRegistration(store, { jobId: row.id, seq: e.seq, topic: e.name, match: JSON.parse(e.ref ?? "{}") as Record<string, unknown>, since: now, until: e.wake_at }, now);
+  }
+}
+
 /**
  * eventArrived (job's object): the event ends the wait at `seq` if it is still open; `end` ends the entry and
  * makes the job due (waits.ts). A wait that timed out, or a job gone, takes nothing.

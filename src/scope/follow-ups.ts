@@ -74,9 +74,11 @@ export class FollowUps {
     const types = wakeTypes(d.config, this.pushed, rowsOf(c), now);
     if (types.size > 0) d.wake(types, now);
     if (c.fill) d.dispatcher.fillNow();
-    if (d.takeOwed() || endsChildren(c.events)) d.sendOwed();
+    // What the write owed also sets the alarm (outbox.ts: its rows' next_at), even for a write that arms nothing else.
+    const owed = d.takeOwed();
+    if (owed || endsChildren(c.events)) d.sendOwed();
     if (c.report) d.report(c.report);
-    if (c.arm) await d.arm(now);
+    if (c.arm || owed) await d.arm(now);
   }
 }
 

@@ -40,6 +40,8 @@ export interface ChildEnd {
   reason?: string | null;
 }
 
+/** How long the children a full home had no room for wait before it is asked again. */
+const FULL_RETRY_MS = 1_000;
 /** Children one owed enqueue carries: a parent's fan-out goes out in rows of this many per home. */
 const OWED_CHUNK = 100;
 
@@ -68,7 +70,7 @@ export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now
     const issue = parsed.error.issues[0]!;
     return { refused: `${call}: ${["request", ...issue.path].join(".")}: ${issue.message}` };
   }
-  const request: EnqueueRequest = { ...parsed.data, id: childLocalId(parent.id, w.name) };
+  const request: EnqueueRequest = { ...parsed.data, id: childLocalId(parent.id, w.name, w.seq) };
   const payload = JSON.stringify(request.payload);
   try {
     requireDeclared(store.config, [request.type], () => "type");
@@ -101,9 +103,9 @@ export function oweChildren(store: HomeStore, parent: JobRow, children: readonly
  * key another job holds is refused back to its parent, and one that had ended already (a parent retried by hand
  * owes it again) tells its end again. `retry`: the home is full — send again later.
  */
-export function enqueueOwed(store: HomeStore, jobs: readonly OwedJob[], now: number): { out: EnqueueOutcome; retry: boolean } {
+export function enqueueOwed(store: HomeStore, jobs: readonly OwedJob[], now: number, home: string): { out: EnqueueOutcome; retry: boolean } {
   try {
-    return enqueueOwedIn(store, jobs, now);
+    return enqueueOwedIn(store, jobs, now, home);
   } catch (e) {
     // A home full for one of a chunk's jobs, after the chunk conflicted: nothing of it stays; sent again later.
     if (e instanceof QueueFullAfterAll) return { out: { ok: false, code: "queue_full", index: 0, message: e.message }, retry: true };
@@ -111,29 +113,45 @@ export function enqueueOwed(store: HomeStore, jobs: readonly OwedJob[], now: num
   }
 }
 
-function enqueueOwedIn(store: HomeStore, jobs: readonly OwedJob[], now: number): { out: EnqueueOutcome; retry: boolean } {
+function enqueueOwedIn(store: HomeStore, jobs: readonly OwedJob[], now: number, home: string): { out: EnqueueOutcome; retry: boolean } {
   return store.atomic(() => {
     let out = enqueueJobs(store, jobs, now);
-    if (!out.ok && out.code === "queue_full") return { out, retry: true };
+    if (!out.ok && out.code === "queue_full" && jobs.length === 1) return { out, retry: true };
+    /** Jobs of the chunk owed again for want of room; and refused ones, told already. */
+    const deferred = new Set<number>();
     if (!out.ok) {
-      // One job of the chunk conflicts: the rest go in one by one, and the refused ones are told to their parents.
+      // One job of the chunk conflicts, or the chunk does not fit under the type's maxDepth: the jobs go in one by
+      // one; refused ones are told to their parents, and those the home has no room for yet are owed again (to this
+      // very home, with the outbox's backoff), so a fan-out larger than maxDepth lands as room frees.
       const results: Extract<EnqueueOutcome, { ok: true }>["results"] = [];
-      for (const job of jobs) {
+      const full: OwedJob[] = [];
+      for (const [i, job] of jobs.entries()) {
         const one = enqueueJobs(store, [job], now);
         if (one.ok) results.push(one.results[0]!);
-        else if (one.code === "queue_full") throw new QueueFullAfterAll();
-        else {
+        else if (one.code === "queue_full") {
+          full.push(job);
+          deferred.add(i);
           results.push({ row: null, created: false });
+        } else {
+          results.push({ row: null, created: false });
+          deferred.add(i);
           if (job.parentId) tellParent(store, job, { state: "refused", result: null, error: one.message, failureKind: null }, now);
           else console.error(JSON.stringify({ event: "outbox:enqueue_refused", id: job.id, type: job.type, error: one.message }));
         }
       }
+      if (full.length === jobs.length) throw new QueueFullAfterAll();
+      if (full.length > 0) owe(store, "enqueue", home, JSON.stringify(full), now, FULL_RETRY_MS);
       out = { ok: true, results };
     }
     const parents: [number, string, string | null, number | null][] = [];
     out.results.forEach((r, i) => {
       const job = jobs[i]!;
-      if (!job.parentId || !r.row) return;
+      if (!job.parentId || deferred.has(i)) return;
+      if (!r.row) {
+        // Its id names a job deleted by retention (a tombstone): no child can be made under it.
+        tellParent(store, job, { state: "refused", result: null, error: `job id ${job.id} was used by a job deleted since`, failureKind: null }, now);
+        return;
+      }
       if (r.created) parents.push([r.row.seq, job.parentId, job.parentStep ?? null, job.parentSeq ?? null]);
       else if (r.row.id !== job.id) {
         tellParent(store, job, { state: "refused", result: null, error: `dedupe key ${JSON.stringify(job.dedupeKey)} is held by job ${r.row.id}`, failureKind: null }, now);
@@ -175,7 +193,7 @@ export function endInvokes(store: HomeStore, ends: readonly { parentId: string; 
       }
       if (!p) continue;
       // A completed child's entry holds its result alone beside its id: a fan-in's journal ships with every replay.
-      let result = JSON.stringify(end.state === "completed" ? { child: end.child, state: end.state, result: end.result ?? null } : { child: end.child, state: end.state, result: null, error: end.error ?? end.reason ?? null, failureKind: end.failureKind });
+      let result = JSON.stringify(end.state === "completed" ? { child: end.child, state: end.state, result: end.result ?? null } : { child: end.child, state: end.state, result: null, error: (end.state === "cancelled" ? end.reason : null) ?? end.error ?? end.reason ?? null, failureKind: end.failureKind });
       if (p.size + utf8Length(result, cap) > cap) {
         // The parent could never replay past a journal over its cap: it hears of the child as failed, and why.
         result = JSON.stringify({ child: end.child, state: "failed", result: null, error: `journal_too_large: the child's result would take its parent's journal past ${cap} bytes (limits.journalMaxBytes)`, failureKind: "fatal" });

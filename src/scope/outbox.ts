@@ -10,6 +10,7 @@
  * @module
  */
 import { homeOfJobId } from "../job/home";
+import { withTimeout } from "../pool/permit-plan";
 import type { HomeStore } from "./home-store";
 
 /**
@@ -19,6 +20,8 @@ import type { HomeStore } from "./home-store";
 export const OUTBOX_GRACE_MS = 5_000;
 /** Rows one send reads; a fuller outbox goes on in further rounds. */
 const OUTBOX_PAGE = 1000;
+/** A deliver call that has not answered by then is taken as failed (its rows are sent again, backing off). */
+const DELIVER_TIMEOUT_MS = 30_000;
 /** Bodies one deliver call carries at most (well under the RPC limit); the rest go in the next call to that object. */
 const DELIVER_MAX_BYTES = 4 * 1024 * 1024;
 /** A failed send is tried again after min(OUTBOX_BACKOFF_MAX_MS, 1 s · 2^tries). */
@@ -45,9 +48,9 @@ const OUTBOX_DUE = "SELECT seq, kind, target, body, tries FROM outbox WHERE next
 const OUTBOX_DONE = "DELETE FROM outbox WHERE seq IN (SELECT value FROM json_each(?))";
 const OUTBOX_LATER = "UPDATE outbox SET tries = tries + 1, next_at = ?2 + min(?3, 1000 * (1 << min(tries, 20))) WHERE seq IN (SELECT value FROM json_each(?1))";
 
-/** owe: an item for another object, inside the caller's transaction. */
-export function owe(store: HomeStore, kind: OwedKind, target: string, body: string, now: number): void {
-  store.sql.exec(OUTBOX_INSERT, kind, target, body, now + OUTBOX_GRACE_MS);
+/** owe: an item for another object, inside the caller's transaction; `laterMs`: not sent before then (a retry's wait). */
+export function owe(store: HomeStore, kind: OwedKind, target: string, body: string, now: number, laterMs = 0): void {
+  store.sql.exec(OUTBOX_INSERT, kind, target, body, now + OUTBOX_GRACE_MS + laterMs);
   store.owed();
 }
 
@@ -96,9 +99,12 @@ export class OutboxSender {
     this.running = new Promise<void>((r) => (release = r));
     const p = (async () => {
       let touched = false;
+      let round = fresh;
       do {
         this.again = false;
-        touched = (await this.sendRound(fresh)) || touched;
+        touched = (await this.sendRound(round)) || touched;
+        // A kick during the round asked for what was owed since: those rows are within their grace.
+        round = true;
       } while (this.again);
       // Rows sent or left for later move the next wake-up: a landed send needs no alarm at its grace's end.
       if (touched) await this.d.rearm();
@@ -107,6 +113,8 @@ export class OutboxSender {
       .finally(() => {
         this.running = null;
         release();
+        // A kick while the alarm was being set: its rows go now, not at the end of their grace.
+        if (this.again) this.kick();
       });
     return p;
   }
@@ -142,9 +150,13 @@ export class OutboxSender {
       await Promise.all(
         [...byHome].flatMap(([home, calls]) => calls.map((c) => [home, c.rows] as const)).map(async ([home, list]) => {
           try {
-            const applied = await this.d.deliver(
-              home,
-              list.map((r) => ({ kind: r.kind, target: r.target, body: r.body })),
+            // Bounded: a receiver that hangs must not hold every other send of this object, nor its alarm.
+            const applied = await withTimeout(
+              this.d.deliver(
+                home,
+                list.map((r) => ({ kind: r.kind, target: r.target, body: r.body })),
+              ),
+              DELIVER_TIMEOUT_MS,
             );
             list.forEach((r, i) => (applied[i] === true ? done : later).push(r.seq));
           } catch (e) {

@@ -269,7 +269,7 @@ export class ScopeParts {
       const body = JSON.parse(item.body) as unknown;
       switch (item.kind) {
         case "enqueue":
-          out.push(!(await this.write((at) => writes.enqueueOwed(this.store, body as OwedJob[], at))).retry);
+          out.push(!(await this.write((at) => writes.enqueueOwed(this.store, body as OwedJob[], at, this.home))).retry);
           break;
         case "child_ended":
           out.push(true);

@@ -140,7 +140,9 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
         continue;
       } else {
         until = w.until ?? (w.timeoutMs === undefined || w.timeoutMs === null ? null : now + w.timeoutMs);
-        const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: w.kind, result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: until }, input.start, size, at ?? null);
+        // An event wait keeps its match (in ref), so a retry by hand can register it again (event-waits.ts).
+        const ref = w.kind === "event" ? JSON.stringify(w.match ?? {}) : null;
+        const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: w.kind, result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: until, ref }, input.start, size, at ?? null);
         // Its cap, or another step at its position.
         if (refused) return failWith(refused.reason);
         // A new event wait registers with its topic's registry (event-waits.ts); a timeout passed already needs none.

@@ -112,8 +112,8 @@ export const writes = {
   },
 
   /** enqueueOwed: children or a failure handler another object owes this one; `retry` when this home is full. */
-  enqueueOwed(store: HomeStore, jobs: readonly OwedJob[], now: number): Written<{ retry: boolean }> {
-    const { out, retry } = enqueueOwed(store, jobs, now);
+  enqueueOwed(store: HomeStore, jobs: readonly OwedJob[], now: number, home: string): Written<{ retry: boolean }> {
+    const { out, retry } = enqueueOwed(store, jobs, now, home);
     return written({ retry }, out.ok ? enqueuedChanges(store, out) : nothing());
   },
 

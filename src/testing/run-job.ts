@@ -61,6 +61,7 @@ class Run implements TestRun {
   /** Each open event wait's match, by position. */
   private readonly matches = new Map<number, Record<string, unknown>>();
   private emitted = 0;
+  private readonly emittedIds = new Set<string>();
   private start: JournalStart | null = null;
   private runAt: number;
   private readonly type: string;
@@ -139,6 +140,9 @@ class Run implements TestRun {
 
   emit(topic: string, payload: Record<string, unknown>, id = `test-event-${++this.emitted}`): number {
     if (this.state === "completed" || this.state === "failed") return 0;
+    // As the queue: the same event id again ends nothing.
+    if (this.emittedIds.has(id)) return 0;
+    this.emittedIds.add(id);
     const open = [...this.entries.values()]
       .filter((e) => e.kind === "event" && e.name === topic && e.finishedAt === null)
       .filter((e) => Object.entries(this.matches.get(e.seq) ?? {}).every(([k, v]) => Object.hasOwn(payload, k) && JSON.stringify(payload[k]) === JSON.stringify(v)));
@@ -230,7 +234,7 @@ class Run implements TestRun {
       if (w.kind === "invoke") {
         if (held) continue;
         const request = w.request as { type: string; payload: unknown };
-        const id = childLocalId(this.id, w.name);
+        const id = childLocalId(this.id, w.name, w.seq);
         const entry: JournalEntry = { seq: w.seq, name: w.name, kind: "invoke", result: null, startedAt: w.startedAt, finishedAt: null, attempt, wakeAt: null };
         this.entries.set(w.seq, entry);
         this.children.push({ step: w.name, id, type: request.type, payload: request.payload, state: "waiting" });

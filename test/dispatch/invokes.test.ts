@@ -101,6 +101,43 @@ describe("child jobs, pulled", () => {
     await w.stop();
   });
 
+  it("an invoke in a loop under one name makes one child per call, each with its own result", async () => {
+    const parentType = uniqueType("test.parent");
+    const handlers = {
+      [parentType]: async (_p: unknown, ctx: any) => {
+        const got: unknown[] = [];
+        for (let i = 0; i < 2; i++) got.push(await ctx.invoke("echo", { type: "demo.echo", payload: { i } }));
+        return { got };
+      },
+    };
+    const w = createWorker({ url: "http://queue.test", token: TOKEN, types: [parentType], handlers, fetch: fetchCoordinator, log: () => {} });
+    const id = await enqueue(parentType);
+    for (let runs = 0; runs < 3; runs++) {
+      expect(await w.runOnce()).toBe(1);
+      if (runs < 2) await waitForJob(id, (j) => j.state === "pending");
+    }
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", result: { got: [{ i: 0 }, { i: 1 }] } });
+    const list = (await children(id)).children;
+    expect(new Set(list.map((c: any) => c.id)).size).toBe(2);
+    await w.stop();
+  });
+
+  it("a fan-out larger than the child type's maxDepth lands as room frees", async () => {
+    const parentType = uniqueType("test.parent");
+    const scope = { type: "Capped", id: crypto.randomUUID() };
+    const handlers = {
+      [parentType]: async (_p: unknown, ctx: any) => ({ n: (await Promise.all(Array.from({ length: 12 }, (_, i) => ctx.invoke(`c-${i}`, { type: "demo.capped", payload: {}, scope })))).length }),
+    };
+    const w = createWorker({ url: "http://queue.test", token: TOKEN, types: [parentType], handlers, fetch: fetchCoordinator, log: () => {} });
+    const id = await enqueue(parentType);
+    expect(await w.runOnce()).toBe(1);
+    // demo.capped holds at most 5 pending per object: the other 7 wait in the outbox and land as the first run.
+    await waitForJob(id, (j) => j.state === "pending", 30_000);
+    expect(await w.runOnce()).toBe(1);
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", result: { n: 12 } });
+    await w.stop();
+  }, 40_000);
+
   it("an invoke of an undeclared type or a bad request fails the parent, naming the field", async () => {
     const parentType = uniqueType("test.parent");
     const handlers = { [parentType]: async (_p: unknown, ctx: any) => ctx.invoke("x", { type: "demo.echo", payload: { big: "x" }, priority: 1.5 }) };

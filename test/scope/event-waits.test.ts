@@ -78,5 +78,12 @@ describe("an event wait", () => {
     await stub.cancel(id, null);
     await vi.waitFor(async () => expect(await waiters(reg)).toBe(0));
     expect(await reg.publish(topic, "late", "{}")).toBe(0);
+    // Retried by hand (later: the event above is from before), its open wait registers again, and an event ends it.
+    await useClock(stub, new ManualClock(T0 + 100));
+    await useClock(reg, new ManualClock(T0 + 100));
+    expect((await stub.retry(id)).ok).toBe(true);
+    await vi.waitFor(async () => expect(await waiters(reg)).toBe(1));
+    expect(await reg.publish(topic, "after-retry", "{}")).toBe(1);
+    await vi.waitFor(async () => expect(((await stub.steps(id)) as unknown as { result: unknown }[])[0]!.result).toMatchObject({ id: "after-retry" }));
   });
 });
