@@ -36,7 +36,8 @@ import { listSteps, signTokens } from "./steps";
 import { buildSummary, type HomeSummary } from "./summary";
 import { appendLeasedLogs, jobLogs } from "./job-logs";
 import { Meter, meterRequests } from "../metering/meter";
-import type { SignalOutcome, WaitInput } from "./waits";
+import type { WaitInput } from "./waits";
+import type { SignalOutcome } from "./signals";
 import type { OwedItem } from "./outbox";
 import { childrenOf } from "./invokes";
 

@@ -32,8 +32,8 @@ import { dispatchPort } from "./dispatch-port";
 import { EventSink, type Observer } from "./events";
 import { FollowUps } from "./follow-ups";
 import { OutboxSender, type OwedItem } from "./outbox";
-import type { ChildEnd, OwedJob } from "./invokes";
-import { RecentEvents, type ArrivedEvent, type EventWait } from "./event-waits";
+import { RecentEvents } from "./event-waits";
+import { applyOwed } from "./deliveries";
 import type { JobRow } from "./job-row";
 import { LeasePermits } from "./lease-permits";
 import { PauseGate } from "./pause-gate";
@@ -256,45 +256,9 @@ export class ScopeParts {
     return journals.size === 0 ? rows : rows.map((r) => (journals.has(r.seq) ? { ...r, journal: journals.get(r.seq)! } : r));
   }
 
-  /**
-   * deliver: what another object owed this one (outbox.ts), each item in its own transaction through the one
-   * commit path, and idempotently; false: not applied now (this home is full), to be sent again.
-   */
-  async deliver(items: readonly OwedItem[]): Promise<boolean[]> {
-    // A fan-in's children's ends, however many, are one transaction: each parent's journal read once (invokes.ts).
-    const ends = items.flatMap((item) => (item.kind === "child_ended" ? [{ parentId: item.target, end: JSON.parse(item.body) as ChildEnd }] : []));
-    if (ends.length > 0) await this.write((at) => writes.childrenEnded(this.store, ends, at));
-    const out: boolean[] = [];
-    for (const item of items) {
-      const body = JSON.parse(item.body) as unknown;
-      switch (item.kind) {
-        case "enqueue":
-          out.push(!(await this.write((at) => writes.enqueueOwed(this.store, body as OwedJob[], at, this.home))).retry);
-          break;
-        case "child_ended":
-          out.push(true);
-          break;
-        case "cancel":
-          // A child already ended, or gone, needs no cancel: either way it is done with.
-          await this.write((at) => writes.cancel(this.store, item.target, (body as { reason: string }).reason, at));
-          out.push(true);
-          break;
-        case "event_wait":
-          out.push(await this.write((at) => writes.eventWait(this.store, body as EventWait, at)));
-          break;
-        case "event_unwait": {
-          const { jobId, seq } = body as { jobId: string; seq: number };
-          out.push(await this.write(() => writes.eventUnwait(this.store, jobId, seq)));
-          break;
-        }
-        case "event_arrived": {
-          const { seq, event } = body as { seq: number; event: ArrivedEvent };
-          out.push(await this.write((at) => writes.eventArrived(this.store, item.target, seq, event, at)));
-          break;
-        }
-      }
-    }
-    return out;
+  /** deliver: what another object owed this one, applied idempotently (deliveries.ts); per item, whether it was. */
+  deliver(items: readonly OwedItem[]): Promise<boolean[]> {
+    return applyOwed(this.store, this.home, items, (op) => this.write(op));
   }
 
   /** poke: a pool freed a slot this object was waiting for — for a pushed type, or for a claim of a pulled one. */

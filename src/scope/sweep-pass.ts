@@ -9,7 +9,8 @@ import type { HomeStore } from "./home-store";
 import { bury, sweepTombstones } from "./tombstones";
 import { tallyDeleted } from "./tallies";
 import { JOB_DELETE_BY_SEQ } from "./completed-sweep";
-import { sweepKeptSignals, WAIT_FOREVER } from "./waits";
+import { sweepKeptSignals } from "./signals";
+import { WAIT_FOREVER } from "./wait-entries";
 
 /**
  * jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at), which holds failed, cancelled and superseded

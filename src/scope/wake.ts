@@ -20,7 +20,7 @@ import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./sweep-pass";
 import type { HomeStore } from "./home-store";
 import type { WakeMemo, WakeRow } from "./wake-memo";
 // A wait with no timeout is due at the end of time, which no alarm can be set for.
-import { WAIT_FOREVER } from "./waits";
+import { WAIT_FOREVER } from "./wait-entries";
 
 /**
  * jobNextWake: every time above that lives in SQLite, in one statement (it runs after every write; as a

@@ -27,7 +27,9 @@ import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteI
 import { appendStep, resolveStep } from "./steps";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
-import { completeToken, endEventWait, endTimedOut, resume, signal, signalKey, wait, type SignalKind, type SignalOutcome, type WaitInput } from "./waits";
+import { endEventWait, endTimedOut, wait, type WaitInput } from "./waits";
+import { completeToken, signal, signalKey, type SignalOutcome } from "./signals";
+import { resume, type SignalKind } from "./wait-entries";
 import { endInvokes, enqueueOwed, type ChildEnd, type OwedJob } from "./invokes";
 import { eventArrived, publish, registerWait, unwait, type ArrivedEvent, type EventWait } from "./event-waits";
 
