@@ -103,8 +103,23 @@ const workersPool = cloudflareTest({
   },
 });
 
+/**
+ * A race in the Workers pool, not in the queue: each call into a Durable Object or entrypoint of the main
+ * Worker (an alarm included) imports the main module through vitest's module runner, one `resolve`/`fetch`
+ * RPC to the pool. An alarm a file's objects set that fires while vitest tears that file's runner down is
+ * refused with this error after every test passed (vitest#8649, vitest#9458). Only that exact error is let
+ * go, and it is still printed; any other unhandled error fails the run.
+ */
+function teardownRace(error: { name?: string; message?: string }): boolean | void {
+  if (error.name === "EnvironmentTeardownError" && /Closing rpc while "(resolve|fetch)" was pending/.test(error.message ?? "")) {
+    console.warn(`[vitest.config] let go: ${error.message} (an object's alarm fired during a file's teardown)`);
+    return false;
+  }
+}
+
 export default defineConfig({
   test: {
+    onUnhandledError: teardownRace,
     projects: [
       {
         plugins: [workersPool],
