@@ -9,7 +9,7 @@ import { z } from "zod";
 import { jsonProblem, isJsonObject, type JsonObject } from "../job/json-safe";
 import { ERROR_MAX_CHARS } from "../job/schemas";
 import { readLogLines } from "../job/log-lines";
-import type { HandlerOutcome } from "../job/handler-contract";
+import type { HandlerOutcome, WaitItem } from "../job/handler-contract";
 
 /** A snooze shorter than this would only spin the job (a snooze spends no attempt). */
 export const SNOOZE_MIN_MS = 250;
@@ -63,8 +63,54 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
 ]);
 
 
+/** A wait outcome's fields but its waits (plainWaits). */
+const WaitOutcomeHead = z.object({ id: z.string(), kind: z.literal("wait"), start: z.object({ at: z.number().int().min(0), seed: z.string().max(64) }) });
+
+/**
+ * plainWaits: a wait outcome's waits when every one is of the plain shape — no duration to round, no match —
+ * and checked as WaitItemSchema checks them, read without the schema: a fan-out of 1,000 invokes through it was
+ * the largest part of reading its outcome (docs/design.md "Child jobs and failure handlers"). Null: any other
+ * shape, which the schema reads (and refuses).
+ */
+function plainWaits(waits: unknown): WaitItem[] | null {
+  if (!Array.isArray(waits) || waits.length < 1 || waits.length > WAITS_MAX) return null;
+  const out: WaitItem[] = [];
+  for (const v of waits) {
+    if (typeof v !== "object" || v === null) return null;
+    const { seq, kind, name, timeoutMs, until, held, startedAt, request, match } = v as Record<string, unknown>;
+    if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0 || seq > 100_000) return null;
+    if (kind !== "invoke" && kind !== "signal" && kind !== "token_wait" && kind !== "event") return null;
+    if (typeof name !== "string" || name.length < 1 || name.length > 256) return null;
+    if ((timeoutMs !== undefined && timeoutMs !== null) || match !== undefined) return null;
+    if (until !== undefined && until !== null && !(typeof until === "number" && Number.isSafeInteger(until) && until >= 0)) return null;
+    if (held !== undefined && typeof held !== "boolean") return null;
+    if (typeof startedAt !== "number" || !Number.isSafeInteger(startedAt) || startedAt < 0) return null;
+    const w: WaitItem = { seq, kind, name, startedAt };
+    if (timeoutMs === null) w.timeoutMs = null;
+    if (until !== undefined) w.until = until as number | null;
+    if (held !== undefined) w.held = held;
+    if (request !== undefined) w.request = request;
+    out.push(w);
+  }
+  return out;
+}
+
+/** readWait: a wait outcome of plain waits, or null for the schema to read. */
+function readWait(item: unknown): { id: string; kind: "wait"; waits: WaitItem[]; start: { at: number; seed: string } } | null {
+  if ((item as { kind?: unknown } | null)?.kind !== "wait") return null;
+  const waits = plainWaits((item as { waits?: unknown }).waits);
+  const head = waits && WaitOutcomeHead.safeParse(item);
+  return head?.success ? { ...head.data, waits: waits! } : null;
+}
+
 /** readOutcome: one outcome as the handler reported it, checked; null when it is not one. */
 export function readOutcome(item: unknown): { id: string; outcome: HandlerOutcome } | null {
+  const wait = readWait(item);
+  if (wait) {
+    const { id, ...outcome } = wait;
+    const logs = readLogLines((item as { logs?: unknown }).logs);
+    return { id, outcome: logs.length > 0 ? { ...outcome, logs } : outcome };
+  }
   const parsed = OutcomeSchema.safeParse(item);
   if (!parsed.success) return null;
   const { id, ...outcome } = parsed.data;

@@ -54,9 +54,20 @@ export function owe(store: HomeStore, kind: OwedKind, target: string, body: stri
   store.owed();
 }
 
-/** The object an owed item goes to: named by the target itself, or by the job id it names. */
-export function receiverOf(item: Pick<OwedItem, "kind" | "target">): string | null {
-  return TO_OBJECT.has(item.kind) ? item.target : (homeOfJobId(item.target)?.name ?? null);
+/**
+ * The object an owed item goes to: named by the target itself, or by the job id it names. `homes` keeps the homes
+ * of a round's job ids by their home part: a fan-in's thousand child ends name one parent, read once.
+ */
+export function receiverOf(item: Pick<OwedItem, "kind" | "target">, homes?: Map<string, string | null>): string | null {
+  if (TO_OBJECT.has(item.kind)) return item.target;
+  const dot = item.target.indexOf(".");
+  if (dot <= 0) return null;
+  const part = item.target.slice(0, dot);
+  const known = homes?.get(part);
+  if (known !== undefined) return known;
+  const home = homeOfJobId(item.target)?.name ?? null;
+  homes?.set(part, home);
+  return home;
 }
 
 export interface OutboxDeps {
@@ -130,8 +141,9 @@ export class OutboxSender {
       const byHome = new Map<string, { rows: Row[]; bytes: number }[]>();
       const done: number[] = [];
       const later: number[] = [];
+      const homes = new Map<string, string | null>();
       for (const r of rows) {
-        const home = receiverOf(r);
+        const home = receiverOf(r, homes);
         // A target that names no object of ours can never be delivered: dropped, and said.
         if (home === null) {
           console.error(JSON.stringify({ event: "outbox:undeliverable", kind: r.kind, target: r.target }));

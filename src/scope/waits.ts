@@ -19,7 +19,7 @@ import { JOB_FIND_LEASED, leaseRefusal } from "./lease";
 import type { Outcome } from "./outcome";
 import { idSeq } from "./read";
 import { writeOpenSteps, writeStep, type JournalSize, type OpenStep, type StepAt } from "./steps";
-import { journalInvoke, oweChildren, type OwedJob } from "./invokes";
+import { journalInvoke, oweChildren, type OwedJob, type RequestShapes } from "./invokes";
 import { oweRegistration } from "./event-waits";
 import { takeKept } from "./signals";
 import { describe, endWait, journalFull, KIND_WORDS, note, resume, SIGNAL_KIND, WAIT_FOREVER, type WaitView } from "./wait-entries";
@@ -65,6 +65,7 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
     // Kept by each journal write of this wait: a fan-out's invokes read the journal's size once (steps.ts).
     const size: JournalSize = { n: null };
     const fresh: OpenStep[] = [];
+    const shapes: RequestShapes = new Map();
     const held = new Map(
       store.sql
         .exec<StepAt & { seq: number; wake_at: number | null; ref: string | null }>(ENTRIES_AT, leased.seq, JSON.stringify(input.waits.map((w) => w.seq)))
@@ -87,7 +88,7 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
         until = at.wake_at;
       } else if (w.kind === "invoke") {
         // A new child: journaled with its id, its enqueue owed below (invokes.ts).
-        const child = journalInvoke(store, leased, w, now, at ?? null);
+        const child = journalInvoke(store, leased, w, now, at ?? null, shapes);
         if ("refused" in child) return failWith(child.refused);
         children.push(child);
         fresh.push(child.step);
