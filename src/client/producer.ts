@@ -104,7 +104,10 @@ export function producerClient(calls: Calls): QueueClient {
   const leaseOps: LeaseOps = {
     heartbeat: (id, leaseToken) => calls.heartbeat(id, { leaseToken }),
     complete: (id, leaseToken, result) => calls.complete(id, { leaseToken, ...(result ? { result } : {}) }),
-    fail: (id, leaseToken, error) => calls.fail(id, { leaseToken, error: error.slice(0, 4000) || "error" }),
+    write: (id, leaseToken, w) => {
+      const body = { leaseToken, ...w.body } as never;
+      return w.path === "steps" ? calls.appendStep(id, body) : w.path === "sleep" ? calls.sleepJob(id, body) : w.path === "wait" ? calls.waitJob(id, body) : calls.fail(id, body);
+    },
     claimKey: async (req) => (await calls.claimKey(req)).leased,
   };
   // The registry types payloads; the queue checks them as JSON (so `as never` where a registered payload type meets the schema's).

@@ -18,9 +18,13 @@
  *
  * @module
  */
+import type { JobContext } from "../handler/context";
+import { runOne } from "../handler/run-one";
+import type { JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { JsonObject } from "../job/json-safe";
 import type { LeasedJob, Scope } from "../job/schemas";
 import { grantedMs, Lease } from "../pull-worker/lease";
+import { dispatchOf, journalRefusal, settleWrite, stepAnswer, stepWrite, type LeaseWrite } from "../pull-worker/lease-writes";
 import { QueueClientError } from "./errors";
 
 /** What runClaimed needs of a client: the lease holder's calls. */
@@ -28,7 +32,8 @@ export interface LeaseOps {
   /** Renews the lease; answers its new end (the queue's clock). */
   heartbeat(id: string, leaseToken: string): Promise<{ leaseExpiresAt: number }>;
   complete(id: string, leaseToken: string, result: JsonObject | undefined): Promise<unknown>;
-  fail(id: string, leaseToken: string, error: string): Promise<unknown>;
+  /** An attempt's other writes under its lease (a durable step, a sleep, its waits, a failure): `POST /v1/jobs/{id}/<path>`; answers the body. */
+  write(id: string, leaseToken: string, w: LeaseWrite): Promise<unknown>;
   claimKey(req: { type: string; scope?: Scope; dedupeKey: string; worker: string; leaseMs: number }): Promise<LeasedJob | null>;
 }
 
@@ -39,11 +44,22 @@ export interface RunClaimedOptions {
   leaseMs?: number;
   /** The lease owner's name for followers (default "inline"). */
   worker?: string;
+  /** `ctx.env` for `fn`. */
+  env?: unknown;
 }
 
-export type ClaimedFn = (job: LeasedJob, run: { signal: AbortSignal }) => Promise<JsonObject | void | undefined> | JsonObject | void | undefined;
+/**
+ * What `fn` gets besides the job: a handler's context (docs/handlers.md) — `signal`, `ctx.step`, `ctx.sleep`, the
+ * waits and `ctx.invoke` (docs/workflows.md), `ctx.log`, `ctx.heartbeat` — written under the inline lease.
+ */
+export type ClaimedContext = JobContext<string, unknown>;
 
-/** runClaimed: returns the first job's result. */
+export type ClaimedFn = (job: LeasedJob, ctx: ClaimedContext) => Promise<JsonObject | void | undefined> | JsonObject | void | undefined;
+
+/**
+ * runClaimed: returns the first job's result — undefined when its attempt ended on a sleep, a wait or a snooze (the
+ * job's next attempt is run by whatever claims its type, and no follower is run: the key is still held).
+ */
 export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn, options: RunClaimedOptions = {}): Promise<JsonObject | undefined> {
   const maxDrains = options.maxDrains ?? 10;
   const leaseMs = options.leaseMs ?? 30_000;
@@ -59,6 +75,11 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
   for (let drained = 0; job; drained++) {
     const current: LeasedJob = job;
     const abort = new AbortController();
+    // Once the queue says the lease is gone, nothing more is written for the job.
+    const depose = (e: unknown) => {
+      lease.end();
+      if (!abort.signal.aborted) abort.abort(e);
+    };
     const lease = new Lease({
       job: current,
       sentAt,
@@ -70,34 +91,55 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
           const out = await ops.heartbeat(current.id, current.leaseToken);
           return typeof out?.leaseExpiresAt === "number" ? out.leaseExpiresAt : undefined;
         } catch (e) {
-          if (e instanceof QueueClientError && (e.code === "lease_lost" || e.code === "already_terminal")) {
-            lease.end();
-            abort.abort(e);
-          }
+          if (e instanceof QueueClientError && (e.code === "lease_lost" || e.code === "already_terminal")) depose(e);
           return undefined;
         }
       },
       onLapse: () => abort.abort(new QueueClientError("lease_lost", `no renewal of job ${current.id}'s lease was confirmed before it ended: the queue may give the job to another runner`)),
     });
-    let result: JsonObject | undefined;
-    try {
-      result = (await fn(current, { signal: abort.signal })) ?? undefined;
-    } catch (e) {
-      lease.end();
-      // The lease is gone: the job is not ours to fail (its next attempt may be running already).
-      if (abort.signal.aborted) throw abort.signal.reason;
-      const failed = (await ops.fail(current.id, current.leaseToken, e instanceof Error ? e.message || e.name : String(e)).catch(() => null)) as { outcome?: string } | null;
-      // Superseded: a follower was pending and carries the newer request — run it before the error goes up. Otherwise
-      // the job itself is retried after its backoff (whoever claims its type, or the key's next inline request).
-      const follower = drained < maxDrains && failed?.outcome === "superseded" ? await next() : null;
-      if (follower) await runClaimed(ops, follower, fn, { ...options, maxDrains: maxDrains - drained - 1 }).catch(() => undefined);
-      throw e;
-    }
+    const journal = async (w: Omit<JournalWrite, "id">): Promise<JournalAnswer> => {
+      if (abort.signal.aborted) return { ok: false, code: "lease_lost", message: "this attempt no longer holds the job" };
+      try {
+        return stepAnswer(w, (await ops.write(current.id, current.leaseToken, stepWrite(w))) as { token?: unknown });
+      } catch (e) {
+        const { answer, deposed } = journalRefusal(e);
+        if (deposed) depose(e);
+        return answer;
+      }
+    };
+    // What fn threw, to throw again to the caller once the job is failed (the outcome keeps only its message).
+    let thrown: { error: unknown } | null = null;
+    const out = await runOne(
+      {
+        [current.type]: async (_payload: unknown, ctx: ClaimedContext) => {
+          try {
+            return await fn(current, ctx);
+          } catch (e) {
+            thrown = { error: e };
+            throw e;
+          }
+        },
+      },
+      dispatchOf(current),
+      { signal: abort.signal, env: options.env, journal: { write: journal }, heartbeat: () => lease.renew() },
+    );
     lease.end();
+    // The lease is gone: the job is not ours to settle (its next attempt may be running already).
     if (abort.signal.aborted) throw abort.signal.reason;
-    await ops.complete(current.id, current.leaseToken, result);
-    if (current === handle) first = result;
-    job = drained < maxDrains ? await next() : null;
+    if (out.kind === "completed") {
+      const result = (out.result ?? undefined) as JsonObject | undefined;
+      await ops.complete(current.id, current.leaseToken, result);
+      if (current === handle) first = result;
+      job = drained < maxDrains ? await next() : null;
+      continue;
+    }
+    const settled = (await ops.write(current.id, current.leaseToken, settleWrite(out)).catch(() => null)) as { outcome?: string } | null;
+    if (out.kind !== "retry" && out.kind !== "failed") return first;
+    // Superseded: a follower was pending and carries the newer request — run it before the error goes up. Otherwise
+    // the job itself is retried after its backoff (whoever claims its type, or the key's next inline request).
+    const follower = drained < maxDrains && settled?.outcome === "superseded" ? await next() : null;
+    if (follower) await runClaimed(ops, follower, fn, { ...options, maxDrains: maxDrains - drained - 1 }).catch(() => undefined);
+    throw thrown === null ? new Error(out.error) : (thrown as { error: unknown }).error;
   }
   return first;
 }

@@ -12,9 +12,9 @@ import type { JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-con
 import type { WorkerHandlers } from "../handler/context";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
-import { eventOfTags } from "../job/event-tags";
 import type { LeasedJob } from "../job/schemas";
-import { ApiError, refusesField } from "./answers";
+import { refusesField } from "./answers";
+import { dispatchOf, isOver, journalRefusal, settleWrite, stepAnswer, stepWrite } from "./lease-writes";
 import { jobPath, type Call } from "./api";
 import { Lease } from "./lease";
 
@@ -34,8 +34,6 @@ export interface AttemptDeps {
   ended: (a: Attempt) => void;
   now?: () => number;
 }
-
-const isOver = (e: unknown) => e instanceof ApiError && (e.code === "lease_lost" || e.code === "already_terminal");
 
 export class Attempt {
   readonly abort = new AbortController();
@@ -117,21 +115,13 @@ export class Attempt {
 
   private async journal(w: Omit<JournalWrite, "id">): Promise<JournalAnswer> {
     if (!this.live) return { ok: false, code: "lease_lost", message: "this attempt no longer holds the job" };
+    const step = stepWrite(w);
     try {
-      const extra = w.op === "commit" ? { result: JSON.parse(w.result ?? "null") } : w.op === "token" ? { timeoutMs: (JSON.parse(w.result ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null } : {};
-      const out = await this.deps.call<{ token?: unknown }>("POST", `${jobPath(this.job.id)}/steps`, { leaseToken: this.job.leaseToken, op: w.op, seq: w.seq, name: w.name, startedAt: w.startedAt, start: w.start, ...extra });
-      // A wait token comes back made by the queue (docs/workflows.md).
-      return w.op === "token" && out.token !== undefined ? { ok: true, result: JSON.stringify(out.token) } : { ok: true };
+      return stepAnswer(w, await this.deps.call<{ token?: unknown }>("POST", `${jobPath(this.job.id)}/${step.path}`, { leaseToken: this.job.leaseToken, ...step.body }));
     } catch (e) {
-      if (!(e instanceof ApiError)) return { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` };
-      const reason = (e.details as { reason?: string } | undefined)?.reason;
-      if (reason === "nondeterminism") return { ok: false, code: "nondeterminism", message: e.message };
-      if (reason === "refused") return { ok: false, code: "refused", message: e.message };
-      if (reason === "journal_too_large" || e.code === "payload_too_large") return { ok: false, code: reason === "journal_too_large" ? "journal_too_large" : "payload_too_large", message: e.message };
-      // Only the queue saying the attempt is over deposes it; anything else (a 5xx, a 429) fails this step, and the
-      // attempt ends as a retry the worker still reports.
-      if (isOver(e) || e.code === "not_found") this.lost();
-      return { ok: false, code: "lease_lost", message: e.message };
+      const { answer, deposed } = journalRefusal(e);
+      if (deposed) this.lost();
+      return answer;
     }
   }
 
@@ -140,19 +130,7 @@ export class Attempt {
     try {
       const out = await runOne(
         deps.handlers as never,
-        {
-          id: job.id,
-          type: job.type,
-          payloadJson: JSON.stringify(job.payload),
-          attempt: job.attempts,
-          maxAttempts: job.maxAttempts,
-          scope: job.scope,
-          runAt: job.runAt,
-          scheduledFor: job.scheduledFor,
-          ...(eventOfTags(job.tags) ? { event: eventOfTags(job.tags)! } : {}),
-          dispatchedAt: job.startedAt ?? Date.now(),
-          ...(job.journal ? { journal: job.journal } : {}),
-        },
+        dispatchOf(job),
         { signal: this.abort.signal, env: deps.env, journal: { write: (w) => this.journal(w) }, heartbeat: () => this.lease.renew() },
       );
       // The handler is done: no more renewals. The deadline still fences what it writes last.
@@ -177,24 +155,10 @@ export class Attempt {
   }
 
   private async settle(out: JobOutcome): Promise<void> {
-    switch (out.kind) {
-      case "completed":
-        return this.live ? this.deps.complete(this, out.result ?? undefined, out.logs) : undefined;
-      case "retry":
-        return this.write("fail", { error: out.error.slice(0, 4000) || "error", ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}), ...(out.consumesAttempt === false ? { consumesAttempt: false } : {}) });
-      case "failed":
-        return this.write("fail", { error: out.error.slice(0, 4000) || "error", fatal: true });
-      case "snooze":
-        return this.write("fail", { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false });
-      case "sleep": {
-        const body = { seq: out.seq, name: out.name, until: out.until, startedAt: out.startedAt, start: out.start };
-        // The queue reckons the wake time from the duration, on its clock (docs/handlers.md "Durable steps"); a
-        // replay has none (the journal holds its wake time), and a queue older than `durationMs` gets `until`.
-        if (out.durationMs === undefined || out.durationMs === null) return this.write("sleep", body);
-        return this.write("sleep", { ...body, durationMs: out.durationMs }, (e) => (refusesField(e, "durationMs") ? body : null));
-      }
-      case "wait":
-        return this.write("wait", { waits: out.waits, start: out.start });
-    }
+    if (out.kind === "completed") return this.live ? this.deps.complete(this, out.result ?? undefined, out.logs) : undefined;
+    const w = settleWrite(out);
+    // A queue older than a sleep's `durationMs` gets the wake time by this machine's clock (`until`).
+    const { durationMs: _, ...older } = w.body;
+    return this.write(w.path, w.body, (e) => (w.path === "sleep" && "durationMs" in w.body && refusesField(e, "durationMs") ? older : null));
   }
 }

@@ -147,15 +147,34 @@ class Store {
         let current: LeasedJob | null = handle;
         for (let drained = 0; current; drained++) {
           const job = this.get(current.id);
-          try {
-            const result = (await fn(current, { signal: new AbortController().signal })) ?? undefined;
+          const leased: LeasedJob = current;
+          // fn runs with a handler's context, as the queue's runClaimed gives it (the test kit's runJob, one attempt).
+          let thrown: { error: unknown } | null = null;
+          const run = await runJob(
+            async (_payload, ctx) => {
+              try {
+                return await fn(leased, ctx);
+              } catch (e) {
+                thrown = { error: e };
+                throw e;
+              }
+            },
+            leased.payload as JsonObject,
+            { type: leased.type, id: leased.id, maxAttempts: 1, scope: leased.scope, env: o.env },
+          );
+          if (run.state === "completed") {
+            const result = run.result ?? undefined;
             Object.assign(job, { state: "completed", result: result ?? null, finishedAt: now(), updatedAt: now() });
             if (drained === 0) first = result;
-          } catch (e) {
-            Object.assign(job, { state: "failed", failureKind: "fatal", lastError: String(e), finishedAt: now(), updatedAt: now() });
+          } else if (run.state === "failed") {
+            Object.assign(job, { state: "failed", failureKind: "fatal", lastError: run.error, finishedAt: now(), updatedAt: now() });
             const follower = drained < max ? this.leaseKey(job.dedupeKey!, job.type) : null;
             if (follower) await this.client(onEnqueue).runClaimed(follower, fn, { ...o, maxDrains: max - drained - 1 }).catch(() => undefined);
-            throw e;
+            throw thrown === null ? new Error(run.error ?? "failed") : (thrown as { error: unknown }).error;
+          } else {
+            // A sleep or a wait ends the attempt: the key stays held, no follower runs.
+            Object.assign(job, { state: run.state === "waiting" ? "waiting" : "pending", updatedAt: now() });
+            return first;
           }
           current = drained < max ? this.leaseKey(job.dedupeKey!, job.type) : null;
         }

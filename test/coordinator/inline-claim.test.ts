@@ -6,9 +6,11 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createClient, createHttpClient, type QueueBinding } from "../../src/sdk";
-import { api, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
+import { createWorker } from "../../src/pull-worker";
+import { api, flushJobs, TOKEN, uniqueScope, uniqueType, waitForJob } from "../helpers/api";
 
 const rpc = createClient((exports as unknown as { EdgeQueue: QueueBinding }).EdgeQueue);
+const fetchCoordinator = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;
 const http = createHttpClient("http://queue.test/", TOKEN, { fetch: (input, init) => (exports as unknown as { default: Fetcher }).default.fetch(input, init) });
 
 describe.each([
@@ -73,6 +75,47 @@ describe.each([
     ).rejects.toThrow("transient");
     expect(runs).toBe(1);
     expect((await api("GET", `/v1/jobs/${handle!.id}`)).body.job).toMatchObject({ state: "pending", attempts: 1, lastError: "transient" });
+  });
+
+  it("fn gets a handler's context: a step is journaled, a wait ends the attempt holding nothing, and a pull worker's next attempt replays both", async () => {
+    const type = uniqueType("inline-wait");
+    const scope = uniqueScope("inline-wait");
+    let stepRuns = 0;
+    const body = async (ctx: { step: (n: string, f: () => number) => Promise<number>; waitForSignal: (n: string) => Promise<{ data: unknown } | null>; log: (m: string) => void }) => {
+      const a = await ctx.step("count", () => ++stepRuns);
+      ctx.log("before the wait");
+      const go = await ctx.waitForSignal("go");
+      return { a, go: go?.data ?? null };
+    };
+    const handle = await queue.claimOrEnqueue({ type, payload: {}, scope, dedupeKey: "w" });
+    expect(await queue.runClaimed(handle!, async (_job, ctx) => body(ctx))).toBeUndefined();
+    const waiting = (await api("GET", `/v1/jobs/${handle!.id}`)).body.job;
+    expect(waiting).toMatchObject({ state: "waiting", attempts: 0, waitingFor: [{ kind: "signal", name: "go" }] });
+    expect(waiting.leaseExpiresAt).toBeUndefined();
+    // The key is held by the waiting job: a request for it now waits as its follower.
+    expect(await queue.claimOrEnqueue({ type, payload: {}, scope, dedupeKey: "w" })).toBeNull();
+    expect(await queue.signal(handle!.id, "go", { ok: 1 })).toMatchObject({ delivered: "resumed" });
+    await flushJobs(handle!.id);
+    const worker = createWorker({ url: "http://queue.test", token: TOKEN, types: [type], handlers: { [type]: (_p: unknown, ctx: any) => body(ctx) }, fetch: fetchCoordinator, log: () => {} });
+    expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
+    await worker.stop();
+    expect((await api("GET", `/v1/jobs/${handle!.id}`)).body.job).toMatchObject({ state: "completed", result: { a: 1, go: { ok: 1 } } });
+    expect(stepRuns).toBe(1);
+  });
+
+  it("fn's ctx.invoke enqueues a child once; its end makes the job due, and the next attempt gets its result", async () => {
+    const type = uniqueType("inline-invoke");
+    const scope = uniqueScope("inline-invoke");
+    const handle = await queue.claimOrEnqueue({ type, payload: {}, scope, dedupeKey: "i" });
+    const fn = async (_job: unknown, ctx: { invoke: (n: string, r: object) => Promise<unknown> }) => ({ echoed: await ctx.invoke("echo", { type: "demo.echo", payload: { hi: 1 } }) });
+    expect(await queue.runClaimed(handle!, fn as never)).toBeUndefined();
+    await waitForJob(handle!.id, (j) => j.state === "pending");
+    await flushJobs(handle!.id);
+    const worker = createWorker({ url: "http://queue.test", token: TOKEN, types: [type], handlers: { [type]: (_p: unknown, ctx: any) => fn(null, ctx) }, fetch: fetchCoordinator, log: () => {} });
+    expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
+    await worker.stop();
+    expect((await api("GET", `/v1/jobs/${handle!.id}`)).body.job).toMatchObject({ state: "completed", result: { echoed: { hi: 1 } } });
+    expect((await api("GET", `/v1/jobs/${handle!.id}/children`)).body.children).toHaveLength(1);
   });
 
   it("refuses a pushed type, a guarded type and a missing key, naming the field", async () => {

@@ -27,7 +27,7 @@ function leaseOps(offset: number, leaseMs: number) {
       return { leaseExpiresAt: Date.now() + offset + leaseMs };
     },
     complete: async (id) => void calls.push(`complete ${id}`),
-    fail: async (id) => (calls.push(`fail ${id}`), { outcome: "retry" }),
+    write: async (id, _token, w) => (calls.push(`${w.path} ${id}`), w.path === "fail" ? { outcome: "retry" } : {}),
     claimKey: async () => (calls.push("claimKey"), state.followers.shift() ?? null),
   };
   return { ops, calls, state };

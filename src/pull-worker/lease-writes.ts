@@ -1,0 +1,94 @@
+/**
+ * What an attempt run under a pull lease writes — a durable step, a wait token, a sleep, its waits, a retry or a
+ * failure — as the API's bodies (docs/http-api.md), and what the handler hears of a refused journal write, whatever
+ * carries them: the pull worker's HTTP calls (attempt.ts) or a client's operations (runClaimed:
+ * client/run-claimed.ts). Each body goes to `POST /v1/jobs/{id}/<path>` with the attempt's lease token.
+ *
+ * @module
+ */
+import { eventOfTags } from "../job/event-tags";
+import type { DispatchJob, JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
+import type { LeasedJob } from "../job/schemas";
+
+export interface LeaseWrite {
+  path: "steps" | "sleep" | "wait" | "fail";
+  body: Record<string, unknown>;
+}
+
+/** A refusal as either transport throws it: the pull worker's ApiError, the clients' QueueClientError. */
+interface Refusal {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+const isRefusal = (e: unknown): e is Refusal => typeof e === "object" && e !== null && typeof (e as Refusal).code === "string" && typeof (e as Refusal).message === "string";
+
+/** stepWrite: a journal write of the handler's (steps.ts) as `POST /v1/jobs/{id}/steps` takes it. */
+export function stepWrite(w: Omit<JournalWrite, "id">): LeaseWrite {
+  const extra = w.op === "commit" ? { result: JSON.parse(w.result ?? "null") } : w.op === "token" ? { timeoutMs: (JSON.parse(w.result ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null } : {};
+  return { path: "steps", body: { op: w.op, seq: w.seq, name: w.name, startedAt: w.startedAt, start: w.start, ...extra } };
+}
+
+/** stepAnswer: the journal's answer to an accepted write — a wait token comes back made by the queue (docs/workflows.md). */
+export function stepAnswer(w: Omit<JournalWrite, "id">, out: { token?: unknown } | null | undefined): JournalAnswer {
+  return w.op === "token" && out?.token !== undefined ? { ok: true, result: JSON.stringify(out.token) } : { ok: true };
+}
+
+/**
+ * journalRefusal: what the handler hears of a refused journal write, and whether the attempt is deposed (the queue
+ * said it no longer holds the job). Anything else — a 5xx, a 429, a network failure — fails this step only, and the
+ * attempt ends as a retry its runner still reports.
+ */
+export function journalRefusal(e: unknown): { answer: JournalAnswer; deposed: boolean } {
+  if (!isRefusal(e)) return { answer: { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` }, deposed: false };
+  const reason = (e.details as { reason?: string } | undefined)?.reason;
+  if (reason === "nondeterminism") return { answer: { ok: false, code: "nondeterminism", message: e.message }, deposed: false };
+  if (reason === "refused") return { answer: { ok: false, code: "refused", message: e.message }, deposed: false };
+  if (reason === "journal_too_large" || e.code === "payload_too_large") {
+    return { answer: { ok: false, code: reason === "journal_too_large" ? "journal_too_large" : "payload_too_large", message: e.message }, deposed: false };
+  }
+  return { answer: { ok: false, code: "lease_lost", message: e.message }, deposed: isOver(e) || e.code === "not_found" };
+}
+
+/** isOver: the queue says this attempt is over — its lease lost, or the job ended. */
+export function isOver(e: unknown): boolean {
+  return isRefusal(e) && (e.code === "lease_lost" || e.code === "already_terminal");
+}
+
+/** settleWrite: the write that ends an attempt that did not complete (a completion goes its own way). */
+export function settleWrite(out: Exclude<JobOutcome, { kind: "completed" }>): LeaseWrite {
+  switch (out.kind) {
+    case "retry":
+      return { path: "fail", body: { error: out.error.slice(0, 4000) || "error", ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}), ...(out.consumesAttempt === false ? { consumesAttempt: false } : {}) } };
+    case "failed":
+      return { path: "fail", body: { error: out.error.slice(0, 4000) || "error", fatal: true } };
+    case "snooze":
+      return { path: "fail", body: { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false } };
+    case "sleep": {
+      // The queue reckons the wake time from the duration, on its clock (docs/handlers.md "Durable steps"); a replay
+      // has none (the journal holds its wake time).
+      const body = { seq: out.seq, name: out.name, until: out.until, startedAt: out.startedAt, start: out.start };
+      return { path: "sleep", body: out.durationMs === undefined || out.durationMs === null ? body : { ...body, durationMs: out.durationMs } };
+    }
+    case "wait":
+      return { path: "wait", body: { waits: out.waits, start: out.start } };
+  }
+}
+
+/** dispatchOf: a leased job as a handler runs it (handler/run-one.ts), with its journal. */
+export function dispatchOf(job: LeasedJob): DispatchJob {
+  return {
+    id: job.id,
+    type: job.type,
+    payloadJson: JSON.stringify(job.payload),
+    attempt: job.attempts,
+    maxAttempts: job.maxAttempts,
+    scope: job.scope,
+    runAt: job.runAt,
+    scheduledFor: job.scheduledFor,
+    ...(eventOfTags(job.tags) ? { event: eventOfTags(job.tags)! } : {}),
+    dispatchedAt: job.startedAt ?? Date.now(),
+    ...(job.journal ? { journal: job.journal } : {}),
+  };
+}
