@@ -62,6 +62,8 @@ class Run implements TestRun {
   private readonly matches = new Map<number, Record<string, unknown>>();
   private emitted = 0;
   private readonly emittedIds = new Set<string>();
+  /** options.events not emitted yet: each goes once a wait it matches is open. */
+  private events: { topic: string; payload: Record<string, unknown>; id?: string }[] = [];
   private start: JournalStart | null = null;
   private runAt: number;
   private readonly type: string;
@@ -78,6 +80,11 @@ class Run implements TestRun {
     this.id = options.id ?? "test-job";
     this.maxAttempts = options.maxAttempts ?? 3;
     for (const sig of options.signals ?? []) this.kept.push({ kind: "signal", name: sig.name, result: resultOf(sig.data) });
+    for (const t of options.tokens ?? []) {
+      this.completedTokens.add(t.name);
+      this.kept.push({ kind: "token", name: t.name, result: resultOf(t.data) });
+    }
+    this.events = [...(options.events ?? [])];
     if (typeof handler === "function") this.type = options.type ?? "test.job";
     else {
       const types = Object.keys(handler);
@@ -143,15 +150,30 @@ class Run implements TestRun {
     // As the queue: the same event id again ends nothing.
     if (this.emittedIds.has(id)) return 0;
     this.emittedIds.add(id);
-    const open = [...this.entries.values()]
-      .filter((e) => e.kind === "event" && e.name === topic && e.finishedAt === null)
-      .filter((e) => Object.entries(this.matches.get(e.seq) ?? {}).every(([k, v]) => Object.hasOwn(payload, k) && JSON.stringify(payload[k]) === JSON.stringify(v)));
+    const open = this.eventWaitsFor(topic, payload);
     for (const e of open) this.entries.set(e.seq, { ...e, result: JSON.stringify({ id, topic, payload, at: this.now }), finishedAt: this.now });
     if (open.length > 0 && this.state === "waiting") {
       this.state = "pending";
       this.runAt = this.now;
     }
     return open.length;
+  }
+
+  /** eventWaitsFor: the open event waits an event of `topic` with `payload` ends (their match, compared as JSON). */
+  private eventWaitsFor(topic: string, payload: Record<string, unknown>): JournalEntry[] {
+    return [...this.entries.values()]
+      .filter((e) => e.kind === "event" && e.name === topic && e.finishedAt === null)
+      .filter((e) => Object.entries(this.matches.get(e.seq) ?? {}).every(([k, v]) => Object.hasOwn(payload, k) && JSON.stringify(payload[k]) === JSON.stringify(v)));
+  }
+
+  /** emitGiven: the events of options.events that a wait now open matches, emitted in order. */
+  private emitGiven(): void {
+    this.events = this.events.filter((e) => {
+      if (this.state !== "waiting" && this.state !== "pending") return true;
+      if (this.eventWaitsFor(e.topic, e.payload).length === 0) return true;
+      this.emit(e.topic, e.payload, e.id);
+      return false;
+    });
   }
 
   endChild(step: string, end: TestChildEnd): "resumed" | "waiting" {
@@ -270,10 +292,10 @@ class Run implements TestRun {
     const write = async (w: Omit<JournalWrite, "id">): Promise<JournalAnswer> => {
       // A dead attempt writes nothing more (the queue fences it by its lease).
       if (crashed) return { ok: false, code: "lease_lost", message: "the attempt crashed" };
-      if (w.op === "commit" && crash.crashBefore === w.name) {
+      if ((w.op === "commit" || w.op === "token") && crash.crashBefore === w.name) {
         crashed = { step: w.name, when: "before" };
         abort.abort(new JobAbortedError("lease_lost"));
-        throw new Crash(`crashed before journaling step ${JSON.stringify(w.name)}`);
+        throw new Crash(`crashed before journaling ${w.op === "token" ? "wait token" : "step"} ${JSON.stringify(w.name)}`);
       }
       const held = this.entries.get(w.seq);
       const kind = w.op === "token" ? "token" : "step";
@@ -294,12 +316,12 @@ class Run implements TestRun {
           wakeAt: null,
         });
       }
-      if (w.op === "token") return { ok: true, result: this.entries.get(w.seq)!.result! };
-      if (w.op === "commit" && crash.crashAfter === w.name) {
+      if ((w.op === "commit" || w.op === "token") && crash.crashAfter === w.name) {
         crashed = { step: w.name, when: "after" };
         abort.abort(new JobAbortedError("lease_lost"));
-        throw new Crash(`crashed after journaling step ${JSON.stringify(w.name)}`);
+        throw new Crash(`crashed after journaling ${w.op === "token" ? "wait token" : "step"} ${JSON.stringify(w.name)}`);
       }
+      if (w.op === "token") return { ok: true, result: this.entries.get(w.seq)!.result! };
       return { ok: true };
     };
     const handlers = (typeof this.handler === "function" ? { [this.type]: this.handler } : this.handler) as Handlers<unknown>;
@@ -375,6 +397,9 @@ class Run implements TestRun {
       case "wait":
         this.attempts--;
         await this.wait(out, attempt);
+        this.emitGiven();
+        // The queue heard of the wait, then the attempt died: the job waits as it would.
+        if (crash.crashAfter !== undefined && out.waits.some((w) => w.name === crash.crashAfter)) this.outcome = { kind: "crashed", step: crash.crashAfter, when: "after" };
         break;
     }
   }

@@ -28,15 +28,27 @@ export interface RunOptions {
    * stays the real clock (fake it with vi.useFakeTimers if the handler reads it).
    */
   now?: number;
-  /** Journal the named step's result, then kill the attempt. */
+  /**
+   * Journal the named step's result (or the named wait token, `createWaitToken(name)`), then kill the attempt; named
+   * a wait, the queue hears of the wait and the attempt dies after (the job waits as it would: nothing is lost).
+   */
   crashAfter?: string;
   /**
-   * Run the named step's function, then kill the attempt before its result is journaled; or, named a wait
-   * (`waitForSignal(name)`, a token's name), kill the attempt before the queue hears of the wait.
+   * Run the named step's function, then kill the attempt before its result is journaled; named a wait token, kill
+   * the attempt before the queue makes it; named a wait (`waitForSignal(name)`, `waitForEvent(topic)`, an
+   * `invoke`'s step, a token's name), kill the attempt before the queue hears of the wait.
    */
   crashBefore?: string;
   /** Signals sent before the first attempt (kept for the job's waits, as the queue keeps one that raced ahead). */
   signals?: { name: string; data?: unknown }[];
+  /** Wait tokens completed (by name) before the first attempt: kept for `waitForToken`, as the queue keeps an early completion. */
+  tokens?: { name: string; data?: unknown }[];
+  /**
+   * Events emitted to the job's topics as soon as it waits on them: after each attempt that ends waiting, each event
+   * here (in order) that matches an open `waitForEvent` is emitted, ending it (an event emitted before a wait began
+   * ends nothing on the queue). One no wait matches stays for a later wait.
+   */
+  events?: { topic: string; payload: Record<string, unknown>; id?: string }[];
   /** ctx.invoke: what the child under each step name ends with, at once (a child not named here is run by `childHandlers`, or waits for `run.endChild`). */
   childResults?: Record<string, TestChildEnd>;
   /** ctx.invoke: handlers that run the children (each through its own runJob, settled), their ends told to the parent. */

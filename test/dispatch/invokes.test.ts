@@ -186,7 +186,7 @@ describe("event waits", () => {
       return r.body;
     });
     expect(sent).toMatchObject({ eventId: `paid-${orderId}` });
-    expect(await waitForJob(id, isTerminal)).toMatchObject({ state: "completed", result: { paid: { orderId, amount: 42 } } });
+    expect(await waitForJob(id, isTerminal)).toMatchObject({ state: "completed", result: { orderId, amount: 42 } });
     expect((await api("POST", "/v1/topics/order.paid/events", { id: `paid-${orderId}`, payload: { orderId } })).body.waits).toBe(0);
   });
 

@@ -187,6 +187,39 @@ describe("edgequeue/testing: waits (docs/workflows.md)", () => {
     expect(run.attempts).toBe(1);
   });
 
+  it("crashAfter a wait: the queue heard of it, so the job waits; a signal then resumes it and the replay goes past", async () => {
+    const run = await runJob(stepHandlers, {}, { type: "demo.approve", crashAfter: "approve" });
+    expect(run.outcome).toMatchObject({ kind: "crashed", step: "approve", when: "after" });
+    expect(run.state).toBe("waiting");
+    expect(run.steps).toEqual([expect.objectContaining({ name: "approve", kind: "signal", finishedAt: null })]);
+    expect(run.signal("approve", "late")).toBe("resumed");
+    await run.resume();
+    expect(run).toMatchObject({ state: "completed", attempts: 1, result: { approved: "late" } });
+  });
+
+  it("tokens: a completion sent before the first attempt is kept for the token's wait", async () => {
+    const run = await runJob(stepHandlers, {}, { type: "demo.token", tokens: [{ name: "ok", data: { early: true } }] });
+    expect(run.state).toBe("pending");
+    await run.resume();
+    expect(run.result).toEqual({ data: { early: true } });
+    expect(() => run.completeToken("ok")).toThrow(/completed already|is completed/);
+  });
+
+  it("crashBefore and crashAfter a wait token: made once, the same token on the next attempt", async () => {
+    const before = await runJob(stepHandlers, {}, { type: "demo.token", crashBefore: "ok" });
+    expect(before.outcome).toMatchObject({ kind: "crashed", step: "ok", when: "before" });
+    expect(before.steps).toEqual([]);
+    await before.resume();
+    expect(before.state).toBe("waiting");
+    const after = await runJob(stepHandlers, {}, { type: "demo.token", crashAfter: "ok" });
+    expect(after.outcome).toMatchObject({ kind: "crashed", step: "ok", when: "after" });
+    const made = after.steps[0]!.result;
+    await after.resume();
+    expect(after.state).toBe("waiting");
+    expect(after.steps[0]!.result).toEqual(made);
+    expect(after.steps.map((s) => s.kind)).toEqual(["token", "token_wait"]);
+  });
+
   it("waits made together (Promise.all) are all journaled in call order, and all must end", async () => {
     const both = async (_p: object, ctx: JobContext) => {
       const [a, b] = await Promise.all([ctx.waitForSignal("a"), ctx.waitForSignal("b")]);
@@ -262,14 +295,28 @@ describe("edgequeue/testing: event waits (docs/workflows.md)", () => {
     expect(run.emit("order.refunded", { orderId: "o1" })).toBe(0);
     expect(run.emit("order.paid", { orderId: "o1", amount: 3 })).toBe(1);
     await run.settle();
-    expect(run.result).toEqual({ paid: { orderId: "o1", amount: 3 } });
+    expect(run.result).toEqual({ orderId: "o1", amount: 3 });
     expect(run.steps).toEqual([expect.objectContaining({ kind: "event", name: "order.paid" })]);
+  });
+
+  it("events: each is emitted once a wait it matches is open; one for another order stays unemitted", async () => {
+    const run = await runJob(stepHandlers, { orderId: "o1" }, {
+      type: "demo.await.paid",
+      events: [
+        { topic: "order.paid", payload: { orderId: "o2" } },
+        { topic: "order.paid", payload: { orderId: "o1", amount: 5 }, id: "e1" },
+      ],
+    });
+    expect(run.state).toBe("pending");
+    expect(run.steps[0]).toMatchObject({ kind: "event", result: { id: "e1", topic: "order.paid", payload: { orderId: "o1", amount: 5 } } });
+    await run.resume();
+    expect(run.state).toBe("completed");
   });
 
   it("a timeout answers null; an event emitted before the wait ends nothing", async () => {
     const timed = await runJob(stepHandlers, { orderId: "o1", timeoutMs: 1000 }, { type: "demo.await.paid", now: 0 });
     await timed.resume();
-    expect(timed).toMatchObject({ state: "completed", result: { paid: null }, now: 1000 });
+    expect(timed).toMatchObject({ state: "completed", result: null, now: 1000 });
     const early = await runJob(stepHandlers, { orderId: "o1" }, { type: "demo.await.paid", crashBefore: "order.paid" });
     expect(early.emit("order.paid", { orderId: "o1" })).toBe(0);
     await early.resume();

@@ -81,11 +81,12 @@ export const stepHandlers = {
   },
   /**
    * Waits for an event on topic `order.paid` with the same orderId (POST /v1/topics/order.paid/events {"payload":
-   * {"orderId": …}}), holding nothing, and returns its payload; null when `timeoutMs` passes first.
+   * {"orderId": …}}), holding nothing, and returns the event's payload as its result; no result (null) when
+   * `timeoutMs` passes first.
    */
   "demo.await.paid": async (payload, ctx) => {
     const event = await ctx.waitForEvent("order.paid", { match: { orderId: payload.orderId }, ...(payload.timeoutMs === undefined ? {} : { timeoutMs: payload.timeoutMs }) });
-    return { paid: event === null ? null : event.payload };
+    return event === null ? null : event.payload;
   },
   /** demo.fatal's failure handler (onFailure): enqueued once per failed job with its view (docs/workflows.md "Failure handlers"). */
   "demo.compensate": (payload) => ({ compensated: payload.job.id }),
