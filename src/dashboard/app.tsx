@@ -31,7 +31,7 @@ import { TERMINAL_STATES } from "../job/states";
 import { ScheduleNameSchema } from "../job/schedule-spec";
 import { APP_CSS, APP_JS } from "./assets";
 import { Layout, type PageFrame } from "./layout";
-import { JobPage } from "./pages/job";
+import { CHILDREN_SHOWN, JobPage } from "./pages/job";
 import { jobHref, JobsPage } from "./pages/jobs";
 import { LoginPage } from "./pages/login";
 import { OverviewPage } from "./pages/overview";
@@ -169,8 +169,8 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   d.get("/jobs/:id", async (c) => {
     const id = parseInput(JobId, c.req.param("id"), "id");
     const ops = opsOf(c);
-    const [job, timeline, journal, logs] = await Promise.all([ops.jobs.get(id), ops.jobs.timeline(id, TIMELINE_STEPS), ops.jobs.steps(id), ops.jobs.logs(id)]);
-    return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} journal={journal} logs={logs} live={c.req.header(LIVE_HEADER) !== undefined} />);
+    const [job, timeline, journal, logs, children] = await Promise.all([ops.jobs.get(id), ops.jobs.timeline(id, TIMELINE_STEPS), ops.jobs.steps(id), ops.jobs.logs(id), ops.jobs.children(id, -1, CHILDREN_SHOWN)]);
+    return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} journal={journal} logs={logs} children={children} live={c.req.header(LIVE_HEADER) !== undefined} />);
   });
 
   d.post("/jobs/:id/retry", async (c) => {

@@ -1,6 +1,7 @@
 /** The dashboard over HTTP: sessions, CSRF, escaping, every page, and its actions changing what the API reports. */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { jobHref } from "../../src/dashboard/pages/jobs";
 import { newSession, SESSION_TTL_MS } from "../../src/dashboard/session";
 import { api, flushJobs, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
 
@@ -180,6 +181,35 @@ describe("dashboard edges", () => {
       ["1", "charge", "1"],
       ["2", "ship", "2"],
     ]);
+  });
+
+  it("a job's page says what it waits for (a signal, an event), links a parent's children with their states and a child's parent", async () => {
+    const { cookie } = await signIn();
+    const approve = await enqueue({ type: "demo.approve", payload: { timeoutMs: 60_000 } });
+    const paid = await enqueue({ type: "demo.await.paid", payload: { orderId: `o-${crypto.randomUUID()}` } });
+    const parent = await enqueue({ type: "demo.parent", payload: { n: 3 } });
+    await vi.waitFor(async () => expect([await stateOf(approve), await stateOf(paid), await stateOf(parent)]).toEqual(["waiting", "waiting", "completed"]), { timeout: 10_000, interval: 20 });
+    const waitingFor = async (id: string) => /<dd data-waiting-for[^>]*>([\s\S]*?)<\/dd>/.exec(await (await page("GET", jobHref(id), { cookie })).text())?.[1] ?? "";
+    expect(await waitingFor(approve)).toMatch(/^signal <code>approve<\/code><span class="muted"> until /);
+    expect(await waitingFor(paid)).toMatch(/^event on <code>order\.paid<\/code><span class="muted"> \(no timeout\)/);
+    const html = await (await page("GET", jobHref(paid), { cookie })).text();
+    expect(html).toContain("(wait for an event)");
+    expect(html).not.toContain("started, no result journaled");
+
+    const parentPage = await (await page("GET", jobHref(parent), { cookie })).text();
+    const children = /<div class="card" id="children">([\s\S]*?)<\/table>/.exec(parentPage)?.[1] ?? "";
+    const rows = [...children.matchAll(/<tr data-child-row[^>]*><td><code>([^<]+)<\/code><\/td><td[^>]*><a href="\/dashboard\/jobs\/([^"]+)"[\s\S]*?<td>([^<]+)<\/td><td>[\s\S]*?>(completed|failed|pending|running|waiting)</g)];
+    expect(rows.map((m) => [m[1], m[3], m[4]])).toEqual([
+      ["item-0", "demo.echo", "completed"],
+      ["item-1", "demo.echo", "completed"],
+      ["item-2", "demo.echo", "completed"],
+    ]);
+    const child = decodeURIComponent(rows[0]![2]!);
+    const childPage = await (await page("GET", jobHref(child), { cookie })).text();
+    expect(childPage).toMatch(/<dd data-parent[^>]*><a href="([^"]+)">/);
+    expect(/<dd data-parent[^>]*><a href="([^"]+)">/.exec(childPage)![1]).toBe(jobHref(parent));
+    await api("POST", `/v1/jobs/${approve}/cancel`, {});
+    await api("POST", `/v1/jobs/${paid}/cancel`, {});
   });
 
   it("refuses an oversized sign-in before reading it", async () => {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Job, JobLogs, StepView, Timeline } from "../../job/schemas";
+import type { Children, Job, JobLogs, StepView, Timeline } from "../../job/schemas";
 import { TRANSITIONS } from "../../job/transitions";
 import { duration, pretty, utc, utcMs } from "../format";
 import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
@@ -20,8 +20,13 @@ function clip(text: string): string {
 }
 
 /** The journal's waits (docs/workflows.md): open until what they wait for ends them. */
-const WAIT_KINDS: ReadonlySet<string> = new Set(["signal", "token_wait", "invoke"]);
-const KIND_NOTE: Record<string, string> = { signal: "(wait for a signal)", token: "(wait token made)", token_wait: "(wait for the token)", invoke: "(child job)" };
+const WAIT_KINDS: ReadonlySet<string> = new Set(["signal", "token_wait", "invoke", "event"]);
+const KIND_NOTE: Record<string, string> = { signal: "(wait for a signal)", token: "(wait token made)", token_wait: "(wait for the token)", invoke: "(child job)", event: "(wait for an event)" };
+/** What a wait of `waitingFor` is, in words. */
+const WAIT_WORDS: Record<string, string> = { signal: "signal", token: "wait token", event: "event on" };
+
+/** How many of a parent's children the page lists (the API pages through all: GET /v1/jobs/{id}/children). */
+export const CHILDREN_SHOWN = 100;
 
 /** childOf: an invoke entry's child — named by its result once it ended, by the job's waits while open. */
 function childOf(s: StepView, j: Job): string | null {
@@ -30,7 +35,7 @@ function childOf(s: StepView, j: Job): string | null {
   return ended?.child ?? j.waitingFor?.find((w) => w.kind === "invoke" && w.name === s.name)?.child ?? null;
 }
 
-export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; logs: JobLogs["items"]; live: boolean }) {
+export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; logs: JobLogs["items"]; children: Children; live: boolean }) {
   const { job: j, frame } = props;
   const canRetry = (TRANSITIONS.retry.from as readonly string[]).includes(j.state);
   const canCancel = (TRANSITIONS.cancel.from as readonly string[]).includes(j.state);
@@ -66,7 +71,7 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                         </>
                       ) : (
                         <>
-                          {w.kind === "signal" ? "signal" : "wait token"} <code>{w.name}</code>
+                          {WAIT_WORDS[w.kind] ?? w.kind} <code>{w.name}</code>
                           <span class="muted">{w.until === null ? " (no timeout)" : ` until ${utc(w.until)}`}</span>
                         </>
                       )}
@@ -183,6 +188,40 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                     <td class="wrap small">
                       {s.kind === "sleep" ? "" : s.finishedAt === null ? <em>{WAIT_KINDS.has(s.kind) ? `open${s.wakeAt === null ? "" : `, times out ${utcMs(s.wakeAt)}`}` : "started, no result journaled"}</em> : <code>{clip(JSON.stringify(s.result))}</code>}
                     </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+        {props.children.children.length > 0 ? (
+          <div class="card" id="children">
+            <h2>Children</h2>
+            {props.children.next !== null ? <p class="muted small">The first {CHILDREN_SHOWN} (GET /v1/jobs/…/children pages through them all).</p> : null}
+            <table>
+              <thead>
+                <tr>
+                  <th>Step</th>
+                  <th>Child</th>
+                  <th>Type</th>
+                  <th>State</th>
+                  <th>Finished</th>
+                </tr>
+              </thead>
+              <tbody>
+                {props.children.children.map((c) => (
+                  <tr data-child-row>
+                    <td>
+                      <code>{c.step}</code>
+                    </td>
+                    <td class="wrap small">
+                      <a href={jobHref(c.id)}>
+                        <code>{c.id}</code>
+                      </a>
+                    </td>
+                    <td>{c.job ? c.job.type : "—"}</td>
+                    <td>{c.job ? <StateChip state={c.job.state} /> : <span class="muted">deleted</span>}</td>
+                    <td>{c.job ? utc(c.job.finishedAt) : ""}</td>
                   </tr>
                 ))}
               </tbody>
