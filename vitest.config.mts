@@ -95,6 +95,10 @@ const workersPool = cloudflareTest({
           // FIFO (test/scope/ordered.test.ts): a pulled one, and a pushed topic consumer.
           "pull.ordered": { ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 60_000 } },
           "test.ordered.consumer": { binding: "TEST", ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 10 } },
+          // Failure handlers, pulled (test/dispatch/invokes.test.ts): the handler's own onFailure is never used for it.
+          "pull.onfail": { onFailure: "pull.onfail.handler", maxAttempts: 1 },
+          "pull.onfail.handler": { onFailure: "pull.onfail.handler2", maxAttempts: 1 },
+          "pull.onfail.handler2": {},
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] } },
         topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },

@@ -9,7 +9,7 @@
 import type { DispatchJob, JobOutcome } from "../job/handler-contract";
 import type { Handlers, JobContext, JobHandler } from "./context";
 import { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
-import { type JournalWriter, SleepRequest, StepRunner } from "./steps";
+import { type JournalWriter, SleepRequest, StepRunner, WaitRequest } from "./steps";
 import type { JournalStart, WaitItem } from "../job/handler-contract";
 import { LOG_LINES_PER_JOB, logLine, type JobLogLine } from "../job/log-lines";
 
@@ -82,6 +82,10 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
   try {
     value = await fn(JSON.parse(job.payloadJson), ctx as never);
   } catch (e) {
+    // A failure of the handler's own, thrown before any wait reached it (a replayed child's failure out of
+    // Promise.all), fails the attempt even though it asked for waits: the parent's children it no longer awaits are
+    // cancelled with it (docs/workflows.md "Child jobs").
+    if (steps.waits.length > 0 && !steps.delivered && !steps.sleeping && !unwinds(e)) return outcomeOf(job.id, e);
     // Waits first: a sleep asked for in the same moment is asked again when the job runs next (docs/workflows.md).
     if (steps.waits.length > 0) return waitOutcome(job.id, steps.waits, steps.startRecord());
     return steps.sleeping ? sleepOutcome(job.id, steps.sleeping) : outcomeOf(job.id, e);
@@ -95,6 +99,15 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     // The work is done; only its result cannot be stored. Retrying would repeat the work, so this is final.
     return { id: job.id, kind: "failed", error: `the handler's result is not JSON-serializable: ${String(e)}` };
   }
+}
+
+/** unwinds: the error is (or wraps) a wait's or a sleep's request — the attempt ending on it, not failing. */
+function unwinds(e: unknown): boolean {
+  for (let c = e, depth = 0; c !== null && c !== undefined && depth <= CAUSE_DEPTH; c = (c as { cause?: unknown }).cause, depth++) {
+    const name = (c as { name?: unknown }).name;
+    if (c instanceof WaitRequest || c instanceof SleepRequest || name === "WaitRequest" || name === "SleepRequest") return true;
+  }
+  return false;
 }
 
 function waitOutcome(id: string, waits: readonly WaitItem[], start: JournalStart): JobOutcome {

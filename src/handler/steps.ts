@@ -58,6 +58,14 @@ export class StepRunner {
   sleeping: SleepRequest | null = null;
   /** The waits asked for, in call order (a handler that caught a WaitRequest still waits). */
   readonly waits: WaitItem[] = [];
+  /**
+   * Whether a WaitRequest has reached the handler. An error the handler throws before that is its own — a replayed
+   * child's failure out of `Promise.all`, say — and fails the attempt even though it asked for waits; one after may
+   * be the wait's unwinding (a catch that wraps it), and the attempt ends on its waits.
+   */
+  delivered = false;
+  /** The open waits of this moment, rejected together a few ticks after the first (deliverWaits). */
+  private undelivered: (() => void)[] = [];
 
   constructor(
     private readonly job: StepJob,
@@ -225,10 +233,22 @@ export class StepRunner {
     } finally {
       errors.stackTraceLimit = limit;
     }
-    const p = Promise.reject(request);
+    // Rejected a few ticks later, with the others of its moment: what the replay answers at once — a child's failure,
+    // a wait that ended — settles first, so Promise.all over an open invoke and a failed one throws the failure, which
+    // the handler may catch (docs/workflows.md "Child jobs"). Ticks, not a timer: a test's fake timers must not hold it.
+    const p = new Promise<never>((_, reject) => {
+      if (this.undelivered.push(() => reject(request)) === 1) void afterTicks(WAIT_DELIVERY_TICKS).then(() => this.deliverWaits());
+    });
     // Handled here too: a wait the handler never awaits (the attempt ended on another) is no unhandled rejection.
     p.catch(() => undefined);
     return p;
+  }
+
+  private deliverWaits(): void {
+    const now = this.undelivered;
+    this.undelivered = [];
+    this.delivered = true;
+    for (const reject of now) reject();
   }
 
   private async write(w: Omit<JournalWrite, "id" | "start">): Promise<string | undefined> {
@@ -239,6 +259,17 @@ export class StepRunner {
     // Deposed: another attempt holds the job, or none does. Nothing this attempt does counts any more.
     throw new JobAbortedError("lease_lost");
   }
+}
+
+/**
+ * Microtask ticks between a moment's first open wait and its rejection: past the few a replayed failure takes to
+ * reach the handler's `await` through Promise.all and a layer or two of the handler's own async functions. A failure
+ * nested deeper arrives after the wait and the attempt ends on its waits, as it always did.
+ */
+const WAIT_DELIVERY_TICKS = 16;
+
+async function afterTicks(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await undefined;
 }
 
 function checkName(name: string): void {

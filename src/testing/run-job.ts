@@ -283,6 +283,12 @@ class Run implements TestRun {
   }
 
   async attempt(crash: AttemptOptions): Promise<void> {
+    await this.attemptOnce(crash);
+    // As the queue: a parent that fails cancels the children it still waits for (scope/invokes.ts abandonWaits).
+    if (this.state === "failed") for (const c of this.children) if (c.state === "waiting") c.state = "cancelled";
+  }
+
+  private async attemptOnce(crash: AttemptOptions): Promise<void> {
     this.attempts++;
     this.runs++;
     const attempt = this.attempts;

@@ -7,7 +7,10 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ChildJobFailedError, createWorker } from "../../src/pull-worker";
-import { api, isTerminal, TOKEN, uniqueType, waitForJob } from "../helpers/api";
+import { runInDurableObject } from "cloudflare:test";
+import { homeOfJobId } from "../../src/job/home";
+import { api, flushJobs, isTerminal, TOKEN, uniqueType, waitForJob } from "../helpers/api";
+import { env } from "../helpers/scope";
 
 const fetchCoordinator = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;
 
@@ -169,6 +172,53 @@ describe("failure handlers", () => {
     expect((await api("POST", `/v1/jobs/${id}/retry`, {})).status).toBe(200);
     await waitForJob(id, (j) => j.state === "failed" && j.attempts === 1);
     await vi.waitFor(async () => expect((await handlerJobs()).filter((j) => j.state === "completed")).toHaveLength(2));
+  });
+});
+
+describe("failure handlers, pulled", () => {
+  it("a pulled job's failure enqueues its handler once in its scope; the handler failing enqueues none, whatever its type's own onFailure", async () => {
+    const scope = { type: "Onfail", id: crypto.randomUUID() };
+    const id = await enqueue("pull.onfail", { n: 1 }, { scope });
+    const fail = async (type: string) => {
+      const w = createWorker({ url: "http://queue.test", token: TOKEN, types: [type], handlers: { [type]: () => { throw new Error(`${type} broke`); } }, fetch: fetchCoordinator, log: () => {} });
+      await flushJobs(id);
+      expect(await w.runOnce()).toBe(1);
+      await w.stop();
+    };
+    await fail("pull.onfail");
+    expect(await waitForJob(id, isTerminal)).toMatchObject({ state: "failed", lastError: "pull.onfail broke" });
+    const inScope = async (type: string) => (await api("GET", `/v1/jobs?type=${type}&scopeType=Onfail&scopeId=${scope.id}`)).body.items as any[];
+    const { vi } = await import("vitest");
+    const [handler] = await vi.waitFor(async () => {
+      const list = await inScope("pull.onfail.handler");
+      expect(list).toHaveLength(1);
+      return list;
+    });
+    expect(handler).toMatchObject({ scope, state: "pending", tags: ["edgequeue:onfailure"], payload: { job: { id, state: "failed", failureKind: "retries_exhausted", lastError: "pull.onfail broke", payload: { n: 1 } } } });
+    await fail("pull.onfail.handler");
+    expect(await waitForJob(handler.id, isTerminal)).toMatchObject({ state: "failed" });
+    // Its failure owed nothing: its object's outbox is empty, and no job of its own onFailure type exists.
+    const home = env.SCOPE.getByName(homeOfJobId(handler.id)!.name);
+    await vi.waitFor(async () => expect(await runInDurableObject(home, (_o: unknown, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n)).toBe(0));
+    expect(await inScope("pull.onfail.handler2")).toEqual([]);
+    expect(await inScope("pull.onfail.handler")).toHaveLength(1);
+  });
+
+  it("Promise.all over an open child and a failed one throws the failure at once; uncaught, the parent fails and cancels the open child", async () => {
+    const parentType = uniqueType("test.parent");
+    const handlers = {
+      // One child waits for a signal, the other fails at once: the parent runs again at the failure and does not catch it.
+      [parentType]: async (_p: unknown, ctx: any) => Promise.all([ctx.invoke("slow", { type: "demo.approve", payload: {} }), ctx.invoke("bad", { type: "demo.fatal", payload: {} })]),
+    };
+    const w = createWorker({ url: "http://queue.test", token: TOKEN, types: [parentType], handlers, fetch: fetchCoordinator, log: () => {} });
+    const id = await enqueue(parentType, {}, { maxAttempts: 1 });
+    expect(await w.runOnce()).toBe(1);
+    await waitForJob(id, (j) => j.state === "pending");
+    expect(await w.runOnce()).toBe(1);
+    expect(await waitForJob(id, isTerminal)).toMatchObject({ state: "failed", lastError: expect.stringContaining("bad") });
+    const slow = (await children(id)).children.find((c: { step: string }) => c.step === "slow").id;
+    expect(await waitForJob(slow, isTerminal)).toMatchObject({ state: "cancelled", cancelReason: expect.stringContaining(id) });
+    await w.stop();
   });
 });
 

@@ -257,6 +257,33 @@ describe("edgequeue/testing: child jobs (docs/workflows.md)", () => {
     expect(run.steps.map((s) => s.kind)).toEqual(["invoke", "invoke", "invoke"]);
   });
 
+  it("Promise.all over an open child and a failed one throws the failure at once: caught, the parent still waits for the open one; uncaught, it fails", async () => {
+    const both = (ctx: JobContext) => Promise.all([ctx.invoke("slow", { type: "demo.echo", payload: {} }), ctx.invoke("bad", { type: "demo.echo", payload: {} })]);
+    const catching = async (_p: object, ctx: JobContext) => {
+      try {
+        return { results: await both(ctx) };
+      } catch (e) {
+        return { caught: (e as ChildJobFailedError).step };
+      }
+    };
+    const run = await runJob(catching, {}, { childResults: { bad: { state: "failed", error: "no" } } });
+    expect(run.state).toBe("pending");
+    await run.resume();
+    // The handler caught the failure, but a parent completes only past the children it asked for.
+    expect(run.state).toBe("waiting");
+    run.endChild("slow", { result: { ok: 1 } });
+    await run.resume();
+    expect(run).toMatchObject({ state: "completed", result: { caught: "bad" } });
+
+    const uncaught = await runJob(async (_p: object, ctx: JobContext) => ({ results: await both(ctx) }), {}, { maxAttempts: 1, childResults: { bad: { state: "failed", error: "no" } } });
+    await uncaught.resume();
+    expect(uncaught).toMatchObject({ state: "failed", error: expect.stringContaining('ctx.invoke "bad") failed') });
+    expect(uncaught.children.map((c) => [c.step, c.state])).toEqual([
+      ["slow", "cancelled"],
+      ["bad", "failed"],
+    ]);
+  });
+
   it("a child that fails throws ChildJobFailedError, which the parent may catch; one left open waits for endChild", async () => {
     const parent = async (_p: object, ctx: JobContext) => {
       try {
