@@ -95,12 +95,15 @@ const workersPool = cloudflareTest({
           // FIFO (test/scope/ordered.test.ts): a pulled one, and a pushed topic consumer.
           "pull.ordered": { ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 60_000 } },
           "test.ordered.consumer": { binding: "TEST", ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 10 } },
+          // A waiting job holds no lease or permit (test/dispatch/waits-hold.test.ts): one at a time, and in a pool of 1.
+          "test.wait.pooled": { binding: "TEST", concurrency: 1 },
+          "pull.wait.pooled": { concurrency: 1 },
           // Failure handlers, pulled (test/dispatch/invokes.test.ts): the handler's own onFailure is never used for it.
           "pull.onfail": { onFailure: "pull.onfail.handler", maxAttempts: 1 },
           "pull.onfail.handler": { onFailure: "pull.onfail.handler2", maxAttempts: 1 },
           "pull.onfail.handler2": {},
         },
-        pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] } },
+        pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] }, "wait-pool": { concurrency: 1, types: ["test.wait.pooled"] }, "wait-pool-pulled": { concurrency: 1, types: ["pull.wait.pooled"] } },
         topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },
       },
     },
