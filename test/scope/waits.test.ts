@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { WaitItem } from "../../src/job/handler-contract";
 import { parseToken } from "../../src/job/wait-token";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { alarmAt, freshScope, newJob, row, rows, T0, type ScopeStub } from "../helpers/scope";
+import { alarmAt, env, freshScope, newJob, restartCold, row, rows, T0, useClock, type ScopeStub } from "../helpers/scope";
 
 const START = { at: T0, seed: "seed" };
 
@@ -199,5 +199,53 @@ describe("wait tokens", () => {
     const out = await stub.wait(id, again.leaseToken, { waits: [{ seq: 1, kind: "token_wait", name: "ok", until: T0 + 3 * 86_400_000, startedAt: T0 }], start: START });
     expect(out.ok && out.job).toMatchObject({ state: "pending" });
     expect((await journal(stub, id))[1]).toMatchObject({ result: { data: 7 } });
+  });
+});
+
+describe("a crash around a wait", () => {
+  it("before it reached the queue (the attempt died, its lease lapsed): a signal sent meanwhile is kept, and the next attempt's wait takes it", async () => {
+    const { home, stub, clock } = await freshScope();
+    const { id } = await leaseOne(stub, home);
+    // The signal arrives while the attempt runs; the attempt dies before its wait is written.
+    expect(await stub.signal(id, "approve", '"early"')).toEqual({ ok: true, id, resumed: false });
+    clock!.advance(30_000);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await row(stub, id)).toMatchObject({ state: "pending", attempts: 1, lease_token: null });
+    expect(await journal(stub, id)).toEqual([]);
+    clock!.advance(3_600_000);
+    const again = await runInDurableObject(stub, async (o: ScopeDO) => (await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 }))[0]!);
+    const out = await stub.wait(id, again.leaseToken, { waits: [signalWait(0, "approve", 60_000)], start: START });
+    expect(out.ok && out.job).toMatchObject({ state: "pending", attempts: 1 });
+    expect((await journal(stub, id))[0]).toMatchObject({ kind: "signal", result: { data: "early" } });
+    expect(await kept(stub)).toBe(0);
+  });
+
+  it.each(["signal", "token_wait", "event"] as const)("after it reached the queue (%s): the object's restart keeps the job waiting, its timeout armed, and what it waits for ends it", async (kind) => {
+    const { home, stub, clock } = await freshScope();
+    const { id, token } = await leaseOne(stub, home);
+    const topic = "order.paid";
+    let made: { id: string } | null = null;
+    if (kind === "token_wait") {
+      const t = await stub.appendStep({ id, op: "token", seq: 0, name: "go", result: JSON.stringify({ timeoutMs: 60_000 }), startedAt: T0, start: START }, token);
+      made = JSON.parse((t as { result: string }).result) as { id: string };
+    }
+    const seq = kind === "token_wait" ? 1 : 0;
+    const w: WaitItem =
+      kind === "signal"
+        ? signalWait(0, "go", 60_000)
+        : kind === "token_wait"
+          ? { seq, kind, name: "go", until: T0 + 60_000, startedAt: T0 }
+          : { seq, kind, name: topic, match: { n: 1 }, timeoutMs: 60_000, startedAt: T0 };
+    expect(await stub.wait(id, token, { waits: [w], start: START })).toMatchObject({ ok: true, job: { state: "waiting" } });
+
+    const cold = await restartCold(env.SCOPE, stub);
+    await useClock(cold, clock!);
+    expect(await row(cold, id)).toMatchObject({ state: "waiting", run_at: T0 + 60_000 });
+    expect(await alarmAt(cold)).toBe(T0 + 60_000);
+    clock!.advance(100);
+    if (kind === "signal") expect(await cold.signal(id, "go", '"after"')).toMatchObject({ ok: true, resumed: true });
+    else if (kind === "token_wait") expect(await cold.completeToken(made!.id, '"after"')).toMatchObject({ ok: true, resumed: true });
+    else expect(await cold.deliver([{ kind: "event_arrived", target: id, body: JSON.stringify({ seq, event: { id: "e1", topic, payload: { n: 1 }, at: T0 + 100 } }) }])).toEqual([true]);
+    expect(await row(cold, id)).toMatchObject({ state: "pending", wait: null, run_at: T0 + 100 });
   });
 });
