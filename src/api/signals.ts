@@ -45,7 +45,7 @@ export const SIGNAL_OPERATIONS = {
   waitJob: operation({
     method: "post",
     path: "/v1/jobs/{id}/wait",
-    summary: "A pull worker's attempt ends on waits (ctx.waitForSignal / waitForToken): journaled, and the job waiting — or due again at once when one has ended — without spending the attempt",
+    summary: "A pull worker's attempt ends on waits (ctx.waitForSignal, waitForToken, waitForEvent, invoke): journaled, the children owed, and the job waiting — or due again at once when one has ended — without spending the attempt",
     params: JobIdParams,
     body: WaitSchema,
     response: JobResultSchema,

@@ -75,7 +75,8 @@ export interface QueueClient {
   enqueueMany(inputs: EnqueueInput[], options?: { return?: "ids" }): Promise<EnqueuedId[]>;
   enqueueMany(inputs: EnqueueInput[], options: { return: "jobs" }): Promise<Enqueued[]>;
   get(id: string): Promise<TypedJob>;
-  cancel(id: string, reason?: string): Promise<TypedJob>;
+  /** cancel: a pending, running or waiting job; the children it invoked are cancelled too unless `cascade` is false. */
+  cancel(id: string, reason?: string, options?: { cascade?: boolean }): Promise<TypedJob>;
   list(query?: ListQuery): Promise<ListResult>;
   stats(type?: JobTypeName): Promise<StatsResult>;
   /** metrics: per type counts, lag and totals, and per-minute counters of the last `minutes` (default 60). */
@@ -116,7 +117,7 @@ export function producerClient(calls: Calls): QueueClient {
     enqueueMany: async (inputs: EnqueueInput[], options: { return?: "ids" | "jobs" } = {}) =>
       (await calls.enqueueBatch({ jobs: withoutUndefined(inputs) as never, ...(options.return ? { return: options.return } : {}) })).results as never,
     get: async (id) => (await calls.getJob(id)).job as never,
-    cancel: async (id, reason) => (await calls.cancelJob(id, reason === undefined ? {} : { reason })).job as never,
+    cancel: async (id, reason, options = {}) => (await calls.cancelJob(id, { ...(reason === undefined ? {} : { reason }), ...(options.cascade === false ? { cascade: false } : {}) })).job as never,
     // The API takes a list as comma-separated text, as in a query string.
     list: (query = {}) => calls.listJobs(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v]))),
     stats: (type) => calls.stats(type === undefined ? {} : { type }),

@@ -3,10 +3,12 @@
  * it) and over HTTP (as Node or a browser does), against the real coordinator.
  */
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { createWorker } from "../../src/pull-worker";
 import { createClient, createHttpClient, QueueClientError, type QueueBinding } from "../../src/sdk";
 import { TOKEN, flushJobs, uniqueScope, uniqueType, waitForJob, isTerminal } from "../helpers/api";
 
+const fetchCoordinator = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;
 const rpc = createClient((exports as unknown as { EdgeQueue: QueueBinding }).EdgeQueue);
 const http = createHttpClient("http://queue.test/", TOKEN, {
   fetch: (input, init) => (exports as unknown as { default: Fetcher }).default.fetch(input, init),
@@ -41,6 +43,34 @@ describe.each([
     expect(await queue.retryFailed({ type, scopeType: scope.type, scopeId: scope.id })).toEqual({ retried: 0, skipped: 0, nextCursor: null });
     const refused = await queue.retryFailed({ scopeType: "Tenant" } as never).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: "invalid_request", details: [{ path: "scopeId" }] });
+  });
+
+  it("signal by id and to a key, and cancel with cascade: false", async () => {
+    const id = (await queue.enqueue({ type: "demo.approve", payload: {} })).id;
+    await waitForJob(id, (j) => j.state === "waiting");
+    expect(await queue.signal(id, "approve", { by: "client" })).toEqual({ id, delivered: "resumed" });
+    expect(await waitForJob(id, isTerminal)).toMatchObject({ state: "completed", result: { approved: { by: "client" } } });
+    await expect(queue.signal(id, "approve")).rejects.toMatchObject({ code: "already_terminal" });
+
+    const scope = uniqueScope();
+    const keyed = (await queue.enqueue({ type: "demo.approve", payload: {}, scope, dedupeKey: "k" })).id;
+    // Sent before the job reached its wait, or after: either way its wait gets it.
+    const sent = await queue.signal({ type: "demo.approve", dedupeKey: "k", scope }, "approve", 7);
+    expect(sent.id).toBe(keyed);
+    expect(await waitForJob(keyed, isTerminal)).toMatchObject({ state: "completed", result: { approved: 7 } });
+    await expect(queue.signal({ type: "demo.approve", dedupeKey: "nobody", scope }, "approve")).rejects.toMatchObject({ code: "not_found" });
+
+    // A parent whose child waits: cancelled with cascade false, the child goes on.
+    const parentType = uniqueType("client.parent");
+    const w = createWorker({ url: "http://queue.test", token: TOKEN, types: [parentType], handlers: { [parentType]: (_p: unknown, ctx: any) => ctx.invoke("c", { type: "demo.approve", payload: {} }) }, fetch: fetchCoordinator, log: () => {} });
+    const parent = (await queue.enqueue({ type: parentType, payload: {} })).id;
+    expect(await w.runOnce()).toBe(1);
+    await w.stop();
+    const child = await vi.waitFor(async () => (await queue.listChildren(parent, {})).children[0]!.id as string);
+    await waitForJob(child, (j) => j.state === "waiting");
+    expect((await queue.cancel(parent, "no longer", { cascade: false })).state).toBe("cancelled");
+    expect((await queue.get(child)).state).toBe("waiting");
+    expect((await queue.cancel(child)).state).toBe("cancelled");
   });
 
   it("a refusal is a QueueClientError with the API's code", async () => {

@@ -36,7 +36,7 @@ export const StepParams = z.strictObject({ id: JobId, name: stepName });
 export const StepSchema = z.object({
   name: z.string(),
   seq: z.number().int().meta({ description: "Position in the job's step calls, from 0." }),
-  kind: z.enum(JOURNAL_KINDS).meta({ description: "step, sleep, signal (a wait for a signal), token (a wait token made) or token_wait (a wait for a token's completion)." }),
+  kind: z.enum(JOURNAL_KINDS).meta({ description: "step, sleep, signal (a wait for a signal), token (a wait token made), token_wait (a wait for a token's completion), invoke (a child job: its result holds the child's id and end) or event (a wait for an event on a topic)." }),
   result: z.unknown().meta({
     description: "The journaled JSON result; null while an atMostOnce step has started and not finished, and for a sleep. A wait: `{data}` once it ended, null while open or after its timeout. A token: the token.",
   }),
