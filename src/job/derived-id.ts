@@ -44,9 +44,13 @@ export function hash128Hex(input: string): string {
 }
 
 /**
- * childLocalId: a child job's local id (ctx.invoke), from its parent's id and the step's name and position — so an
- * enqueue owed twice, or replayed, creates one child, and a name used again (an invoke in a loop) another.
+ * childLocalId: a child job's local id (ctx.invoke), from its parent's id and the invoke's position in its journal —
+ * so an enqueue owed twice, or replayed, creates one child, and a name used again (an invoke in a loop) another. The
+ * name adds nothing: a position holds one name for good (another is nondeterminism). The parent's part is hashed
+ * once for a fan-out's children (the last parent's is kept).
  */
-export function childLocalId(parentId: string, step: string, seq: number): string {
-  return `child-${hash128Hex(`${parentId}\u0000${seq}\u0000${step}`)}`;
+export function childLocalId(parentId: string, seq: number): string {
+  if (parentId !== lastParent.id) lastParent = { id: parentId, hash: hash128Hex(parentId) };
+  return `child-${lastParent.hash}-${seq.toString(36)}`;
 }
+let lastParent = { id: "", hash: "" };

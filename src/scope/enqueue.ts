@@ -53,7 +53,7 @@ export interface NewJob {
    * is named again later, so it keeps its form. Absent (an older coordinator): kept.
    */
   idFromQueue?: boolean;
-  /** A child (ctx.invoke: scope/invokes.ts): its parent's id, and the invoke's name and position in its journal. */
+  /** A child (ctx.invoke: scope/invokes.ts): its parent's id, and the invoke's name and position in its parent's journal. */
   parentId?: string;
   parentStep?: string;
   parentSeq?: number;

@@ -86,7 +86,7 @@ export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now
   if (at) return { refused: `NondeterminismError: step ${w.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(w.name)} in the code` };
   const checked = checkRequest(w.request, shapes);
   if (!checked.ok) return { refused: `${call}: ${["request", ...checked.path].join(".")}: ${checked.message}` };
-  const request: EnqueueRequest = { ...checked.request, id: childLocalId(parent.id, w.name, w.seq) };
+  const request: EnqueueRequest = { ...checked.request, id: childLocalId(parent.id, w.seq) };
   const payload = JSON.stringify(request.payload);
   try {
     requireDeclared(store.config, [request.type], () => "type");

@@ -256,7 +256,7 @@ class Run implements TestRun {
       if (w.kind === "invoke") {
         if (held) continue;
         const request = w.request as { type: string; payload: unknown };
-        const id = childLocalId(this.id, w.name, w.seq);
+        const id = childLocalId(this.id, w.seq);
         const entry: JournalEntry = { seq: w.seq, name: w.name, kind: "invoke", result: null, startedAt: w.startedAt, finishedAt: null, attempt, wakeAt: null };
         this.entries.set(w.seq, entry);
         this.children.push({ step: w.name, id, type: request.type, payload: request.payload, state: "waiting" });

@@ -253,7 +253,7 @@ describe("edgequeue/testing: child jobs (docs/workflows.md)", () => {
       ["item-1", "demo.echo", "completed"],
       ["item-2", "demo.echo", "completed"],
     ]);
-    expect(run.children[0]!.id).toMatch(/^child-[0-9a-f]{32}$/);
+    expect(run.children[0]!.id).toMatch(/^child-[0-9a-f]{32}-0$/);
     expect(run.steps.map((s) => s.kind)).toEqual(["invoke", "invoke", "invoke"]);
   });
 
