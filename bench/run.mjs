@@ -287,7 +287,7 @@ async function main() {
     await pushDrain(queue.url, { type: "demo.echo", n: 1000 });
     const fanInMs = [];
     const plainMs = [];
-    for (let r = 0; r < 3; r++) {
+    for (let r = 0; r < (quick ? 3 : 5); r++) {
       fanInMs.push(await fanIn(1000));
       plainMs.push((1000 / (await pushDrain(queue.url, { type: "demo.echo", n: 1000 }))) * 1000);
     }
