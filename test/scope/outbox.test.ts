@@ -34,22 +34,29 @@ async function failSends(stub: ScopeStub, n: number, carried: OwedItem[][] = [])
   return carried;
 }
 
+/** parentOfAKid: a leased job in a fresh scope (on a manual clock, as is the scope its child will live in); `invoke` ends its attempt on one child. */
+async function parentOfAKid() {
+  const clock = new ManualClock(T0);
+  const { home, stub } = await freshScope(clock);
+  const kids = { type: "Kids", id: crypto.randomUUID() };
+  const kidHome = env.SCOPE.getByName(scopeHome(kids).name);
+  await useClock(kidHome, clock);
+  const kidType = uniqueType("test.kid");
+  const parent = await runInDurableObject(stub, async (o: ScopeDO) => {
+    await o.enqueue([newJob(home)]);
+    const [held] = await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 });
+    return { id: held!.id, token: held!.leaseToken };
+  });
+  const item: WaitItem = { seq: 0, kind: "invoke", name: "kid", startedAt: T0, request: { type: kidType, payload: {}, scope: kids } };
+  const invoke = () => stub.wait(parent.id, parent.token, { waits: [item], start: START });
+  return { clock, stub, kidHome, kidType, parent, invoke };
+}
+
 describe("the outbox", () => {
   it("keeps a child's enqueue through failed sends, backing off, and sends it again by the alarm", async () => {
-    const clock = new ManualClock(T0);
-    const { home, stub } = await freshScope(clock);
-    const kids = { type: "Kids", id: crypto.randomUUID() };
-    const kidHome = env.SCOPE.getByName(scopeHome(kids).name);
-    await useClock(kidHome, clock);
-    const kidType = uniqueType("test.kid");
-    const id = await runInDurableObject(stub, async (o: ScopeDO) => {
-      await o.enqueue([newJob(home)]);
-      const [held] = await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 });
-      return { id: held!.id, token: held!.leaseToken };
-    });
+    const { clock, stub, kidHome, kidType, parent: id, invoke } = await parentOfAKid();
     const carried = await failSends(stub, 2);
-    const invoke: WaitItem = { seq: 0, kind: "invoke", name: "kid", startedAt: T0, request: { type: kidType, payload: {}, scope: kids } };
-    await stub.wait(id.id, id.token, { waits: [invoke], start: START });
+    await invoke();
     await vi.waitFor(async () => expect(await outbox(stub)).toEqual([{ kind: "enqueue", tries: 1, next_at: T0 + 1000 }]));
     expect(carried).toHaveLength(1);
 
@@ -68,19 +75,10 @@ describe("the outbox", () => {
   });
 
   it("keeps a child's end through a failed send and its object's restart; the parent hears of it once", async () => {
-    const clock = new ManualClock(T0);
-    const { home, stub } = await freshScope(clock);
-    const kids = { type: "Kids", id: crypto.randomUUID() };
-    let kidHome = env.SCOPE.getByName(scopeHome(kids).name);
-    await useClock(kidHome, clock);
-    const kidType = uniqueType("test.kid");
-    const parent = await runInDurableObject(stub, async (o: ScopeDO) => {
-      await o.enqueue([newJob(home)]);
-      const [held] = await o.claim({ worker: "w", types: ["test.job"], limit: 1, leaseMs: 30_000 });
-      return { id: held!.id, token: held!.leaseToken };
-    });
-    const invoke: WaitItem = { seq: 0, kind: "invoke", name: "kid", startedAt: T0, request: { type: kidType, payload: {}, scope: kids } };
-    await stub.wait(parent.id, parent.token, { waits: [invoke], start: START });
+    const made = await parentOfAKid();
+    const { clock, stub, kidType, parent } = made;
+    let kidHome = made.kidHome;
+    await made.invoke();
     await vi.waitFor(async () => expect(await outbox(stub)).toEqual([]));
 
     // The child runs and completes; its end's first send fails.
