@@ -107,7 +107,18 @@ export function producerClient(calls: Calls): QueueClient {
     complete: (id, leaseToken, result) => calls.complete(id, { leaseToken, ...(result ? { result } : {}) }),
     write: (id, leaseToken, w) => {
       const body = { leaseToken, ...w.body } as never;
-      return w.path === "steps" ? calls.appendStep(id, body) : w.path === "sleep" ? calls.sleepJob(id, body) : w.path === "wait" ? calls.waitJob(id, body) : calls.fail(id, body);
+      switch (w.path) {
+        case "steps":
+          return calls.appendStep(id, body);
+        case "sleep":
+          return calls.sleepJob(id, body);
+        case "wait":
+          return calls.waitJob(id, body);
+        case "logs":
+          return calls.appendLogs(id, body);
+        case "fail":
+          return calls.fail(id, body);
+      }
     },
     claimKey: async (req) => (await calls.claimKey(req)).leased,
   };

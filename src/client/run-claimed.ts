@@ -126,6 +126,9 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
     lease.end();
     // The lease is gone: the job is not ours to settle (its next attempt may be running already).
     if (abort.signal.aborted) throw abort.signal.reason;
+    // Its ctx.log lines are kept with the job (docs/operating.md), written under the lease before what ends it; a
+    // refused write of them costs the lines, not the job.
+    if (out.logs) await ops.write(current.id, current.leaseToken, { path: "logs", body: { items: out.logs } }).catch(() => undefined);
     if (out.kind === "completed") {
       const result = (out.result ?? undefined) as JsonObject | undefined;
       await ops.complete(current.id, current.leaseToken, result);
@@ -133,8 +136,12 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
       job = drained < maxDrains ? await next() : null;
       continue;
     }
+    // A sleep, a wait or a snooze ends the attempt: its write must land (a refusal is thrown), and no follower runs.
+    if (out.kind !== "retry" && out.kind !== "failed") {
+      await ops.write(current.id, current.leaseToken, settleWrite(out));
+      return first;
+    }
     const settled = (await ops.write(current.id, current.leaseToken, settleWrite(out)).catch(() => null)) as { outcome?: string } | null;
-    if (out.kind !== "retry" && out.kind !== "failed") return first;
     // Superseded: a follower was pending and carries the newer request — run it before the error goes up. Otherwise
     // the job itself is retried after its backoff (whoever claims its type, or the key's next inline request).
     const follower = drained < maxDrains && settled?.outcome === "superseded" ? await next() : null;

@@ -8,7 +8,7 @@
  */
 import type { DispatchJob, JobOutcome } from "../job/handler-contract";
 import type { Handlers, JobContext, JobHandler } from "./context";
-import { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
+import { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
 import { type JournalWriter, SleepRequest, StepRunner, WaitRequest } from "./steps";
 import type { JournalStart, WaitItem } from "../job/handler-contract";
 import { LOG_LINES_PER_JOB, logLine, type JobLogLine } from "../job/log-lines";
@@ -82,10 +82,11 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
   try {
     value = await fn(JSON.parse(job.payloadJson), ctx as never);
   } catch (e) {
-    // A failure of the handler's own, thrown before any wait reached it (a replayed child's failure out of
-    // Promise.all), fails the attempt even though it asked for waits: the parent's children it no longer awaits are
+    // A failure of the handler's own fails the attempt even though it asked for waits — one thrown before any wait
+    // reached it (a replayed child's failure out of Promise.all), or a child's failure thrown on after the waits
+    // reached it (a catch that compensated with a step first): the parent's children it no longer awaits are
     // cancelled with it (docs/workflows.md "Child jobs").
-    if (steps.waits.length > 0 && !steps.delivered && !steps.sleeping && !unwinds(e)) return outcomeOf(job.id, e);
+    if (steps.waits.length > 0 && !steps.sleeping && !unwinds(e) && (!steps.delivered || childFailure(e))) return outcomeOf(job.id, e);
     // Waits first: a sleep asked for in the same moment is asked again when the job runs next (docs/workflows.md).
     if (steps.waits.length > 0) return waitOutcome(job.id, steps.waits, steps.startRecord());
     return steps.sleeping ? sleepOutcome(job.id, steps.sleeping) : outcomeOf(job.id, e);
@@ -106,6 +107,14 @@ function unwinds(e: unknown): boolean {
   for (let c = e, depth = 0; c !== null && c !== undefined && depth <= CAUSE_DEPTH; c = (c as { cause?: unknown }).cause, depth++) {
     const name = (c as { name?: unknown }).name;
     if (c instanceof WaitRequest || c instanceof SleepRequest || name === "WaitRequest" || name === "SleepRequest") return true;
+  }
+  return false;
+}
+
+/** childFailure: the error is (or wraps) a child's failure — never a wait's unwinding. */
+function childFailure(e: unknown): boolean {
+  for (let c = e, depth = 0; c !== null && c !== undefined && depth <= CAUSE_DEPTH; c = (c as { cause?: unknown }).cause, depth++) {
+    if (c instanceof ChildJobFailedError || (c as { name?: unknown }).name === "ChildJobFailedError") return true;
   }
   return false;
 }

@@ -11,7 +11,7 @@ import type { DispatchJob, JobOutcome, JournalAnswer, JournalWrite } from "../jo
 import type { LeasedJob } from "../job/schemas";
 
 export interface LeaseWrite {
-  path: "steps" | "sleep" | "wait" | "fail";
+  path: "steps" | "sleep" | "wait" | "fail" | "logs";
   body: Record<string, unknown>;
 }
 

@@ -123,24 +123,42 @@ function checkRequest(request: unknown, shapes: RequestShapes): { ok: true; requ
 }
 
 /**
- * shapeKey: JSON that tells two requests' fields apart exactly as the schema would — a non-finite number keeps its
- * value (JSON would make it null), and a value JSON would drop or change (a function, a BigInt, a Date) gives no
- * key, and the request is parsed whole.
+ * shapeKey: text that tells two requests' fields apart exactly as the schema would — every value tagged with its
+ * kind, so a number is never a string, NaN never null, a key set to undefined never an absent one (a strict schema
+ * refuses an unknown key even so). A value of another kind (a function, a BigInt, a Date, a Map) gives no key, and
+ * the request is parsed whole.
  */
 function shapeKey(fields: Record<string, unknown>): string | null {
   try {
-    return JSON.stringify(fields, function (this: Record<string, unknown>, k, v: unknown) {
-      const raw = this[k];
-      if (typeof raw === "number") return Number.isFinite(raw) ? raw : `\u0000${raw}`;
-      if (typeof raw === "function" || typeof raw === "symbol" || typeof raw === "bigint") throw NO_KEY;
-      if (typeof raw === "object" && raw !== null && !Array.isArray(raw) && Object.getPrototypeOf(raw) !== Object.prototype && Object.getPrototypeOf(raw) !== null) throw NO_KEY;
-      return v;
-    });
-  } catch {
-    return null;
+    return encode(fields);
+  } catch (e) {
+    if (e === NO_KEY) return null;
+    throw e;
   }
 }
 const NO_KEY = Symbol("no key");
+
+function encode(v: unknown): string {
+  if (v === null) return "z";
+  switch (typeof v) {
+    case "undefined":
+      return "u";
+    case "boolean":
+      return v ? "t" : "f";
+    case "number":
+      return `n${String(v)}`;
+    case "string":
+      return `s${JSON.stringify(v)}`;
+    case "object": {
+      if (Array.isArray(v)) return `[${Array.from(v, encode).join(",")}]`;
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) throw NO_KEY;
+      return `{${Object.keys(v).map((k) => `${JSON.stringify(k)}:${encode((v as Record<string, unknown>)[k])}`).join(",")}}`;
+    }
+    default:
+      throw NO_KEY;
+  }
+}
 
 /** oweChildren: the children a wait journaled, one owed enqueue per home and chunk; the parent's count of open ones. */
 export function oweChildren(store: HomeStore, parent: JobRow, children: readonly { home: string; job: OwedJob }[], now: number): void {
@@ -151,8 +169,10 @@ export function oweChildren(store: HomeStore, parent: JobRow, children: readonly
     else byHome.set(c.home, [c.job]);
   }
   for (const [home, jobs] of byHome) {
-    for (let i = 0; i < jobs.length; i += OWED_CHUNK) {
-      for (const part of jsonChunks(jobs.slice(i, i + OWED_CHUNK), (j) => j.payload.length + j.id.length + 300)) owe(store, "enqueue", home, JSON.stringify(part), now);
+    // Each child's JSON once, its length the exact measure of the row it goes into (a tag-heavy child is not small).
+    const texts = jobs.map((j) => JSON.stringify(j));
+    for (let i = 0; i < texts.length; i += OWED_CHUNK) {
+      for (const part of jsonChunks(texts.slice(i, i + OWED_CHUNK), (t) => t.length + 1)) owe(store, "enqueue", home, `[${part.join(",")}]`, now);
     }
   }
   store.sql.exec(CHILDREN_COUNT, parent.seq);

@@ -32,7 +32,7 @@ import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettle
 import { ScopeParts } from "./scope-parts";
 import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
-import { listSteps, signTokens } from "./steps";
+import { listSteps, signTokens, withJournal } from "./steps";
 import { buildSummary, type HomeSummary } from "./summary";
 import { appendLeasedLogs, jobLogs } from "./job-logs";
 import { Meter, meterRequests } from "../metering/meter";
@@ -175,13 +175,14 @@ export class ScopeDO extends DurableObject<Env> {
 
   async claimOrEnqueue(job: NewJob, worker: string, leaseMs: number): Promise<WireInlineClaim> {
     await this.parts.pause.ensure();
-    return wireInline(await this.w((s, now) => writes.claimOrEnqueue(s, job, worker, leaseMs, now)));
+    const out = await this.w((s, now) => writes.claimOrEnqueue(s, job, worker, leaseMs, now));
+    return wireInline(out.ok && out.leased ? { ...out, leased: withJournal(this.store, out.leased) } : out);
   }
 
   async claimKey(type: string, dedupeKey: string, worker: string, leaseMs: number): Promise<LeasedJob | null> {
     await this.parts.pause.ensure();
     const row = await this.w((s, now) => writes.claimKey(s, type, dedupeKey, worker, leaseMs, now));
-    return row ? toLeasedJob(row) : null;
+    return row ? toLeasedJob(withJournal(this.store, row)) : null;
   }
 
   async claim(req: ClaimRequest): Promise<LeasedJob[]> {

@@ -68,6 +68,15 @@ export function journalsOf(store: HomeStore, seqs: readonly number[]): Map<numbe
   return out;
 }
 
+/**
+ * withJournal: a leased row with its journal, when it has one — a job back from a wait or a sleep replays from it,
+ * whoever leases it (a pull claim, an inline claim of its key).
+ */
+export function withJournal(store: HomeStore, row: JobRow): JobRow & { journal?: Journal } {
+  const journal = journalsOf(store, [row.seq]).get(row.seq);
+  return journal ? { ...row, journal } : row;
+}
+
 const RESULT_AT = "SELECT result FROM job_step WHERE job_seq = ? AND seq = ?";
 /** The job's wait token of a name (one per name): job_step's key range of the job. */
 export const TOKEN_OF_NAME = "SELECT seq, result FROM job_step WHERE job_seq = ? AND kind = 'token' AND name = ? LIMIT 1";

@@ -92,6 +92,8 @@ describe.each([
     const waiting = (await api("GET", `/v1/jobs/${handle!.id}`)).body.job;
     expect(waiting).toMatchObject({ state: "waiting", attempts: 0, waitingFor: [{ kind: "signal", name: "go" }] });
     expect(waiting.leaseExpiresAt).toBeUndefined();
+    // Its ctx.log line is kept with the job, as a worker's is.
+    expect((await api("GET", `/v1/jobs/${handle!.id}/logs`)).body.items).toEqual([expect.objectContaining({ attempt: 1, message: "before the wait" })]);
     // The key is held by the waiting job: a request for it now waits as its follower.
     expect(await queue.claimOrEnqueue({ type, payload: {}, scope, dedupeKey: "w" })).toBeNull();
     expect(await queue.signal(handle!.id, "go", { ok: 1 })).toMatchObject({ delivered: "resumed" });
@@ -103,17 +105,17 @@ describe.each([
     expect(stepRuns).toBe(1);
   });
 
-  it("fn's ctx.invoke enqueues a child once; its end makes the job due, and the next attempt gets its result", async () => {
+  it("fn's ctx.invoke enqueues a child once; its end makes the job due, and the key's next inline claim replays it with its journal", async () => {
     const type = uniqueType("inline-invoke");
     const scope = uniqueScope("inline-invoke");
     const handle = await queue.claimOrEnqueue({ type, payload: {}, scope, dedupeKey: "i" });
     const fn = async (_job: unknown, ctx: { invoke: (n: string, r: object) => Promise<unknown> }) => ({ echoed: await ctx.invoke("echo", { type: "demo.echo", payload: { hi: 1 } }) });
     expect(await queue.runClaimed(handle!, fn as never)).toBeUndefined();
     await waitForJob(handle!.id, (j) => j.state === "pending");
-    await flushJobs(handle!.id);
-    const worker = createWorker({ url: "http://queue.test", token: TOKEN, types: [type], handlers: { [type]: (_p: unknown, ctx: any) => fn(null, ctx) }, fetch: fetchCoordinator, log: () => {} });
-    expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
-    await worker.stop();
+    // The next request for the key: it waits as a follower, and the job back from its wait is leased to run now.
+    const again = await queue.claimOrEnqueue({ type, payload: {}, scope, dedupeKey: "i" });
+    expect(again).toMatchObject({ id: handle!.id, journal: { entries: [expect.objectContaining({ kind: "invoke", name: "echo" })] } });
+    expect(await queue.runClaimed(again!, fn as never, { maxDrains: 0 })).toEqual({ echoed: { hi: 1 } });
     expect((await api("GET", `/v1/jobs/${handle!.id}`)).body.job).toMatchObject({ state: "completed", result: { echoed: { hi: 1 } } });
     expect((await api("GET", `/v1/jobs/${handle!.id}/children`)).body.children).toHaveLength(1);
   });

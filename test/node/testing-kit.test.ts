@@ -275,6 +275,20 @@ describe("edgequeue/testing: child jobs (docs/workflows.md)", () => {
     await run.resume();
     expect(run).toMatchObject({ state: "completed", result: { caught: "bad" } });
 
+    // Rethrown after a step that takes real time (the open wait has reached the handler by then): still at once.
+    const compensating = async (_p: object, ctx: JobContext) => {
+      try {
+        return { results: await both(ctx) };
+      } catch (e) {
+        await ctx.step("compensate", () => new Promise((r) => setTimeout(r, 5)));
+        throw e;
+      }
+    };
+    const rethrown = await runJob(compensating, {}, { maxAttempts: 1, childResults: { bad: { state: "failed", error: "no" } } });
+    await rethrown.resume();
+    expect(rethrown).toMatchObject({ state: "failed", error: expect.stringContaining('ctx.invoke "bad") failed') });
+    expect(rethrown.steps.map((s) => s.name)).toEqual(["slow", "bad", "compensate"]);
+
     const uncaught = await runJob(async (_p: object, ctx: JobContext) => ({ results: await both(ctx) }), {}, { maxAttempts: 1, childResults: { bad: { state: "failed", error: "no" } } });
     await uncaught.resume();
     expect(uncaught).toMatchObject({ state: "failed", error: expect.stringContaining('ctx.invoke "bad") failed') });

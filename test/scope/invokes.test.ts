@@ -9,6 +9,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { WaitItem } from "../../src/job/handler-contract";
 import { homeOfJobId, scopeHome } from "../../src/job/home";
+import { JSON_PARAM_MAX_BYTES } from "../../src/scope/json-chunks";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { uniqueType } from "../helpers/api";
 import { env, freshScope, newJob, row, T0, type ScopeStub } from "../helpers/scope";
@@ -78,6 +79,23 @@ describe("a fan-out of 1,000 children", () => {
   }, 30_000);
 });
 
+describe("a fan-out of large children", () => {
+  it("is owed in rows that each stay within a SQLite string's documented size, whatever part of the child is large", async () => {
+    const { home, stub } = await freshScope();
+    const { id, token } = await leaseOne(stub, home);
+    const tags = Array.from({ length: 20 }, (_, t) => `${t}`.padEnd(100, "t"));
+    const kidType = uniqueType("test.kid");
+    const waits = Array.from({ length: 1000 }, (_, i) => invoke(i, { type: kidType, payload: { i }, tags }));
+    const bodies = await runInDurableObject(stub, async (o: ScopeDO, state) => {
+      await o.wait(id, token, { waits, start: START });
+      return state.storage.sql.exec<{ n: number; jobs: number }>("SELECT length(body) AS n, json_array_length(body) AS jobs FROM outbox ORDER BY seq").toArray();
+    });
+    expect(bodies.length).toBeGreaterThan(1);
+    expect(bodies.reduce((n, b) => n + b.jobs, 0)).toBe(1000);
+    for (const b of bodies) expect(b.n).toBeLessThanOrEqual(JSON_PARAM_MAX_BYTES + 1000);
+  });
+});
+
 describe("an invoke's request", () => {
   it("is refused naming its field, even when its shape's JSON matches an accepted one's", async () => {
     const kidType = uniqueType("test.kid");
@@ -88,6 +106,9 @@ describe("an invoke's request", () => {
       [[{ type: kidType, payload: {} }, { type: kidType, payload: {}, priority: 1.5 }], "request.priority"],
       [[{ type: kidType, payload: {} }, { type: kidType, payload: {}, delayMs: 10, runAt: T0 }], "request.delayMs"],
       [[{ type: kidType, payload: {} }, "not a request"], "request"],
+      // JSON would drop the key set to undefined, and write NaN as null; the strict schema refuses both.
+      [[{ type: kidType, payload: {} }, { type: kidType, payload: {}, extra: undefined }], "request"],
+      [[{ type: kidType, payload: {}, dedupeKey: "\u0000NaN" }, { type: kidType, payload: {}, dedupeKey: NaN }], "request.dedupeKey"],
     ];
     for (const [requests, field] of cases) {
       const { home, stub } = await freshScope();
