@@ -98,6 +98,8 @@ const workersPool = cloudflareTest({
           // A waiting job holds no lease or permit (test/dispatch/waits-hold.test.ts): one at a time, and in a pool of 1.
           "test.wait.pooled": { binding: "TEST", concurrency: 1 },
           "pull.wait.pooled": { concurrency: 1 },
+          // A keyed limit, pulled (test/dispatch/keyed-limits.test.ts): 2 of each tenant at once.
+          "pull.tenant": { concurrency: { limit: 2, key: "payload.tenant" } },
           // Failure handlers, pulled (test/dispatch/invokes.test.ts): the handler's own onFailure is never used for it.
           "pull.onfail": { onFailure: "pull.onfail.handler", maxAttempts: 1 },
           "pull.onfail.handler": { onFailure: "pull.onfail.handler2", maxAttempts: 1 },

@@ -5,7 +5,7 @@
  * @module
  */
 import type { z } from "zod";
-import { PoolLimitsSchema, PoolListSchema, PoolNameParams, PoolStatusSchema } from "../job/schemas/pools";
+import { PoolKeysQuerySchema, PoolKeysSchema, PoolLimitsSchema, PoolListSchema, PoolNameParams, PoolStatusSchema } from "../job/schemas/pools";
 import { operation } from "./operation";
 
 export const POOL_OPERATIONS = {
@@ -16,10 +16,19 @@ export const POOL_OPERATIONS = {
     response: PoolListSchema,
     errors: [],
   }),
+  listPoolKeys: operation({
+    method: "get",
+    path: "/v1/pools/{name}/keys",
+    summary: "A keyed pool's key values holding permits or waited for, busiest first, a page at a time",
+    params: PoolNameParams,
+    query: PoolKeysQuerySchema,
+    response: PoolKeysSchema,
+    errors: ["not_found"],
+  }),
   setPoolLimits: operation({
     method: "put",
     path: "/v1/pools/{name}",
-    summary: "Resize a pool at runtime (persisted; the config stays the default)",
+    summary: "Resize a pool at runtime (persisted; the config stays the default); with `key`, one key value of a keyed pool",
     params: PoolNameParams,
     body: PoolLimitsSchema,
     response: PoolStatusSchema,

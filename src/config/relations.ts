@@ -12,11 +12,13 @@ import type { z } from "zod";
 import { BACKOFF_DEFAULT } from "../job/backoff";
 import { PAYLOAD_MAX_BYTES_DEFAULT, utf8Length } from "../job/json-size";
 import { didYouMean, nearestTypes } from "./known-types";
+import { checkLimitKeys } from "./limits";
 
 interface TypeInput {
   binding?: string;
   backoff?: { baseMs?: number; maxMs?: number };
-  concurrency?: number;
+  concurrency?: number | { limit: number; key?: string };
+  rate?: { limit: number; periodMs: number; burst?: number; key?: string };
   batchSize?: number;
   leaseMs?: number;
   notWhileRunning?: string[];
@@ -30,7 +32,7 @@ interface ConfigInput {
   defaults?: { backoff?: { baseMs?: number; maxMs?: number }; shards?: number };
   types?: Record<string, TypeInput>;
   topics?: Record<string, { consumers: string[] }>;
-  pools?: Record<string, { concurrency?: number; ratePerMinute?: number; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
+  pools?: Record<string, { concurrency?: number; ratePerMinute?: number; rate?: object; key?: string; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
   schedules?: Record<string, { type: string; payload?: object }>;
   limits?: { payloadMaxBytes?: number };
   strictTypes?: boolean;
@@ -44,6 +46,7 @@ const meant = (name: string, types: Record<string, unknown>) => didYouMean(neare
 
 export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void {
   const types = config.types ?? {};
+  checkLimitKeys(config, ctx);
   // A backoff's cap below its base would make every delay the cap: say so, with the values in force (type → defaults → built in).
   const base = { baseMs: config.defaults?.backoff?.baseMs ?? BACKOFF_DEFAULT.baseMs, maxMs: config.defaults?.backoff?.maxMs ?? BACKOFF_DEFAULT.maxMs };
   if (base.maxMs < base.baseMs) {
@@ -84,8 +87,11 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
     });
   }
   for (const [name, pool] of Object.entries(config.pools ?? {})) {
-    if (pool.concurrency === undefined && pool.ratePerMinute === undefined) {
-      ctx.addIssue({ code: "custom", path: ["pools", name], message: "give the pool a concurrency, a ratePerMinute, or both" });
+    if (pool.concurrency === undefined && pool.ratePerMinute === undefined && pool.rate === undefined) {
+      ctx.addIssue({ code: "custom", path: ["pools", name], message: "give the pool a concurrency, a rate (or ratePerMinute), or both" });
+    }
+    if (pool.ratePerMinute !== undefined && pool.rate !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["pools", name, "rate"], message: "rate and ratePerMinute are two ways to limit one pool's rate: give one" });
     }
     pool.types.forEach((t, i) => {
       if (!declared(t)) ctx.addIssue({ code: "custom", path: ["pools", name, "types", i], message: `${t} is not a declared type: declare it under types${meant(t, types)}` });

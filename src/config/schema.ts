@@ -11,6 +11,9 @@ import { PAYLOAD_MAX_BYTES_DEFAULT } from "../job/json-size";
 import { MaxAttemptsSchema } from "../job/max-attempts";
 import { wellFormed } from "../job/names";
 import { ScheduleNameSchema, ScheduleSpecSchema, type ScheduleSpec } from "../job/schedule-spec";
+import type { KeyPath } from "../job/limit-key";
+import { KeyPathSchema } from "../job/limit-key";
+import { ConcurrencySchema, RateSchema, resolveTypeLimits, type RateSettings } from "./limits";
 import { checkRelations, relationWarnings } from "./relations";
 
 const ms = (max: number) => z.number().int().min(0).max(max);
@@ -51,8 +54,13 @@ const TypeConfigSchema = z.strictObject({
   backoff: BackoffSchema.optional(),
   /** A service binding to the handler Worker's entrypoint: jobs are pushed to it. Without one the type is pull-only. */
   binding: bindingName.optional(),
-  /** Most attempts of this type running at once, across every object (a PoolDO permit each). */
-  concurrency: z.number().int().min(1).max(100_000).optional(),
+  /**
+   * Most attempts of this type running at once, across every object (a PoolDO permit each); `{ limit, key }`: that
+   * many per value of the key (docs/guards.md "Keyed limits").
+   */
+  concurrency: ConcurrencySchema.optional(),
+  /** Most starts per period, spaced evenly (GCRA), per value of `key` when given (docs/guards.md "Rate limits"). */
+  rate: RateSchema.optional(),
   /** Default per-attempt time limit for jobs of this type (an enqueue may set its own). */
   timeoutMs: z.number().int().min(1000).max(7 * DAY_MS).optional(),
   /** Most jobs per handler call. */
@@ -86,6 +94,10 @@ const PoolConfigSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(100_000).optional(),
   /** Most budget units spent per fixed one-minute window (each attempt start spends its type's rate cost, default 1). */
   ratePerMinute: z.number().int().min(1).max(10_000_000).optional(),
+  /** Most budget units spent per period, spaced evenly (GCRA; docs/guards.md "Rate limits"); instead of ratePerMinute. */
+  rate: RateSchema.omit({ key: true }).optional(),
+  /** Each value of this key gets the pool's limits of its own (docs/guards.md "Keyed limits"). */
+  key: KeyPathSchema.optional(),
   types: z.array(typeRef).min(1),
   costs: z.record(z.string(), z.number().int().min(1).max(100_000)).optional(),
   rateCosts: z.record(z.string(), z.number().int().min(1).max(10_000_000)).optional(),
@@ -178,6 +190,13 @@ export interface TypeSettings {
   /** Push types only. */
   binding: string | null;
   concurrency: number | null;
+  /** `concurrency` holds per value of limitKey. */
+  concurrencyKeyed: boolean;
+  /** The type's own rate (GCRA), or null. */
+  rate: RateSettings | null;
+  rateKeyed: boolean;
+  /** The key path of every keyed limit the type is under — its own and its keyed pools' — or null (config/limits.ts). */
+  limitKey: KeyPath | null;
   timeoutMs: number | null;
   batchSize: number;
   leaseMs: number;
@@ -198,6 +217,9 @@ export interface PoolSettings {
   name: string;
   concurrency: number | null;
   ratePerMinute: number | null;
+  rate: RateSettings | null;
+  /** Each value of the key gets these limits of its own, or null. */
+  key: KeyPath | null;
   types: string[];
   /** Per-type costs, default 1. */
   costs: Record<string, number>;
@@ -269,6 +291,10 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     },
     binding: null,
     concurrency: null,
+    concurrencyKeyed: false,
+    rate: null,
+    rateKeyed: false,
+    limitKey: null,
     timeoutMs: null,
     batchSize: DEFAULTS.batchSize,
     leaseMs: DEFAULTS.leaseMs,
@@ -282,12 +308,16 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
   };
   const types: Record<string, TypeSettings> = {};
   for (const [name, t] of Object.entries(input.types ?? {})) {
+    const { keys, ...limits } = resolveTypeLimits(t);
+    const poolKey = Object.values(input.pools ?? {}).find((p) => p.key !== undefined && p.types.includes(name))?.key;
     types[name] = {
       shards: t.shards ?? base.shards,
       maxAttempts: t.maxAttempts ?? base.maxAttempts,
       backoff: { kind: t.backoff?.kind ?? base.backoff.kind, baseMs: t.backoff?.baseMs ?? base.backoff.baseMs, maxMs: t.backoff?.maxMs ?? base.backoff.maxMs },
       binding: t.binding ?? null,
-      concurrency: t.concurrency ?? null,
+      ...limits,
+      // One key per type (checkLimitKeys refused two).
+      limitKey: keys[0] ?? poolKey ?? null,
       timeoutMs: t.timeoutMs ?? null,
       batchSize: t.batchSize ?? base.batchSize,
       leaseMs: t.leaseMs ?? base.leaseMs,
@@ -305,7 +335,16 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
   }
   const pools: Record<string, PoolSettings> = {};
   for (const [name, p] of Object.entries(input.pools ?? {})) {
-    pools[name] = { name, concurrency: p.concurrency ?? null, ratePerMinute: p.ratePerMinute ?? null, types: p.types, costs: p.costs ?? {}, rateCosts: p.rateCosts ?? {} };
+    pools[name] = {
+      name,
+      concurrency: p.concurrency ?? null,
+      ratePerMinute: p.ratePerMinute ?? null,
+      rate: p.rate ? { limit: p.rate.limit, periodMs: p.rate.periodMs, burst: p.rate.burst ?? 1 } : null,
+      key: p.key ?? null,
+      types: p.types,
+      costs: p.costs ?? {},
+      rateCosts: p.rateCosts ?? {},
+    };
   }
   return {
     types,

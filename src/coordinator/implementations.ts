@@ -76,6 +76,7 @@ export const IMPLEMENTATIONS: Implementations = {
   },
   // pools (api/pools.ts)
   listPools: async (ops) => ({ pools: await ops.pools.list() }),
+  listPoolKeys: (ops, { params, query }) => ops.pools.keys(params.name, query.cursor ?? null, query.limit),
   setPoolLimits: (ops, { params, body }) => ops.pools.setLimits(params.name, body),
 };
 

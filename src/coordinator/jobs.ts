@@ -45,7 +45,7 @@ export class Jobs {
     const prepared: Item[] = bodies.map((body, index) => {
       const payload = JSON.stringify(body.payload);
       total += checkJsonSize(payload, limits.payloadMaxBytes, pathPrefix ? `${pathPrefix}[${index}].payload` : "payload");
-      return { index, ...prepareJob(config, body, payload, now, null, idsMadeUp) };
+      return { index, ...withPath(pathPrefix ? `${pathPrefix}[${index}]` : "", () => prepareJob(config, body, payload, now, null, idsMadeUp)) };
     });
     if (total > limits.batchPayloadMaxBytes) {
       throw new QueueError("payload_too_large", `the batch's payloads total ${total} bytes; the limit is ${limits.batchPayloadMaxBytes}`, {
@@ -158,5 +158,16 @@ export class Jobs {
 
   async cancelScope(scope: Scope, pendingOnly: boolean, reason: string | undefined): Promise<number> {
     return this.q.scope(scopeHome(scope).name).cancelAll(pendingOnly, reason ?? null);
+  }
+}
+
+/** withPath: a field refused while preparing a batch's job (its limit key: scope/new-job.ts) is named with the job's place in the batch. */
+function withPath<T>(prefix: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (!prefix || !(e instanceof QueueError) || e.code !== "invalid_request" || !Array.isArray(e.details)) throw e;
+    const details = (e.details as { path: string; message: string }[]).map((d) => ({ path: `${prefix}.${d.path}`, message: d.message }));
+    throw new QueueError("invalid_request", `${prefix}.${e.message}`, details);
   }
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { requireDeclared } from "../config/known-types";
+import { limitKeyFor } from "../scope/api";
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { loadConfig } from "../config/load";
@@ -36,6 +37,8 @@ export class Schedules {
     requireDeclared(this.config, [spec.type], () => "type");
     // Every fire stores this payload: it is held to the enqueue limit here, once.
     checkJsonSize(JSON.stringify(spec.payload ?? {}), this.config.limits.payloadMaxBytes, "payload");
+    // And each fire is counted under its type's limit key: a payload without one is refused now, not at every fire.
+    limitKeyFor(this.config, { type: spec.type, payload: spec.payload ?? {}, scope: spec.scope });
     const out = await this.object().put(name, spec);
     if (!out.ok) throw new QueueError("conflict", out.message);
     return { schedule: out.schedule, created: out.created };

@@ -36,7 +36,9 @@ import type { AbortReason, HandlerEntrypointApi, HandlerOutcome, JournalAnswer, 
 import { Flights, type Flight } from "./flights";
 import { readOutcome, readOutcomes } from "./outcome";
 import { PermitLedger, type Permit } from "./permit-ledger";
-import { permitPlan, PERMIT_TTL_FACTOR, type PoolApi } from "../pool/permit-plan";
+import { PERMIT_TTL_FACTOR, type PoolApi } from "../pool/permit-plan";
+import { KeyTurns } from "../pool/key-turns";
+import { takeBatchOf, type Batch } from "./batch-take";
 import { Reachability } from "./reachability";
 import type { Leased, ScopePort } from "./scope-port";
 
@@ -48,8 +50,6 @@ export const MAX_CALLS_IN_FLIGHT = 16;
 export const INVOCATIONS_PER_EVENT = 30;
 /** While a fill is under way, the alarm still stands guard this far out in case the object dies mid-fill. */
 export const FILL_GRACE_MS = 5_000;
-/** How long a type waiting for another type's work backs off before it asks the catalog again. */
-export const WAITS_FOR_RETRY_MS = 1_000;
 const RENEW_MIN_MS = 100;
 
 /** The budget of the incoming event that started a chain of calls. */
@@ -92,16 +92,6 @@ interface Failure {
   unreachedWaitMs: number | null;
 }
 
-interface Batch<R> {
-  type: string;
-  leased: Leased[];
-  changed: R[];
-  /** Per leased job, in order. */
-  permits: Permit[][];
-  leaseMs: number;
-  binding: string;
-  now: number;
-}
 
 export class Dispatcher<R> {
   private readonly flights = new Flights<Call>();
@@ -110,6 +100,7 @@ export class Dispatcher<R> {
   private readonly backoff: TypeBackoff;
   private readonly permits: PermitLedger;
   private readonly reachability: Reachability;
+  private readonly turns = new KeyTurns();
   private filling: Promise<void> | null = null;
   private current: Origin | null = null;
   private refill = false;
@@ -164,8 +155,13 @@ export class Dispatcher<R> {
     return at;
   }
 
-  /** A pool freed a slot for us: forget the back-off and try again. */
-  unblock(): void {
+  /**
+   * A pool freed a slot for us: forget the back-off and try again. A keyed pool's poke (it names itself) ends its key
+   * value's wait; a poke that names no pool (a pool object of the release before) every key value's (pool/key-turns.ts).
+   */
+  unblock(pool?: string): void {
+    if (pool === undefined) this.turns.unblockAll();
+    else this.turns.unblockPool(pool);
     this.backoff.unblock();
   }
 
@@ -241,52 +237,10 @@ export class Dispatcher<R> {
     return null;
   }
 
-  /**
-   * takeBatchOf: the guards first (waitsFor asks the catalog), then every
-   * permit the type needs — asked for no more jobs than are due, outside any
-   * transaction, trimmed to the smallest grant — then the claim.
-   */
-  private async takeBatchOf(type: string): Promise<Batch<R> | null> {
-    const settings = this.deps.config.typeSettings(type);
-    const { jobs } = this.deps;
-    const epoch = this.backoff.epoch;
-    if (this.serialCallRunning(type)) return null; // its call's return fills again
-    if (settings.waitsFor.length > 0) {
-      // This object's own work first (exact), then everyone's (the catalog, about a second behind at most).
-      const busy = jobs.busyHere(settings.waitsFor, this.deps.now()) ?? (await this.deps.busyType(settings.waitsFor).catch(() => settings.waitsFor[0]!));
-      if (busy) return this.blocked(type, WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`, epoch);
-    }
-    // A call carries every due job up to batchSize (batchFor); a serialized type one at a time. Due jobs are
-    // counted only to ask a guard for no more permits than they need: the claim itself takes what is due.
-    const plan = permitPlan(this.deps.config, type);
-    let want = jobs.serial(type) ? 1 : plan.length === 0 ? settings.batchSize : Math.max(1, jobs.countDue(type, this.deps.now(), settings.batchSize));
-    let held: { pool: string; ids: string[] }[] = [];
-    if (plan.length > 0) {
-      const taken = await this.permits.take(plan, { holder: this.deps.home(), want, ttlMs: settings.leaseMs * PERMIT_TTL_FACTOR });
-      if (!taken.ok) return this.blocked(type, taken.retryAfterMs, taken.why, epoch);
-      want = taken.count;
-      held = taken.held;
-    }
-    const now = this.deps.now();
-    let claimed: { leased: Leased[]; changed: R[] } = { leased: [], changed: [] };
-    try {
-      claimed = jobs.claim(type, want, settings.leaseMs, now);
-    } finally {
-      // Fewer due than permits (another claim took some), or the claim failed: the rest never start, so their rate spend is refunded.
-      for (const h of held) this.permits.release(h.pool, h.ids.slice(claimed.leased.length), true);
-    }
-    const { leased, changed } = claimed;
-    if (leased.length === 0) return null;
-    this.backoff.served(type);
-    return {
-      type,
-      leased,
-      changed,
-      permits: leased.map((_, i) => held.map((h) => ({ pool: h.pool, id: h.ids[i]! }))),
-      leaseMs: settings.leaseMs,
-      binding: settings.binding!,
-      now,
-    };
+  /** takeBatchOf: the type's next batch (batch-take.ts); a serialized type's waits while its call runs. */
+  private takeBatchOf(type: string): Promise<Batch<R> | null> {
+    if (this.serialCallRunning(type)) return Promise.resolve(null); // its call's return fills again
+    return takeBatchOf({ ...this.deps, permits: this.permits, backoff: this.backoff, turns: this.turns }, type);
   }
 
   /**
@@ -297,11 +251,6 @@ export class Dispatcher<R> {
     if (!this.deps.jobs.serial(type)) return false;
     for (const c of this.calls) if (c.type === type) return true;
     return false;
-  }
-
-  private blocked(type: string, retryAfterMs: number, why: string, epoch: number): null {
-    this.backoff.blocked(type, retryAfterMs, why, epoch);
-    return null;
   }
 
   private start(b: Batch<R>, origin: Origin): void {

@@ -18,6 +18,8 @@ export interface Leased {
   token: string;
   /** When the job's timeoutMs ends this attempt (epoch ms), or null. */
   timeoutAt: number | null;
+  /** The key value a keyed type's job counts under (its permits are that key's), or null. */
+  key: string | null;
   /** What the handler is sent (its journal included). */
   job: DispatchJob;
 }
@@ -31,8 +33,14 @@ export interface ScopePort<R> {
   serial(type: string): boolean;
   /** The first of these types with due or running work here, or null (waitsFor's exact, local half). */
   busyHere(types: readonly string[], now: number): string | null;
-  /** Lease up to `limit` due jobs of the type, best first, in one transaction. */
-  claim(type: string, limit: number, leaseMs: number, now: number): { leased: Leased[]; changed: R[] };
+  /** Lease up to `limit` due jobs of the type, best first, in one transaction; a keyed type's only of the key values in `keys`, each up to its count. */
+  claim(type: string, limit: number, leaseMs: number, now: number, keys?: ReadonlyMap<string, number>): { leased: Leased[]; changed: R[] };
+  /** The type is under a keyed limit: its jobs are claimed per key value (docs/guards.md "Keyed limits"). */
+  keyed(type: string): boolean;
+  /** Up to `max` key values of a keyed type with due jobs, in key order after `after`, then round from the start. */
+  dueKeys(type: string, now: number, after: string | null, max: number): string[];
+  /** Due jobs of one key value, counted up to `max` (one at a time rules included). */
+  countDueOfKey(type: string, key: string, now: number, max: number): number;
   /** Settle outcomes, each under its lease, in one transaction; a write that matches no live lease changes nothing. */
   settle(items: readonly { id: string; token: string; outcome: HandlerOutcome }[], now: number): R[];
   /** Extend a lease; `reason` says why it cannot be. */

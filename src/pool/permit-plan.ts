@@ -2,8 +2,10 @@
  * The permits an attempt of a type needs before it may start, in a fixed
  * order (by pool name, so two batches never hold part of each other's set):
  *
- * - its own `concurrency` (one unit in `pool:type:<type>`);
- * - each declared pool it belongs to (its cost and rate cost there);
+ * - its own `concurrency` and `rate` (one unit in `pool:type:<type>`; a keyed
+ *   one in the object of the job's key value, `pool:type:<type>#<key>`);
+ * - each declared pool it belongs to (its cost and rate cost there; a keyed
+ *   pool's object of the key value);
  * - one presence permit in the guard of every `notWhileRunning` pair it is
  *   part of — refused while the other side is live, when this side declared it.
  *
@@ -15,7 +17,7 @@
  */
 import type { QueueConfig } from "../config/schema";
 import type { AcquireRequest, BlockedBy } from "./permits";
-import { guardName, resourcePoolName, typePoolName } from "./pool-name";
+import { guardName, keyedPoolName, resourcePoolName, typePoolName } from "./pool-name";
 
 /**
  * Permits live twice as long as the job lease they go with: if renewals stall,
@@ -38,7 +40,8 @@ export interface Held {
   ids: string[];
 }
 
-export type Taken = { ok: true; held: Held[]; count: number } | { ok: false; retryAfterMs: number; why: string };
+/** A refusal names the pool that refused: its poke, when a slot frees, is for what it refused (dispatch/key-turns.ts). */
+export type Taken = { ok: true; held: Held[]; count: number } | { ok: false; retryAfterMs: number; why: string; pool: string };
 
 export interface PermitStep {
   pool: string;
@@ -47,26 +50,41 @@ export interface PermitStep {
   what: string;
 }
 
-export function permitPlan(config: QueueConfig, type: string): PermitStep[] {
+/**
+ * permitPlan: the steps for jobs of `type` under `key` — the key value of the jobs (docs/guards.md "Keyed limits";
+ * null: an unkeyed type; a job of a keyed type without one, enqueued before the key was configured, counts under "").
+ */
+export function permitPlan(config: QueueConfig, type: string, key: string | null = null): PermitStep[] {
   const s = config.typeSettings(type);
   const steps: PermitStep[] = [];
   const base = { type, excludeTypes: [] as string[] };
-  if (s.concurrency !== null) {
-    steps.push({ pool: typePoolName(type), request: { ...base, cost: 1, rateCost: 0, limits: { concurrency: s.concurrency, ratePerMinute: null } }, what: `the concurrency of ${type}` });
+  const keyed = (pool: string) => keyedPoolName(pool, key ?? "");
+  const own = (keyedNow: boolean) => ({
+    concurrency: s.concurrency !== null && s.concurrencyKeyed === keyedNow ? s.concurrency : null,
+    ratePerMinute: null,
+    rate: s.rate !== null && s.rateKeyed === keyedNow ? s.rate : null,
+  });
+  // The type's own limits: the unkeyed ones in its object, the keyed ones in the key value's.
+  for (const keyedNow of [false, true]) {
+    const limits = own(keyedNow);
+    if (limits.concurrency === null && limits.rate === null) continue;
+    const what = `${limits.concurrency !== null ? "the concurrency" : "the rate"} of ${type}${keyedNow ? ` for key ${JSON.stringify(key ?? "")}` : ""}`;
+    steps.push({ pool: keyedNow ? keyed(typePoolName(type)) : typePoolName(type), request: { ...base, cost: 1, rateCost: limits.rate === null ? 0 : 1, limits }, what });
   }
   for (const name of s.pools) {
     const p = config.pools[name]!;
+    const rated = p.ratePerMinute !== null || p.rate !== null;
     steps.push({
-      pool: resourcePoolName(name),
-      request: { ...base, cost: p.costs[type] ?? 1, rateCost: p.ratePerMinute === null ? 0 : (p.rateCosts[type] ?? 1), limits: { concurrency: p.concurrency, ratePerMinute: p.ratePerMinute } },
-      what: `pool ${name}`,
+      pool: p.key === null ? resourcePoolName(name) : keyed(resourcePoolName(name)),
+      request: { ...base, cost: p.costs[type] ?? 1, rateCost: rated ? (p.rateCosts[type] ?? 1) : 0, limits: { concurrency: p.concurrency, ratePerMinute: p.ratePerMinute, rate: p.rate } },
+      what: `pool ${name}${p.key === null ? "" : ` for key ${JSON.stringify(key ?? "")}`}`,
     });
   }
   for (const other of guardPartners(config, type)) {
     const declared = s.notWhileRunning.includes(other);
     steps.push({
       pool: guardName(type, other),
-      request: { ...base, cost: 1, rateCost: 0, limits: { concurrency: null, ratePerMinute: null }, excludeTypes: declared ? [other] : [] },
+      request: { ...base, cost: 1, rateCost: 0, limits: { concurrency: null, ratePerMinute: null, rate: null }, excludeTypes: declared ? [other] : [] },
       what: `notWhileRunning ${other}`,
     });
   }
@@ -79,6 +97,11 @@ function guardPartners(config: QueueConfig, type: string): string[] {
   for (const other of Object.keys(config.types)) if (config.typeSettings(other).notWhileRunning.includes(type)) out.add(other);
   out.delete(type);
   return [...out];
+}
+
+/** keyedType: the type is under a keyed limit, so its jobs are claimed key by key (scope/keyed-claim.ts). */
+export function keyedType(config: QueueConfig, type: string): boolean {
+  return config.typeSettings(type).limitKey !== null;
 }
 
 /** guarded: attempts of the type must take permits before they start. */
@@ -110,7 +133,7 @@ export async function takePermits(
     }
     if (grant.permits.length === 0) {
       for (const h of held) giveBack(h.pool, h.ids);
-      return { ok: false, retryAfterMs: grant.retryAfterMs, why: blockerText(step.what, grant.blockedBy) };
+      return { ok: false, retryAfterMs: grant.retryAfterMs, why: blockerText(step.what, grant.blockedBy), pool: step.pool };
     }
     if (grant.permits.length < want) {
       want = grant.permits.length;

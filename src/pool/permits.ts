@@ -4,8 +4,9 @@
  * same mechanism:
  *
  * - concurrency: the summed `cost` of live permits stays within the limit;
- * - rate: a fixed one-minute window of spend, charged per attempt start (a
- *   retry spends again; spend for an attempt that never started is refunded);
+ * - rate: a fixed one-minute window of spend (`ratePerMinute`), or GCRA
+ *   (`rate`, pool/rate.ts), charged per attempt start (a retry spends again;
+ *   spend for an attempt that never started is refunded);
  * - exclusion (notWhileRunning): no grant while a permit of a named type is live.
  *
  * Fairness: a holder refused a permit joins a waiting line. Each slot that
@@ -17,9 +18,14 @@
  * @module
  */
 
+import type { RateSettings } from "../config/limits";
+import { drained, readyAt, refund as gcraRefund, spend as gcraSpend, type RateState } from "./rate";
+
 export interface PoolLimits {
   concurrency: number | null;
   ratePerMinute: number | null;
+  /** GCRA (pool/rate.ts); set only by the config (absent: none). */
+  rate?: RateSettings | null;
 }
 
 export interface AcquireRequest {
@@ -97,17 +103,23 @@ export function effectiveLimits(sql: SqlStorage, configured: PoolLimits): PoolLi
   return {
     concurrency: configured.concurrency === null ? null : (o.concurrency ?? configured.concurrency),
     ratePerMinute: configured.ratePerMinute === null ? null : (o.ratePerMinute ?? configured.ratePerMinute),
+    rate: configured.rate ?? null,
   };
 }
 
 /** setLimits persists limits set at runtime; a null field returns it to the configured value. */
-export function setLimits(sql: SqlStorage, limits: Partial<PoolLimits>): void {
+export function setLimits(sql: SqlStorage, limits: Partial<Pick<PoolLimits, "concurrency" | "ratePerMinute">>): void {
   const current = JSON.parse(stateGet(sql, "limits") ?? "{}") as Record<string, number | null>;
   for (const [k, v] of Object.entries(limits)) {
     if (v === null) delete current[k];
     else if (v !== undefined) current[k] = v;
   }
   sql.exec(STATE_SET, "limits", JSON.stringify(current));
+}
+
+function rateState(sql: SqlStorage): RateState | null {
+  const v = stateGet(sql, "gcra");
+  return v === null ? null : (JSON.parse(v) as RateState);
 }
 
 /** window: the current fixed rate window, opened at the first start after the last one closed. */
@@ -160,15 +172,26 @@ export function acquire(sql: SqlStorage, req: AcquireRequest, now: number): Gran
     }
   }
 
+  const gcra = grant > 0 && limits.rate && req.rateCost > 0 ? gcraSpend(rateState(sql), limits.rate, req.rateCost, grant, now) : null;
+  if (gcra && gcra.n < grant) {
+    grant = gcra.n;
+    if (grant === 0) {
+      blockedBy = "rate";
+      retryAfterMs = Math.max(RETRY_MIN_MS, gcra.retryAfterMs);
+    }
+  }
+  if (gcra && grant > 0) sql.exec(STATE_SET, "gcra", JSON.stringify(gcra.state));
+
   const permits: string[] = [];
-  const spend = req.rateCost > 0 && limits.ratePerMinute !== null ? req.rateCost : 0;
-  const windowStart = spend > 0 ? (w.start ?? now) : null;
+  // A permit's rate spend is given back if its attempt never starts: window_start says which budget it came from (null: GCRA's).
+  const spend = req.rateCost > 0 && (limits.ratePerMinute !== null || !!limits.rate) ? req.rateCost : 0;
+  const windowStart = spend > 0 && limits.ratePerMinute !== null ? (w.start ?? now) : null;
   for (let i = 0; i < grant; i++) {
     const id = crypto.randomUUID();
     sql.exec(PERMIT_INSERT, id, req.holder, now + req.ttlMs, req.type, req.cost, spend, windowStart);
     permits.push(id);
   }
-  if (spend > 0 && grant > 0) {
+  if (windowStart !== null && grant > 0) {
     sql.exec(STATE_SET, "window_start", String(windowStart));
     sql.exec(STATE_SET, "window_spent", String(w.spent + grant * spend));
   }
@@ -202,6 +225,9 @@ export function release(sql: SqlStorage, ids: readonly string[], refund: boolean
     const w = window(sql, now);
     const back = taken.filter((p) => p.window_start !== null && p.window_start === w.start).reduce((n, p) => n + p.rate_cost, 0);
     if (back > 0) sql.exec(STATE_SET, "window_spent", String(Math.max(0, w.spent - back)));
+    const gcra = rateState(sql);
+    const units = taken.filter((p) => p.window_start === null).reduce((n, p) => n + p.rate_cost, 0);
+    if (gcra && units > 0) sql.exec(STATE_SET, "gcra", JSON.stringify(gcraRefund(gcra, units, now)));
   }
   return [...offerSlots(sql, taken.map((p) => p.cost), now), ...tidy(sql, now)];
 }
@@ -249,15 +275,18 @@ export function waitingHolders(sql: SqlStorage): string[] {
 export function nextWake(sql: SqlStorage, now: number): number | null {
   const times = [sql.exec<{ t: number | null }>(PERMIT_NEXT_EXPIRY).one().t, sql.exec<{ t: number | null }>(RESERVATION_NEXT).one().t];
   const w = window(sql, now);
-  if (w.start !== null && sql.exec(ANY_WAITER).toArray().length > 0) times.push(w.start + WINDOW_MS);
+  const waiting = sql.exec(ANY_WAITER).toArray().length > 0;
+  if (w.start !== null && waiting) times.push(w.start + WINDOW_MS);
+  const ready = readyAt(rateState(sql), now);
+  if (ready !== null && waiting) times.push(ready);
   const present = times.filter((t): t is number => t !== null);
   return present.length ? Math.min(...present) : null;
 }
 
-/** windowEnded: the waiters to poke because a rate window just closed. */
+/** pokeAfterWindow: the waiters to poke because a rate window closed, or the next GCRA start fits. */
 export function pokeAfterWindow(sql: SqlStorage, now: number): string[] {
   const w = window(sql, now);
-  if (w.start !== null) return [];
+  if (w.start !== null || readyAt(rateState(sql), now) !== null) return [];
   return sql.exec<{ holder: string; reserved_until: number | null }>(WAITERS).toArray().filter((r) => r.reserved_until === null).map((r) => r.holder);
 }
 
@@ -282,4 +311,27 @@ export function status(sql: SqlStorage, configured: PoolLimits, now: number): Po
       .toArray()
       .map((w) => ({ holder: w.holder, type: w.type, since: w.since, reservedUntil: w.reserved_until })),
   };
+}
+
+const WAITER_COUNT = "SELECT count(*) AS n FROM waiter";
+
+/** figures: what the pool holds — its live permits' summed cost and its waiters (a keyed value's report: key-registry.ts). */
+export function figures(sql: SqlStorage): { active: number; waiting: number } {
+  return { active: sql.exec<{ units: number }>(LIVE_COST).one().units, waiting: sql.exec<{ n: number }>(WAITER_COUNT).one().n };
+}
+
+/**
+ * idle: nothing here says anything any more — no permit, no waiter, no limit set at runtime, no rate spend
+ * that still counts. A keyed pool object in this state deletes its storage (pool-do.ts).
+ */
+export function idle(sql: SqlStorage, now: number): boolean {
+  if (sql.exec<{ n: number }>(LIVE_COST).one().n > 0 || sql.exec(ANY_WAITER).toArray().length > 0) return false;
+  if (stateGet(sql, "limits") !== null && stateGet(sql, "limits") !== "{}") return false;
+  return window(sql, now).start === null && drained(rateState(sql), now);
+}
+
+/** drainsAt: when a spent GCRA budget stops counting (the idle object's last wake), or null. */
+export function drainsAt(sql: SqlStorage, now: number): number | null {
+  const s = rateState(sql);
+  return s && s.tat > now ? Math.ceil(s.tat) : null;
 }

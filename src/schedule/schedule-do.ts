@@ -157,7 +157,15 @@ export class ScheduleDO extends DurableObject<Env> {
     const payload = JSON.parse(row.payload) as EnqueueRequest["payload"];
     for (const slot of plan.fire) {
       const body = { type: row.type, payload, scope: scopeOfRow(row) ?? undefined, id: `schedule:${row.name}:${row.generation}:${slot}` };
-      const { home, job } = prepareJob(this.config, body, row.payload, now, slot);
+      let prepared: ReturnType<typeof prepareJob>;
+      try {
+        prepared = prepareJob(this.config, body, row.payload, now, slot);
+      } catch (e) {
+        // Its type's keyed limits find no key in the payload (docs/guards.md "Keyed limits"): the slot is not fired.
+        console.error(JSON.stringify({ event: "schedule:enqueue_refused", schedule: row.name, message: String((e as Error).message ?? e) }));
+        continue;
+      }
+      const { home, job } = prepared;
       const list = byHome.get(home);
       if (list) list.push(job);
       else byHome.set(home, [job]);

@@ -46,5 +46,5 @@ export type { WorkerLogItem } from "./job-logs";
 export type { Outcome, Refusal } from "./outcome";
 export type { HomeSummary, TypeSummary } from "./summary";
 export { scopeOfRow } from "./job-row";
-export { prepareJob } from "./new-job";
+export { limitKeyFor, prepareJob } from "./new-job";
 export { zeroKinds } from "./summary";

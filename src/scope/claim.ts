@@ -17,6 +17,8 @@ import { tallyMoved } from "./tallies";
 import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
 import { newLeaseToken, type HomeStore } from "./home-store";
 import { leaseKept } from "./pushed-leases";
+import { NOT_BEHIND_KEY } from "./not-behind-key";
+import { bestDueOfKey } from "./keyed-claim";
 
 export interface ClaimRequest {
   worker: string;
@@ -30,6 +32,11 @@ export interface ClaimRequest {
   caps?: ReadonlyMap<string, number>;
   /** Only jobs carrying at least one of these tags (a pull worker's claim; docs/pull-workers.md). */
   tags?: readonly string[];
+  /**
+   * A keyed type's jobs (keyed-claim.ts): per type, per key value, at most this many — the permits its key's
+   * pools granted. A keyed type not in the map is not claimed.
+   */
+  keys?: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
 /**
@@ -44,17 +51,6 @@ export const JOB_TOP_PENDING_PRIORITY = "SELECT priority FROM job WHERE state = 
 /** jobNextPendingPriorityBelow: one index seek. */
 export const JOB_NEXT_PENDING_PRIORITY_BELOW =
   "SELECT priority FROM job WHERE state = 'pending' AND type = ? AND priority < ? ORDER BY priority DESC LIMIT 1";
-/**
- * NOT_BEHIND_KEY: the pending job `j` is not a follower waiting behind its
- * key's running (or waiting: waits.ts) job, nor behind an older pending job of its key (one with a
- * journal, back to pending — attempt-end.ts: never superseded). Part of what
- * "due" means, for every query that asks — the claim, and the dispatcher's due
- * counts. job_dedupe_idx holds only live jobs, so it reads the key's one or two.
- */
-export const NOT_BEHIND_KEY = `(j.dedupe_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM job AS r WHERE r.dedupe_key = j.dedupe_key AND r.dedupe_key IS NOT NULL
-           AND (r.state IN ('running', 'waiting') OR (r.state = 'pending' AND r.seq < j.seq))))`;
-
 /**
  * jobClaimCandidates: the due jobs of one (type, priority), oldest first — an
  * index range, no sort (the key is in job_claim_idx, so the follower check
@@ -128,6 +124,17 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
     for (const type of types) {
       const rule = oneAtATime(store, type, now, Math.min(req.limit, req.caps?.get(type) ?? Infinity));
       if (rule.limit <= 0) continue;
+      if (store.config.typeSettings(type).limitKey !== null) {
+        // Keyed: only the key values granted, each up to its grant.
+        let room = rule.limit;
+        for (const [key, cap] of req.keys?.get(type) ?? []) {
+          if (room <= 0) break;
+          const got = bestDueOfKey(store.sql, type, key, Math.min(cap, room), now, tags);
+          candidates.push(...got);
+          room -= got.length;
+        }
+        continue;
+      }
       // A one-at-a-time type's head is its only candidate: untagged, it holds the rest back from this claim too.
       if (rule.head) {
         if (tags === null || store.sql.exec(JOB_TAGGED, rule.head.seq, tags).toArray().length > 0) candidates.push(rule.head);

@@ -11,6 +11,7 @@ import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from ".
 import type { Leased, ScopePort } from "../dispatch/scope-port";
 import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "./claim";
+import { countDueOfKey, dueKeys } from "./keyed-claim";
 import { scopeOfRow, type JobRow } from "./job-row";
 import { eventOfTags } from "../job/event-tags";
 import { completeMany, heartbeat } from "./settle";
@@ -41,8 +42,14 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
     serial: (type) => isSerial(store, type),
     busyHere: (types, now) => busyHere(store.sql, types, now),
 
-    claim(type, limit, leaseMs, now) {
-      const rows = claimJobs(store, { worker: PUSH_WORKER, types: [type], limit, leaseMs }, now);
+    keyed: (type) => config.typeSettings(type).limitKey !== null,
+    dueKeys: (type, now, after, max) => dueKeys(store.sql, type, now, after, max),
+    // A one-at-a-time type (serializeByScope here) starts at most one, of whichever key.
+    countDueOfKey: (type, key, now, max) =>
+      isSerial(store, type) ? Math.min(countStartable(store, type, now, 1), countDueOfKey(store.sql, type, key, now, 1)) : countDueOfKey(store.sql, type, key, now, max),
+
+    claim(type, limit, leaseMs, now, keys) {
+      const rows = claimJobs(store, { worker: PUSH_WORKER, types: [type], limit, leaseMs, ...(keys ? { keys: new Map([[type, keys]]) } : {}) }, now);
       // Their leases are held here, not in job_lease_idx (pushed-leases.ts).
       store.pushed.note(rows);
       // Each job's journal of durable steps rides with it, so a replayed step answers without a call back (steps.ts).
@@ -51,6 +58,7 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
         id: r.id,
         token: r.lease_token!,
         timeoutAt: r.timeout_ms !== null && r.started_at !== null ? r.started_at + r.timeout_ms : null,
+        key: r.limit_key,
         job: toDispatchJob(r, now, journals.get(r.seq)),
       }));
       return { leased, changed: rows };

@@ -53,6 +53,8 @@ export interface NewJob {
    * is named again later, so it keeps its form. Absent (an older coordinator): kept.
    */
   idFromQueue?: boolean;
+  /** The key value its type's keyed limits count it under (job/limit-key.ts), or null / absent. */
+  limitKey?: string | null;
   /** A child (ctx.invoke: scope/invokes.ts): its parent's id, and the invoke's name and position in its parent's journal. */
   parentId?: string;
   parentStep?: string;
@@ -68,8 +70,8 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 /**
  * jobInsertManyIfNew: jobs in one statement (one call into SQLite, not one per job) — a batch's
  * keyless ones, or one keyed job. ?1 is a JSON array of rows `[id, payload, shape, dedupe_key, dedupe_mode,
- * scheduled_for, seq, id_seq, parent_id, parent_step, parent_seq]` (a child's parent is written with it, not by a
- * second statement), ?3 one of the batch's shapes — the columns its jobs mostly share (`jobShape`) — each read out
+ * scheduled_for, seq, id_seq, limit_key, parent_id, parent_step, parent_seq]` (a child's parent is written with it,
+ * not by a second statement), ?3 one of the batch's shapes — the columns its jobs mostly share (`jobShape`) — each read out
  * of its JSON once (the MATERIALIZED CTE), where reading every column out of each row's JSON was half the
  * statement's time (docs/design.md "What a job costs"); ?2 now. The CTE is joined through SQLite's automatic
  * index on `k`. ORDER BY v.key keeps the batch's order, so seq follows it. The unique indexes on id (job_id_idx)
@@ -80,7 +82,7 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
                  timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff, own_id, ordered, tally,
-                 seq, id_seq, parent_id, parent_step, parent_seq)
+                 seq, id_seq, limit_key, parent_id, parent_step, parent_seq)
 WITH s AS MATERIALIZED (
   SELECT key AS k, value ->> 0 AS type, value ->> 1 AS scope_type, value ->> 2 AS scope_id, value ->> 3 AS priority, value ->> 4 AS run_at,
          value ->> 5 AS max_attempts, value ->> 6 AS timeout_ms, value ->> 7 AS tags, value ->> 8 AS backoff, value ->> 9 AS own_id,
@@ -88,7 +90,7 @@ WITH s AS MATERIALIZED (
     FROM json_each(?3))
 SELECT v.value ->> 0, s.type, v.value ->> 1, s.scope_type, s.scope_id, 'pending', s.priority, s.run_at, 0, s.max_attempts,
        s.timeout_ms, v.value ->> 3, v.value ->> 4, s.tags, v.value ->> 5, ?2, ?2, s.backoff, s.own_id, s.ordered, 1,
-       v.value ->> 6, v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10
+       v.value ->> 6, v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11
   FROM json_each(?1) AS v JOIN s ON s.k = v.value ->> 2 WHERE true ORDER BY v.key
 ON CONFLICT DO NOTHING
 RETURNING *`;
@@ -290,7 +292,7 @@ function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made
       const seq = last + 1 + k;
       const fromSeq = seqIds && job.idFromQueue === true;
       const id = fromSeq ? `${job.id.slice(0, job.id.indexOf(".") + 1)}${seqLocalId(now, seq)}` : job.id;
-      const row: unknown[] = [id, job.payload, s, job.dedupeKey, job.dedupeKey === null ? null : (job.keyMode ?? "active"), job.scheduledFor ?? null, seq, fromSeq ? 1 : 0];
+      const row: unknown[] = [id, job.payload, s, job.dedupeKey, job.dedupeKey === null ? null : (job.keyMode ?? "active"), job.scheduledFor ?? null, seq, fromSeq ? 1 : 0, job.limitKey ?? null];
       if (job.parentId !== undefined) row.push(job.parentId, job.parentStep ?? null, job.parentSeq ?? null);
       return row;
     });

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { QueueError } from "../errors";
 import { hash128Hex } from "../job/derived-id";
 import { abandonWaits } from "./invokes";
 import type { HomeStore } from "./home-store";
@@ -22,14 +23,23 @@ export function owedOnFailure(store: HomeStore, row: JobRow, now: number): void 
   abandonWaits(store, [row], now);
   const handler = store.config.typeSettings(row.type).onFailure;
   if (handler === null || row.tags.includes(`"${ON_FAILURE_TAG}"`)) return;
-  const payload = JSON.stringify({ job: toJob(row) });
+  const view = { job: toJob(row) };
+  const payload = JSON.stringify(view);
   const body = {
     type: handler,
-    payload: {},
+    payload: view,
     scope: scopeOfRow(row) ?? undefined,
     id: `onfailure-${hash128Hex(`${row.id}\u0000${row.finished_at}`)}`,
     tags: [ON_FAILURE_TAG],
   };
-  const { home, job } = prepareJob(store.config, body, payload, now);
-  owe(store, "enqueue", home, JSON.stringify([job]), now);
+  let prepared: ReturnType<typeof prepareJob>;
+  try {
+    prepared = prepareJob(store.config, body, payload, now);
+  } catch (e) {
+    // The handler type's keyed limits find no key in the failed job's view (docs/guards.md "Keyed limits"): the failure stands.
+    if (!(e instanceof QueueError)) throw e;
+    console.error(JSON.stringify({ event: "job:onfailure_refused", id: row.id, type: handler, error: e.message }));
+    return;
+  }
+  owe(store, "enqueue", prepared.home, JSON.stringify([prepared.job]), now);
 }

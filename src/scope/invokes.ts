@@ -88,14 +88,16 @@ export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now
   if (!checked.ok) return { refused: `${call}: ${["request", ...checked.path].join(".")}: ${checked.message}` };
   const request: EnqueueRequest = { ...checked.request, id: childLocalId(parent.id, w.seq) };
   const payload = JSON.stringify(request.payload);
+  let prepared: ReturnType<typeof prepareJob>;
   try {
     requireDeclared(store.config, [request.type], () => "type");
     checkJsonSize(payload, store.config.limits.payloadMaxBytes, "payload");
+    prepared = prepareJob(store.config, request, payload, now); // its limit key (docs/guards.md "Keyed limits")
   } catch (e) {
     if (e instanceof QueueError) return { refused: `${call}: ${e.message}` };
     throw e;
   }
-  const { home, job } = prepareJob(store.config, request, payload, now);
+  const { home, job } = prepared;
   // Journaled with the others of its wait in one statement (steps.ts writeOpenSteps), with its child's id.
   return { home, job: { ...job, parentId: parent.id, parentStep: w.name, parentSeq: w.seq }, step: { seq: w.seq, name: w.name, kind: "invoke", startedAt: w.startedAt, ref: job.id } };
 }

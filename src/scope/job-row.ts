@@ -47,6 +47,8 @@ export type JobRow = {
   /** A child job's parent (ctx.invoke; scope/invokes.ts), and the step it waits under; null otherwise. */
   parent_id: string | null;
   parent_step: string | null;
+  /** The value its type's keyed limits count it under (job/limit-key.ts), or null. */
+  limit_key: string | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -101,6 +103,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     wait: at.wait === undefined ? null : r[at.wait]!,
     parent_id: at.parent_id === undefined ? null : r[at.parent_id]!,
     parent_step: at.parent_step === undefined ? null : r[at.parent_step]!,
+    limit_key: at.limit_key === undefined ? null : r[at.limit_key]!,
   }));
 }
 
@@ -136,6 +139,7 @@ export function toJob(row: JobRow): Job {
     finishedAt: row.finished_at,
     waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : null,
     parentId: row.parent_id ?? null,
+    concurrencyKey: row.limit_key ?? null,
   };
 }
 

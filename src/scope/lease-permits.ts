@@ -8,6 +8,7 @@
  * @module
  */
 import { guarded, POOL_CALL_TIMEOUT_MS, withTimeout, type PoolApi } from "../pool/permit-plan";
+import { KeyTurns } from "../pool/key-turns";
 import type { JobRow } from "./job-row";
 import { anyPermits, permitsOfLease, pullClaim, returnable, type PullClaimDeps } from "./pull-permits";
 import type { ClaimRequest } from "./claim";
@@ -23,6 +24,8 @@ export interface LeasePermitDeps {
 export class LeasePermits {
   /** Some job_permit row may exist here (unknown after a restart, so true): while false, the return pass is skipped. */
   private held = true;
+  /** Whose turn it is among keyed types' key values in pull claims (pool/key-turns.ts); a pool's poke ends a wait. */
+  readonly turns = new KeyTurns();
 
   constructor(private readonly deps: LeasePermitDeps) {}
 
@@ -30,7 +33,7 @@ export class LeasePermits {
   async claim(req: ClaimRequest, rest: Pick<PullClaimDeps, "holder" | "busyType">): Promise<JobRow[]> {
     const { store } = this.deps;
     const rows = await pullClaim(
-      { store, ...rest, pool: this.deps.pool, now: this.deps.now, giveBack: (pool, ids) => this.deps.keepAlive(this.giveBack(pool, ids, true)) },
+      { store, ...rest, turns: this.turns, pool: this.deps.pool, now: this.deps.now, giveBack: (pool, ids) => this.deps.keepAlive(this.giveBack(pool, ids, true)) },
       req,
     );
     if (rows.some((r) => guarded(store.config, r.type))) this.held = true;

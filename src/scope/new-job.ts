@@ -10,6 +10,8 @@ import type { QueueConfig } from "../config/schema";
 import { homeFor, jobIdFor, newLocalId } from "../job/home";
 import { keyModeOf } from "../job/key-mode";
 import type { EnqueueRequest } from "../job/schemas";
+import { limitKeyOf } from "../job/limit-key";
+import { QueueError } from "../errors";
 import type { NewJob } from "./enqueue";
 
 /**
@@ -24,6 +26,7 @@ export function prepareJob(
   scheduledFor: number | null = null,
   idMadeUp = false,
 ): { home: string; job: NewJob } {
+  const limitKey = limitKeyFor(config, body);
   const localId = body.id ?? newLocalId(now);
   const home = homeFor({ type: body.type, scope: body.scope, dedupeKey: body.dedupeKey, localId }, config.typeSettings(body.type).shards);
   return {
@@ -46,7 +49,25 @@ export function prepareJob(
       scheduledFor,
       ownId: body.id !== undefined && !idMadeUp,
       idFromQueue: body.id === undefined,
+      limitKey,
       backoff: body.backoff ? JSON.stringify({ kind: body.backoff.kind, baseMs: body.backoff.baseMs, maxMs: body.backoff.maxMs ?? Math.max(body.backoff.baseMs, 300_000) }) : null,
     },
   };
+}
+
+/**
+ * limitKeyFor: the value the type's keyed limits count the job under (docs/guards.md "Keyed limits"), or null for a
+ * type without one. A job that has none is refused (400, naming the field), as is a concurrencyKey for a type no
+ * keyed limit would read it for.
+ */
+export function limitKeyFor(config: QueueConfig, body: Pick<EnqueueRequest, "type" | "payload" | "scope" | "concurrencyKey">): string | null {
+  const path = config.typeSettings(body.type).limitKey;
+  if (path === null) {
+    if (body.concurrencyKey === undefined) return null;
+    const message = `${body.type} has no keyed limit to count the job under (docs/guards.md "Keyed limits")`;
+    throw new QueueError("invalid_request", `concurrencyKey: ${message}`, [{ path: "concurrencyKey", message }]);
+  }
+  const key = limitKeyOf(path, body);
+  if (!key.ok) throw new QueueError("invalid_request", `${key.path}: ${key.message}`, [{ path: key.path, message: key.message }]);
+  return key.key;
 }

@@ -21,7 +21,10 @@
  *
  * @module
  */
-import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
+import { keyedType, permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
+import type { KeyTurns } from "../pool/key-turns";
+import { permitsOf, takeKeyed, unusedOf } from "../pool/keyed-take";
+import { countDueOfKey, dueKeys } from "./keyed-claim";
 import { busyHere, claimJobs, countStartable, type ClaimRequest } from "./claim";
 import { pendingTypes } from "./counts";
 import type { JobRow } from "./job-row";
@@ -51,6 +54,8 @@ UPDATE job_permit AS p SET hold_until = (SELECT j.lease_expires_at FROM job AS j
 export interface PullClaimDeps {
   store: HomeStore;
   holder: string;
+  /** Whose turn it is among keyed types' key values in this object's pull claims. */
+  turns: KeyTurns;
   pool(name: string): PoolApi;
   /** The first of these types with due or running work anywhere (the catalog's view), or null. */
   busyType(types: string[]): Promise<string | null>;
@@ -70,7 +75,9 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
   const config = store.config;
   const present = pendingTypes(store.sql).filter((t) => (req.types === null || req.types.includes(t)) && !req.exclude?.includes(t));
   const caps = new Map<string, number>();
-  const held = new Map<string, Held[]>();
+  const keys = new Map<string, ReadonlyMap<string, number>>();
+  /** Per type, per key value ("" for an unkeyed type): the permits granted. */
+  const held = new Map<string, ReadonlyMap<string, Held[]>>();
   for (const type of present) {
     const plan = permitPlan(config, type);
     const { waitsFor } = config.typeSettings(type);
@@ -87,33 +94,54 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
       caps.set(type, due);
       continue;
     }
-    const taken = await takePermits(plan, { holder: deps.holder, want: due, ttlMs: req.leaseMs * PERMIT_TTL_FACTOR }, deps.pool, deps.giveBack);
+    const ask = { holder: deps.holder, ttlMs: req.leaseMs * PERMIT_TTL_FACTOR };
+    if (keyedType(config, type)) {
+      // Key value by key value, in turn (pool/keyed-take.ts); a refused one waits for its pool's poke.
+      const at = deps.now();
+      const taken = await takeKeyed(
+        {
+          turns: deps.turns,
+          type,
+          now: at,
+          dueKeys: (after, max) => dueKeys(store.sql, type, at, after, max),
+          countDue: (key, max) => countDueOfKey(store.sql, type, key, at, max),
+          take: (key, n) => takePermits(permitPlan(config, type, key), { ...ask, want: n }, deps.pool, deps.giveBack),
+        },
+        due,
+      );
+      if (!taken.ok) continue;
+      caps.set(type, taken.count);
+      keys.set(type, taken.keys);
+      held.set(type, taken.held);
+      continue;
+    }
+    const taken = await takePermits(plan, { ...ask, want: due }, deps.pool, deps.giveBack);
     if (!taken.ok) continue;
     caps.set(type, taken.count);
-    held.set(type, taken.held);
+    held.set(type, new Map([["", taken.held]]));
   }
   let rows: JobRow[] = [];
+  const keyOf = (r: JobRow) => (keys.has(r.type) ? (r.limit_key ?? "") : "");
   try {
-    rows = claimJobs(store, { ...req, caps }, deps.now(), (leased) => recordPermits(store.sql, leased, held));
+    rows = claimJobs(store, { ...req, caps, keys }, deps.now(), (leased) => recordPermits(store.sql, leased, held, keyOf));
   } finally {
     // What no leased job holds goes back refunded — all of it when the claim failed.
     for (const [type, steps] of held) {
-      const used = rows.filter((r) => r.type === type).length;
-      for (const h of steps) deps.giveBack(h.pool, h.ids.slice(used));
+      for (const u of unusedOf(steps, rows.filter((r) => r.type === type).map(keyOf))) deps.giveBack(u.pool, u.ids);
     }
   }
   return rows;
 }
 
-/** recordPermits: the i-th leased job of a type takes the i-th permit of each pool its type was granted. */
-function recordPermits(sql: SqlStorage, leased: readonly JobRow[], held: ReadonlyMap<string, Held[]>): void {
-  const used = new Map<string, number>();
-  for (const row of leased) {
-    const steps = held.get(row.type);
+/** recordPermits: the i-th leased job of a type (and key value) takes the i-th permit of each pool it was granted. */
+function recordPermits(sql: SqlStorage, leased: readonly JobRow[], held: ReadonlyMap<string, ReadonlyMap<string, Held[]>>, keyOf: (r: JobRow) => string): void {
+  for (const type of new Set(leased.map((r) => r.type))) {
+    const steps = held.get(type);
     if (!steps) continue;
-    const i = used.get(row.type) ?? 0;
-    used.set(row.type, i + 1);
-    for (const h of steps) sql.exec(PERMIT_INSERT, h.pool, h.ids[i]!, row.seq, row.lease_token!);
+    const ofType = leased.filter((r) => r.type === type);
+    permitsOf(steps, ofType.map(keyOf)).forEach((permits, i) => {
+      for (const p of permits) sql.exec(PERMIT_INSERT, p.pool, p.id, ofType[i]!.seq, ofType[i]!.lease_token!);
+    });
   }
 }
 

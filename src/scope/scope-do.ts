@@ -224,8 +224,9 @@ export class ScopeDO extends DurableObject<Env> {
     return this.parts.pause.paused();
   }
 
-  async poke(): Promise<void> {
-    return this.parts.poke();
+  /** poke: a pool freed a slot this object waited for; `pool` names it (a keyed pool's poke is for one key value). */
+  async poke(pool?: string): Promise<void> {
+    return this.parts.poke(pool);
   }
 
   // ------------------------------------------------------------ reads

@@ -13,6 +13,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
 import { markOrderedJobs } from "./ordered-repair";
+import { markKeyedJobs } from "./keyed-claim";
 import { PushedLeases } from "./pushed-leases";
 import { CompletedSweep } from "./completed-sweep";
 import { homeOfJobId } from "../job/home";
@@ -183,6 +184,7 @@ export class ScopeParts {
     const { sql, config } = store;
     await migrateStorage(ctx.storage, migrations, "scope");
     markOrderedJobs(sql, config);
+    markKeyedJobs(sql, config);
     this.reporter = new CatalogReporter({
       sql,
       now: () => this.now(),
@@ -262,10 +264,12 @@ export class ScopeParts {
   }
 
   /** poke: a pool freed a slot this object was waiting for — for a pushed type, or for a claim of a pulled one. */
-  async poke(): Promise<void> {
+  async poke(pool?: string): Promise<void> {
     const config = this.store.config;
+    if (pool === undefined) this.permits.turns.unblockAll();
+    else this.permits.turns.unblockPool(pool);
     this.waits.due(pendingTypes(this.store.sql).filter((t) => !config.pushTypes.includes(t) && guarded(config, t)), this.now());
-    this.dispatcher.unblock();
+    this.dispatcher.unblock(pool);
     await this.dispatcher.fill(this.dispatcher.newOrigin());
   }
 

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const permit = sqliteTable(
@@ -49,3 +50,22 @@ export const poolState = sqliteTable("pool_state", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/**
+ * A keyed limit's registry (docs/guards.md "Keyed limits"): kept in the object of the limit's own name (the key
+ * values' objects are `<name>#<key>`), one row per key value that holds permits or has waiters, as that value's
+ * object last reported it (pool/key-registry.ts) — what `GET /v1/pools` lists, busiest first. A value's row goes
+ * when its object reports nothing held.
+ */
+export const poolKey = sqliteTable(
+  "pool_key",
+  {
+    key: text("key").primaryKey(),
+    /** Summed cost of its live permits. */
+    active: integer("active").notNull(),
+    /** Holders in its waiting line. */
+    waiting: integer("waiting").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [index("pool_key_busy_idx").on(sql`${t.active} DESC`, t.key)],
+);

@@ -67,6 +67,11 @@ export const job = sqliteTable(
      * "What a job costs").
      */
     idSeq: integer("id_seq").notNull().default(0),
+    /**
+     * The value its type's keyed limits count it under (docs/guards.md "Keyed limits"), read from the job when it was
+     * prepared (job/limit-key.ts); null for a type without one.
+     */
+    limitKey: text("limit_key"),
     /** 1 for a job of an ordered type (set at enqueue from the config; scope/ordered-repair.ts marks the rest when a type becomes ordered). */
     ordered: integer("ordered").notNull().default(1),
     /**
@@ -88,6 +93,10 @@ export const job = sqliteTable(
     index("job_claim_idx")
       .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
       .where(sql`state = 'pending'`),
+    /** A keyed type's claim (scope/keyed-claim.ts): the key values with due jobs, in key order, then each key's best due jobs. */
+    index("job_key_claim_idx")
+      .on(t.type, t.limitKey, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
+      .where(sql`state = 'pending' AND limit_key IS NOT NULL`),
     /** Earliest lease expiry (alarm, reap pass) of the leases not held in memory (`lease_kept`: scope/pushed-leases.ts). */
     index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running' AND lease_kept = 1`),
     /**

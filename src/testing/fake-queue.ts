@@ -82,6 +82,7 @@ class Store {
       finishedAt: null,
       waitingFor: null,
       parentId: null,
+      concurrencyKey: null,
     };
     this.jobs.push(job);
     return { job, created: true };

@@ -60,7 +60,7 @@ describe("every declared operation", () => {
     expectTypeOf<EdgeQueue["getJob"]>().toEqualTypeOf<(id: string) => Promise<RpcResult<{ job: Job }>>>();
     expectTypeOf<Parameters<EdgeQueue["resolveStep"]>>().toEqualTypeOf<[string, string, { result: unknown }]>();
     expectTypeOf<Parameters<EdgeQueue["cancelScope"]>>().toEqualTypeOf<[{ type: string; id: string }, { pendingOnly?: boolean; reason?: string }?]>();
-    expectTypeOf<Parameters<EdgeQueue["setPoolLimits"]>>().toEqualTypeOf<[string, { concurrency?: number | null; ratePerMinute?: number | null }]>();
+    expectTypeOf<Parameters<EdgeQueue["setPoolLimits"]>>().toEqualTypeOf<[string, { concurrency?: number | null; ratePerMinute?: number | null; key?: string }]>();
     expectTypeOf<Parameters<EdgeQueue["retryJob"]>>().toEqualTypeOf<[string]>();
     expectTypeOf<Parameters<EdgeQueue["listDead"]>>().toEqualTypeOf<[string, { consumer?: string; limit?: number; cursor?: string }?]>();
     expectTypeOf(http.resolveStep).toEqualTypeOf<(id: string, name: string, result: unknown) => Promise<Job>>();

@@ -6,7 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseConfig } from "../../src/config/load";
 import type { AbortNotice, BatchControlApi, DispatchBatch, HandlerEntrypointApi, HandlerOutcome } from "../../src/job/handler-contract";
-import { Dispatcher, INVOCATIONS_PER_EVENT, MAX_CALLS_IN_FLIGHT, WAITS_FOR_RETRY_MS } from "../../src/dispatch/dispatcher";
+import { WAITS_FOR_RETRY_MS } from "../../src/dispatch/batch-take";
+import { Dispatcher, INVOCATIONS_PER_EVENT, MAX_CALLS_IN_FLIGHT } from "../../src/dispatch/dispatcher";
 import type { PoolApi } from "../../src/pool/permit-plan";
 import type { Leased, ScopePort } from "../../src/dispatch/scope-port";
 
@@ -46,10 +47,21 @@ class FakeScope implements ScopePort<Settled> {
           id: j.id,
           token: j.token,
           timeoutAt: j.timeoutMs === null ? null : now + j.timeoutMs,
+          key: null,
           job: { id: j.id, type, payloadJson: "{}", attempt: 1, maxAttempts: 3, scope: null, runAt: now, scheduledFor: null },
         };
       });
     return { leased, changed: [] };
+  }
+  // Keyed types' claims are tested against the real object (test/scope/keyed-limits.test.ts).
+  keyed(): boolean {
+    return false;
+  }
+  dueKeys(): string[] {
+    return [];
+  }
+  countDueOfKey(): number {
+    return 0;
   }
   settle(items: readonly { id: string; token: string; outcome: HandlerOutcome }[]): Settled[] {
     const out: Settled[] = [];

@@ -178,11 +178,11 @@ describe("starvation", () => {
     try {
       const why = "the concurrency of demo.single is full";
       const { before, after, until } = await runInDurableObject(env.SCOPE.getByName(homeOfJobId(job.id)!.name), (o: ScopeDO) => {
-        // The dispatcher's own refusal path (dispatcher.ts `blocked`), with the epoch its takeBatchOf passes:
-        // without it the refusal counts as one asked before an unblock, and the type is never backed off.
-        const d = (partsOf(o) as unknown as { dispatcher: { blocked(type: string, ms: number, why: string, epoch: number): null; backoff: TypeBackoff } }).dispatcher;
+        // The dispatcher's refusal path (dispatch/batch-take.ts), with the epoch its take passes: without it the
+        // refusal counts as one asked before an unblock, and the type is never backed off.
+        const d = (partsOf(o) as unknown as { dispatcher: { backoff: TypeBackoff } }).dispatcher;
         const before = o.clock.now();
-        for (let i = 0; i < 20; i++) d.blocked("demo.single", 30_000, why, d.backoff.epoch);
+        for (let i = 0; i < 20; i++) d.backoff.blocked("demo.single", 30_000, why, d.backoff.epoch);
         return { before, after: o.clock.now(), until: d.backoff.blockedUntil("demo.single") };
       });
       expect(until).toBeGreaterThanOrEqual(before + 30_000);

@@ -243,7 +243,7 @@ describe("PermitLedger.take", () => {
     pool("p").grants = [grant("p1", "p2")];
     pool("q").grants = [{ permits: [], retryAfterMs: 4_000, blockedBy: "concurrency" }];
     const taken = await l.take([step("p"), step("q")], { holder: "h", want: 2, ttlMs: 1_000 });
-    expect(taken).toEqual({ ok: false, retryAfterMs: 4_000, why: "pool q is full" });
+    expect(taken).toEqual({ ok: false, retryAfterMs: 4_000, why: "pool q is full", pool: "q" });
     await vi.advanceTimersByTimeAsync(0);
     expect(pool("p").releases).toEqual([{ ids: ["p1", "p2"], refund: true }]);
   });

@@ -10,6 +10,10 @@ describe("config", () => {
       backoff: { kind: "exponential", baseMs: 1000, maxMs: 300_000 },
       binding: null,
       concurrency: null,
+      concurrencyKeyed: false,
+      rate: null,
+      rateKeyed: false,
+      limitKey: null,
       timeoutMs: null,
       batchSize: 100,
       leaseMs: 30_000,
@@ -93,7 +97,7 @@ describe("config", () => {
 
   it("guards: pools need a dimension and declared members; waitsFor cycles are refused; one-sided notWhileRunning warns", () => {
     const push = (extra = {}) => ({ binding: "H", ...extra });
-    expect(() => parseConfig({ types: { a: push() }, pools: { p: { types: ["a"] } } })).toThrow(/pools.p: give the pool a concurrency, a ratePerMinute, or both/);
+    expect(() => parseConfig({ types: { a: push() }, pools: { p: { types: ["a"] } } })).toThrow(/pools.p: give the pool a concurrency, a rate \(or ratePerMinute\), or both/);
     expect(() => parseConfig({ types: { a: {} }, pools: { p: { concurrency: 1, types: ["b"] } } })).toThrow(/pools.p.types\[0\]: b is not a declared type/);
     expect(() => parseConfig({ types: { a: {} }, pools: { p: { concurrency: 1, types: ["a"] } } })).not.toThrow();
     expect(() => parseConfig({ types: { a: push() }, pools: { p: { concurrency: 1, types: ["a"], costs: { b: 2 } } } })).toThrow(/pools.p.costs.b: b is not one of this pool's types/);

@@ -168,6 +168,75 @@ describe("rate window", () => {
   });
 });
 
+describe("rate (GCRA)", () => {
+  const gcra = (holder: string, want: number, rate: { limit: number; periodMs: number; burst: number }, rateCost = 1) =>
+    req(holder, want, { rateCost, limits: { concurrency: null, ratePerMinute: null, rate } });
+
+  it("never admits more than `limit` starts in any window of `periodMs` (burst 1), across a random sequence", async () => {
+    const rate = { limit: 5, periodMs: 1_000, burst: 1 };
+    const out = await inPool((sql) => {
+      const rand = seeded(8);
+      const starts: number[] = [];
+      let now = T0;
+      for (let i = 0; i < 600; i++) {
+        now += int(rand, 0, 150);
+        const g = acquire(sql, gcra(`h${int(rand, 0, 5)}`, int(rand, 1, 4), rate), now);
+        for (const id of g.permits) {
+          starts.push(now);
+          if (rand() < 0.3) release(sql, [id], false, now + 1); // an ended attempt gives nothing back
+        }
+        if (g.permits.length === 0) expect(g).toMatchObject({ blockedBy: "rate" });
+      }
+      return starts;
+    });
+    // A sliding window at every start: never a sixth start within 1,000 ms — no second budget at a boundary.
+    for (let i = 5; i < out.length; i++) expect(out[i]! - out[i - 5]!).toBeGreaterThanOrEqual(1_000);
+    expect(out.length).toBeGreaterThan(100);
+  });
+
+  it("a burst starts that many at once; a refund gives the intervals back; the refusal says when the next fits", async () => {
+    const out = await inPool((sql) => {
+      const rate = { limit: 10, periodMs: 1_000, burst: 4 };
+      const first = acquire(sql, gcra("a", 10, rate), T0);
+      const refused = acquire(sql, gcra("b", 1, rate), T0);
+      release(sql, first.permits.slice(2), true, T0 + 1); // two never started
+      const after = acquire(sql, gcra("b", 10, rate), T0 + 1).permits.length;
+      const later = acquire(sql, gcra("c", 10, rate), T0 + 301).permits.length;
+      return { first: first.permits.length, refused, after, later };
+    });
+    expect(out.first).toBe(4);
+    expect(out.refused).toMatchObject({ permits: [], blockedBy: "rate", retryAfterMs: 100 });
+    expect(out.after).toBe(2);
+    expect(out.later).toBe(3);
+  });
+});
+
+describe("a keyed limit's pool object", () => {
+  it("deletes its storage and sets no alarm once nothing in it counts; it counts from nothing when asked again", async () => {
+    const pool = env.POOL.getByName(`pool:type:test.keyed#${crypto.randomUUID()}`);
+    const clock = new ManualClock(T0);
+    await runInDurableObject(pool, (o: PoolDO) => {
+      o.clock = clock;
+    });
+    const limits = { concurrency: 2, ratePerMinute: null, rate: { limit: 10, periodMs: 1_000, burst: 1 } };
+    const g = await pool.acquire(req("scope:Test:k", 1, { rateCost: 1, limits }));
+    expect(g.permits).toHaveLength(1);
+    await pool.release(g.permits);
+    // The spent rate still counts for 100 ms: kept, and the alarm wakes it then.
+    expect(await runInDurableObject(pool, (_o: PoolDO, state) => state.storage.getAlarm())).toBe(T0 + 100);
+    clock.advance(100);
+    await runDurableObjectAlarm(pool);
+    const left = await runInDurableObject(pool, async (_o: PoolDO, state) => ({
+      alarm: await state.storage.getAlarm(),
+      tables: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'").one().n,
+    }));
+    expect(left).toEqual({ alarm: null, tables: 0 });
+    // Asked again, it starts from nothing: the rate spaces starts 100 ms apart.
+    expect((await pool.acquire(req("scope:Test:k", 2, { rateCost: 1, limits }))).permits).toHaveLength(1);
+    expect((await pool.status(limits)).active).toBe(1);
+  });
+});
+
 describe("exclusion guard (notWhileRunning)", () => {
   it("refuses while a permit of an excluded type is live; presence permits of the other side do not exclude", async () => {
     const out = await inPool((sql) => {

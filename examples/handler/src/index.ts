@@ -24,6 +24,9 @@ declare module "edgequeue" {
     "demo.rollup": { ms: number };
     "demo.rated": { ms: number };
     "demo.fair": { ms: number };
+    // Limits per tenant (a keyed concurrency and a keyed rate): sleep payload.ms if given.
+    "demo.tenant": { tenant: string; ms?: number };
+    "demo.tenant.rated": { tenant: string; ms?: number };
     // A depth cap (maxDepth = 5 pending per object): sleeps payload.ms if given.
     "demo.capped": { ms?: number };
     // Writes payload.lines ctx.log lines, kept with the job (GET /v1/jobs/{id}/logs).
@@ -85,6 +88,8 @@ export const DemoHandlers = defineHandlers({
   "demo.rollup": span,
   "demo.rated": span,
   "demo.fair": span,
+  "demo.tenant": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
+  "demo.tenant.rated": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
   "demo.capped": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
   "demo.log": (payload, ctx) => {
     for (let i = 1; i <= payload.lines; i++) ctx.log(`line ${i} of ${payload.lines}`, { i });

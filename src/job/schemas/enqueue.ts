@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from "zod";
+import { LIMIT_KEY_MAX } from "../limit-key";
 import { MaxAttemptsSchema } from "../max-attempts";
 import { JobSchema } from "./job";
 import { ClientJobId, epochMs, JobTypeName, JsonObjectSchema, MAX_DELAY_MS, boundedName, ScopeSchema } from "./pieces";
@@ -26,6 +27,9 @@ export const EnqueueSchema = z
     id: ClientJobId.optional().meta({ description: "Idempotency: the same id in the same home returns the same job." }),
     scope: ScopeSchema.optional(),
     dedupeKey: boundedName(512).optional(),
+    concurrencyKey: boundedName(LIMIT_KEY_MAX)
+      .optional()
+      .meta({ description: "The key this job's keyed limits count it under, instead of the one its type's key path reads (docs/guards.md \"Keyed limits\")." }),
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
     runAt: epochMs.optional(),
     delayMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),

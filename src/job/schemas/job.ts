@@ -49,6 +49,10 @@ export const JobSchema = z
       .nullable()
       .meta({ description: "A waiting job's waits (docs/workflows.md): what would end each, and its timeout; null in every other state. Its runAt is the earliest timeout." }),
     parentId: z.string().nullable().meta({ description: "The job that enqueued this one with ctx.invoke and waits for its end (docs/workflows.md \"Child jobs\"); null for any other job." }),
+    concurrencyKey: z
+      .string()
+      .nullable()
+      .meta({ description: "The key value its type's keyed limits count it under (the enqueue's concurrencyKey, or what the type's key path read; docs/guards.md \"Keyed limits\"); null for a type without one." }),
   });
 export type Job = z.infer<typeof JobSchema>;
 

@@ -1,0 +1,2 @@
+ALTER TABLE `job` ADD `limit_key` text;--> statement-breakpoint
+CREATE INDEX `job_key_claim_idx` ON `job` (`type`,`limit_key`,"priority" DESC,`run_at`,`seq`,`dedupe_key`) WHERE state = 'pending' AND limit_key IS NOT NULL;
