@@ -257,11 +257,11 @@ export async function pullStep(url, type) {
  * finished them, and returns jobs/s from the first enqueue to the last
  * `finishedAt`. The jobs carry a tag of their own, so the timing reads only them.
  */
-export async function pushDrain(url, { type, n, scopes = 0, scopeType = "Bench", payload = {} }) {
+export async function pushDrain(url, { type, n, scopes = 0, scopeType = "Bench", payload = {}, payloadOf = null }) {
   const tag = `drain-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const before = (await call(url, "GET", `/v1/stats?type=${type}`)).completed;
   const t0 = Date.now();
-  const job = (i) => ({ type, payload, tags: [tag], ...(scopes ? { scope: { type: scopeType, id: `s${i % scopes}` } } : {}) });
+  const job = (i) => ({ type, payload: payloadOf ? payloadOf(i) : payload, tags: [tag], ...(scopes ? { scope: { type: scopeType, id: `s${i % scopes}` } } : {}) });
   if (scopes > 0) await fillPerScope(url, n, scopes, job);
   else await fill(url, n, job);
   // Stats come from the catalog (up to a second behind): wait for the completions, not only for an idle type.

@@ -47,6 +47,8 @@
  *   the parent to its completion ÷ draining 1,000 plain demo.echo jobs. Target ≤ 1.5.
  * - delayedLatenessP50Ms / P95: handler start − runAt for jobs delayed by 1 s.
  *   Target ≤ 50 ms.
+ * - keyedConcurrencyRatio: push throughput of 5,000 demo.tenant jobs over 100 tenants (at most 2 of
+ *   each at once) ÷ the same jobs as demo.ingest (no limit), one object. Target ≥ 0.5.
  * - poolGuardedVsUnguarded: push throughput of a pool member (demo.pooled.a,
  *   its pool resized at runtime so it never blocks) ÷ the same handler with no
  *   guard (demo.ingest): the cost of taking and releasing permits.
@@ -321,6 +323,19 @@ async function main() {
     const unguardedRate = median(unguardedRates);
     const guardedRate = median(guardedRates);
     log(`  pool-guarded push ${guardedRates.map(Math.round).join(", ")} jobs/s vs unguarded ${unguardedRates.map(Math.round).join(", ")} jobs/s (8 scopes)`);
+    // ------------------------------------------------ keyed concurrency: 5,000 jobs over 100 tenants, 2 of each at once
+    // demo.tenant (concurrency = { limit = 2, key = "payload.tenant" }) ÷ demo.ingest (the same handler, no guard),
+    // the same jobs from one object, alternated rounds, medians (docs/guards.md "Keyed limits and rates").
+    const keyedN = 5000;
+    const tenantOf = (run) => (i) => ({ tenant: `r${run}-t${i % 100}`, ms: 0 });
+    const keyedRates = [];
+    const unkeyedRates = [];
+    for (let r = 0; r < (quick ? 2 : 3); r++) {
+      unkeyedRates.push(await pushDrain(queue.url, { type: "demo.ingest", n: keyedN, payloadOf: tenantOf(r) }));
+      keyedRates.push(await pushDrain(queue.url, { type: "demo.tenant", n: keyedN, payloadOf: tenantOf(r) }));
+    }
+    const keyedConcurrencyRatio = median(keyedRates) / median(unkeyedRates);
+    log(`  keyed concurrency (100 tenants, 2 each): ${keyedRates.map(Math.round).join(", ")} jobs/s vs no limit ${unkeyedRates.map(Math.round).join(", ")} jobs/s (${keyedConcurrencyRatio.toFixed(2)})`);
     // ------------------------------------------------ durable steps: one journaled no-op step vs none
     // From one object, alternated rounds, medians: the journal write is one call back to the object and one transaction per step.
     const stepN = quick ? 2000 : 5000;
@@ -392,6 +407,7 @@ async function main() {
       delayedLatenessP50Ms: percentile(lateness, 50),
       delayedLatenessP95Ms: percentile(lateness, 95),
       poolGuardedVsUnguarded: round(guardedRate / unguardedRate),
+      keyedConcurrencyRatio: round(keyedConcurrencyRatio),
       stepCost: round(stepCost),
       poolPermitsPerSec: Math.round(poolPermitsPerSec),
       poolPermitsPerSecBatched: Math.round(poolPermitsPerSecBatched),
@@ -410,6 +426,7 @@ async function main() {
         pushPickupP50Ms: { floor: "<= 3", goal: "<= 2" },
         signalWakeP50Ms: "<= pushPickupP50Ms + 5",
         fanInRatio: "<= 1.5",
+        keyedConcurrencyRatio: ">= 0.5",
         claimDepthRatio: "<= 1.5",
         delayedLatenessP95Ms: "<= 50",
       },

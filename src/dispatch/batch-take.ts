@@ -9,7 +9,7 @@
 import type { QueueConfig } from "../config/schema";
 import type { KeyTurns } from "../pool/key-turns";
 import { permitsOf, takeKeyed, unusedOf } from "../pool/keyed-take";
-import { permitPlan, PERMIT_TTL_FACTOR, type Held } from "../pool/permit-plan";
+import { keyedBases, permitPlan, PERMIT_TTL_FACTOR, type Held } from "../pool/permit-plan";
 import type { TypeBackoff } from "./backoff";
 import type { Permit, PermitLedger } from "./permit-ledger";
 import type { Leased, ScopePort } from "./scope-port";
@@ -68,9 +68,11 @@ export async function takeBatchOf<R>(d: TakeDeps<R>, type: string): Promise<Batc
         turns: d.turns,
         type,
         now: at,
-        dueKeys: (after, max) => jobs.dueKeys(type, at, after, max),
+        nextDueKey: (after) => jobs.nextDueKey(type, at, after),
         countDue: (key, max) => jobs.countDueOfKey(type, key, at, max),
         take: (key, n) => d.permits.take(permitPlan(d.config, type, key), { ...ask, want: n }),
+        // Values whose slots this object still holds from ended attempts go first: no round trip to their pools.
+        kept: keyedBases(d.config, type).flatMap((base) => d.permits.keptKeys(base)),
       },
       jobs.serial(type) ? 1 : settings.batchSize,
     );

@@ -165,6 +165,11 @@ export class Dispatcher<R> {
     this.backoff.unblock();
   }
 
+  /** fresh: jobs of these types came due: a keyed type's turn looks for key values it has not seen (pool/key-turns.ts). */
+  fresh(types: readonly string[]): void {
+    for (const t of new Set(types)) this.turns.fresh(t);
+  }
+
   /** idle resolves once no handler call of this object is in flight (and their outcomes are settled). */
   async idle(): Promise<void> {
     while (this.callsInFlight.size > 0) await Promise.allSettled([...this.callsInFlight]);

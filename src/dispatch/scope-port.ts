@@ -37,8 +37,8 @@ export interface ScopePort<R> {
   claim(type: string, limit: number, leaseMs: number, now: number, keys?: ReadonlyMap<string, number>): { leased: Leased[]; changed: R[] };
   /** The type is under a keyed limit: its jobs are claimed per key value (docs/guards.md "Keyed limits"). */
   keyed(type: string): boolean;
-  /** Up to `max` key values of a keyed type with due jobs, in key order after `after`, then round from the start. */
-  dueKeys(type: string, now: number, after: string | null, max: number): string[];
+  /** The first key value of a keyed type after `after` (null: from the start) with due jobs; null: none. */
+  nextDueKey(type: string, now: number, after: string | null): string | null;
   /** Due jobs of one key value, counted up to `max` (one at a time rules included). */
   countDueOfKey(type: string, key: string, now: number, max: number): number;
   /** Settle outcomes, each under its lease, in one transaction; a write that matches no live lease changes nothing. */

@@ -1,15 +1,18 @@
 /**
  * The key values of a keyed limit that hold anything (docs/guards.md "Keyed limits"). Each value has a pool object
  * of its own (`<name>#<key>`, pool-name.ts), which nobody can enumerate; so each tells the object of the limit's own
- * name what it holds — live permits' cost and waiters — when that changes: at once when it becomes busy or idle, at
- * most once a second while it stays busy (`KeyReporter`, the last figure sent by the alarm). That object keeps a row
- * per busy value (`pool_key`), which `GET /v1/pools` lists busiest first; an idle value's row is deleted, as is its
- * object's storage.
+ * name what it holds — live permits' cost and waiters — when that changes, at most once a second (`KeyReporter`;
+ * a change held back is sent by the alarm). That object keeps a row per busy value (`pool_key`), which `GET
+ * /v1/pools` lists busiest first; a value reported idle has its row deleted, and its object deletes its storage
+ * once it has stayed idle a while (pool-do.ts).
  *
  * @module
  */
 
-/** A busy key value reports at most this often; becoming busy or idle is reported at once. */
+/** A key value's object idle this long deletes its storage (and its row in the registry goes). */
+export const KEY_IDLE_KEEP_MS = 60_000;
+
+/** A key value reports at most this often: a tenant's object that turns busy and idle between jobs is not a report per job. */
 export const KEY_REPORT_EVERY_MS = 1_000;
 
 export interface KeyFigures {
@@ -68,12 +71,12 @@ export class KeyReporter {
   private sent: KeyFigures | null = null;
   private sentAt = -Infinity;
 
-  /** take: the figures to send now, or null (unchanged, or held back until `dueAt`). */
-  take(f: KeyFigures, now: number): KeyFigures | null {
+  /** take: the figures to send now, or null (unchanged, or held back until `dueAt`: at most one report a second); `force`: now. */
+  take(f: KeyFigures, now: number, force = false): KeyFigures | null {
     const last = this.sent;
     if (last && last.active === f.active && last.waiting === f.waiting) return null;
-    const busy = (x: KeyFigures | null) => x !== null && (x.active > 0 || x.waiting > 0);
-    if (busy(last) === busy(f) && last !== null && now < this.sentAt + KEY_REPORT_EVERY_MS) return null;
+    if (last === null && f.active === 0 && f.waiting === 0) return null;
+    if (!force && now < this.sentAt + KEY_REPORT_EVERY_MS) return null;
     this.sent = f;
     this.sentAt = now;
     return f;

@@ -16,6 +16,10 @@ export class KeyTurns {
   private readonly blocked = new Map<string, Map<string, number>>();
   /** pool object → the (type, key) it refused. */
   private readonly byPool = new Map<string, { type: string; key: string }>();
+  /** type → key values a pool's poke freed: asked first, before the turn goes on (no scan to find them). */
+  private readonly freed = new Map<string, Set<string>>();
+  /** type → until when a scan would find only values at their limit (the last one did): pokes free them meanwhile. */
+  private readonly exhausted = new Map<string, number>();
 
   /** lastServed: where the type's next turn starts (after this key value), or null from the start. */
   lastServed(type: string): string | null {
@@ -46,11 +50,39 @@ export class KeyTurns {
     if (!k) return null;
     this.byPool.delete(pool);
     this.blocked.get(k.type)?.delete(k.key);
+    let f = this.freed.get(k.type);
+    if (!f) this.freed.set(k.type, (f = new Set()));
+    f.add(k.key);
     return k.type;
+  }
+
+  /** takeFreed: the key values of the type a poke freed since the last take. */
+  takeFreed(type: string): string[] {
+    const f = this.freed.get(type);
+    if (!f || f.size === 0) return [];
+    this.freed.delete(type);
+    return [...f];
+  }
+
+  /** mayScan: whether looking through the type's due values in turn may find one not at its limit. */
+  mayScan(type: string, now: number): boolean {
+    return (this.exhausted.get(type) ?? 0) <= now;
+  }
+
+  /** exhaust: a scan found every due value at its limit; none is looked for again until `until` or new work. */
+  exhaust(type: string, until: number): void {
+    this.exhausted.set(type, until);
+  }
+
+  /** fresh: jobs of the type came due (enqueued, retried, resumed): a value not seen yet may be among them. */
+  fresh(type: string): void {
+    this.exhausted.delete(type);
   }
 
   unblockAll(): void {
     this.blocked.clear();
     this.byPool.clear();
+    this.freed.clear();
+    this.exhausted.clear();
   }
 }

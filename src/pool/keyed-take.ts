@@ -12,8 +12,15 @@ import type { KeyTurns } from "./key-turns";
 import { isKeyedPool } from "./pool-name";
 import type { Held, Taken } from "./permit-plan";
 
-/** Key values looked at for one batch, at most (each one index seek). */
-export const KEYS_SCANNED = 256;
+/**
+ * Key values looked at in turn for one batch, at most (each one index seek): a value at its limit is skipped, and the
+ * next batch goes on from the last one looked at; the values a pool's poke freed are asked first, found without one.
+ */
+export const KEYS_SCANNED = 64;
+/** How long a scan that found every due value at its limit stands, at most, before the next one looks again. */
+const EXHAUSTED_MAX_MS = 1_000;
+/** A scan cut short (KEYS_SCANNED values, all at their limit) goes on from where it stopped this much later. */
+const RESCAN_MS = 50;
 /** Key values asked of their pools at once. */
 const KEYS_IN_PARALLEL = 16;
 
@@ -21,10 +28,12 @@ export interface KeyedTakeDeps {
   turns: KeyTurns;
   type: string;
   now: number;
-  /** Up to `max` key values with due jobs, in key order after `after`, then from the start round to it. */
-  dueKeys(after: string | null, max: number): string[];
+  /** The first key value after `after` (null: from the start) with due jobs; null: none. */
+  nextDueKey(after: string | null): string | null;
   /** Due jobs of one key value, counted up to `max`. */
   countDue(key: string, max: number): number;
+  /** Key values this object holds permits of already (kept from ended attempts): asked first, as freed ones are. */
+  kept?: readonly string[];
   /** Every permit of the key value's plan for up to `want` jobs (pool/permit-plan.ts takePermits). */
   take(key: string, want: number): Promise<Taken>;
 }
@@ -39,17 +48,34 @@ export async function takeKeyed(d: KeyedTakeDeps, want: number): Promise<KeyedTa
   const candidates: { key: string; want: number }[] = [];
   let asked = 0;
   let soonest: number | null = null;
-  for (const key of d.dueKeys(d.turns.lastServed(d.type), KEYS_SCANNED)) {
-    if (asked >= want) break;
+  let looked: string | null = null;
+  const consider = (key: string) => {
+    if (asked >= want || candidates.some((c) => c.key === key)) return;
     const until = d.turns.blockedUntil(d.type, key, d.now);
     if (until !== null) {
       soonest = Math.min(soonest ?? until, until);
-      continue;
+      return;
     }
     const n = d.countDue(key, want - asked);
-    if (n === 0) continue;
+    if (n === 0) return;
     candidates.push({ key, want: n });
     asked += n;
+  };
+  for (const key of d.kept ?? []) consider(key);
+  for (const key of d.turns.takeFreed(d.type)) consider(key);
+  // Whether a scan went the whole way round: every due value looked at, none left for want of room.
+  let sawAll = false;
+  if (asked < want && d.turns.mayScan(d.type, d.now)) {
+    const turn = inTurn(d.nextDueKey, d.turns.lastServed(d.type), KEYS_SCANNED);
+    for (let next = turn.next(); ; next = turn.next()) {
+      if (next.done) {
+        sawAll = next.value;
+        break;
+      }
+      looked = next.value;
+      consider(next.value);
+      if (asked >= want) break;
+    }
   }
   const keys = new Map<string, number>();
   const held = new Map<string, Held[]>();
@@ -74,8 +100,12 @@ export async function takeKeyed(d: KeyedTakeDeps, want: number): Promise<KeyedTa
       }
     });
   }
-  const last = candidates.at(-1);
-  if (last) d.turns.served(d.type, last.key);
+  // The turn goes on after the last value looked at in order (a freed value asked first does not move it).
+  if (looked !== null) d.turns.served(d.type, looked);
+  // A scan that found every value at its limit is not repeated for every poke: until the soonest of their hints (at
+  // most a second), or new work of the type (turns.fresh), only the values pokes free are asked.
+  // A scan cut short goes on from where it stopped soon after (the turn moved there), not at every poke.
+  if (keys.size === 0 && typeRefusal === null) d.turns.exhaust(d.type, sawAll ? Math.min(soonest ?? Infinity, d.now + EXHAUSTED_MAX_MS) : d.now + RESCAN_MS);
   if (keys.size > 0) return { ok: true, count: [...keys.values()].reduce((a, b) => a + b, 0), keys, held };
   const t = typeRefusal as { retryAfterMs: number; why: string } | null;
   if (t) return { ok: false, ...t, keyed: false };
@@ -83,6 +113,30 @@ export async function takeKeyed(d: KeyedTakeDeps, want: number): Promise<KeyedTa
   if (k) return { ok: false, ...k, keyed: true };
   // Every due key value is waiting for its pool: ask again when the first one may be.
   return { ok: false, retryAfterMs: soonest === null ? 1_000 : Math.max(soonest - d.now, 1), why: "every key value with due jobs is at its limit", keyed: true };
+}
+
+/**
+ * inTurn: the due key values one seek at a time, in key order after `start`, then from the first round to it — at
+ * most `max`; its return value says whether it went the whole way round.
+ */
+function* inTurn(next: (after: string | null) => string | null, start: string | null, max: number): Generator<string, boolean> {
+  let cursor = start;
+  let wrapped = start === null;
+  for (let n = 0; n < max; ) {
+    const k = next(cursor);
+    if (k === null) {
+      if (wrapped) return true;
+      wrapped = true;
+      cursor = null;
+      continue;
+    }
+    if (wrapped && start !== null && k > start) return true;
+    yield k;
+    n++;
+    cursor = k;
+    if (wrapped && k === start) return true;
+  }
+  return false;
 }
 
 /** permitsOf: the i-th leased job of each key value takes the i-th permit of each of its value's pools. */

@@ -16,6 +16,7 @@
  * @module
  */
 import type { QueueConfig } from "../config/schema";
+import { withTimeout } from "../deadlines";
 import type { AcquireRequest, BlockedBy } from "./permits";
 import { guardName, keyedPoolName, resourcePoolName, typePoolName } from "./pool-name";
 
@@ -99,6 +100,15 @@ function guardPartners(config: QueueConfig, type: string): string[] {
   return [...out];
 }
 
+/** keyedBases: the object names of the keyed limits a type is under (each key value's object is `<name>#<value>`). */
+export function keyedBases(config: QueueConfig, type: string): string[] {
+  const s = config.typeSettings(type);
+  const out: string[] = [];
+  if ((s.concurrency !== null && s.concurrencyKeyed) || (s.rate !== null && s.rateKeyed)) out.push(typePoolName(type));
+  for (const name of s.pools) if (config.pools[name]!.key !== null) out.push(resourcePoolName(name));
+  return out;
+}
+
 /** keyedType: the type is under a keyed limit, so its jobs are claimed key by key (scope/keyed-claim.ts). */
 export function keyedType(config: QueueConfig, type: string): boolean {
   return config.typeSettings(type).limitKey !== null;
@@ -147,17 +157,8 @@ export async function takePermits(
   return { ok: true, held, count: want };
 }
 
-export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => {
-    if (timer !== undefined) clearTimeout(timer);
-  });
-}
+/** withTimeout: one timer for every call in flight (src/deadlines.ts). */
+export { withTimeout };
 
 function blockerText(what: string, by: BlockedBy | null): string {
   if (by === null) return `${what}: the pool did not answer`;

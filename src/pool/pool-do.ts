@@ -22,7 +22,7 @@ import { keepName, ownName } from "../object-name";
 import { Meter, meterRequests } from "../metering/meter";
 import { sendUsageWhenIdle, USAGE_CATALOG } from "../metering/usage-sender";
 import { keyedParts } from "./pool-name";
-import { busiestKeys, KeyReporter, keyTotals, noteKey, type KeyFigures, type KeyRow } from "./key-registry";
+import { busiestKeys, KEY_IDLE_KEEP_MS, KeyReporter, keyTotals, noteKey, type KeyFigures, type KeyRow } from "./key-registry";
 import { acquire, drainsAt, figures, idle, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, waitingHolders, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
 
 export class PoolDO extends DurableObject<Env> {
@@ -35,6 +35,8 @@ export class PoolDO extends DurableObject<Env> {
   /** A key value's object (`<name>#<key>`): its limit's own object, and the value — told what this one holds. */
   private readonly keyed: { base: string; key: string } | null;
   private readonly reporter = new KeyReporter();
+  /** A key value's object: since when nothing here has counted (in memory: a new instance starts the wait again). */
+  private idleSince: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -143,21 +145,26 @@ export class PoolDO extends DurableObject<Env> {
       await this.alarmArm.set(next === null ? null : Math.max(next, now + 1));
       return;
     }
-    // A key value's object: its limit's own object hears what it holds; once nothing here counts, it keeps nothing.
+    // A key value's object: its limit's own object hears what it holds; once nothing here has counted for a while, it
+    // keeps nothing (a tenant busy again within KEY_IDLE_KEEP_MS finds its tables made).
     const f = figures(this.sql);
     this.report(f, now);
-    if (idle(this.sql, now)) {
+    if (!idle(this.sql, now)) this.idleSince = null;
+    else if (this.idleSince === null) this.idleSince = now;
+    else if (now >= this.idleSince + KEY_IDLE_KEEP_MS) {
+      this.report(f, now, true);
       await this.alarmArm.set(null);
       await this.ctx.storage.deleteAll();
       this.wiped = true;
+      this.idleSince = null;
       return;
     }
-    const times = [nextWake(this.sql, now), drainsAt(this.sql, now), this.reporter.dueAt(f)].filter((t): t is number => t !== null);
+    const times = [nextWake(this.sql, now), drainsAt(this.sql, now), this.reporter.dueAt(f), this.idleSince === null ? null : this.idleSince + KEY_IDLE_KEEP_MS].filter((t): t is number => t !== null);
     await this.alarmArm.set(times.length === 0 ? null : Math.max(Math.min(...times), now + 1));
   };
 
-  private report(f: KeyFigures, now: number): void {
-    const send = this.keyed && this.reporter.take(f, now);
+  private report(f: KeyFigures, now: number, force = false): void {
+    const send = this.keyed && this.reporter.take(f, now, force);
     if (!send || !this.keyed) return;
     const { base, key } = this.keyed;
     this.ctx.waitUntil(

@@ -11,7 +11,7 @@ import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from ".
 import type { Leased, ScopePort } from "../dispatch/scope-port";
 import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "./claim";
-import { countDueOfKey, dueKeys } from "./keyed-claim";
+import { countDueOfKey, nextDueKey } from "./keyed-claim";
 import { scopeOfRow, type JobRow } from "./job-row";
 import { eventOfTags } from "../job/event-tags";
 import { completeMany, heartbeat } from "./settle";
@@ -43,7 +43,7 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
     busyHere: (types, now) => busyHere(store.sql, types, now),
 
     keyed: (type) => config.typeSettings(type).limitKey !== null,
-    dueKeys: (type, now, after, max) => dueKeys(store.sql, type, now, after, max),
+    nextDueKey: (type, now, after) => nextDueKey(store.sql, type, now, after),
     // A one-at-a-time type (serializeByScope here) starts at most one, of whichever key.
     countDueOfKey: (type, key, now, max) =>
       isSerial(store, type) ? Math.min(countStartable(store, type, now, 1), countDueOfKey(store.sql, type, key, now, 1)) : countDueOfKey(store.sql, type, key, now, max),

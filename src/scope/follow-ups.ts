@@ -32,7 +32,8 @@ export interface FollowUpDeps {
   dispatcher: {
     cancelled(id: string): void;
     reaped(flights: { id: string; timedOut: boolean }[]): void;
-    fillNow(): void;
+    /** `due`: the types of rows the write made pending (a keyed type's turn looks for new key values). */
+    fillNow(due: readonly string[]): void;
   };
   permits: Pick<LeasePermits, "renew" | "returnFree">;
   /**
@@ -73,7 +74,7 @@ export class FollowUps {
     if (c.permits) await d.permits.returnFree(c.permits.refundLease);
     const types = wakeTypes(d.config, this.pushed, rowsOf(c), now);
     if (types.size > 0) d.wake(types, now);
-    if (c.fill) d.dispatcher.fillNow();
+    if (c.fill) d.dispatcher.fillNow(rowsOf(c).flatMap((r) => (r.state === "pending" ? [r.type] : [])));
     // What the write owed also sets the alarm (outbox.ts: its rows' next_at), even for a write that arms nothing else.
     const owed = d.takeOwed();
     if (owed || endsChildren(c.events)) d.sendOwed();

@@ -32,27 +32,9 @@ SELECT j.seq, j.priority, j.run_at FROM job AS j INDEXED BY job_key_claim_idx
  ORDER BY j.priority DESC, j.run_at, j.seq LIMIT ?4`;
 const JOB_KEY_COUNT_DUE = `SELECT count(*) AS n FROM (${JOB_KEY_DUE})`;
 
-/**
- * dueKeys: up to `max` key values of the type with a due job, in key order after `after` (the last one served),
- * then from the start round to it.
- */
-export function dueKeys(sql: SqlStorage, type: string, now: number, after: string | null, max: number): string[] {
-  const out: string[] = [];
-  let cursor = after;
-  let wrapped = after === null;
-  while (out.length < max) {
-    const k = sql.exec<{ k: string }>(JOB_NEXT_DUE_KEY, type, cursor, now).toArray()[0]?.k;
-    if (k === undefined || (wrapped && after !== null && k > after)) {
-      if (wrapped) break;
-      wrapped = true;
-      cursor = null;
-      continue;
-    }
-    out.push(k);
-    cursor = k;
-    if (wrapped && k === after) break;
-  }
-  return out;
+/** nextDueKey: the first key value of the type after `after` (or from the start, null) with a due job; null: none. */
+export function nextDueKey(sql: SqlStorage, type: string, now: number, after: string | null): string | null {
+  return sql.exec<{ k: string }>(JOB_NEXT_DUE_KEY, type, after, now).toArray()[0]?.k ?? null;
 }
 
 /** bestDueOfKey: up to `limit` due jobs of one key value, best first. */

@@ -24,7 +24,7 @@
 import { keyedType, permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
 import type { KeyTurns } from "../pool/key-turns";
 import { permitsOf, takeKeyed, unusedOf } from "../pool/keyed-take";
-import { countDueOfKey, dueKeys } from "./keyed-claim";
+import { countDueOfKey, nextDueKey } from "./keyed-claim";
 import { busyHere, claimJobs, countStartable, type ClaimRequest } from "./claim";
 import { pendingTypes } from "./counts";
 import type { JobRow } from "./job-row";
@@ -103,7 +103,7 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
           turns: deps.turns,
           type,
           now: at,
-          dueKeys: (after, max) => dueKeys(store.sql, type, at, after, max),
+          nextDueKey: (after) => nextDueKey(store.sql, type, at, after),
           countDue: (key, max) => countDueOfKey(store.sql, type, key, at, max),
           take: (key, n) => takePermits(permitPlan(config, type, key), { ...ask, want: n }, deps.pool, deps.giveBack),
         },

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { stubsOf } from "../stubs";
 import migrations from "../../migrations/scope/migrations.js";
 import { AlarmArm } from "../alarm-arm";
 import type { Clock } from "../clock";
@@ -117,14 +118,15 @@ export class ScopeParts {
       keepAlive,
       config.analytics ? (binding(config.analytics) as AnalyticsEngineDataset) : null,
     );
-    this.permits = new LeasePermits({ store: this.store, pool: (name) => env.POOL.getByName(name), now, keepAlive });
+    const pool = stubsOf(env.POOL);
+    this.permits = new LeasePermits({ store: this.store, pool, now, keepAlive });
     this.dispatcher = new Dispatcher<JobRow>({
       jobs: dispatchPort(this.store, config, (at) => this.pauseFresh(at), this.memo),
       config,
       now,
       home: () => this.home,
       handler: (name) => binding(name) as HandlerEntrypointApi,
-      pool: (name) => env.POOL.getByName(name),
+      pool,
       keepAlive,
       invocationsPerCall: this.events.invocationsPerCall,
       // The dispatcher's own claims and settles of pushed jobs: events, catalog and alarm as for any write.
@@ -152,7 +154,10 @@ export class ScopeParts {
       dispatcher: {
         cancelled: (id) => this.dispatcher.cancelled(id),
         reaped: (flights) => this.dispatcher.reaped(flights),
-        fillNow: () => void this.dispatcher.fill(this.dispatcher.newOrigin()),
+        fillNow: (due) => {
+          this.dispatcher.fresh(due);
+          void this.dispatcher.fill(this.dispatcher.newOrigin());
+        },
       },
       permits: this.permits,
       wake: (types, at) => this.waits.due(types, at),

@@ -57,8 +57,8 @@ class FakeScope implements ScopePort<Settled> {
   keyed(): boolean {
     return false;
   }
-  dueKeys(): string[] {
-    return [];
+  nextDueKey(): string | null {
+    return null;
   }
   countDueOfKey(): number {
     return 0;

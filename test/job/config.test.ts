@@ -95,6 +95,22 @@ describe("config", () => {
     expect(() => checkBindings(c, { OK: {}, EMAIL: {}, OBS: {} })).not.toThrow();
   });
 
+  it("keyed limits: one key per type, a key is a job path, a pool's rate is one kind, and what each resolves to", () => {
+    expect(() => parseConfig({ types: { a: { concurrency: { limit: 2, key: "payload.t" }, rate: { limit: 5, periodMs: 1000, key: "payload.u" } } } })).toThrow(
+      /types.a.rate.key: "payload.u" differs from "payload.t" \(types.a.concurrency.key\): the keyed limits of "a" must share one key/,
+    );
+    expect(() => parseConfig({ types: { a: {} }, pools: { p: { concurrency: 1, key: "payload.x", types: ["a"] }, q: { concurrency: 1, key: "scope.id", types: ["a"] } } })).toThrow(
+      /pools.q.key: "scope.id" differs from "payload.x"/,
+    );
+    expect(() => parseConfig({ types: { a: { concurrency: { limit: 2, key: "tenant" } } } })).toThrow(/types.a.concurrency.key: a key is "payload.<field>"/);
+    expect(() => parseConfig({ types: { a: {} }, pools: { p: { ratePerMinute: 5, rate: { limit: 5, periodMs: 1000 }, types: ["a"] } } })).toThrow(/pools.p.rate: rate and ratePerMinute/);
+    expect(() => parseConfig({ types: { a: { rate: { limit: 0, periodMs: 1000 } } } })).toThrow(/types.a.rate.limit/);
+    const c = parseConfig({ types: { a: { concurrency: { limit: 2, key: "payload.t" }, rate: { limit: 5, periodMs: 1000 } }, b: {} }, pools: { p: { concurrency: 3, key: "scope.id", types: ["b"] } } });
+    expect(c.typeSettings("a")).toMatchObject({ concurrency: 2, concurrencyKeyed: true, rate: { limit: 5, periodMs: 1000, burst: 1 }, rateKeyed: false, limitKey: "payload.t" });
+    expect(c.typeSettings("b")).toMatchObject({ concurrency: null, limitKey: "scope.id" });
+    expect(c.pools.p).toMatchObject({ concurrency: 3, key: "scope.id", rate: null });
+  });
+
   it("guards: pools need a dimension and declared members; waitsFor cycles are refused; one-sided notWhileRunning warns", () => {
     const push = (extra = {}) => ({ binding: "H", ...extra });
     expect(() => parseConfig({ types: { a: push() }, pools: { p: { types: ["a"] } } })).toThrow(/pools.p: give the pool a concurrency, a rate \(or ratePerMinute\), or both/);

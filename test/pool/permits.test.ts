@@ -7,6 +7,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
+import { KEY_IDLE_KEEP_MS, KEY_REPORT_EVERY_MS } from "../../src/pool/key-registry";
 import type { PoolDO } from "../../src/pool/pool-do";
 import { acquire, release, renew, setLimits, status, tidy, WINDOW_MS, type AcquireRequest } from "../../src/pool/permits";
 import { int, seeded } from "../helpers/random";
@@ -212,7 +213,7 @@ describe("rate (GCRA)", () => {
 });
 
 describe("a keyed limit's pool object", () => {
-  it("deletes its storage and sets no alarm once nothing in it counts; it counts from nothing when asked again", async () => {
+  it("deletes its storage and sets no alarm once nothing in it has counted for a minute; it counts from nothing when asked again", async () => {
     const pool = env.POOL.getByName(`pool:type:test.keyed#${crypto.randomUUID()}`);
     const clock = new ManualClock(T0);
     await runInDurableObject(pool, (o: PoolDO) => {
@@ -222,9 +223,17 @@ describe("a keyed limit's pool object", () => {
     const g = await pool.acquire(req("scope:Test:k", 1, { rateCost: 1, limits }));
     expect(g.permits).toHaveLength(1);
     await pool.release(g.permits);
-    // The spent rate still counts for 100 ms: kept, and the alarm wakes it then.
-    expect(await runInDurableObject(pool, (_o: PoolDO, state) => state.storage.getAlarm())).toBe(T0 + 100);
+    // The spent rate still counts for 100 ms: kept, and the alarm wakes it then; idle from then, it keeps its tables a
+    // minute. Its report of going idle waits for the second after the last one (sent at the acquire).
+    const alarm = () => runInDurableObject(pool, (_o: PoolDO, state) => state.storage.getAlarm());
+    expect(await alarm()).toBe(T0 + 100);
     clock.advance(100);
+    await runDurableObjectAlarm(pool);
+    expect(await alarm()).toBe(T0 + KEY_REPORT_EVERY_MS);
+    clock.set(T0 + KEY_REPORT_EVERY_MS);
+    await runDurableObjectAlarm(pool);
+    expect(await alarm()).toBe(T0 + 100 + KEY_IDLE_KEEP_MS);
+    clock.set(T0 + 100 + KEY_IDLE_KEEP_MS);
     await runDurableObjectAlarm(pool);
     const left = await runInDurableObject(pool, async (_o: PoolDO, state) => ({
       alarm: await state.storage.getAlarm(),
