@@ -212,6 +212,21 @@ describe("dashboard edges", () => {
     await api("POST", `/v1/jobs/${paid}/cancel`, {});
   });
 
+  it("the pools page shows a keyed limit: its key path, each value's limit, and its busy values", async () => {
+    const { cookie } = await signIn();
+    const tenant = `dash-${crypto.randomUUID().slice(0, 8)}`;
+    const id = await enqueue({ type: "demo.tenant", payload: { tenant, ms: 1500 } });
+    await vi.waitFor(async () => expect(await stateOf(id)).toBe("running"), { timeout: 10_000, interval: 20 });
+    const html = await vi.waitFor(async () => {
+      const h = await (await page("GET", "/dashboard/pools", { cookie })).text();
+      expect(h).toContain(`<code>${tenant}</code>`);
+      return h;
+    }, { timeout: 5_000, interval: 100 });
+    const card = /<div class="card" data-pool="type:demo.tenant">([\s\S]*?)<\/table>/.exec(html)?.[1] ?? "";
+    expect(card).toMatch(/<dd data-keyed[^>]*><code>payload\.tenant<\/code>: concurrency 2 each/);
+    expect(card).toMatch(new RegExp(`<code>${tenant}</code></td><td class="num">1</td>`));
+  });
+
   it("refuses an oversized sign-in before reading it", async () => {
     const res = await page("POST", "/dashboard/login", { form: { token: "x".repeat(20_000) } });
     expect(res.status).toBe(413);

@@ -38,7 +38,39 @@ export function PoolsPage(props: { frame: PageFrame; pools: PoolStatusBody[] }) 
               </dd>
               <dt>Waiting</dt>
               <dd>{p.waiting.length === 0 ? "nobody" : `${p.waiting.length}`}</dd>
+              {p.keyed ? (
+                <>
+                  <dt>Per key value</dt>
+                  <dd data-keyed>
+                    <code>{p.keyed.path}</code>: {fmt(p.keyed.configured)} each · {p.keyed.busiest.total.keys} busy, {p.keyed.busiest.total.active} running
+                  </dd>
+                </>
+              ) : null}
             </dl>
+            {p.keyed && p.keyed.busiest.keys.length > 0 ? (
+              <table data-busiest>
+                <thead>
+                  <tr>
+                    <th>Key value</th>
+                    <th class="num">Running</th>
+                    <th class="num">Waiting</th>
+                    <th>Reported</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {p.keyed.busiest.keys.map((k) => (
+                    <tr>
+                      <td>
+                        <code>{k.key}</code>
+                      </td>
+                      <td class="num">{k.active}</td>
+                      <td class="num">{k.waiting}</td>
+                      <td>{ago(k.at, now)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            ) : null}
             {p.waiting.length > 0 ? (
               <table>
                 <thead>
@@ -68,7 +100,8 @@ export function PoolsPage(props: { frame: PageFrame; pools: PoolStatusBody[] }) 
   );
 }
 
-function fmt(l: { concurrency: number | null; ratePerMinute: number | null }): string {
-  const parts = [l.concurrency === null ? null : `concurrency ${l.concurrency}`, l.ratePerMinute === null ? null : `${l.ratePerMinute}/min`].filter(Boolean);
+function fmt(l: { concurrency: number | null; ratePerMinute: number | null; rate?: { limit: number; periodMs: number; burst: number } | null }): string {
+  const rate = l.rate ? `${l.rate.limit} per ${l.rate.periodMs} ms${l.rate.burst > 1 ? ` (burst ${l.rate.burst})` : ""}` : null;
+  const parts = [l.concurrency === null ? null : `concurrency ${l.concurrency}`, l.ratePerMinute === null ? null : `${l.ratePerMinute}/min`, rate].filter(Boolean);
   return parts.length ? parts.join(", ") : "none";
 }
