@@ -13,8 +13,8 @@ import { QueueError } from "../errors";
 import { childLocalId } from "../job/derived-id";
 import type { WaitItem } from "../job/handler-contract";
 import { checkJsonSize, utf8Length } from "../job/json-size";
-import { EnqueueSchema, type EnqueueRequest } from "../job/schemas";
-import { JsonObjectSchema } from "../job/schemas/pieces";
+import type { EnqueueRequest } from "../job/schemas";
+import { checkRequest, type RequestShapes } from "./invoke-request";
 import { enqueueJobs, type EnqueueOutcome, type NewJob } from "./enqueue";
 import type { HomeStore } from "./home-store";
 import type { JobRow } from "./job-row";
@@ -71,13 +71,6 @@ INSERT INTO outbox (kind, target, body, next_at)
 SELECT 'cancel', ref, json_object('reason', ?2), ?3 FROM job_step WHERE job_seq = ?1 AND kind = 'invoke' AND finished_at IS NULL AND ref IS NOT NULL`;
 
 /**
- * The checked fields of a wait's invoke requests but their payloads, by their JSON: a fan-out's requests mostly
- * differ in the payload alone, and each shape is checked once (the schema's parse was most of a 1,000-child
- * wait's time; docs/design.md "Child jobs and failure handlers"). Null: that shape is refused.
- */
-export type RequestShapes = Map<string, Omit<EnqueueRequest, "payload"> | null>;
-
-/**
  * journalInvoke: a new invoke wait, inside wait()'s transaction — its request checked as an enqueue is (an error
  * names the field), its position free. Answers the child to owe and the entry to journal, or why the job fails.
  */
@@ -100,66 +93,6 @@ export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now
   const { home, job } = prepared;
   // Journaled with the others of its wait in one statement (steps.ts writeOpenSteps), with its child's id.
   return { home, job: { ...job, parentId: parent.id, parentStep: w.name, parentSeq: w.seq }, step: { seq: w.seq, name: w.name, kind: "invoke", startedAt: w.startedAt, ref: job.id } };
-}
-
-/** checkRequest: an invoke's request as an enqueue takes it — its shape from `shapes` when seen, its payload each time. */
-function checkRequest(request: unknown, shapes: RequestShapes): { ok: true; request: EnqueueRequest } | { ok: false; path: PropertyKey[]; message: string } {
-  const refusal = () => {
-    const issue = EnqueueSchema.safeParse(request).error?.issues[0];
-    return { ok: false as const, path: issue?.path ?? [], message: issue?.message ?? "is not an enqueue request" };
-  };
-  if (typeof request !== "object" || request === null || Array.isArray(request)) return refusal();
-  const { payload, ...rest } = request as Record<string, unknown>;
-  const key = shapeKey(rest);
-  if (key === null) return refusal();
-  let shape = shapes.get(key);
-  if (shape === undefined) {
-    const parsed = EnqueueSchema.safeParse({ ...rest, payload: {} });
-    shape = parsed.success ? (({ payload: _, ...fields }) => fields)(parsed.data) : null;
-    shapes.set(key, shape);
-  }
-  // A refused shape, or a payload that is no JSON object: the whole request is parsed again, so the refusal names
-  // the first field wrong as it always did.
-  if (shape === null || !JsonObjectSchema.safeParse(payload).success) return refusal();
-  return { ok: true, request: { ...shape, payload: payload as EnqueueRequest["payload"] } };
-}
-
-/**
- * shapeKey: text that tells two requests' fields apart exactly as the schema would — every value tagged with its
- * kind, so a number is never a string, NaN never null, a key set to undefined never an absent one (a strict schema
- * refuses an unknown key even so). A value of another kind (a function, a BigInt, a Date, a Map) gives no key, and
- * the request is parsed whole.
- */
-function shapeKey(fields: Record<string, unknown>): string | null {
-  try {
-    return encode(fields);
-  } catch (e) {
-    if (e === NO_KEY) return null;
-    throw e;
-  }
-}
-const NO_KEY = Symbol("no key");
-
-function encode(v: unknown): string {
-  if (v === null) return "z";
-  switch (typeof v) {
-    case "undefined":
-      return "u";
-    case "boolean":
-      return v ? "t" : "f";
-    case "number":
-      return `n${String(v)}`;
-    case "string":
-      return `s${JSON.stringify(v)}`;
-    case "object": {
-      if (Array.isArray(v)) return `[${Array.from(v, encode).join(",")}]`;
-      const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) throw NO_KEY;
-      return `{${Object.keys(v).map((k) => `${JSON.stringify(k)}:${encode((v as Record<string, unknown>)[k])}`).join(",")}}`;
-    }
-    default:
-      throw NO_KEY;
-  }
 }
 
 /** oweChildren: the children a wait journaled, one owed enqueue per home and chunk; the parent's count of open ones. */
