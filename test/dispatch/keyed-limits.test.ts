@@ -160,6 +160,10 @@ describe("a keyed concurrency limit", () => {
     expect(own.status).toBe(201);
     expect(own.body.job.concurrencyKey).toBe("vip");
     await waitForJob(own.body.job.id, isTerminal);
+    // A schedule whose every fire would lack the key is refused when it is put, not at each fire.
+    const schedule = await api("PUT", `/v1/schedules/keyless-${crypto.randomUUID().slice(0, 8)}`, { type: "demo.tenant", everyMs: 60_000, payload: {} });
+    expect(schedule.status).toBe(400);
+    expect(schedule.body.error.details[0].path).toBe("payload.tenant");
     const stray = await api("POST", "/v1/jobs", { type: "demo.echo", payload: {}, concurrencyKey: "x" });
     expect(stray.status).toBe(400);
     expect(stray.body.error.details[0].path).toBe("concurrencyKey");
