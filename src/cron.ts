@@ -1,6 +1,6 @@
 /**
- * Five-field cron (minute hour day-of-month month day-of-week), UTC, minute
- * resolution. Fields take `*`, numbers, ranges `a-b`, steps `*\/s` `a-b/s`
+ * Five-field cron (minute hour day-of-month month day-of-week), minute
+ * resolution, in UTC or a time zone (CronSchedule). Fields take `*`, numbers, ranges `a-b`, steps `*\/s` `a-b/s`
  * `a/s`, lists `a,b`, and names for months (JAN–DEC) and days (SUN–SAT);
  * day-of-week 7 is Sunday too. As in Vixie cron, when both day-of-month and
  * day-of-week are restricted a day matches either; when one is `*`, only the
@@ -12,6 +12,8 @@
  *
  * @module
  */
+
+import { Cron as Croner } from "croner";
 
 export interface Cron {
   minutes: Set<number>;
@@ -84,51 +86,58 @@ function parseField(text: string, f: (typeof FIELDS)[number]): Set<number> {
   return out;
 }
 
-const MINUTE = 60_000;
-/** Far enough for any valid expression to recur (Feb 29 on a given weekday takes up to 28 years). */
-const HORIZON_DAYS = 366 * 30;
+/**
+ * CronSchedule: an expression's slots in a time zone, computed by croner (a kept library: time zones and daylight
+ * saving are its job, not a hand-written search's). It is given the expression as parsed here — every field as the
+ * explicit list of its values, day-of-week 7 as 0, and whether a day matches either of its two fields — so what
+ * matches is exactly what this parser says (croner's own syntax refuses `a/s` and words its errors otherwise).
+ * Slots are wall-clock times in `tz`: a time the clocks skip (02:30 on the night they go forward) fires at the first
+ * minute after the gap (03:00), and a time they pass twice (02:30 on the night they go back) fires once, the first
+ * time (docs/schedules-and-events.md).
+ */
+export class CronSchedule {
+  private readonly runner: Croner;
 
-function dayMatches(c: Cron, d: Date): boolean {
-  if (!c.months.has(d.getUTCMonth() + 1)) return false;
-  const dom = c.days.has(d.getUTCDate());
-  const dow = c.weekdays.has(d.getUTCDay());
-  return c.either ? dom || dow : dom && dow;
+  constructor(
+    readonly cron: Cron,
+    readonly tz: string = "UTC",
+  ) {
+    const list = (s: Set<number>) => [...s].sort((a, b) => a - b).join(",");
+    const pattern = [list(cron.minutes), list(cron.hours), list(cron.days), list(cron.months), list(cron.weekdays)].join(" ");
+    this.runner = new Croner(pattern, { paused: true, timezone: tz, domAndDow: !cron.either });
+  }
+
+  /** nextAfter: the first slot strictly after `t` (epoch ms), or null if the expression never matches (e.g. Feb 30). */
+  nextAfter(t: number): number | null {
+    return this.runner.nextRun(new Date(t))?.getTime() ?? null;
+  }
+
+  /** prevAtOrBefore: the last slot at or before `t`, or null. */
+  prevAtOrBefore(t: number): number | null {
+    // croner answers the runs before its reference; a run 1 ms before the next millisecond is one at `t`.
+    return this.runner.previousRuns(1, new Date(t + 1))[0]?.getTime() ?? null;
+  }
 }
 
-/** nextAfter: the first slot strictly after `t` (epoch ms), or null if the expression never matches (e.g. Feb 30). */
-export function nextAfter(c: Cron, t: number): number | null {
-  let m = Math.floor(t / MINUTE) * MINUTE + MINUTE;
-  for (let days = 0; days <= HORIZON_DAYS; days++) {
-    const d = new Date(m);
-    if (dayMatches(c, d)) {
-      for (let h = d.getUTCHours(); h < 24; h++) {
-        if (!c.hours.has(h)) continue;
-        const fromMinute = h === d.getUTCHours() ? d.getUTCMinutes() : 0;
-        for (let min = fromMinute; min < 60; min++) {
-          if (c.minutes.has(min)) return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), h, min);
-        }
-      }
-    }
-    m = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+/** checkTimeZone: throws a CronError unless `tz` is an IANA time zone this runtime knows ("UTC", "Europe/Berlin"). */
+export function checkTimeZone(tz: string): void {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+  } catch {
+    throw new CronError(`"${tz}" is not an IANA time zone name (like "UTC", "Europe/Berlin", "America/New_York")`);
   }
-  return null;
 }
 
-/** prevAtOrBefore: the last slot at or before `t`, or null if there is none within the horizon. */
-export function prevAtOrBefore(c: Cron, t: number): number | null {
-  let m = Math.floor(t / MINUTE) * MINUTE;
-  for (let days = 0; days <= HORIZON_DAYS; days++) {
-    const d = new Date(m);
-    if (dayMatches(c, d)) {
-      for (let h = d.getUTCHours(); h >= 0; h--) {
-        if (!c.hours.has(h)) continue;
-        const fromMinute = h === d.getUTCHours() ? d.getUTCMinutes() : 59;
-        for (let min = fromMinute; min >= 0; min--) {
-          if (c.minutes.has(min)) return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), h, min);
-        }
-      }
-    }
-    m = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) - MINUTE; // 23:59 of the day before
-  }
-  return null;
+/** localTime: `t` as the wall clock in `tz` shows it, with its offset: 2026-03-29T03:00:00+02:00. */
+export function localTime(t: number, tz: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat("en-US", { timeZone: tz, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
+      .formatToParts(new Date(t))
+      .map((p) => [p.type, p.value]),
+  );
+  const wall = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
+  const offset = Math.round((wall - Math.floor(t / 1000) * 1000) / 60_000);
+  const sign = offset < 0 ? "-" : "+";
+  const pad = (n: number) => String(Math.abs(n)).padStart(2, "0");
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${sign}${pad(Math.trunc(offset / 60))}:${pad(offset % 60)}`;
 }

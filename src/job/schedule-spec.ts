@@ -12,7 +12,7 @@
  */
 import { z } from "zod";
 import { JobTypeName, JsonObjectSchema, ScopeSchema } from "./schemas";
-import { CronError, parseCron } from "../cron";
+import { checkTimeZone, CronError, parseCron } from "../cron";
 
 export const MISFIRE = ["latest", "earliest", "none", "catchup"] as const;
 export type Misfire = (typeof MISFIRE)[number];
@@ -28,7 +28,13 @@ export const ScheduleSpecSchema = z
     type: JobTypeName,
     payload: JsonObjectSchema.optional(),
     scope: ScopeSchema.optional(),
-    cron: z.string().min(1).max(256).optional().meta({ description: "5 fields, UTC, minute resolution." }),
+    cron: z.string().min(1).max(256).optional().meta({ description: "5 fields, minute resolution, in `tz` (default UTC)." }),
+    tz: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ description: "The IANA time zone a cron expression's times are in (default UTC): fired at that wall-clock time across daylight saving changes (docs/schedules-and-events.md)." }),
     everyMs: z.number().int().min(1000).max(366 * 86_400_000).optional().meta({ description: "A fixed grid from when the schedule was created; no drift." }),
     at: z.number().int().min(0).max(8.64e15).optional().meta({ description: "Fires once, at this time (epoch ms)." }),
     misfire: z.enum(MISFIRE).optional().meta({ description: "After downtime: latest (default) fires the last missed slot once; earliest the oldest; none skips them; catchup fires every one, oldest first." }),
@@ -48,6 +54,15 @@ export const ScheduleSpecSchema = z
         else throw e;
       }
     }
+    if (s.tz !== undefined) {
+      if (s.cron === undefined) ctx.addIssue({ code: "custom", path: ["tz"], message: "tz applies to a cron expression; everyMs and at are times, not wall-clock ones" });
+      try {
+        checkTimeZone(s.tz);
+      } catch (e) {
+        if (e instanceof CronError) ctx.addIssue({ code: "custom", path: ["tz"], message: e.message });
+        else throw e;
+      }
+    }
     if (s.maxCatchup !== undefined && s.misfire !== "catchup") ctx.addIssue({ code: "custom", path: ["maxCatchup"], message: "maxCatchup applies to misfire = catchup" });
   });
 export type ScheduleSpec = z.infer<typeof ScheduleSpecSchema>;
@@ -58,6 +73,7 @@ export const ScheduleSchema = z.object({
   payload: JsonObjectSchema,
   scope: ScopeSchema.nullable(),
   cron: z.string().nullable(),
+  tz: z.string().meta({ description: "The time zone of `cron` (UTC unless one was given)." }),
   everyMs: z.number().nullable(),
   at: z.number().nullable(),
   misfire: z.enum(MISFIRE),
@@ -65,6 +81,7 @@ export const ScheduleSchema = z.object({
   paused: z.boolean(),
   source: z.enum(["api", "config"]).meta({ description: "config: declared in the config, kept in sync on start, not changed over the API." }),
   nextRunAt: z.number().nullable(),
+  nextRunAtLocal: z.string().nullable().meta({ description: "nextRunAt as the wall clock in `tz` shows it, with its offset (2026-03-29T03:00:00+02:00)." }),
   lastFiredAt: z.number().nullable().meta({ description: "The slot of the last fire." }),
   createdAt: z.number(),
   updatedAt: z.number(),

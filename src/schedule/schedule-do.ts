@@ -145,7 +145,7 @@ export class ScheduleDO extends DurableObject<Env> {
    * changes nothing.
    */
   private readonly fire = async (row: ScheduleRow, now: number): Promise<void> => {
-    const trigger = triggerOf({ cron: row.cron, everyMs: row.every_ms, at: row.at, anchor: row.anchor });
+    const trigger = triggerOf({ cron: row.cron, tz: row.tz, everyMs: row.every_ms, at: row.at, anchor: row.anchor });
     const plan = planFires(trigger, row.next_run_at, now, row.misfire, maxCatchupOf(row));
     if (plan.skipped > 0) {
       console.warn(

@@ -5,6 +5,7 @@
  * @module
  */
 import { scopeOfRow } from "../scope/api";
+import { localTime } from "../cron";
 import { firstSlotAfter, triggerOf } from "./slots";
 import { MAX_CATCHUP_DEFAULT, type Misfire, type Schedule, type ScheduleSpec } from "../job/schedule-spec";
 
@@ -15,6 +16,7 @@ type Row = {
   scope_type: string | null;
   scope_id: string | null;
   cron: string | null;
+  tz: string | null;
   every_ms: number | null;
   at: number | null;
   anchor: number;
@@ -35,10 +37,11 @@ const LIST = "SELECT * FROM schedule ORDER BY name";
 const DELETE = "DELETE FROM schedule WHERE name = ? RETURNING name";
 const UPSERT = `
 INSERT INTO schedule (name, type, payload, scope_type, scope_id, cron, every_ms, at, anchor, misfire, max_catchup, paused, source,
-                      generation, next_run_at, last_fired_at, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 1, ?14, NULL, ?15, ?15)
+                      generation, next_run_at, last_fired_at, created_at, updated_at, tz)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 1, ?14, NULL, ?15, ?15, ?16)
 ON CONFLICT (name) DO UPDATE SET type = ?2, payload = ?3, scope_type = ?4, scope_id = ?5, cron = ?6, every_ms = ?7, at = ?8, anchor = ?9,
-  misfire = ?10, max_catchup = ?11, paused = ?12, source = ?13, generation = generation + 1, next_run_at = ?14, last_fired_at = NULL, updated_at = ?15`;
+  misfire = ?10, max_catchup = ?11, paused = ?12, source = ?13, generation = generation + 1, next_run_at = ?14, last_fired_at = NULL, updated_at = ?15,
+  tz = ?16`;
 const SET_PAUSED = "UPDATE schedule SET paused = ?, source = ?, next_run_at = ?, updated_at = ? WHERE name = ?";
 /** scheduleDue: schedule_next_idx. */
 const DUE = "SELECT * FROM schedule WHERE next_run_at IS NOT NULL AND next_run_at <= ? AND paused = 0 ORDER BY next_run_at LIMIT ?";
@@ -54,6 +57,7 @@ export function toSchedule(r: Row): Schedule {
     payload: JSON.parse(r.payload),
     scope: scopeOfRow(r),
     cron: r.cron,
+    tz: r.tz ?? "UTC",
     everyMs: r.every_ms,
     at: r.at,
     misfire: r.misfire,
@@ -61,6 +65,7 @@ export function toSchedule(r: Row): Schedule {
     paused: r.paused === 1,
     source: r.source,
     nextRunAt: r.next_run_at,
+    nextRunAtLocal: r.next_run_at === null ? null : localTime(r.next_run_at, r.tz ?? "UTC"),
     lastFiredAt: r.last_fired_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -87,7 +92,7 @@ export function deleteSchedule(sql: SqlStorage, name: string): boolean {
 /** setPaused: pause or resume, nothing else changed. Resuming starts from the next slot: a pause is not downtime, its slots are not missed ones. */
 export function setPaused(sql: SqlStorage, existing: Row, paused: boolean, source: "api" | "config", now: number): Row {
   const resumed = existing.paused === 1 && !paused;
-  const trigger = triggerOf({ cron: existing.cron, everyMs: existing.every_ms, at: existing.at, anchor: existing.anchor });
+  const trigger = triggerOf({ cron: existing.cron, tz: existing.tz, everyMs: existing.every_ms, at: existing.at, anchor: existing.anchor });
   const next = resumed && existing.next_run_at !== null ? firstSlotAfter(trigger, now) : existing.next_run_at;
   sql.exec(SET_PAUSED, paused ? 1 : 0, source, next, now, existing.name);
   return getSchedule(sql, existing.name)!;
@@ -103,13 +108,14 @@ export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, s
     existing.scope_type === (spec.scope?.type ?? null) &&
     existing.scope_id === (spec.scope?.id ?? null) &&
     existing.cron === (spec.cron ?? null) &&
+    (existing.tz ?? "UTC") === (spec.tz ?? "UTC") &&
     existing.every_ms === (spec.everyMs ?? null) &&
     existing.at === (spec.at ?? null) &&
     existing.misfire === (spec.misfire ?? "latest") &&
     existing.max_catchup === (spec.maxCatchup ?? null);
   if (existing && same) return { row: setPaused(sql, existing, spec.paused ?? false, source, now), created: false };
   const anchor = spec.everyMs !== undefined ? now + spec.everyMs : now;
-  const trigger = triggerOf({ cron: spec.cron ?? null, everyMs: spec.everyMs ?? null, at: spec.at ?? null, anchor });
+  const trigger = triggerOf({ cron: spec.cron ?? null, tz: spec.tz ?? null, everyMs: spec.everyMs ?? null, at: spec.at ?? null, anchor });
   const next = trigger.kind === "at" ? trigger.at : firstSlotAfter(trigger, now);
   sql.exec(
     UPSERT,
@@ -128,6 +134,7 @@ export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, s
     source,
     next,
     now,
+    spec.tz ?? null,
   );
   return { row: getSchedule(sql, name)!, created: existing === null };
 }

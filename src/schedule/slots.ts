@@ -7,18 +7,18 @@
  *
  * @module
  */
-import { nextAfter, parseCron, prevAtOrBefore, type Cron } from "../cron";
+import { CronSchedule, parseCron } from "../cron";
 import type { Misfire } from "../job/schedule-spec";
 
-export type Trigger = { kind: "cron"; cron: Cron } | { kind: "every"; everyMs: number; anchor: number } | { kind: "at"; at: number };
+export type Trigger = { kind: "cron"; cron: CronSchedule } | { kind: "every"; everyMs: number; anchor: number } | { kind: "at"; at: number };
 
 /** A slot more than this late is a missed one (platform alarms can run up to a minute late). */
 export const ON_TIME_MS = 60_000;
 /** Counting missed slots for a catchup warning stops here. */
 const COUNT_LIMIT = 1_000_000;
 
-export function triggerOf(s: { cron: string | null; everyMs: number | null; at: number | null; anchor: number }): Trigger {
-  if (s.cron !== null) return { kind: "cron", cron: parseCron(s.cron) };
+export function triggerOf(s: { cron: string | null; tz?: string | null; everyMs: number | null; at: number | null; anchor: number }): Trigger {
+  if (s.cron !== null) return { kind: "cron", cron: new CronSchedule(parseCron(s.cron), s.tz ?? "UTC") };
   if (s.everyMs !== null) return { kind: "every", everyMs: s.everyMs, anchor: s.anchor };
   return { kind: "at", at: s.at! };
 }
@@ -27,7 +27,7 @@ export function triggerOf(s: { cron: string | null; everyMs: number | null; at: 
 export function firstSlotAfter(t: Trigger, after: number): number | null {
   switch (t.kind) {
     case "cron":
-      return nextAfter(t.cron, after);
+      return t.cron.nextAfter(after);
     case "every":
       return after < t.anchor ? t.anchor : t.anchor + (Math.floor((after - t.anchor) / t.everyMs) + 1) * t.everyMs;
     case "at":
@@ -39,7 +39,7 @@ export function firstSlotAfter(t: Trigger, after: number): number | null {
 export function lastSlotAtOrBefore(t: Trigger, atOrBefore: number): number | null {
   switch (t.kind) {
     case "cron":
-      return prevAtOrBefore(t.cron, atOrBefore);
+      return t.cron.prevAtOrBefore(atOrBefore);
     case "every":
       return atOrBefore < t.anchor ? null : t.anchor + Math.floor((atOrBefore - t.anchor) / t.everyMs) * t.everyMs;
     case "at":

@@ -16,6 +16,8 @@ export const schedule = sqliteTable(
     scopeType: text("scope_type"),
     scopeId: text("scope_id"),
     cron: text("cron"),
+    /** The IANA time zone of `cron`; null: UTC. */
+    tz: text("tz"),
     everyMs: integer("every_ms"),
     at: integer("at"),
     /** everyMs: the grid's first slot; slots are anchor + k·everyMs. */

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { CronError, nextAfter, parseCron, prevAtOrBefore } from "../../src/cron";
+import { checkTimeZone, CronError, CronSchedule, localTime, parseCron, type Cron } from "../../src/cron";
 import { int, pick, seeded } from "../helpers/random";
 
 const at = (s: string) => Date.parse(`${s}Z`);
+const nextAfter = (c: Cron, t: number) => new CronSchedule(c).nextAfter(t);
+const prevAtOrBefore = (c: Cron, t: number) => new CronSchedule(c).prevAtOrBefore(t);
 
 /** The reference: every minute, one by one. */
 function matches(expr: string, t: number): boolean {
@@ -91,5 +93,28 @@ describe("cron", () => {
         t = next;
       }
     }
+  });
+
+  it("in a time zone: the wall-clock time, across daylight saving changes; a skipped time fires after the gap, a repeated one once", () => {
+    const berlin = (expr: string) => new CronSchedule(parseCron(expr), "Europe/Berlin");
+    const daily = berlin("30 2 * * *");
+    const runs = (s: CronSchedule, from: number, n: number) => {
+      const out: string[] = [];
+      for (let t = from, i = 0; i < n; i++) out.push(localTime((t = s.nextAfter(t)!), "Europe/Berlin"));
+      return out;
+    };
+    // 2026-03-29: clocks go from 02:00 to 03:00 — 02:30 does not exist; it fires at 03:00.
+    expect(runs(daily, at("2026-03-27T12:00:00"), 3)).toEqual(["2026-03-28T02:30:00+01:00", "2026-03-29T03:00:00+02:00", "2026-03-30T02:30:00+02:00"]);
+    // 2026-10-25: clocks go from 03:00 back to 02:00 — 02:30 happens twice; it fires once, the first time.
+    expect(runs(daily, at("2026-10-24T12:00:00"), 2)).toEqual(["2026-10-25T02:30:00+02:00", "2026-10-26T02:30:00+01:00"]);
+    // 09:00 in New York is 14:00 UTC in winter, 13:00 in summer.
+    const ny = new CronSchedule(parseCron("0 9 * * MON-FRI"), "America/New_York");
+    expect(ny.nextAfter(at("2026-01-05T00:00:00"))).toBe(at("2026-01-05T14:00:00"));
+    expect(ny.nextAfter(at("2026-07-06T00:00:00"))).toBe(at("2026-07-06T13:00:00"));
+    expect(ny.prevAtOrBefore(at("2026-07-06T13:00:00"))).toBe(at("2026-07-06T13:00:00"));
+    expect(localTime(at("2026-01-05T14:00:00"), "America/New_York")).toBe("2026-01-05T09:00:00-05:00");
+    expect(localTime(at("2026-01-05T14:00:00"), "Asia/Kolkata")).toBe("2026-01-05T19:30:00+05:30");
+    expect(() => checkTimeZone("Mars/Base")).toThrow(/"Mars\/Base" is not an IANA time zone/);
+    expect(() => checkTimeZone("Europe/Berlin")).not.toThrow();
   });
 });

@@ -77,6 +77,28 @@ describe("schedule triggers", () => {
     expect(await runInDurableObject(stub, (_o: ScheduleDO, state) => state.storage.getAlarm())).toBe(T0 + 30 * MIN);
   });
 
+  it("cron with a time zone fires at the local time, across the night the clocks go forward; the view says both times", async () => {
+    const berlinMorning = Date.UTC(2026, 2, 27, 12); // Friday noon UTC, 2026-03-27: the clocks go forward on Sunday
+    const stub = env.SCHEDULE.getByName(`schedules-test-${crypto.randomUUID()}`);
+    const clock = new ManualClock(berlinMorning);
+    await runInDurableObject(stub, (o: ScheduleDO) => void (o.clock = clock));
+    const type = uniqueType("sched");
+    const s = await put(stub, "nightly", { type, cron: "30 2 * * *", tz: "Europe/Berlin" });
+    // 02:30 in Berlin on Saturday is 01:30 UTC (winter time).
+    expect(s).toMatchObject({ tz: "Europe/Berlin", nextRunAt: Date.UTC(2026, 2, 28, 1, 30), nextRunAtLocal: "2026-03-28T02:30:00+01:00" });
+    clock.set(Date.UTC(2026, 2, 28, 1, 30));
+    await runDurableObjectAlarm(stub);
+    expect(await fired(type, "nightly", [Date.UTC(2026, 2, 28, 1, 30)])).toHaveLength(1);
+    // Sunday has no 02:30 in Berlin: the slot is 03:00 summer time, 01:00 UTC.
+    expect((await stub.get("nightly"))!).toMatchObject({ nextRunAt: Date.UTC(2026, 2, 29, 1, 0), nextRunAtLocal: "2026-03-29T03:00:00+02:00" });
+    clock.set(Date.UTC(2026, 2, 29, 1, 0));
+    await runDurableObjectAlarm(stub);
+    expect(await fired(type, "nightly", [Date.UTC(2026, 2, 29, 1, 0)])).toHaveLength(1);
+    expect((await stub.get("nightly"))!).toMatchObject({ nextRunAt: Date.UTC(2026, 2, 30, 0, 30), nextRunAtLocal: "2026-03-30T02:30:00+02:00" });
+    // A schedule without tz is UTC, as before.
+    expect(await put(stub, "utc", { type, cron: "0 3 * * *" })).toMatchObject({ tz: "UTC", nextRunAtLocal: "2026-03-29T03:00:00+00:00" });
+  });
+
   it("a duplicated alarm fires a slot once", async () => {
     const { stub, clock } = await freshSchedules();
     const type = uniqueType("sched");
@@ -200,6 +222,8 @@ describe("schedules over the API", () => {
     [{ type: "t", everyMs: 10 }, "everyMs"],
     [{ type: "t", at: 1, misfire: "sometimes" }, "misfire"],
     [{ type: "t", at: 1, maxCatchup: 5 }, "maxCatchup"],
+    [{ type: "t", cron: "0 3 * * *", tz: "Mars/Base" }, "tz"],
+    [{ type: "t", everyMs: 60_000, tz: "Europe/Berlin" }, "tz"],
   ])("refuses %j naming %s", async (body, field) => {
     const r = await api("PUT", "/v1/schedules/bad", body);
     expect(r.status).toBe(400);
