@@ -7,7 +7,8 @@
  * @module
  */
 import { z } from "zod";
-import { KEY_PATH_HINT, KeyPathSchema, type KeyPath } from "../job/limit-key";
+import { KeyPathSchema, type KeyPath } from "../job/limit-key";
+import type { QueueConfig } from "./schema";
 
 /** A rate: at most `limit` starts per `periodMs`, spaced by GCRA; `burst` of them may start at once (pool/rate.ts). */
 export const RateSchema = z.strictObject({
@@ -85,4 +86,7 @@ export function checkLimitKeys(config: LimitsInput, ctx: z.RefinementCtx): void 
   }
 }
 
-export { KEY_PATH_HINT };
+/** keyedType: the type is under a keyed limit, so its jobs are claimed key by key (scope/keyed-claim.ts). */
+export function keyedType(config: QueueConfig, type: string): boolean {
+  return config.typeSettings(type).limitKey !== null;
+}

@@ -18,7 +18,8 @@
  *
  * @module
  */
-import { POOL_CALL_TIMEOUT_MS, takePermits, withTimeout, type Held, type PermitStep, type PoolApi, type Taken } from "../pool/permit-plan";
+import { withTimeout } from "../deadlines";
+import { POOL_CALL_TIMEOUT_MS, takePermits, type Held, type PermitStep, type PoolApi, type Taken } from "../pool/permit-plan";
 import { isKeyedPool, keyedParts } from "../pool/pool-name";
 
 /** How long an ended attempt's key value permit waits for the object's next batch of that value. */

@@ -104,17 +104,19 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
 
 /** unwinds: the error is (or wraps) a wait's or a sleep's request — the attempt ending on it, not failing. */
 function unwinds(e: unknown): boolean {
-  for (let c = e, depth = 0; c !== null && c !== undefined && depth <= CAUSE_DEPTH; c = (c as { cause?: unknown }).cause, depth++) {
-    const name = (c as { name?: unknown }).name;
-    if (c instanceof WaitRequest || c instanceof SleepRequest || name === "WaitRequest" || name === "SleepRequest") return true;
-  }
-  return false;
+  return inCauses(e, (c) => c instanceof WaitRequest || c instanceof SleepRequest, ["WaitRequest", "SleepRequest"]);
 }
 
 /** childFailure: the error is (or wraps) a child's failure — never a wait's unwinding. */
 function childFailure(e: unknown): boolean {
+  return inCauses(e, (c) => c instanceof ChildJobFailedError, ["ChildJobFailedError"]);
+}
+
+/** inCauses: the error or one of its causes (to CAUSE_DEPTH) is such an error — by class, or by name for a second copy of this SDK in a bundle. */
+function inCauses(e: unknown, is: (c: unknown) => boolean, names: readonly string[]): boolean {
   for (let c = e, depth = 0; c !== null && c !== undefined && depth <= CAUSE_DEPTH; c = (c as { cause?: unknown }).cause, depth++) {
-    if (c instanceof ChildJobFailedError || (c as { name?: unknown }).name === "ChildJobFailedError") return true;
+    const name = (c as { name?: unknown }).name;
+    if (is(c) || (typeof name === "string" && names.includes(name))) return true;
   }
   return false;
 }

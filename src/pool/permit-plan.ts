@@ -109,11 +109,6 @@ export function keyedBases(config: QueueConfig, type: string): string[] {
   return out;
 }
 
-/** keyedType: the type is under a keyed limit, so its jobs are claimed key by key (scope/keyed-claim.ts). */
-export function keyedType(config: QueueConfig, type: string): boolean {
-  return config.typeSettings(type).limitKey !== null;
-}
-
 /** guarded: attempts of the type must take permits before they start. */
 export function guarded(config: QueueConfig, type: string): boolean {
   return permitPlan(config, type).length > 0;
@@ -156,9 +151,6 @@ export async function takePermits(
   }
   return { ok: true, held, count: want };
 }
-
-/** withTimeout: one timer for every call in flight (src/deadlines.ts). */
-export { withTimeout };
 
 function blockerText(what: string, by: BlockedBy | null): string {
   if (by === null) return `${what}: the pool did not answer`;

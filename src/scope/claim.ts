@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { keyedType } from "../config/limits";
 import { LEVEL_JOB, levelsCte } from "./levels";
 import { TRANSITIONS } from "../job/transitions";
 import { LIVE_STATES, sqlList } from "../job/states";
@@ -124,7 +125,7 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
     for (const type of types) {
       const rule = oneAtATime(store, type, now, Math.min(req.limit, req.caps?.get(type) ?? Infinity));
       if (rule.limit <= 0) continue;
-      if (store.config.typeSettings(type).limitKey !== null) {
+      if (keyedType(store.config, type)) {
         // Keyed: only the key values granted, each up to its grant.
         let room = rule.limit;
         for (const [key, cap] of req.keys?.get(type) ?? []) {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { keyedType } from "../config/limits";
 import type { QueueConfig } from "../config/schema";
 import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { Leased, ScopePort } from "../dispatch/scope-port";
@@ -42,7 +43,7 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
     serial: (type) => isSerial(store, type),
     busyHere: (types, now) => busyHere(store.sql, types, now),
 
-    keyed: (type) => config.typeSettings(type).limitKey !== null,
+    keyed: (type) => keyedType(config, type),
     nextDueKey: (type, now, after) => nextDueKey(store.sql, type, now, after),
     // A one-at-a-time type (serializeByScope here) starts at most one, of whichever key.
     countDueOfKey: (type, key, now, max) =>

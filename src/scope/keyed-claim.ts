@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { keyedType } from "../config/limits";
 import type { QueueConfig } from "../config/schema";
 import { NOT_BEHIND_KEY } from "./not-behind-key";
 
@@ -55,5 +56,5 @@ export function countDueOfKey(sql: SqlStorage, type: string, key: string, now: n
 const MARK_KEYED = "UPDATE job SET limit_key = '' WHERE state = 'pending' AND type = ? AND limit_key IS NULL";
 
 export function markKeyedJobs(sql: SqlStorage, config: QueueConfig): void {
-  for (const type of Object.keys(config.types)) if (config.typeSettings(type).limitKey !== null) sql.exec(MARK_KEYED, type);
+  for (const type of Object.keys(config.types)) if (keyedType(config, type)) sql.exec(MARK_KEYED, type);
 }

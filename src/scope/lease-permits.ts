@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { guarded, POOL_CALL_TIMEOUT_MS, withTimeout, type PoolApi } from "../pool/permit-plan";
+import { withTimeout } from "../deadlines";
+import { guarded, POOL_CALL_TIMEOUT_MS, type PoolApi } from "../pool/permit-plan";
 import { KeyTurns } from "../pool/key-turns";
 import type { JobRow } from "./job-row";
 import { anyPermits, permitsOfLease, pullClaim, returnable, type PullClaimDeps } from "./pull-permits";

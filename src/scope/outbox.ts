@@ -10,7 +10,7 @@
  * @module
  */
 import { homeOfJobId } from "../job/home";
-import { withTimeout } from "../pool/permit-plan";
+import { withTimeout } from "../deadlines";
 import type { HomeStore } from "./home-store";
 
 /**

@@ -21,7 +21,8 @@
  *
  * @module
  */
-import { keyedType, permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
+import { keyedType } from "../config/limits";
+import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
 import type { KeyTurns } from "../pool/key-turns";
 import { permitsOf, takeKeyed, unusedOf } from "../pool/keyed-take";
 import { countDueOfKey, nextDueKey } from "./keyed-claim";
