@@ -104,6 +104,9 @@ const workersPool = cloudflareTest({
           "pull.onfail": { onFailure: "pull.onfail.handler", maxAttempts: 1 },
           "pull.onfail.handler": { onFailure: "pull.onfail.handler2", maxAttempts: 1 },
           "pull.onfail.handler2": {},
+          // Expiry before start (test/scope/expiry.test.ts): a type's default window, pulled and pushed.
+          "pull.expiring": { expireAfterMs: 1000 },
+          "test.expiring": { binding: "TEST", expireAfterMs: 1000 },
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] }, "wait-pool": { concurrency: 1, types: ["test.wait.pooled"] }, "wait-pool-pulled": { concurrency: 1, types: ["pull.wait.pooled"] } },
         topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },

@@ -30,6 +30,7 @@ import m0027 from './0027_waiting_state.sql';
 import m0028 from './0028_invokes_outbox.sql';
 import m0029 from './0029_event_waits.sql';
 import m0030 from './0030_limit_key.sql';
+import m0031 from './0031_expired_state.sql';
 
   export default {
     journal,
@@ -64,7 +65,8 @@ m0026,
 m0027,
 m0028,
 m0029,
-m0030
+m0030,
+m0031
     }
   }
   

@@ -18,8 +18,8 @@ const HOME_DELETE = "DELETE FROM home WHERE name = ?";
 const HOME_TYPE_DELETE = "DELETE FROM home_type WHERE home = ?";
 const HOME_TYPE_INSERT = `
 INSERT INTO home_type (home, type, pending, scheduled, running, completed, failed_retries_exhausted, failed_fatal,
-                       failed_stalled, failed_timeout, cancelled, superseded, waiting, next_run_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+                       failed_stalled, failed_timeout, cancelled, superseded, waiting, expired, next_run_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** applyReport replaces what the catalog knows of one home; an older summary than the one held is ignored. */
 export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
@@ -49,6 +49,7 @@ export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
       t.cancelled,
       t.superseded ?? 0,
       t.waiting ?? 0,
+      t.expired ?? 0,
       t.nextRunAt,
     );
   }
@@ -57,7 +58,7 @@ export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
 
 function hasAny(t: TypeSummary): boolean {
   const failed = t.failed.retries_exhausted + t.failed.fatal + t.failed.stalled + t.failed.timeout;
-  return t.pending + t.scheduled + t.running + t.completed + failed + t.cancelled + (t.superseded ?? 0) + (t.waiting ?? 0) > 0;
+  return t.pending + t.scheduled + t.running + t.completed + failed + t.cancelled + (t.superseded ?? 0) + (t.waiting ?? 0) + (t.expired ?? 0) > 0;
 }
 
 /**
@@ -154,7 +155,7 @@ coalesce(sum(pending), 0) AS pending, coalesce(sum(scheduled), 0) AS scheduled, 
 coalesce(sum(completed), 0) AS completed, coalesce(sum(failed_retries_exhausted), 0) AS retries_exhausted,
 coalesce(sum(failed_fatal), 0) AS fatal, coalesce(sum(failed_stalled), 0) AS stalled,
 coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS cancelled, coalesce(sum(superseded), 0) AS superseded,
-coalesce(sum(waiting), 0) AS waiting, min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due`;
+coalesce(sum(waiting), 0) AS waiting, coalesce(sum(expired), 0) AS expired, min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due`;
 
 const STATS = `SELECT ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL OR type = ?1`;
 /** statsByType: every type any home holds, or one (a full scan of home_type: O(homes × types), for the dashboard and metrics). */
@@ -176,6 +177,7 @@ type StatsRow = {
   cancelled: number;
   superseded: number;
   waiting: number;
+  expired: number;
   oldest_due: number | null;
 };
 
@@ -189,6 +191,7 @@ function toStats(r: StatsRow, now: number): Stats {
     cancelled: r.cancelled,
     superseded: r.superseded,
     waiting: r.waiting,
+    expired: r.expired,
     oldestPendingLagMs: r.oldest_due === null ? 0 : Math.max(0, now - r.oldest_due),
     failedByKind: { retries_exhausted: r.retries_exhausted, fatal: r.fatal, stalled: r.stalled, timeout: r.timeout },
   };
@@ -231,7 +234,8 @@ SELECT DISTINCT home FROM home_type
          WHEN 'completed' THEN completed
          WHEN 'failed' THEN failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout
          WHEN 'cancelled' THEN cancelled
-         WHEN 'superseded' THEN superseded END > 0))
+         WHEN 'superseded' THEN superseded
+         WHEN 'expired' THEN expired END > 0))
  ORDER BY home
  LIMIT ?5`;
 
@@ -254,14 +258,14 @@ const HOME_LIST_WITH_TERMINAL = `
 SELECT DISTINCT home FROM home_type
  WHERE home > ?1
    AND ((?2 AND completed > 0) OR (?3 AND failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout > 0)
-        OR (?4 AND cancelled > 0) OR (?6 AND superseded > 0))
+        OR (?4 AND cancelled > 0) OR (?6 AND superseded > 0) OR (?7 AND expired > 0))
  ORDER BY home
  LIMIT ?5`;
 
 export function listHomesWithTerminal(sql: SqlStorage, states: readonly TerminalState[], after: string, limit: number): string[] {
   const has = (s: TerminalState) => (states.includes(s) ? 1 : 0);
   return sql
-    .exec<{ home: string }>(HOME_LIST_WITH_TERMINAL, after, has("completed"), has("failed"), has("cancelled"), limit, has("superseded"))
+    .exec<{ home: string }>(HOME_LIST_WITH_TERMINAL, after, has("completed"), has("failed"), has("cancelled"), limit, has("superseded"), has("expired"))
     .toArray()
     .map((r) => r.home);
 }

@@ -202,6 +202,7 @@ export function sumStats(parts: readonly Stats[]): Stats {
     cancelled: 0,
     superseded: 0,
     waiting: 0,
+    expired: 0,
     oldestPendingLagMs: 0,
     failedByKind: { retries_exhausted: 0, fatal: 0, stalled: 0, timeout: 0 },
   };
@@ -215,6 +216,7 @@ export function sumStats(parts: readonly Stats[]): Stats {
       cancelled: s.cancelled + p.cancelled,
       superseded: s.superseded + p.superseded,
       waiting: s.waiting + p.waiting,
+      expired: s.expired + p.expired,
       oldestPendingLagMs: Math.max(s.oldestPendingLagMs, p.oldestPendingLagMs),
       failedByKind: {
         retries_exhausted: s.failedByKind.retries_exhausted + p.failedByKind.retries_exhausted,

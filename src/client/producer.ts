@@ -21,12 +21,18 @@ export interface EnqueueOptions {
   id?: string;
   scope?: Scope;
   dedupeKey?: string;
+  /** The key this job's keyed limits count it under, instead of the one its type's key path reads (docs/guards.md "Keyed limits"). */
+  concurrencyKey?: string;
   priority?: number;
   runAt?: number;
   delayMs?: number;
   /** 1 to 1,000, or Infinity (RPC) / "unlimited" (HTTP): retried until it succeeds. */
   maxAttempts?: number | "unlimited";
   timeoutMs?: number;
+  /** If it has not started by then (epoch ms), it ends `expired` and never runs (docs/guards.md "Expiry before start"). */
+  expiresAt?: number;
+  /** expiresAt as now + this many ms. */
+  expiresInMs?: number;
   tags?: string[];
   dedupeMode?: "active" | "pending";
   coalesce?: "latest";

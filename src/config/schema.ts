@@ -63,6 +63,11 @@ const TypeConfigSchema = z.strictObject({
   rate: RateSchema.optional(),
   /** Default per-attempt time limit for jobs of this type (an enqueue may set its own). */
   timeoutMs: z.number().int().min(1000).max(7 * DAY_MS).optional(),
+  /**
+   * A job of this type not started within this long of becoming due ends `expired` and never runs (docs/guards.md
+   * "Expiry before start"); an enqueue's `expiresAt` or `expiresInMs` takes its place.
+   */
+  expireAfterMs: z.number().int().min(1).max(366 * DAY_MS).optional(),
   /** Most jobs per handler call. */
   batchSize: z.number().int().min(1).max(100).optional(),
   /** Lease of a pushed attempt, renewed every third of it while the call is in flight. */
@@ -198,6 +203,8 @@ export interface TypeSettings {
   /** The key path of every keyed limit the type is under — its own and its keyed pools' — or null (config/limits.ts). */
   limitKey: KeyPath | null;
   timeoutMs: number | null;
+  /** How long after it is due a job not yet started expires (docs/guards.md "Expiry before start"), or null. */
+  expireAfterMs: number | null;
   batchSize: number;
   leaseMs: number;
   serializeByScope: boolean;
@@ -296,6 +303,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     rateKeyed: false,
     limitKey: null,
     timeoutMs: null,
+    expireAfterMs: null,
     batchSize: DEFAULTS.batchSize,
     leaseMs: DEFAULTS.leaseMs,
     serializeByScope: false,
@@ -319,6 +327,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       // One key per type (checkLimitKeys refused two).
       limitKey: keys[0] ?? poolKey ?? null,
       timeoutMs: t.timeoutMs ?? null,
+      expireAfterMs: t.expireAfterMs ?? null,
       batchSize: t.batchSize ?? base.batchSize,
       leaseMs: t.leaseMs ?? base.leaseMs,
       serializeByScope: t.serializeByScope ?? false,

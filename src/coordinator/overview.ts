@@ -88,5 +88,5 @@ export class Overview {
 }
 
 function emptyStats(): Stats {
-  return { pending: 0, scheduled: 0, running: 0, completed: 0, failed: 0, cancelled: 0, superseded: 0, waiting: 0, oldestPendingLagMs: 0, failedByKind: zeroKinds() };
+  return { pending: 0, scheduled: 0, running: 0, completed: 0, failed: 0, cancelled: 0, superseded: 0, waiting: 0, expired: 0, oldestPendingLagMs: 0, failedByKind: zeroKinds() };
 }

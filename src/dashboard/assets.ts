@@ -34,7 +34,7 @@ tr:last-child td { border-bottom:0; }
 .zero { color:#c0c6d0; }
 .chip { display:inline-block; padding:1px 8px; border-radius:999px; font-size:12px; font-weight:600; color:#fff; background:var(--idle); }
 .chip.pending { background:var(--info); } .chip.running { background:var(--warn); } .chip.waiting { background:#7c5cc4; } .chip.completed { background:var(--ok); }
-.chip.failed { background:var(--bad); } .chip.cancelled, .chip.superseded { background:var(--idle); }
+.chip.failed { background:var(--bad); } .chip.cancelled, .chip.superseded, .chip.expired { background:var(--idle); }
 .alert { color:var(--bad); font-weight:700; }
 .lag-alert { background:#fff5f5; }
 .banner { padding:10px 14px; border-radius:8px; margin-bottom:16px; }

@@ -40,6 +40,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
           <th>By kind</th>
           <th class="num">Cancelled</th>
           <th class="num">Superseded</th>
+          <th class="num">Expired</th>
           <th class="num">Oldest pending lag</th>
           {props.actionHead === undefined ? null : <th>{props.actionHead}</th>}
         </tr>
@@ -71,6 +72,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
                 </td>
                 <Num n={s.cancelled} href={of("cancelled")} attrs={cell("cancelled")} />
                 <Num n={s.superseded} href={of("superseded")} attrs={cell("superseded")} />
+                <Num n={s.expired} href={of("expired")} attrs={cell("expired")} />
                 <td class={`num${alert ? " alert" : s.oldestPendingLagMs === 0 ? " zero" : ""}`} {...cell("lag")}>
                   {s.oldestPendingLagMs === 0 ? "—" : duration(s.oldestPendingLagMs)}
                 </td>

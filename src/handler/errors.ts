@@ -53,8 +53,8 @@ export class NondeterminismError extends Error {
 }
 
 /**
- * Thrown by `ctx.invoke` when the child job did not complete: it failed (`failureKind` says how), was cancelled
- * or superseded, or its home refused it (`state: "refused"`, its dedupe key held by another job). The parent may
+ * Thrown by `ctx.invoke` when the child job did not complete: it failed (`failureKind` says how), was cancelled,
+ * superseded or expired before it started, or its home refused it (`state: "refused"`, its dedupe key held by another job). The parent may
  * catch it; uncaught, the parent's attempt fails like any error (docs/workflows.md "Child jobs").
  */
 export class ChildJobFailedError extends Error {

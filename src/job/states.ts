@@ -12,7 +12,7 @@ export const JOB_STATES = [
   /**
    * Waiting to run. Due when `runAt <= now`, scheduled otherwise.
    * In: enqueue, a retry after a failed attempt, a reaped lease with attempts left,
-   * a manual retry of a failed or cancelled job. Out: claim, cancel.
+   * a manual retry of a failed, cancelled, superseded or expired job. Out: claim, cancel, expiry.
    */
   "pending",
   /**
@@ -41,10 +41,16 @@ export const JOB_STATES = [
    * retry, retention sweep or prune.
    */
   "superseded",
+  /**
+   * Terminal: it was never started before its expiry (`expiresAt`, `expiresInMs` or its type's `expireAfterMs`)
+   * passed, so it never runs (docs/guards.md "Expiry before start"). A job that started once is never expired.
+   * Out: manual retry (which drops the expiry), retention sweep or prune.
+   */
+  "expired",
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
-export const TERMINAL_STATES = ["completed", "failed", "cancelled", "superseded"] as const satisfies readonly JobState[];
+export const TERMINAL_STATES = ["completed", "failed", "cancelled", "superseded", "expired"] as const satisfies readonly JobState[];
 export type TerminalState = (typeof TERMINAL_STATES)[number];
 
 /** States in which a job holds its dedupe key. */

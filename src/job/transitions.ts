@@ -27,6 +27,7 @@ export const TRANSITIONS = {
     to: "superseded",
     by: "an attempt that would go back to pending (fail with attempts left, release, the reap pass) while a follower of its key is already pending",
   },
-  retry: { from: ["failed", "cancelled", "superseded"], to: "pending", by: "manual retry" },
+  expire: { from: ["pending"], to: "expired", by: "its expiry passed before it ever started (the alarm's expiry pass)" },
+  retry: { from: ["failed", "cancelled", "superseded", "expired"], to: "pending", by: "manual retry" },
 } as const satisfies Record<string, Transition>;
 

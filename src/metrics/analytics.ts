@@ -11,7 +11,7 @@
  * | ------- | ------------------------------------------------------------------ |
  * | index1  | job type, cut to 96 bytes (the index limit; the sampling key)       |
  * | blob1   | job type                                                           |
- * | blob2   | outcome: enqueued, started, completed, retry_scheduled, waiting, failed, cancelled, superseded, released, lease_lost |
+ * | blob2   | outcome: enqueued, started, completed, retry_scheduled, waiting, failed, cancelled, superseded, expired, released, lease_lost |
  * | blob3   | failure kind (failed only), else ""                                |
  * | blob4   | scope type, or "" for unscoped jobs                                |
  * | blob5   | scope id, or ""                                                    |
@@ -26,7 +26,7 @@
  */
 import type { LifecycleEvent } from "../scope/events";
 
-export type Outcome = "enqueued" | "started" | "completed" | "retry_scheduled" | "waiting" | "failed" | "cancelled" | "superseded" | "released" | "lease_lost";
+export type Outcome = "enqueued" | "started" | "completed" | "retry_scheduled" | "waiting" | "failed" | "cancelled" | "superseded" | "expired" | "released" | "lease_lost";
 
 export interface PointSource {
   type: string;

@@ -31,5 +31,5 @@ export const COUNTER_HELP: Record<CounterName, string> = {
   completed: "jobs completed",
   failed: "jobs failed for good (retries exhausted, fatal, stalled or timed out on the last attempt)",
   retried: "jobs sent back to pending: an attempt that will be retried, or a manual retry",
-  cancelled: "jobs cancelled (by a caller, a scope cancel, or superseded by a newer job of their key)",
+  cancelled: "jobs cancelled (by a caller, a scope cancel, superseded by a newer job of their key, or expired before they started)",
 };

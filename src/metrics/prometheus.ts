@@ -12,7 +12,7 @@ import type { Metrics } from "./schemas";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
-const GAUGE_STATES = ["pending", "scheduled", "running", "waiting", "completed", "cancelled", "superseded"] as const;
+const GAUGE_STATES = ["pending", "scheduled", "running", "waiting", "completed", "cancelled", "superseded", "expired"] as const;
 
 /** wantsPrometheus: the client asked for text (as Prometheus' scraper does) rather than JSON. */
 export function wantsPrometheus(accept: string | undefined): boolean {

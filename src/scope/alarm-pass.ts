@@ -1,6 +1,6 @@
 /**
  * A scope object's alarm: the reap and sweep loop, the timer for delayed and
- * retried push jobs and for waits' timeouts, the sender of what the outbox still owes, the settling of stale batch parts, and the catalog's
+ * retried push jobs, for waits' timeouts and for expiries, the sender of what the outbox still owes, the settling of stale batch parts, and the catalog's
  * safety net (docs/design.md "Time and the alarm"). It never throws while storage can
  * still take an alarm: a failed pass is logged, kept in `meta`, and retried
  * ALARM_RETRY_MS later.
@@ -55,6 +55,9 @@ export async function alarmPass(d: AlarmDeps, now: number, info?: AlarmInvocatio
     // Waits whose timeout passed end (null): their jobs are due again (waits.ts).
     const timedOut = writes.waitTimeouts(d.store, now);
     await d.followUp({ ...timedOut.changes, report: null, arm: false }, now);
+    // Jobs never started whose expiry passed end expired (expiry.ts).
+    const expired = writes.expire(d.store, now);
+    await d.followUp({ ...expired.changes, report: null, arm: false }, now);
     // Pulled jobs whose delay or backoff ended: parked claims may take them.
     d.wake(cameDue.filter((t) => !d.store.config.pushTypes.includes(t)), now);
     // Its permit pass is this pass's own, below, once for everything the alarm ended.
@@ -65,7 +68,7 @@ export async function alarmPass(d: AlarmDeps, now: number, info?: AlarmInvocatio
     // Reaped attempts' permits, and any a crashed instance left after a settle (pull-permits.ts).
     await d.permits.returnFree(null);
     pruneMetrics(d.store.sql, now, d.reporter.unreportedSince());
-    again = reaped.answer.more || swept.answer.more || timedOut.answer.more;
+    again = reaped.answer.more || swept.answer.more || timedOut.answer.more || expired.answer.more;
     // Owed items whose first send did not land (a crash, an unreachable receiver), and those this pass owed.
     await d.sendOwed();
     await d.fill();

@@ -39,11 +39,11 @@ export function cancelKeys(store: HomeStore, type: string, keys: readonly string
   });
 }
 
-/** jobRetryIfFinishedUnsuccessfully: failed|cancelled|superseded → pending, due now, attempts 0. */
+/** jobRetryIfFinishedUnsuccessfully: failed|cancelled|superseded|expired → pending, due now, attempts 0, its expiry dropped (it is run by hand). */
 const JOB_RETRY_IF_FAILED = `
 UPDATE job
    SET state = '${TRANSITIONS.retry.to}', run_at = ?, attempts = 0, last_error = NULL, failure_kind = NULL,
-       result = NULL, cancel_reason = NULL, finished_at = NULL, started_at = NULL, updated_at = ?
+       result = NULL, cancel_reason = NULL, finished_at = NULL, started_at = NULL, expires_at = NULL, updated_at = ?
  WHERE ${byId("?3", "?4")} AND state IN (${sqlList(TRANSITIONS.retry.from)})
 RETURNING *`;
 
@@ -76,7 +76,7 @@ export function retryJob(store: HomeStore, id: string, now: number): Outcome<{ r
     const current = getJob(store.sql, id);
     if (!current) return { ok: false, code: "not_found" };
     if (!(TRANSITIONS.retry.from as readonly string[]).includes(current.state)) {
-      return { ok: false, code: "conflict", reason: `job is ${current.state}; only failed, cancelled or superseded jobs can be retried`, state: current.state };
+      return { ok: false, code: "conflict", reason: `job is ${current.state}; only failed, cancelled, superseded or expired jobs can be retried`, state: current.state };
     }
     if (current.dedupe_key !== null) {
       const holder = liveJobsOfKey(store.sql, current.dedupe_key)[0];

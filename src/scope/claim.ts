@@ -11,6 +11,7 @@
  */
 import { keyedType } from "../config/limits";
 import { LEVEL_JOB, levelsCte } from "./levels";
+import { NOT_EXPIRED } from "./expiry";
 import { TRANSITIONS } from "../job/transitions";
 import { LIVE_STATES, sqlList } from "../job/states";
 import { jobRows, type JobRow } from "./job-row";
@@ -82,14 +83,14 @@ const JOB_TAGGED = "SELECT 1 AS tagged FROM job AS j WHERE j.seq = ?1 AND EXISTS
 /**
  * jobSetRunningIfPending: the claim transition, guarded by state; primary key lookup.
  * Params: ?1 now, ?2 leaseMs, ?3 lease token, ?4 worker, ?5 seq, ?6 lease_kept (pushed-leases.ts). A job with a
- * timeout never gets a lease past `startedAt + timeoutMs`.
+ * timeout never gets a lease past `startedAt + timeoutMs`; one past its expiry is not leased (expiry.ts).
  */
 export const JOB_SET_RUNNING_IF_PENDING = `
 UPDATE job
    SET state = '${TRANSITIONS.claim.to}', attempts = attempts + 1, lease_token = ?3, lease_owner = ?4, lease_ms = ?2, lease_kept = ?6,
        lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,
        started_at = ?1, updated_at = ?1
- WHERE seq = ?5 AND state IN (${sqlList(TRANSITIONS.claim.from)})
+ WHERE seq = ?5 AND state IN (${sqlList(TRANSITIONS.claim.from)}) AND ${NOT_EXPIRED}
 RETURNING *`;
 
 /**
@@ -104,7 +105,7 @@ UPDATE job
        lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,
        started_at = ?1, updated_at = ?1
   FROM json_each(?4) AS v
- WHERE job.seq = v.value ->> 0 AND job.state IN (${sqlList(TRANSITIONS.claim.from)})
+ WHERE job.seq = v.value ->> 0 AND job.state IN (${sqlList(TRANSITIONS.claim.from)}) AND ${NOT_EXPIRED}
 RETURNING *`;
 
 type Candidate = {

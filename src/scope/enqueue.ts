@@ -53,6 +53,8 @@ export interface NewJob {
    * is named again later, so it keeps its form. Absent (an older coordinator): kept.
    */
   idFromQueue?: boolean;
+  /** When it expires if not started by then (docs/guards.md "Expiry before start"); null / absent: its type's expireAfterMs after its run time, if set. */
+  expiresAt?: number | null;
   /** The key value its type's keyed limits count it under (job/limit-key.ts), or null / absent. */
   limitKey?: string | null;
   /** A child (ctx.invoke: scope/invokes.ts): its parent's id, and the invoke's name and position in its parent's journal. */
@@ -82,15 +84,15 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
                  timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff, own_id, ordered, tally,
-                 seq, id_seq, limit_key, parent_id, parent_step, parent_seq)
+                 seq, id_seq, limit_key, parent_id, parent_step, parent_seq, expires_at)
 WITH s AS MATERIALIZED (
   SELECT key AS k, value ->> 0 AS type, value ->> 1 AS scope_type, value ->> 2 AS scope_id, value ->> 3 AS priority, value ->> 4 AS run_at,
          value ->> 5 AS max_attempts, value ->> 6 AS timeout_ms, value ->> 7 AS tags, value ->> 8 AS backoff, value ->> 9 AS own_id,
-         value ->> 10 AS ordered
+         value ->> 10 AS ordered, value ->> 11 AS expires_at
     FROM json_each(?3))
 SELECT v.value ->> 0, s.type, v.value ->> 1, s.scope_type, s.scope_id, 'pending', s.priority, s.run_at, 0, s.max_attempts,
        s.timeout_ms, v.value ->> 3, v.value ->> 4, s.tags, v.value ->> 5, ?2, ?2, s.backoff, s.own_id, s.ordered, 1,
-       v.value ->> 6, v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11
+       v.value ->> 6, v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, s.expires_at
   FROM json_each(?1) AS v JOIN s ON s.k = v.value ->> 2 WHERE true ORDER BY v.key
 ON CONFLICT DO NOTHING
 RETURNING *`;
@@ -298,6 +300,7 @@ function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made
     });
     const inserted = jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(rows), now, `[${[...shapes.keys()].join(",")}]`));
     made.push(...inserted);
+    for (const r of inserted) if (r.expires_at !== null) store.expiries.noted(r.expires_at);
     const bySeq = new Map(inserted.map((r) => [r.seq, r]));
     for (const row of rows) out.push(bySeq.get(row[6] as number));
   }
@@ -323,6 +326,8 @@ function jobShape(store: HomeStore, job: NewJob, now: number): unknown[] {
     job.backoff ?? null,
     job.ownId === false ? 0 : 1,
     settings.ordered ? 1 : 0,
+    // Its own expiry, or its type's counted from when it is due (docs/guards.md "Expiry before start").
+    job.expiresAt ?? (settings.expireAfterMs === null ? null : runAt + settings.expireAfterMs),
   ];
 }
 

@@ -13,7 +13,7 @@ import type { FailureKind } from "../job/states";
 import { analyticsPoints, eventSource, writePoints } from "../metrics/analytics";
 import { scopeOfRow, type JobRow } from "./job-row";
 
-export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:waiting" | "job:failed" | "job:cancelled" | "job:superseded" | "job:released" | "job:lease_lost";
+export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:waiting" | "job:failed" | "job:cancelled" | "job:superseded" | "job:expired" | "job:released" | "job:lease_lost";
 
 export interface LifecycleEvent {
   event: LifecycleEventName;
@@ -69,6 +69,9 @@ export function eventFor(row: JobRow, now: number): LifecycleEvent | null {
     case "superseded":
       // reason: `superseded by <the follower's id>`; error: what the attempt ended with.
       return { event: "job:superseded", ...base, reason: row.cancel_reason, error: row.last_error, durationMs };
+    case "expired":
+      // reason: when it expired (scope/expiry.ts); it never started.
+      return { event: "job:expired", ...base, reason: row.cancel_reason };
     case "pending":
       return row.started_at === null ? null : { event: "job:retry_scheduled", ...base, runAt: row.run_at, error: row.last_error };
     case "waiting":

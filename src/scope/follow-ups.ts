@@ -94,14 +94,14 @@ export function endsChildren(rows: readonly JobRow[]): boolean {
 /**
  * wakeTypes: pulled types whose claims may now find work — a row pending and due, a keyed row that stopped running
  * (its key's follower may be free; when there was none, the woken claim finds nothing and parks again), or an
- * ordered type's head that stopped running (the job behind it is next). Pushed types are this object's own to
- * dispatch.
+ * ordered type's head that stopped running (the job behind it is next), or an expired job (a claim that took it for a
+ * candidate before the alarm ended it found nothing: expiry.ts). Pushed types are this object's own to dispatch.
  */
 export function wakeTypes(config: QueueConfig, pushed: ReadonlySet<string>, rows: readonly JobRow[], now: number): Set<string> {
   const types = new Set<string>();
   for (const r of rows) {
     if (pushed.has(r.type)) continue;
-    const freed = r.state !== "running" && (r.dedupe_key !== null || config.typeSettings(r.type).ordered);
+    const freed = r.state === "expired" || (r.state !== "running" && (r.dedupe_key !== null || config.typeSettings(r.type).ordered));
     if ((r.state === "pending" && r.run_at <= now) || freed) types.add(r.type);
   }
   return types;

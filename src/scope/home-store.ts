@@ -13,6 +13,7 @@ import { randomHex } from "../random-hex";
 import type { PushedLeases } from "./pushed-leases";
 import type { CompletedSweep } from "./completed-sweep";
 import type { RecentEvents } from "./event-waits";
+import type { ExpiryMemo } from "./expiry";
 
 export interface HomeStore {
   readonly sql: SqlStorage;
@@ -31,6 +32,8 @@ export interface HomeStore {
   readonly pushed: PushedLeases;
   /** What this instance knows of its completed jobs' retention (completed-sweep.ts). */
   readonly completed: CompletedSweep;
+  /** The earliest expiry of a job never started, kept in memory (expiry.ts). */
+  readonly expiries: ExpiryMemo;
   /** A topic registry's events of the last few minutes, in memory (event-waits.ts). */
   readonly recentEvents: RecentEvents;
   /** The queue's QUEUE_TOKEN, from which wait tokens' signing key is derived (job/wait-token.ts); null when unset. */

@@ -49,6 +49,8 @@ export type JobRow = {
   parent_step: string | null;
   /** The value its type's keyed limits count it under (job/limit-key.ts), or null. */
   limit_key: string | null;
+  /** When it expires if not started by then (scope/expiry.ts), or null. */
+  expires_at: number | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -104,6 +106,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     parent_id: at.parent_id === undefined ? null : r[at.parent_id]!,
     parent_step: at.parent_step === undefined ? null : r[at.parent_step]!,
     limit_key: at.limit_key === undefined ? null : r[at.limit_key]!,
+    expires_at: at.expires_at === undefined ? null : r[at.expires_at]!,
   }));
 }
 
@@ -140,6 +143,7 @@ export function toJob(row: JobRow): Job {
     waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : null,
     parentId: row.parent_id ?? null,
     concurrencyKey: row.limit_key ?? null,
+    expiresAt: row.expires_at ?? null,
   };
 }
 

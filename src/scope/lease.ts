@@ -28,6 +28,8 @@ export function leaseRefusal(store: HomeStore, id: string, token: string, now: n
     case "failed":
     // Superseded at its own holder's fail, release or reap: the attempt is over, as for failed.
     case "superseded":
+    // Expired before this attempt started: a write naming it is late or forged, as for a finished job.
+    case "expired":
       return { ok: false, code: "already_terminal", state: row.state };
     case "pending":
     // Its attempt ended in a wait (the write came late, or twice): this holder's lease is gone.

@@ -27,6 +27,7 @@ export function prepareJob(
   idMadeUp = false,
 ): { home: string; job: NewJob } {
   const limitKey = limitKeyFor(config, body);
+  const expiresAt = expiresAtOf(body, now);
   const localId = body.id ?? newLocalId(now);
   const home = homeFor({ type: body.type, scope: body.scope, dedupeKey: body.dedupeKey, localId }, config.typeSettings(body.type).shards);
   return {
@@ -50,9 +51,25 @@ export function prepareJob(
       ownId: body.id !== undefined && !idMadeUp,
       idFromQueue: body.id === undefined,
       limitKey,
+      expiresAt,
       backoff: body.backoff ? JSON.stringify({ kind: body.backoff.kind, baseMs: body.backoff.baseMs, maxMs: body.backoff.maxMs ?? Math.max(body.backoff.baseMs, 300_000) }) : null,
     },
   };
+}
+
+/**
+ * expiresAtOf: the job's own expiry (epoch ms) or null (its type's `expireAfterMs`, if any, applies in its home).
+ * One already past, or before the run time a delay gives, is refused (400, naming the field): it could never run.
+ */
+function expiresAtOf(body: Pick<EnqueueRequest, "expiresAt" | "expiresInMs" | "runAt" | "delayMs" | "debounceMs">, now: number): number | null {
+  const at = body.expiresAt ?? (body.expiresInMs === undefined ? null : now + body.expiresInMs);
+  if (at === null) return null;
+  const field = body.expiresAt !== undefined ? "expiresAt" : "expiresInMs";
+  const runAt = body.runAt ?? now + (body.debounceMs ?? body.delayMs ?? 0);
+  const why = at <= now ? `${at} is not in the future (now is ${now})` : at <= runAt ? `${at} is not after the job's run time ${runAt}` : null;
+  if (why === null) return at;
+  const message = `${why}: the job would expire before it could run`;
+  throw new QueueError("invalid_request", `${field}: ${message}`, [{ path: field, message }]);
 }
 
 /**

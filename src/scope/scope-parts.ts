@@ -45,6 +45,7 @@ import type { HomeStore } from "./home-store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { WakeMemo } from "./wake-memo";
 import { WaitNotifier } from "./wait-notify";
+import { ExpiryMemo } from "./expiry";
 import { nextWakeAt, readWakeRow } from "./wake";
 import { reportFor, writes } from "./writes";
 
@@ -101,6 +102,7 @@ export class ScopeParts {
       pushed: new PushedLeases(),
       completed: new CompletedSweep(),
       recentEvents: new RecentEvents(),
+      expiries: new ExpiryMemo(sql),
       queueToken: env.QUEUE_TOKEN ?? null,
       // A getter, not a value: a serialized type must stay serialized in an instance woken cold, once its name is known.
       get scoped() {

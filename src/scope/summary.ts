@@ -25,6 +25,8 @@ export interface TypeSummary {
   superseded?: number;
   /** Absent from objects still running code older than the waiting state (docs/workflows.md). */
   waiting?: number;
+  /** Absent from objects still running code older than the expired state (docs/guards.md "Expiry before start"). */
+  expired?: number;
   nextRunAt: number | null;
 }
 
@@ -54,7 +56,7 @@ export function buildSummary(sql: SqlStorage, home: string, now: number, unrepor
   const entry = (type: string): TypeSummary => {
     let s = byType.get(type);
     if (!s) {
-      s = { type, pending: 0, scheduled: 0, running: 0, completed: 0, failed: zeroKinds(), cancelled: 0, superseded: 0, waiting: 0, nextRunAt: null };
+      s = { type, pending: 0, scheduled: 0, running: 0, completed: 0, failed: zeroKinds(), cancelled: 0, superseded: 0, waiting: 0, expired: 0, nextRunAt: null };
       byType.set(type, s);
     }
     return s;

@@ -13,8 +13,8 @@ import { sweepKeptSignals } from "./signals";
 import { WAIT_FOREVER } from "./wait-entries";
 
 /**
- * jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at), which holds failed, cancelled and superseded
- * jobs (a completed one has no entry: completed-sweep.ts). The statements that delete jobs count what they delete
+ * jobDeleteFinishedBefore: uses job_finished_idx (state, finished_at), which holds failed, cancelled, superseded and
+ * expired jobs (a completed one has no entry: completed-sweep.ts). The statements that delete jobs count what they delete
  * themselves (tallies.ts; no count trigger on delete).
  */
 const JOB_DELETE_FINISHED_BEFORE = `
@@ -36,7 +36,7 @@ const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${OLDEST_FINISHED_COLUMNS}`;
 
 export const SWEEP_BATCH = 1000;
 
-/** retentionMs: how long jobs of the state are kept (superseded ones as long as cancelled); null when they are kept until pruned by hand. */
+/** retentionMs: how long jobs of the state are kept (superseded and expired ones as long as cancelled); null when they are kept until pruned by hand. */
 function retentionMs(store: HomeStore, state: TerminalState): number | null {
   const r = store.config.retention;
   return state === "completed" ? r.completedMs : state === "failed" ? r.failedMs : r.cancelledMs;

@@ -15,7 +15,7 @@ import { COUNTERS, minuteOf, type CounterName } from "../metrics/counters";
 import { FAILURE_KINDS } from "../job/states";
 
 /** type_count's count columns, one per state (failed per kind). */
-export const STATE_COLUMNS = ["pending", "running", "waiting", "completed", "cancelled", "superseded", ...FAILURE_KINDS.map((k) => `failed_${k}` as const)] as const;
+export const STATE_COLUMNS = ["pending", "running", "waiting", "completed", "cancelled", "superseded", "expired", ...FAILURE_KINDS.map((k) => `failed_${k}` as const)] as const;
 export type StateColumn = (typeof STATE_COLUMNS)[number];
 
 /** stateColumn: the column that counts jobs in `state` (of `kind`, when failed). */

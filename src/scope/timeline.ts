@@ -73,6 +73,6 @@ function buildSteps(job: JobRow, rows: readonly TransitionRow[], fromCreation: b
 
 function endNote(job: JobRow): string | null {
   if (job.state === "failed") return `${job.failure_kind}${job.last_error !== null ? `: ${job.last_error.slice(0, 500)}` : ""}`;
-  if (job.state === "cancelled" || job.state === "superseded") return job.cancel_reason;
+  if (job.state === "cancelled" || job.state === "superseded" || job.state === "expired") return job.cancel_reason;
   return null;
 }

@@ -10,7 +10,8 @@
  * - the deadline for a catalog summary that has not gone out,
  * - the end of a permit hold a cancel left (pull-permits.ts),
  * - the earliest timeout of a waiting job's waits (waits.ts; job_wait_idx),
- * - the next send of an owed item (outbox.ts; outbox_next_idx).
+ * - the next send of an owed item (outbox.ts; outbox_next_idx),
+ * - the earliest expiry of a job never started (expiry.ts; kept in memory by ExpiryMemo).
  *
  * @module
  */
@@ -48,7 +49,7 @@ export function readWakeRow(store: HomeStore, now: number): WakeRow {
 export function nextWakeAt(store: HomeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
   const row = memo.wake(now);
   // Pushed attempts' leases are held in memory, not in job_lease_idx (pushed-leases.ts).
-  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, row.waiting, row.owed, sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
+  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, row.waiting, row.owed, store.expiries.next(), sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
 }
 

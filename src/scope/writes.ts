@@ -27,6 +27,7 @@ import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteI
 import { appendStep, resolveStep } from "./steps";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
+import { expireDue } from "./expiry";
 import { endEventWait, endTimedOut, wait, type WaitInput } from "./waits";
 import { completeToken, signal, signalKey, type SignalOutcome } from "./signals";
 import { resume, type SignalKind } from "./wait-entries";
@@ -167,6 +168,12 @@ export const writes = {
     return written({ more }, rows.length > 0 ? changed({ quiet: rows, fill: true }) : nothing());
   },
 
+  /** expire: the never-started jobs whose expiry passed end `expired` (expiry.ts); an ordered type's next may be due. */
+  expire(store: HomeStore, now: number): Written<{ more: boolean }> {
+    const { rows, more } = expireDue(store, now);
+    return written({ more }, rows.length > 0 ? changed({ events: rows, fill: true }) : nothing());
+  },
+
   /** release: the holder gives the job back unrun — its lease's permits go back with their rate spend refunded. */
   release(store: HomeStore, id: string, token: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = release(store, id, token, GIVEN_BACK, now);
@@ -206,7 +213,7 @@ export const writes = {
     return written(rows.length, cancelled(rows, false));
   },
 
-  /** retry: a failed, cancelled or superseded job pending again — no attempt's end, so no event, but it may be due. */
+  /** retry: a failed, cancelled, superseded or expired job pending again — no attempt's end, so no event, but it may be due. */
   retry(store: HomeStore, id: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = retryJob(store, id, now);
     return written(out, out.ok ? changed({ quiet: [out.row], fill: true }) : nothing());

@@ -34,6 +34,8 @@ export const homeType = sqliteTable(
     superseded: integer("superseded").notNull().default(0),
     /** Jobs waiting for a signal or a wait token (src/job/states.ts). */
     waiting: integer("waiting").notNull().default(0),
+    /** Jobs that expired before they started (src/job/states.ts). */
+    expired: integer("expired").notNull().default(0),
     /** Earliest runAt of a pending job of this type, null when none. */
     nextRunAt: integer("next_run_at"),
   },

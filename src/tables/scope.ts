@@ -85,6 +85,11 @@ export const job = sqliteTable(
     parentSeq: integer("parent_seq"),
     /** A parent's invoke entries still open (scope/invokes.ts): its child ends count it down, and the last resumes it. */
     childrenOpen: integer("children_open").notNull().default(0),
+    /**
+     * When a job never started expires (docs/guards.md "Expiry before start"): set at enqueue from `expiresAt`,
+     * `expiresInMs` or the type's `expireAfterMs`; null for a job that does not expire, and dropped by a manual retry.
+     */
+    expiresAt: integer("expires_at"),
   },
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/read.ts, byId). */
@@ -125,6 +130,11 @@ export const job = sqliteTable(
       .where(sql.raw(`ordered = 1 AND state IN (${sqlList(LIVE_STATES)})`)),
     /** Waiting jobs by their earliest timeout (run_at): the alarm, and the pass that ends timed-out waits (scope/waits.ts). */
     index("job_wait_idx").on(t.runAt).where(sql`state = 'waiting'`),
+    /**
+     * Jobs that may expire, by expiry: the alarm and its expiry pass (scope/expiry.ts). Only a never-started pending job
+     * with an expiry has an entry, so a job without one writes none, and a claim's start takes it out.
+     */
+    index("job_expiry_idx").on(t.expiresAt).where(sql`state = 'pending' AND started_at IS NULL AND expires_at IS NOT NULL`),
     check("job_state_check", sql.raw(`state IN (${sqlList(JOB_STATES)})`)),
     check(
       "job_failure_kind_check",
@@ -155,6 +165,7 @@ export const typeCount = sqliteTable("type_count", {
   completed: integer("completed").notNull().default(0),
   cancelled: integer("cancelled").notNull().default(0),
   superseded: integer("superseded").notNull().default(0),
+  expired: integer("expired").notNull().default(0),
   failedRetriesExhausted: integer("failed_retries_exhausted").notNull().default(0),
   failedFatal: integer("failed_fatal").notNull().default(0),
   failedStalled: integer("failed_stalled").notNull().default(0),

@@ -83,6 +83,7 @@ class Store {
       waitingFor: null,
       parentId: null,
       concurrencyKey: null,
+      expiresAt: input.expiresAt ?? (input.expiresInMs === undefined ? null : now + input.expiresInMs),
     };
     this.jobs.push(job);
     return { job, created: true };
@@ -200,6 +201,11 @@ class Store {
     const pending = live.find((j) => j.state === "pending");
     if (live.some((j) => j.state === "running") || !pending) return null;
     const now = this.clock();
+    // Not started by its expiry: it ends expired and never runs, as in the queue (docs/guards.md "Expiry before start").
+    if (pending.expiresAt !== null && pending.startedAt === null && now >= pending.expiresAt) {
+      Object.assign(pending, { state: "expired", finishedAt: now, updatedAt: now });
+      return null;
+    }
     Object.assign(pending, { state: "running", attempts: pending.attempts + 1, startedAt: now, updatedAt: now });
     return { ...pending, leaseToken: `fake-${pending.id}`, leaseExpiresAt: now + 30_000 };
   }
@@ -218,6 +224,7 @@ class Store {
       failed: count((j) => j.state === "failed"),
       cancelled: count((j) => j.state === "cancelled"),
       superseded: count((j) => j.state === "superseded"),
+      expired: count((j) => j.state === "expired"),
       waiting: count((j) => j.state === "waiting"),
       oldestPendingLagMs: due.length === 0 ? 0 : now - Math.min(...due.map((j) => j.runAt)),
       failedByKind: { retries_exhausted: failed("retries_exhausted"), fatal: failed("fatal"), stalled: failed("stalled"), timeout: failed("timeout") },

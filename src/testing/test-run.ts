@@ -56,7 +56,7 @@ export interface RunOptions {
 }
 
 /** How a child ends: it completes with `result`, or ends in another state (default failed) — ChildJobFailedError in the parent. */
-export type TestChildEnd = { result: unknown } | { state?: "failed" | "cancelled" | "superseded" | "refused"; error?: string; failureKind?: string };
+export type TestChildEnd = { result: unknown } | { state?: "failed" | "cancelled" | "superseded" | "expired" | "refused"; error?: string; failureKind?: string };
 
 /** A child the job invoked: its step, id (derived as the queue derives it), request, and how it ended so far. */
 export interface TestChild {
@@ -65,7 +65,7 @@ export interface TestChild {
   type: string;
   payload: unknown;
   /** "waiting" until it ends. */
-  state: "waiting" | "completed" | "failed" | "cancelled" | "superseded" | "refused";
+  state: "waiting" | "completed" | "failed" | "cancelled" | "superseded" | "expired" | "refused";
 }
 
 export type AttemptOptions = Pick<RunOptions, "crashAfter" | "crashBefore">;

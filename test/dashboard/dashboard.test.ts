@@ -407,7 +407,7 @@ describe("dashboard pages", () => {
     // Retrying a pending job is refused on a page, with the API's status and reason.
     const again = await page("POST", `/dashboard/jobs/${encodeURIComponent(id)}/retry`, { cookie, form: { _csrf: csrf } });
     expect(again.status).toBe(409);
-    expect(await again.text()).toContain("only failed, cancelled or superseded jobs can be retried");
+    expect(await again.text()).toContain("only failed, cancelled, superseded or expired jobs can be retried");
   });
 
   it("bulk retry and prune act on what the API reports", async () => {

@@ -15,6 +15,7 @@ describe("config", () => {
       rateKeyed: false,
       limitKey: null,
       timeoutMs: null,
+      expireAfterMs: null,
       batchSize: 100,
       leaseMs: 30_000,
       serializeByScope: false,

@@ -125,7 +125,7 @@ export function JobsPage(props: { frame: PageFrame; query: Partial<ListQuery>; t
         </div>
         <div class="card">
           <h2>Prune</h2>
-          <p class="muted small">Delete completed, failed, cancelled and superseded jobs (every type) that finished more than this many hours ago.</p>
+          <p class="muted small">Delete completed, failed, cancelled, superseded and expired jobs (every type) that finished more than this many hours ago.</p>
           <form method="post" action="/dashboard/bulk/prune" class="filters">
             <Csrf token={frame.csrf} />
             <label>

@@ -33,6 +33,16 @@ export const EnqueueSchema = z
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
     runAt: epochMs.optional(),
     delayMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),
+    expiresAt: epochMs
+      .optional()
+      .meta({ description: "If the job has not started by then (epoch ms), it ends `expired` and never runs (docs/guards.md \"Expiry before start\"). Must be after its run time." }),
+    expiresInMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_DELAY_MS)
+      .optional()
+      .meta({ description: "expiresAt as now + this many ms. Without either, the type's expireAfterMs (counted from the job's run time) applies, if set." }),
     maxAttempts: MaxAttemptsSchema.optional(),
     timeoutMs: z.number().int().min(1000).max(7 * 24 * 3600 * 1000).optional(),
     tags: z.array(boundedName(128)).max(32).optional(),
@@ -55,6 +65,15 @@ export const EnqueueSchema = z
       if (body.dedupeMode !== undefined || body.coalesce !== undefined) {
         ctx.addIssue({ code: "custom", path: [key], message: `${key} is a mode of its own: leave out dedupeMode and coalesce` });
       }
+    }
+    if (body.expiresAt !== undefined && body.expiresInMs !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["expiresInMs"], message: "expiresAt and expiresInMs are exclusive; give one" });
+    }
+    if (body.expiresAt !== undefined && body.runAt !== undefined && body.expiresAt <= body.runAt) {
+      ctx.addIssue({ code: "custom", path: ["expiresAt"], message: `${body.expiresAt} is not after runAt ${body.runAt}: the job would expire before it is due` });
+    }
+    if (body.expiresInMs !== undefined && body.delayMs !== undefined && body.expiresInMs <= body.delayMs) {
+      ctx.addIssue({ code: "custom", path: ["expiresInMs"], message: `${body.expiresInMs} is not more than delayMs ${body.delayMs}: the job would expire before it is due` });
     }
     if (body.debounceMs !== undefined && (body.runAt !== undefined || body.delayMs !== undefined)) {
       ctx.addIssue({ code: "custom", path: ["debounceMs"], message: "debounceMs sets the run time: leave out runAt and delayMs" });

@@ -53,6 +53,10 @@ export const JobSchema = z
       .string()
       .nullable()
       .meta({ description: "The key value its type's keyed limits count it under (the enqueue's concurrencyKey, or what the type's key path read; docs/guards.md \"Keyed limits\"); null for a type without one." }),
+    expiresAt: z
+      .number()
+      .nullable()
+      .meta({ description: "If it has not started by then it ends `expired` and never runs (docs/guards.md \"Expiry before start\"); null: it does not expire. A manual retry drops it." }),
   });
 export type Job = z.infer<typeof JobSchema>;
 

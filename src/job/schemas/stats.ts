@@ -23,6 +23,7 @@ export const StatsSchema = z
     cancelled: z.number().int(),
     superseded: z.number().int().meta({ description: "Jobs whose attempt would have gone back to pending while a newer job of their dedupe key was already pending." }),
     waiting: z.number().int().meta({ description: "Jobs waiting for a signal or a wait token (docs/workflows.md): no call, lease, permit or attempt held." }),
+    expired: z.number().int().meta({ description: "Jobs not started before their expiry (`expiresAt`, `expiresInMs`, the type's `expireAfterMs`): they never ran." }),
     oldestPendingLagMs: z.number().int(),
     failedByKind: FailedByKindSchema,
   });

@@ -1,0 +1,1 @@
+ALTER TABLE `home_type` ADD `expired` integer DEFAULT 0 NOT NULL;
