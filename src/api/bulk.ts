@@ -1,16 +1,33 @@
 /**
- * Operations over many jobs at once: every failed job of a type or scope back to pending, a scope
+ * Operations over many jobs at once: the jobs a filter matches cancelled or retried, every failed job of a type or scope back to pending, a scope
  * cancelled, the jobs of some dedupe keys cancelled, terminal jobs pruned (docs/http-api.md, The HTTP
  * API). The rule and fields of a declaration: api/operation.ts.
  *
  * @module
  */
 import type { z } from "zod";
+import { BulkCancelSchema, BulkResultSchema, BulkRetrySchema } from "../job/schemas/bulk";
 import { CancelKeysSchema, CancelScopeResultSchema, CancelScopeSchema, PruneResultSchema, PruneSchema, RetryFailedResultSchema, RetryFailedSchema } from "../job/schemas/changes";
 import { ScopeParams, type ScopeSchema } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
 export const BULK_OPERATIONS = {
+  cancelJobs: operation({
+    method: "post",
+    path: "/v1/jobs/cancel",
+    summary: "Cancel every pending, running or waiting job a filter matches, across homes, a page per call (running ones are aborted with the reason, their children cancelled)",
+    body: BulkCancelSchema,
+    response: BulkResultSchema,
+    errors: [],
+  }),
+  retryJobs: operation({
+    method: "post",
+    path: "/v1/jobs/retry",
+    summary: "Send every failed, cancelled, superseded or expired job a filter matches back to pending, due now, attempts 0, across homes, a page per call",
+    body: BulkRetrySchema,
+    response: BulkResultSchema,
+    errors: [],
+  }),
   retryFailed: operation({
     method: "post",
     path: "/v1/retry",

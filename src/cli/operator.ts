@@ -8,6 +8,7 @@
 import type { Command } from "commander";
 import type { HttpQueueClient } from "../client/http-client";
 import type { Job } from "../job/schemas";
+import { filterOf, filterOptions, runBulk } from "./bulk";
 import { table, UsageError, when } from "./output";
 
 export interface Io {
@@ -84,21 +85,31 @@ export function operatorCommands(program: Command, io: Io): void {
         ].join("\n"),
       );
     });
-  jobs
-    .command("cancel <id>")
-    .description("cancel a job (a running one is aborted)")
-    .option("--reason <text>", "kept with the job")
-    .action(async (id: string, o) => {
+  filterOptions(
+    jobs
+      .command("cancel [id]")
+      .description("cancel a job (a running one is aborted), or every pending, running or waiting job of a filter")
+      .option("--reason <text>", "kept with the job"),
+  ).action(async (id: string | undefined, o) => {
+    if (id !== undefined) {
       const j = await io.client().cancel(id, o.reason);
       print({ job: j }, () => `${j.id}  ${j.state}`);
-    });
-  jobs
-    .command("retry <id>")
-    .description("a failed or cancelled job back to pending, due now")
-    .action(async (id: string) => {
+      return;
+    }
+    const r = await runBulk(io.client(), "cancel", filterOf(o, scopeOf(o.scope)), o);
+    print(r.body, () => r.text);
+  });
+  filterOptions(
+    jobs.command("retry [id]").description("a failed, cancelled, superseded or expired job back to pending, due now — or every such job of a filter"),
+  ).action(async (id: string | undefined, o) => {
+    if (id !== undefined) {
       const j = await io.client().retryJob(id);
       print({ job: j }, () => `${j.id}  ${j.state}`);
-    });
+      return;
+    }
+    const r = await runBulk(io.client(), "retry", filterOf(o, scopeOf(o.scope)), o);
+    print(r.body, () => r.text);
+  });
 
   const dead = program.command("dead").description("failed jobs (the dead-letter set), and quarantined event deliveries");
   dead

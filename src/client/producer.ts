@@ -68,6 +68,11 @@ export interface ListQuery {
   scopeType?: string;
   scopeId?: string;
   tag?: string;
+  /** Created (finished) strictly after / before these times, epoch ms. */
+  createdAfter?: number;
+  createdBefore?: number;
+  finishedAfter?: number;
+  finishedBefore?: number;
   limit?: number;
   cursor?: string;
 }

@@ -34,7 +34,8 @@ export class FanOut {
   ) {}
 
   async list(q: ListQuery): Promise<ListResult> {
-    const filter = { types: q.type, states: q.state, tag: q.tag, failureKinds: q.failureKind, dedupeKey: q.dedupeKey };
+    const { createdAfter, createdBefore, finishedAfter, finishedBefore } = q;
+    const filter = { types: q.type, states: q.state, tag: q.tag, failureKinds: q.failureKind, dedupeKey: q.dedupeKey, createdAfter, createdBefore, finishedAfter, finishedBefore };
     if (q.scopeType !== undefined && q.scopeId !== undefined) {
       const home = scopeHome({ type: q.scopeType, id: q.scopeId }).name;
       const cursor = q.cursor ? decodeCursor(q.cursor) : { h: home, s: 0 };

@@ -25,6 +25,8 @@ export const IMPLEMENTATIONS: Implementations = {
   cancelJob: async (ops, { params, body }) => ({ job: await ops.jobs.cancel(params.id, body.reason, body.cascade ?? true) }),
   retryJob: async (ops, { params }) => ({ job: await ops.jobs.retry(params.id) }),
   // over many jobs (api/bulk.ts)
+  cancelJobs: (ops, { body }) => ops.bulk.run("cancel", body),
+  retryJobs: (ops, { body }) => ops.bulk.run("retry", body),
   retryFailed: (ops, { body }) => ops.fanOut.retryFailed(body),
   cancelScope: async (ops, { params, body }) => ({ cancelled: await ops.jobs.cancelScope({ type: params.scopeType, id: params.scopeId }, body.pendingOnly ?? false, body.reason) }),
   cancelKeys: async (ops, { body }) => ({ cancelled: await ops.fanOut.cancelKeys(body) }),

@@ -9,6 +9,7 @@
  */
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
+import { BulkActions } from "./bulk-actions";
 import { Claims } from "./claims";
 import { FanOut } from "./fan-out";
 import { Jobs } from "./jobs";
@@ -26,6 +27,7 @@ export class QueueOps {
   readonly claims: Claims;
   readonly overview: Overview;
   readonly fanOut: FanOut;
+  readonly bulk: BulkActions;
   readonly pools: Pools;
   readonly signals: Signals;
 
@@ -39,6 +41,7 @@ export class QueueOps {
     this.claims = new Claims(q, this.leases);
     this.overview = new Overview(q);
     this.fanOut = new FanOut(q, this.overview);
+    this.bulk = new BulkActions(q);
     this.pools = new Pools(q);
     this.signals = new Signals(q);
   }

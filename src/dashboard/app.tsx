@@ -26,10 +26,11 @@ import { QueueOps } from "../coordinator/operations";
 import { parseInput } from "../coordinator/validate";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { JobId, ListQuerySchema, RetryFailedSchema, DeadRetryParams, TypeParams } from "../job/schemas";
-import { TERMINAL_STATES } from "../job/states";
+import { JobId, ListQuerySchema, DeadRetryParams, TypeParams } from "../job/schemas";
 import { ScheduleNameSchema } from "../job/schedule-spec";
 import { APP_CSS, APP_JS } from "./assets";
+import type { DashContext, Vars } from "./context";
+import { BULK_NOTICES, bulkRoutes } from "./bulk-routes";
 import { Layout, type PageFrame } from "./layout";
 import { CHILDREN_SHOWN, JobPage } from "./pages/job";
 import { jobHref, JobsPage } from "./pages/jobs";
@@ -43,8 +44,6 @@ import { sameSecret } from "../coordinator/auth";
 import { letGo } from "../coordinator/body";
 import { CSRF_FIELD, csrfToken, newSession, readSession, SESSION_COOKIE, SESSION_TTL_MS, tokenMatches, type Session } from "./session";
 
-type Vars = { session: Session; csrf: string; form: Record<string, string> };
-type DashContext = Context<{ Bindings: Env; Variables: Vars }>;
 
 /**
  * The headers every page and answer carries: hono/secure-headers' defaults, with this policy (no inline
@@ -79,8 +78,7 @@ const LIST_KEYS = ["type", "state", "scopeType", "scopeId", "tag", "cursor"];
 const NOTICES: Record<string, (n: number, m: number) => string> = {
   retried: () => "Sent back to pending: due now, attempts 0.",
   cancelled: () => "Cancelled.",
-  "bulk-retried": (n, m) => `${n} failed job${n === 1 ? "" : "s"} sent back to pending${m ? `; ${m} left failed (a live job holds their dedupe key)` : ""}.`,
-  pruned: (n) => `${n} terminal job${n === 1 ? "" : "s"} deleted.`,
+  ...BULK_NOTICES,
   paused: () => "Schedule paused.",
   resumed: () => "Schedule resumed.",
   "type-paused": () => "Type paused: its jobs are kept, none starts until it is resumed.",
@@ -185,21 +183,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     return c.redirect(`${jobHref(id)}?done=cancelled`, 303);
   });
 
-  d.post("/bulk/retry", async (c) => {
-    const f = c.get("form");
-    const req = parseInput(RetryFailedSchema, Object.fromEntries(["type", "scopeType", "scopeId"].filter((k) => f[k]).map((k) => [k, f[k]])), "form");
-    const r = await opsOf(c).fanOut.retryFailed(req);
-    const back = new URLSearchParams({ state: "failed", ...(req.type ? { type: req.type } : {}), ...(req.scopeType && req.scopeId ? { scopeType: req.scopeType, scopeId: req.scopeId } : {}) });
-    return c.redirect(`/dashboard/jobs?${back}&done=bulk-retried&n=${r.retried}&m=${r.skipped}`, 303);
-  });
-
-  d.post("/bulk/prune", async (c) => {
-    const given = (c.get("form").olderThanHours ?? "").trim();
-    const hours = Number(given);
-    if (given === "" || !Number.isFinite(hours) || hours < 0) throw new QueueError("invalid_request", "olderThanHours: must be a number of hours, 0 or more", [{ path: "olderThanHours", message: "must be a number of hours, 0 or more" }]);
-    const deleted = await opsOf(c).fanOut.prune({ olderThan: Math.floor(Date.now() - hours * 3600_000), states: [...TERMINAL_STATES] });
-    return c.redirect(`/dashboard/jobs?done=pruned&n=${deleted}`, 303);
-  });
+  bulkRoutes(d, { ops: opsOf, frame: (c, title) => frame(c, title, "jobs") });
 
   d.get("/scopes", async (c) => c.html(<ScopesPage frame={frame(c, "Scopes", "scopes")} items={await opsOf(c).overview.busiestScopes(100)} />));
 

@@ -31,3 +31,7 @@ export const TRANSITIONS = {
   retry: { from: ["failed", "cancelled", "superseded", "expired"], to: "pending", by: "manual retry" },
 } as const satisfies Record<string, Transition>;
 
+
+/** The states each bulk action by filter acts on (docs/http-api.md "Bulk actions"): those its transition leaves from. */
+export const BULK_ACTS_ON = { cancel: TRANSITIONS.cancel.from, retry: TRANSITIONS.retry.from } as const satisfies Record<string, readonly JobState[]>;
+export type BulkAction = keyof typeof BULK_ACTS_ON;

@@ -36,6 +36,8 @@ SELECT * FROM job
    AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(job.tags) WHERE value = ?4))
    AND (?6 IS NULL OR failure_kind IN (SELECT value FROM json_each(?6)))
    AND (?7 IS NULL OR dedupe_key = ?7)
+   AND (?8 IS NULL OR created_at > ?8) AND (?9 IS NULL OR created_at < ?9)
+   AND (?10 IS NULL OR finished_at > ?10) AND (?11 IS NULL OR finished_at < ?11)
  ORDER BY seq
  LIMIT ?5`;
 
@@ -48,6 +50,11 @@ export interface ListFilter {
   /** Failed jobs of any of these kinds. */
   failureKinds?: readonly FailureKind[];
   dedupeKey?: string;
+  /** Created (finished) strictly after / before these times (epoch ms); a job not finished has no finish time to match. */
+  createdAfter?: number;
+  createdBefore?: number;
+  finishedAfter?: number;
+  finishedBefore?: number;
 }
 
 export function getJob(sql: SqlStorage, id: string): JobRow | null {
@@ -73,5 +80,7 @@ export function liveJobsOfKey(sql: SqlStorage, dedupeKey: string): JobRow[] {
 
 export function listJobs(sql: SqlStorage, filter: ListFilter, afterSeq: number, limit: number): JobRow[] {
   const list = (v: readonly string[] | undefined) => (v === undefined ? null : JSON.stringify(v));
-  return jobRows(sql.exec(JOB_LIST_AFTER, afterSeq, list(filter.types), list(filter.states), filter.tag ?? null, limit, list(filter.failureKinds), filter.dedupeKey ?? null));
+  const f = filter;
+  const times = [f.createdAfter, f.createdBefore, f.finishedAfter, f.finishedBefore].map((t) => t ?? null);
+  return jobRows(sql.exec(JOB_LIST_AFTER, afterSeq, list(f.types), list(f.states), f.tag ?? null, limit, list(f.failureKinds), f.dedupeKey ?? null, ...times));
 }

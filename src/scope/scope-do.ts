@@ -40,6 +40,7 @@ import type { WaitInput } from "./waits";
 import type { SignalOutcome } from "./signals";
 import type { OwedItem } from "./outbox";
 import { childrenOf } from "./invokes";
+import { countPage, type BulkAction } from "./bulk";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
 
@@ -163,6 +164,16 @@ export class ScopeDO extends DurableObject<Env> {
 
   async retry(id: string): Promise<Outcome<{ job: Job }>> {
     return wireSettled(await this.w((s, now) => writes.retry(s, id, now)));
+  }
+
+  /**
+   * bulk: a page of the jobs `filter` matches after `afterSeq`, cancelled or retried (bulk.ts); `next` goes on from
+   * there. A dry run changes nothing and answers how many matched as `changed`.
+   */
+  async bulk(action: BulkAction, filter: ListFilter, afterSeq: number, limit: number, reason: string | null, dryRun = false): Promise<{ changed: number; skipped: number; next: number | null }> {
+    if (!dryRun) return this.w((s, now) => writes.bulk(s, action, filter, afterSeq, limit, reason, now));
+    const { matched, next } = countPage(this.store.sql, action, filter, afterSeq, limit);
+    return { changed: matched, skipped: 0, next };
   }
 
   async retryFailed(type: string | null, after: FailedCursor | null, limit?: number): Promise<{ retried: number; skipped: number; next: FailedCursor | null }> {

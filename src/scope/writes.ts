@@ -28,6 +28,8 @@ import { appendStep, resolveStep } from "./steps";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
 import { expireDue } from "./expiry";
+import { actOnPage, type BulkAction } from "./bulk";
+import type { ListFilter } from "./read";
 import { endEventWait, endTimedOut, wait, type WaitInput } from "./waits";
 import { completeToken, signal, signalKey, type SignalOutcome } from "./signals";
 import { resume, type SignalKind } from "./wait-entries";
@@ -217,6 +219,16 @@ export const writes = {
   retry(store: HomeStore, id: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = retryJob(store, id, now);
     return written(out, out.ok ? changed({ quiet: [out.row], fill: true }) : nothing());
+  },
+
+  /**
+   * bulk: a page of the jobs a filter matches, cancelled (as `cancelKeys`: permits held, handlers aborted, a
+   * follower due) or retried by hand (as `retry`: no event, but due) — bulk.ts.
+   */
+  bulk(store: HomeStore, action: BulkAction, filter: ListFilter, afterSeq: number, limit: number, reason: string | null, now: number): Written<{ changed: number; skipped: number; next: number | null }> {
+    const { changed: rows, ...answer } = actOnPage(store, action, filter, afterSeq, limit, reason, now);
+    const changes = action === "cancel" ? cancelled(rows, true) : rows.length > 0 ? changed({ quiet: rows, fill: true }) : nothing();
+    return written({ changed: rows.length, ...answer }, changes);
   },
 
   /** retryFailed: a page of failed jobs back to pending, due now; `next` resumes. */

@@ -17,7 +17,7 @@ describe("GET /v1/openapi.json", () => {
     expect(body.properties.payload).toEqual({ $ref: "#/components/schemas/JsonObject" });
     expect(doc.components.schemas.JsonObject.type).toBe("object");
     expect(Object.keys(enqueue.responses).sort()).toEqual(["200", "201", "400", "401", "409", "413", "429"]);
-    expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["type", "state", "failureKind", "dedupeKey", "scopeType", "scopeId", "tag", "limit", "cursor"]);
+    expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["type", "state", "failureKind", "dedupeKey", "scopeType", "scopeId", "tag", "createdAfter", "createdBefore", "finishedAfter", "finishedBefore", "limit", "cursor"]);
     expect(doc.paths["/v1/health"].get.security).toEqual([]);
   });
 });

@@ -410,23 +410,45 @@ describe("dashboard pages", () => {
     expect(await again.text()).toContain("only failed, cancelled, superseded or expired jobs can be retried");
   });
 
-  it("bulk retry and prune act on what the API reports", async () => {
+  it("bulk actions by the list's filter: a confirmation with the count first, then what the API does; prune", async () => {
     const { cookie, csrf } = await signIn();
     const t = uniqueType("bulk");
     const scope = uniqueScope();
     const id = await enqueue({ type: t, scope });
+    const other = await enqueue({ type: t, scope, tags: ["keep"] });
     await flushJobs(id);
     const j = (await api("POST", "/v1/claim", { worker: "w", types: [t], limit: 1 })).body.jobs[0];
-    await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: j.leaseToken, error: "x", fatal: true });
-    const res = await page("POST", "/dashboard/bulk/retry", { cookie, form: { _csrf: csrf, type: t, scopeType: scope.type, scopeId: scope.id } });
+    await api("POST", `/v1/jobs/${j.id}/fail`, { leaseToken: j.leaseToken, error: "x", fatal: true });
+    expect(j.id).toBe(id);
+    // The list offers both for its filter.
+    const list = await (await page("GET", `/dashboard/jobs?type=${t}&scopeType=${scope.type}&scopeId=${scope.id}`, { cookie })).text();
+    expect(list).toContain('data-bulk="cancel"');
+    expect(list).toContain('data-bulk="retry"');
+    const form = { _csrf: csrf, type: t, scopeType: scope.type, scopeId: scope.id };
+    // Retry: one failed job matches; nothing changes until it is confirmed.
+    const confirm = await page("POST", "/dashboard/bulk/confirm", { cookie, form: { ...form, action: "retry" } });
+    expect(confirm.status).toBe(200);
+    const html = await confirm.text();
+    expect(html).toContain('data-bulk-count="1"');
+    expect(html).toContain('action="/dashboard/bulk/run"');
+    expect(await stateOf(id)).toBe("failed");
+    const res = await page("POST", "/dashboard/bulk/run", { cookie, form: { ...form, action: "retry" } });
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toContain("done=bulk-retried&n=1&m=0");
+    expect(res.headers.get("location")).toContain("done=bulk-retry&n=1&m=0");
     expect(await stateOf(id)).toBe("pending");
     const landed = await page("GET", res.headers.get("location")!, { cookie });
     expect(landed.status).toBe(200); // the notice's keys are not list filters
-    expect(await landed.text()).toContain("1 failed job sent back to pending");
+    expect(await landed.text()).toContain("1 job sent back to pending");
+    // Cancel: both pending jobs of the filter match, and are cancelled.
+    expect(await (await page("POST", "/dashboard/bulk/confirm", { cookie, form: { ...form, action: "cancel" } })).text()).toContain('data-bulk-count="2"');
+    const cancelled = await page("POST", "/dashboard/bulk/run", { cookie, form: { ...form, action: "cancel" } });
+    expect(cancelled.headers.get("location")).toContain("done=bulk-cancel&n=2");
+    expect([await stateOf(id), await stateOf(other)]).toEqual(["cancelled", "cancelled"]);
+    // A filter the action cannot act on is refused, naming the field.
+    const bad = await page("POST", "/dashboard/bulk/confirm", { cookie, form: { ...form, state: "completed", action: "cancel" } });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("filter.state");
 
-    await api("POST", `/v1/jobs/${id}/cancel`, {});
     await flushJobs(id);
     const pruned = await page("POST", "/dashboard/bulk/prune", { cookie, form: { _csrf: csrf, olderThanHours: "0" } });
     expect(pruned.status).toBe(303);

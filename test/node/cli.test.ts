@@ -148,6 +148,38 @@ describe("the operator commands", () => {
     expect(typo.err).toMatch(/Did you mean list\?/);
   });
 
+  it("jobs cancel / retry with a filter: a dry run without --yes, every page with it; no id and no filter is a usage error", async () => {
+    const pages = [
+      { changed: 1000, skipped: 0, nextCursor: "c1" },
+      { changed: 3, skipped: 1, nextCursor: null },
+    ];
+    let call = 0;
+    const a = api({});
+    const fetch = (async (url: string, init: RequestInit) => {
+      await a.fetch(url, init);
+      const body = JSON.parse(String(init.body));
+      const answer = body.dryRun ? { changed: 1003, skipped: 0, nextCursor: null } : pages[call++];
+      return new Response(JSON.stringify(answer), { status: 200 });
+    }) as unknown as typeof globalThis.fetch;
+    const dry = await cli(["jobs", "cancel", "--type", "a,b", "--state", "pending", "--scope", "acct:42", "--created-after", "2026-12-01T00:00:00Z", "--reason", "tidy", "--token", "t"], { fetch });
+    expect(dry).toMatchObject({ code: 0, out: "would cancel 1003 jobs; run it again with --yes to do it\n" });
+    expect(a.asked[0]).toMatchObject({
+      method: "POST",
+      url: "/v1/jobs/cancel",
+      body: { filter: { type: ["a", "b"], state: ["pending"], scopeType: "acct", scopeId: "42", createdAfter: Date.UTC(2026, 11, 1) }, limit: 10000, dryRun: true, reason: "tidy" },
+    });
+    const done = await cli(["jobs", "retry", "--failure-kind", "fatal", "--yes", "--token", "t"], { fetch });
+    expect(done).toMatchObject({ code: 0, out: "retried 1003, skipped 1\n" });
+    expect(a.asked.slice(1).map((x) => [x.url, x.body])).toEqual([
+      ["/v1/jobs/retry", { filter: { failureKind: ["fatal"] }, limit: 1000 }],
+      ["/v1/jobs/retry", { filter: { failureKind: ["fatal"] }, limit: 1000, cursor: "c1" }],
+    ]);
+    const bare = await cli(["jobs", "cancel", "--token", "t"], { fetch });
+    expect(bare.code).toBe(2);
+    expect(bare.err).toMatch(/give a job id, or a filter/);
+    expect((await cli(["jobs", "cancel", "--type", "a", "--created-before", "soon", "--token", "t"], { fetch })).err).toMatch(/--created-before soon: give a time/);
+  });
+
   it("pools set takes null to return to the configured limit; types pause calls the type's path", async () => {
     const a = api({
       "PUT /v1/pools/p": [200, { name: "p", limits: { concurrency: null, ratePerMinute: 5 } }],

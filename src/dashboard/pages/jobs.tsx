@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
  * Jobs: filter by type, state, scope and tag; paged with the API's cursor;
- * and the bulk actions — retry every failed job of the filter's type or
- * scope, prune terminal jobs older than N hours.
+ * and the bulk actions — cancel or retry every job of the filter (pages/bulk.tsx),
+ * prune terminal jobs older than N hours.
  *
  * @module
  */
@@ -10,6 +10,7 @@ import type { Job, ListQuery } from "../../job/schemas";
 import { JOB_STATES } from "../../job/states";
 import { ago } from "../format";
 import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
+import { BulkCard } from "./bulk";
 
 export function jobHref(id: string): string {
   return `/dashboard/jobs/${encodeURIComponent(id)}`;
@@ -109,20 +110,7 @@ export function JobsPage(props: { frame: PageFrame; query: Partial<ListQuery>; t
         </p>
       </div>
       <div class="row">
-        <div class="card">
-          <h2>Retry failed jobs</h2>
-          <p class="muted small">
-            Every failed job{q.type ? ` of type ${q.type}` : " of every type"}
-            {q.scopeType && q.scopeId ? ` in scope ${q.scopeType}:${q.scopeId}` : ""} goes back to pending, due now, attempts 0 (filter by type or scope to narrow it).
-          </p>
-          <form method="post" action="/dashboard/bulk/retry">
-            <Csrf token={frame.csrf} />
-            <input type="hidden" name="type" value={q.type ?? ""} />
-            <input type="hidden" name="scopeType" value={q.scopeType ?? ""} />
-            <input type="hidden" name="scopeId" value={q.scopeId ?? ""} />
-            <button type="submit">Retry all failed</button>
-          </form>
-        </div>
+        <BulkCard csrf={frame.csrf} fields={Object.fromEntries(keep)} />
         <div class="card">
           <h2>Prune</h2>
           <p class="muted small">Delete completed, failed, cancelled, superseded and expired jobs (every type) that finished more than this many hours ago.</p>

@@ -12,6 +12,7 @@ export * from "./enqueue";
 export * from "./listing";
 export * from "./stats";
 export * from "./changes";
+export * from "./bulk";
 export * from "./journal";
 export * from "./leases";
 export * from "./events";

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { JobSchema } from "./job";
-import { FailureKindSchema, JobStateSchema, JobTypeName, boundedName } from "./pieces";
+import { epochMs, FailureKindSchema, JobStateSchema, JobTypeName, boundedName } from "./pieces";
 
 /** A comma-separated list in a query string (`state=failed,cancelled`): its items, trimmed, empty ones left out. */
 const commaSplit = z
@@ -24,6 +24,10 @@ export const ListQuerySchema = z.strictObject({
   scopeType: boundedName(128).optional(),
   scopeId: boundedName(256).optional(),
   tag: boundedName(128).optional(),
+  createdAfter: z.coerce.number().pipe(epochMs).optional().meta({ description: "Created strictly after this time (epoch ms)." }),
+  createdBefore: z.coerce.number().pipe(epochMs).optional().meta({ description: "Created strictly before this time." }),
+  finishedAfter: z.coerce.number().pipe(epochMs).optional().meta({ description: "Finished strictly after this time: only finished jobs match." }),
+  finishedBefore: z.coerce.number().pipe(epochMs).optional().meta({ description: "Finished strictly before this time: only finished jobs match." }),
   limit: z.coerce.number().int().min(1).max(500).default(100),
   cursor: z.string().max(4096).optional(),
 }).superRefine((q, ctx) => {
