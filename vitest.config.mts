@@ -107,6 +107,10 @@ const workersPool = cloudflareTest({
           // Expiry before start (test/scope/expiry.test.ts): a type's default window, pulled and pushed.
           "pull.expiring": { expireAfterMs: 1000 },
           "test.expiring": { binding: "TEST", expireAfterMs: 1000 },
+          // Batch handlers (test/dispatch/batch.test.ts): pushed, pushed gathering, pulled.
+          "test.batch": { binding: "TEST", batch: { maxSize: 5 }, maxAttempts: 3, backoff: { kind: "fixed", baseMs: 10 } },
+          "test.batch.gather": { binding: "TEST", batch: { maxSize: 4, maxWaitMs: 1000 } },
+          "pull.batch": { batch: { maxSize: 3 } },
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] }, "wait-pool": { concurrency: 1, types: ["test.wait.pooled"] }, "wait-pool-pulled": { concurrency: 1, types: ["pull.wait.pooled"] } },
         topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },

@@ -20,12 +20,14 @@ interface TypeInput {
   concurrency?: number | { limit: number; key?: string };
   rate?: { limit: number; periodMs: number; burst?: number; key?: string };
   batchSize?: number;
+  batch?: { maxSize: number; maxWaitMs?: number };
   leaseMs?: number;
   notWhileRunning?: string[];
   waitsFor?: string[];
   onFailure?: string;
   shards?: number;
   ordered?: boolean;
+  serializeByScope?: boolean;
 }
 
 interface ConfigInput {
@@ -68,6 +70,13 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
   const isPush = (t: string) => types[t]?.binding !== undefined;
   const declared = (t: string) => t in types;
   for (const [name, t] of Object.entries(types)) {
+    // A batch's maxSize is the call's size: two sizes for one call would contradict each other.
+    if (t.batch && t.batchSize !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["types", name, "batchSize"], message: "batch.maxSize sets how many jobs go in a call: leave out batchSize" });
+    }
+    if (t.batch && (t.ordered || t.serializeByScope)) {
+      ctx.addIssue({ code: "custom", path: ["types", name, "batch"], message: "a batch runs many jobs of the type at once; an ordered or serializeByScope type runs one at a time" });
+    }
     for (const key of PUSH_ONLY) {
       if (t[key] !== undefined && t.binding === undefined) {
         ctx.addIssue({ code: "custom", path: ["types", name, key], message: `${key} applies to pushed jobs: give the type a binding too` });

@@ -70,6 +70,11 @@ const TypeConfigSchema = z.strictObject({
   expireAfterMs: z.number().int().min(1).max(366 * DAY_MS).optional(),
   /** Most jobs per handler call. */
   batchSize: z.number().int().min(1).max(100).optional(),
+  /**
+   * A batch handler's type (docs/handlers.md "Batch handlers"): up to `maxSize` due jobs in one call of the
+   * handler's function, gathered for at most `maxWaitMs` (default 0: what is due goes at once).
+   */
+  batch: z.strictObject({ maxSize: z.number().int().min(1).max(100), maxWaitMs: z.number().int().min(0).max(60_000).optional() }).optional(),
   /** Lease of a pushed attempt, renewed every third of it while the call is in flight. */
   leaseMs: z.number().int().min(1000).max(3600_000).optional(),
   /** Most pending jobs (due or delayed) of this type one scope object holds: an enqueue past it is refused (429 queue_full). */
@@ -206,6 +211,8 @@ export interface TypeSettings {
   /** How long after it is due a job not yet started expires (docs/guards.md "Expiry before start"), or null. */
   expireAfterMs: number | null;
   batchSize: number;
+  /** A batch handler's gathering (docs/handlers.md "Batch handlers"), or null; its maxSize is the type's batchSize. */
+  batch: { maxSize: number; maxWaitMs: number } | null;
   leaseMs: number;
   serializeByScope: boolean;
   /** One at a time per object, in enqueue order (claim.ts, orderedHead). */
@@ -305,6 +312,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     timeoutMs: null,
     expireAfterMs: null,
     batchSize: DEFAULTS.batchSize,
+    batch: null,
     leaseMs: DEFAULTS.leaseMs,
     serializeByScope: false,
     ordered: false,
@@ -328,7 +336,8 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       limitKey: keys[0] ?? poolKey ?? null,
       timeoutMs: t.timeoutMs ?? null,
       expireAfterMs: t.expireAfterMs ?? null,
-      batchSize: t.batchSize ?? base.batchSize,
+      batchSize: t.batch?.maxSize ?? t.batchSize ?? base.batchSize,
+      batch: t.batch ? { maxSize: t.batch.maxSize, maxWaitMs: t.batch.maxWaitMs ?? 0 } : null,
       leaseMs: t.leaseMs ?? base.leaseMs,
       serializeByScope: t.serializeByScope ?? false,
       ordered: t.ordered ?? false,

@@ -19,6 +19,8 @@ export class TypeBackoff {
   private readonly until = new Map<string, number>();
   private readonly times = new Map<string, number>();
   private unblocks = 0;
+  /** Batch types held back while they gather (batch-take.ts): not refusals, and new due jobs end the hold. */
+  private readonly gathering = new Set<string>();
 
   constructor(
     private readonly now: () => number,
@@ -52,6 +54,18 @@ export class TypeBackoff {
   /** served: the type got a batch; its run of refusals is over. */
   served(type: string): void {
     this.times.delete(type);
+  }
+
+  /** gather: hold a batch type back until `until` while it gathers jobs for a fuller call (no refusal counted). */
+  gather(type: string, until: number): void {
+    this.until.set(type, until);
+    this.gathering.add(type);
+  }
+
+  /** ungather: jobs of the type came due — a gathering type looks again at once (it may be full now). */
+  ungather(type: string): void {
+    if (!this.gathering.delete(type)) return;
+    this.until.delete(type);
   }
 
   /** unblock: a pool freed a slot for this object — forget every back-off. */

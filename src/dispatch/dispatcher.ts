@@ -167,7 +167,10 @@ export class Dispatcher<R> {
 
   /** fresh: jobs of these types came due: a keyed type's turn looks for key values it has not seen (pool/key-turns.ts). */
   fresh(types: readonly string[]): void {
-    for (const t of new Set(types)) this.turns.fresh(t);
+    for (const t of new Set(types)) {
+      this.turns.fresh(t);
+      this.backoff.ungather(t);
+    }
   }
 
   /** idle resolves once no handler call of this object is in flight (and their outcomes are settled). */

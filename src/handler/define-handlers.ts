@@ -77,6 +77,8 @@ export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handle
               signal: aborts.get(job.id)!.signal,
               env: this.env,
               journal: { write: (w) => journal.write({ ...w, id: job.id }) },
+              // The call's jobs are one delivery: a batch handler gets them together (batch.ts).
+              batchGroup: batch,
             });
             // A job that finishes well before the rest of its batch is reported on its own, so a slow job does not
             // hold it; jobs finishing together travel in the return value only (one message, not one per job).

@@ -4,6 +4,7 @@
  * @module
  */
 export { defineHandlers } from "./worker";
+export { batch, type BatchContext, type BatchHandler, type BatchJob } from "./batch";
 export type { HandlerEntrypoint } from "./define-handlers";
 export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "./context";
 export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";

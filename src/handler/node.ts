@@ -23,5 +23,6 @@ export function defineHandlers<E = unknown>(handlers: Handlers<E>): HandlersClas
 
 export type { HandlerEntrypoint } from "./define-handlers";
 export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "./context";
+export { batch, type BatchContext, type BatchHandler, type BatchJob } from "./batch";
 export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
 export type { JobTypes, JobTypeName, PayloadOf } from "../sdk";

@@ -12,6 +12,7 @@ import { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJob
 import { type JournalWriter, SleepRequest, StepRunner, WaitRequest } from "./steps";
 import type { JournalStart, WaitItem } from "../job/handler-contract";
 import { LOG_LINES_PER_JOB, logLine, type JobLogLine } from "../job/log-lines";
+import { BATCH_GROUP } from "./batch";
 
 export interface RunOneOptions<E> {
   signal: AbortSignal;
@@ -22,6 +23,8 @@ export interface RunOneOptions<E> {
   /** Where `ctx.log` lines go (default: a JSON line on the console). */
   log?: (line: Record<string, unknown>) => void;
   clock?: () => number;
+  /** The delivery the job came in (a pushed call, a pull worker's claim): a batch handler runs its jobs together (batch.ts). */
+  batchGroup?: unknown;
 }
 
 export async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>): Promise<JobOutcome> {
@@ -78,6 +81,8 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
       if (o.signal.aborted) throw o.signal.reason;
     },
   };
+  // Not enumerable: a handler that spreads or logs its context does not see it.
+  if (o.batchGroup !== undefined) Object.defineProperty(ctx, BATCH_GROUP, { value: o.batchGroup });
   let value: unknown;
   try {
     value = await fn(JSON.parse(job.payloadJson), ctx as never);

@@ -48,6 +48,8 @@ export class Attempt {
     readonly job: LeasedJob,
     sentAt: number,
     private readonly deps: AttemptDeps,
+    /** The claim it came in: a batch handler runs a claim's jobs together (handler/batch.ts). */
+    private readonly group?: object,
   ) {
     this.lease = new Lease({
       job,
@@ -131,7 +133,7 @@ export class Attempt {
       const out = await runOne(
         deps.handlers as never,
         dispatchOf(job),
-        { signal: this.abort.signal, env: deps.env, journal: { write: (w) => this.journal(w) }, heartbeat: () => this.lease.renew() },
+        { signal: this.abort.signal, env: deps.env, journal: { write: (w) => this.journal(w) }, heartbeat: () => this.lease.renew(), batchGroup: this.group },
       );
       // The handler is done: no more renewals. The deadline still fences what it writes last.
       this.lease.stopRenewing();

@@ -19,7 +19,8 @@ export interface ClaimLoopDeps {
   waitMs: number;
   /** Free slots now, and a promise that resolves when one frees (or the worker is stopping). */
   slots: { readonly free: number; untilFree(): Promise<void> };
-  run(job: LeasedJob, sentAt: number): void;
+  /** `group`: the claim's answer, the same for each of its jobs (a batch handler runs them together: handler/batch.ts). */
+  run(job: LeasedJob, sentAt: number, group: object): void;
   /** Give a leased job back unstarted: pending, due now, its attempt not counted. */
   release(job: LeasedJob): Promise<void>;
   stopping(): boolean;
@@ -59,7 +60,7 @@ export async function claimLoop(deps: ClaimLoopDeps): Promise<Error | null> {
       await Promise.all(claimed.jobs.map((job) => deps.release(job)));
       break;
     }
-    for (const [i, job] of claimed.jobs.entries()) deps.run(job, claimed.since[i]!);
+    for (const [i, job] of claimed.jobs.entries()) deps.run(job, claimed.since[i]!, claimed.jobs);
   }
   return null;
 }

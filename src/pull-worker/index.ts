@@ -41,6 +41,7 @@ import { Slots } from "./slots";
 import { onSignals, stopWorker } from "./stop";
 
 // What a pull handler throws and is given, from the worker's own entry point (no edgequeue/handler import needed).
+export { batch, type BatchContext, type BatchHandler, type BatchJob } from "../handler/batch";
 export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../handler/errors";
 export type { JobContext, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken, WorkerHandlers } from "../handler/context";
 
@@ -132,8 +133,8 @@ export function createWorker(options: WorkerOptions): Worker {
     complete: (a, result, logs) => completions.soon(a, result, logs),
     ended: (a) => slots.end(a),
   };
-  function run(job: LeasedJob, sentAt: number): Attempt {
-    const a = new Attempt(job, sentAt, attemptDeps);
+  function run(job: LeasedJob, sentAt: number, group: object): Attempt {
+    const a = new Attempt(job, sentAt, attemptDeps, group);
     slots.take(a);
     return a;
   }
@@ -185,7 +186,7 @@ export function createWorker(options: WorkerOptions): Worker {
         await Promise.all(jobs.map((job) => release(job)));
         return 0;
       }
-      await Promise.all(jobs.map((j, i) => run(j, since[i]!).done));
+      await Promise.all(jobs.map((j, i) => run(j, since[i]!, jobs).done));
       return jobs.length;
     },
     async stop({ timeoutMs = 30_000 } = {}) {

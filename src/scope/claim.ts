@@ -124,7 +124,8 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
     const candidates: Candidate[] = [];
     const tags = req.tags && req.tags.length > 0 ? JSON.stringify(req.tags) : null;
     for (const type of types) {
-      const rule = oneAtATime(store, type, now, Math.min(req.limit, req.caps?.get(type) ?? Infinity));
+      // A batch type hands out at most a batch per claim: a pull worker runs the jobs of one claim in one call (docs/handlers.md).
+      const rule = oneAtATime(store, type, now, Math.min(req.limit, req.caps?.get(type) ?? Infinity, store.config.typeSettings(type).batch?.maxSize ?? Infinity));
       if (rule.limit <= 0) continue;
       if (keyedType(store.config, type)) {
         // Keyed: only the key values granted, each up to its grant.
@@ -248,6 +249,16 @@ WITH RECURSIVE ${levelsCte(`SELECT c.type FROM type_count AS c WHERE ${PENDING_U
 SELECT lv.type FROM lv
  WHERE lv.p IS NOT NULL AND (SELECT 1 FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at <= ?2 AND ${NOT_BEHIND_KEY} LIMIT 1)
  GROUP BY lv.type`;
+
+/** jobOldestDue: per priority level (levels.ts), the first due run_at on job_claim_idx; the earliest of them. */
+const JOB_OLDEST_DUE = `
+WITH RECURSIVE ${levelsCte("SELECT ?1 AS type")}
+SELECT min((SELECT min(j.run_at) FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at <= ?2)) AS t FROM lv WHERE lv.p IS NOT NULL`;
+
+/** oldestDue: when the type's longest-due job here came due, or null (a batch's gathering: dispatch/batch-take.ts). */
+export function oldestDue(sql: SqlStorage, type: string, now: number): number | null {
+  return sql.exec<{ t: number | null }>(JOB_OLDEST_DUE, type, now).one().t;
+}
 
 /** dueTypesAmong: the types of `types` with a due job here not held behind its key (one-at-a-time rules aside). */
 export function dueTypesAmong(sql: SqlStorage, types: readonly string[], now: number): string[] {

@@ -17,6 +17,7 @@ describe("config", () => {
       timeoutMs: null,
       expireAfterMs: null,
       batchSize: 100,
+      batch: null,
       leaseMs: 30_000,
       serializeByScope: false,
       ordered: false,
@@ -80,6 +81,18 @@ describe("config", () => {
     // Guards hold for pulled types too: their claims take the permits.
     expect(parseConfig({ types: { t: { concurrency: 2 } } }).typeSettings("t").concurrency).toBe(2);
     expect(() => parseConfig({ types: { t: { binding: "not a name" } } })).toThrow(/types.t.binding: must be a binding name/);
+  });
+
+  it("batch and expiry settings: what they resolve to, and the settings they cannot go with", () => {
+    const c = parseConfig({ types: { d: { binding: "D", batch: { maxSize: 10, maxWaitMs: 500 } }, p: { batch: { maxSize: 3 } }, e: { expireAfterMs: 60_000 } } });
+    expect(c.typeSettings("d")).toMatchObject({ batchSize: 10, batch: { maxSize: 10, maxWaitMs: 500 } });
+    expect(c.typeSettings("p").batch).toEqual({ maxSize: 3, maxWaitMs: 0 });
+    expect(c.typeSettings("e")).toMatchObject({ batch: null, expireAfterMs: 60_000 });
+    expect(() => parseConfig({ types: { d: { binding: "D", batchSize: 5, batch: { maxSize: 10 } } } })).toThrow(/types.d.batchSize: batch.maxSize sets how many jobs go in a call: leave out batchSize/);
+    expect(() => parseConfig({ types: { d: { ordered: true, batch: { maxSize: 10 } } } })).toThrow(/types.d.batch: a batch runs many jobs of the type at once/);
+    expect(() => parseConfig({ types: { d: { batch: { maxSize: 101 } } } })).toThrow(/types.d.batch.maxSize/);
+    expect(() => parseConfig({ types: { d: { batch: { maxSize: 5, maxWait: 5 } } } })).toThrow(/types.d.batch/);
+    expect(() => parseConfig({ types: { e: { expireAfterMs: 0 } } })).toThrow(/types.e.expireAfterMs/);
   });
 
   it("fails at startup when a binding the config names is not in the Worker's env, naming the field", () => {

@@ -3,7 +3,7 @@
  * workerd, no queue), on the example handler's stepped demo types, importing
  * the package by name.
  */
-import { ChildJobFailedError, RetryableJobError, TerminalJobError, type JobContext } from "edgequeue/handler";
+import { batch, ChildJobFailedError, RetryableJobError, TerminalJobError, type JobContext } from "edgequeue/handler";
 import { createFakeQueue, createInlineQueue, runJob } from "edgequeue/testing";
 import { describe, expect, it } from "vitest";
 import { stepHandlers } from "../../examples/handler/src/steps";
@@ -19,6 +19,14 @@ describe("errors a handler wraps", () => {
       throw new RetryableJobError("rate limited", { retryAfterMs: 1_000, cause: new Error("429") });
     }, {});
     expect(retry.outcome).toMatchObject({ kind: "retry", error: "rate limited; caused by Error: 429" });
+  });
+});
+
+describe("a batch handler in the test kit", () => {
+  it("runs a job as a batch of one: its entry is its result, an Error entry its failure", async () => {
+    const digest = batch((jobs) => jobs.map((j, index) => ((j.payload as { bad?: boolean }).bad ? new TerminalJobError("bad one") : { batchSize: jobs.length, index, n: (j.payload as { n: number }).n })));
+    expect((await runJob(digest, { n: 7 })).result).toEqual({ batchSize: 1, index: 0, n: 7 });
+    expect((await runJob(digest, { bad: true })).outcome).toMatchObject({ kind: "failed", error: "bad one" });
   });
 });
 

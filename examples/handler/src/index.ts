@@ -2,7 +2,7 @@
  * The example handler Worker. `DemoHandlers` is the entrypoint the queue's
  * `DEMO` binding points at; each demo type shows one way an attempt can end.
  */
-import { defineHandlers, TerminalJobError } from "edgequeue/handler";
+import { batch, defineHandlers, TerminalJobError } from "edgequeue/handler";
 import { stepHandlers } from "./steps";
 
 declare module "edgequeue" {
@@ -27,6 +27,8 @@ declare module "edgequeue" {
     // Limits per tenant (a keyed concurrency and a keyed rate): sleep payload.ms if given.
     "demo.tenant": { tenant: string; ms?: number };
     "demo.tenant.rated": { tenant: string; ms?: number };
+    // A batch handler: up to 10 jobs in one call, gathered for at most 500 ms.
+    "demo.digest": Record<string, unknown>;
     // A depth cap (maxDepth = 5 pending per object): sleeps payload.ms if given.
     "demo.capped": { ms?: number };
     // Writes payload.lines ctx.log lines, kept with the job (GET /v1/jobs/{id}/logs).
@@ -90,6 +92,8 @@ export const DemoHandlers = defineHandlers({
   "demo.fair": span,
   "demo.tenant": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
   "demo.tenant.rated": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
+  // One call for the batch: each job's result says how big its batch was and where it stood in it.
+  "demo.digest": batch<"demo.digest">((jobs) => jobs.map((_, index) => ({ batchSize: jobs.length, index }))),
   "demo.capped": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
   "demo.log": (payload, ctx) => {
     for (let i = 1; i <= payload.lines; i++) ctx.log(`line ${i} of ${payload.lines}`, { i });

@@ -106,6 +106,12 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
             <dd>{utc(j.startedAt)}</dd>
             <dt>Finished</dt>
             <dd>{utc(j.finishedAt)}</dd>
+            {j.expiresAt !== null ? (
+              <>
+                <dt>Expires</dt>
+                <dd>{utc(j.expiresAt)} if not started by then</dd>
+              </>
+            ) : null}
             {j.dedupeKey ? (
               <>
                 <dt>Dedupe key</dt>
