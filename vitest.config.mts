@@ -111,6 +111,8 @@ const workersPool = cloudflareTest({
           "test.batch": { binding: "TEST", batch: { maxSize: 5 }, maxAttempts: 3, backoff: { kind: "fixed", baseMs: 10 } },
           "test.batch.gather": { binding: "TEST", batch: { maxSize: 4, maxWaitMs: 1000 } },
           "pull.batch": { batch: { maxSize: 3 } },
+          "test.batch.keyed": { binding: "TEST", batch: { maxSize: 5, key: "payload.user" } },
+          "pull.batch.keyed": { batch: { maxSize: 10, key: "payload.user" } },
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] }, "wait-pool": { concurrency: 1, types: ["test.wait.pooled"] }, "wait-pool-pulled": { concurrency: 1, types: ["pull.wait.pooled"] } },
         topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },

@@ -53,13 +53,13 @@ export function resolveTypeLimits(t: { concurrency?: z.infer<typeof ConcurrencyS
 }
 
 interface LimitsInput {
-  types?: Record<string, { concurrency?: z.infer<typeof ConcurrencySchema>; rate?: z.infer<typeof RateSchema> }>;
+  types?: Record<string, { concurrency?: z.infer<typeof ConcurrencySchema>; rate?: z.infer<typeof RateSchema>; batch?: { key?: string } }>;
   pools?: Record<string, { key?: string; types: string[] }>;
 }
 
 /**
- * checkLimitKeys: every keyed limit a type is under — its own and those of its keyed pools — counts it under one
- * key, so that a job has one key value and is claimed with the others of it (docs/guards.md "Keyed limits").
+ * checkLimitKeys: every keyed limit a type is under — its own and those of its keyed pools — and its batch's key
+ * count it under one key, so that a job has one key value and is claimed with the others of it (docs/guards.md "Keyed limits").
  */
 export function checkLimitKeys(config: LimitsInput, ctx: z.RefinementCtx): void {
   const keyOf = new Map<string, { key: string; path: (string | number)[] }>();
@@ -80,6 +80,8 @@ export function checkLimitKeys(config: LimitsInput, ctx: z.RefinementCtx): void 
   for (const [name, t] of Object.entries(config.types ?? {})) {
     if (typeof t.concurrency === "object" && t.concurrency.key) claim(name, t.concurrency.key, ["types", name, "concurrency", "key"]);
     if (t.rate?.key) claim(name, t.rate.key, ["types", name, "rate", "key"]);
+    // A batch's key groups the jobs of a call (docs/handlers.md "Batch handlers"): the same one value per job.
+    if (t.batch?.key) claim(name, t.batch.key, ["types", name, "batch", "key"]);
   }
   for (const [pool, p] of Object.entries(config.pools ?? {})) {
     if (p.key) for (const type of p.types) claim(type, p.key, ["pools", pool, "key"]);

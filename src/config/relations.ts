@@ -20,7 +20,7 @@ interface TypeInput {
   concurrency?: number | { limit: number; key?: string };
   rate?: { limit: number; periodMs: number; burst?: number; key?: string };
   batchSize?: number;
-  batch?: { maxSize: number; maxWaitMs?: number };
+  batch?: { maxSize: number; maxWaitMs?: number; key?: string };
   leaseMs?: number;
   notWhileRunning?: string[];
   waitsFor?: string[];

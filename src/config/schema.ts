@@ -74,7 +74,14 @@ const TypeConfigSchema = z.strictObject({
    * A batch handler's type (docs/handlers.md "Batch handlers"): up to `maxSize` due jobs in one call of the
    * handler's function, gathered for at most `maxWaitMs` (default 0: what is due goes at once).
    */
-  batch: z.strictObject({ maxSize: z.number().int().min(1).max(100), maxWaitMs: z.number().int().min(0).max(60_000).optional() }).optional(),
+  batch: z
+    .strictObject({
+      maxSize: z.number().int().min(1).max(100),
+      maxWaitMs: z.number().int().min(0).max(60_000).optional(),
+      /** The jobs of one call share this key's value (a job path, as a keyed limit's key). */
+      key: KeyPathSchema.optional(),
+    })
+    .optional(),
   /** Lease of a pushed attempt, renewed every third of it while the call is in flight. */
   leaseMs: z.number().int().min(1000).max(3600_000).optional(),
   /** Most pending jobs (due or delayed) of this type one scope object holds: an enqueue past it is refused (429 queue_full). */
@@ -333,7 +340,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       binding: t.binding ?? null,
       ...limits,
       // One key per type (checkLimitKeys refused two).
-      limitKey: keys[0] ?? poolKey ?? null,
+      limitKey: keys[0] ?? poolKey ?? t.batch?.key ?? null,
       timeoutMs: t.timeoutMs ?? null,
       expireAfterMs: t.expireAfterMs ?? null,
       batchSize: t.batch?.maxSize ?? t.batchSize ?? base.batchSize,

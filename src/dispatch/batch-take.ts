@@ -85,6 +85,7 @@ export async function takeBatchOf<R>(d: TakeDeps<R>, type: string): Promise<Batc
         take: (key, n) => d.permits.take(permitPlan(d.config, type, key), { ...ask, want: n }),
         // Values whose slots this object still holds from ended attempts go first: no round trip to their pools.
         kept: keyedBases(d.config, type).flatMap((base) => d.permits.keptKeys(base)),
+        oneValue: settings.batch !== null,
       },
       jobs.serial(type) ? 1 : settings.batchSize,
     );

@@ -6,7 +6,7 @@
  * It is a job handler like any other, so everything that runs handlers (defineHandlers, the pull worker, the test
  * kit) runs it job by job through run-one.ts; the jobs of one delivery find each other here: each job's run
  * joins its delivery's group (`BATCH_GROUP` on its context, set by runOne), and the group runs once its jobs have
- * all joined (the next macrotask). Each job then ends as its own entry says: a value completes it, an Error fails
+ * all joined (the next macrotask) — one call per value of the type's `batch.key` (`BATCH_KEY`), when it has one. Each job then ends as its own entry says: a value completes it, an Error fails
  * it as a thrown one would (RetryableJobError, TerminalJobError, SnoozeJobError, or any other: a retry); a throw
  * fails every job of the call. Leases, timeouts, cancels and permits stay each job's own.
  *
@@ -17,6 +17,8 @@ import type { JobTypeName, PayloadOf } from "../sdk";
 
 /** Where runOne puts the job's delivery on its context: the jobs of one delivery share it (an object, or a value). */
 export const BATCH_GROUP = Symbol.for("edgequeue.batchGroup");
+/** Where runOne puts the value of the type's key (`batch.key`): a delivery's jobs run one value at a time. */
+export const BATCH_KEY = Symbol.for("edgequeue.batchKey");
 
 /**
  * One job of a batch, as the batch function sees it: its context's facts, its own `signal` (it aborts when this job
@@ -43,22 +45,28 @@ type Item<E> = { payload: unknown; ctx: JobContext<string, E>; resolve: (v: unkn
 
 /** batch: a handler that gets the jobs of a delivery together (docs/handlers.md "Batch handlers"). */
 export function batch<T extends string = JobTypeName, E = unknown>(fn: BatchHandler<T, E>): JobHandler<T, E> {
-  const waiting = new Map<unknown, Item<E>[]>();
+  // Per delivery, the jobs joined so far, by their key value ("" without a key).
+  const waiting = new Map<unknown, Map<string, Item<E>[]>>();
   const handler = (payload: unknown, ctx: JobContext<string, E>) =>
     new Promise((resolve, reject) => {
       const item: Item<E> = { payload, ctx, resolve, reject };
-      const group = (ctx as unknown as Record<symbol, unknown>)[BATCH_GROUP];
+      const hidden = ctx as unknown as Record<symbol, unknown>;
+      const group = hidden[BATCH_GROUP];
       // A job that came alone (the test kit's runJob, an inline claim) is a batch of one.
       if (group === undefined) return void runBatch(fn as BatchHandler<string, E>, [item]);
-      const joined = waiting.get(group);
-      if (joined) return void joined.push(item);
-      waiting.set(group, [item]);
-      // The delivery's jobs all start in this macrotask: the next one runs the batch.
-      setTimeout(() => {
-        const items = waiting.get(group)!;
-        waiting.delete(group);
-        void runBatch(fn as BatchHandler<string, E>, items);
-      }, 0);
+      const key = typeof hidden[BATCH_KEY] === "string" ? (hidden[BATCH_KEY] as string) : "";
+      let byKey = waiting.get(group);
+      if (!byKey) {
+        waiting.set(group, (byKey = new Map()));
+        // The delivery's jobs all start in this macrotask: the next one runs its batches, a key value each.
+        setTimeout(() => {
+          waiting.delete(group);
+          for (const items of byKey!.values()) void runBatch(fn as BatchHandler<string, E>, items);
+        }, 0);
+      }
+      const joined = byKey.get(key);
+      if (joined) joined.push(item);
+      else byKey.set(key, [item]);
     });
   return handler as unknown as JobHandler<T, E>;
 }

@@ -12,7 +12,7 @@ import { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJob
 import { type JournalWriter, SleepRequest, StepRunner, WaitRequest } from "./steps";
 import type { JournalStart, WaitItem } from "../job/handler-contract";
 import { LOG_LINES_PER_JOB, logLine, type JobLogLine } from "../job/log-lines";
-import { BATCH_GROUP } from "./batch";
+import { BATCH_GROUP, BATCH_KEY } from "./batch";
 
 export interface RunOneOptions<E> {
   signal: AbortSignal;
@@ -83,6 +83,7 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
   };
   // Not enumerable: a handler that spreads or logs its context does not see it.
   if (o.batchGroup !== undefined) Object.defineProperty(ctx, BATCH_GROUP, { value: o.batchGroup });
+  if (job.limitKey !== undefined) Object.defineProperty(ctx, BATCH_KEY, { value: job.limitKey });
   let value: unknown;
   try {
     value = await fn(JSON.parse(job.payloadJson), ctx as never);

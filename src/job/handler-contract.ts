@@ -28,6 +28,8 @@ export interface DispatchJob {
   journal?: Journal;
   /** A topic's delivery job: the event it carries (job/event-tags.ts); absent otherwise. */
   event?: { id: string; topic: string };
+  /** The value its type's key counts it under (a keyed limit's, a batch's: handler/batch.ts groups by it); absent when none. */
+  limitKey?: string;
 }
 
 /** The start record: the first attempt's start and a seed, from which `ctx.now()` and `ctx.uuid()` derive. */

@@ -36,6 +36,8 @@ export interface KeyedTakeDeps {
   kept?: readonly string[];
   /** Every permit of the key value's plan for up to `want` jobs (pool/permit-plan.ts takePermits). */
   take(key: string, want: number): Promise<Taken>;
+  /** One key value per take: a batch type's call carries the jobs of one value (docs/handlers.md "Batch handlers"). */
+  oneValue?: boolean;
 }
 
 export type KeyedTaken =
@@ -50,7 +52,7 @@ export async function takeKeyed(d: KeyedTakeDeps, want: number): Promise<KeyedTa
   let soonest: number | null = null;
   let looked: string | null = null;
   const consider = (key: string) => {
-    if (asked >= want || candidates.some((c) => c.key === key)) return;
+    if (asked >= want || (d.oneValue && candidates.length > 0) || candidates.some((c) => c.key === key)) return;
     const until = d.turns.blockedUntil(d.type, key, d.now);
     if (until !== null) {
       soonest = Math.min(soonest ?? until, until);
@@ -65,7 +67,7 @@ export async function takeKeyed(d: KeyedTakeDeps, want: number): Promise<KeyedTa
   for (const key of d.turns.takeFreed(d.type)) consider(key);
   // Whether a scan went the whole way round: every due value looked at, none left for want of room.
   let sawAll = false;
-  if (asked < want && d.turns.mayScan(d.type, d.now)) {
+  if (asked < want && !(d.oneValue && candidates.length > 0) && d.turns.mayScan(d.type, d.now)) {
     const turn = inTurn(d.nextDueKey, d.turns.lastServed(d.type), KEYS_SCANNED);
     for (let next = turn.next(); ; next = turn.next()) {
       if (next.done) {
@@ -74,7 +76,7 @@ export async function takeKeyed(d: KeyedTakeDeps, want: number): Promise<KeyedTa
       }
       looked = next.value;
       consider(next.value);
-      if (asked >= want) break;
+      if (asked >= want || (d.oneValue && candidates.length > 0)) break;
     }
   }
   const keys = new Map<string, number>();

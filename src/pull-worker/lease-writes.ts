@@ -90,5 +90,6 @@ export function dispatchOf(job: LeasedJob): DispatchJob {
     ...(eventOfTags(job.tags) ? { event: eventOfTags(job.tags)! } : {}),
     dispatchedAt: job.startedAt ?? Date.now(),
     ...(job.journal ? { journal: job.journal } : {}),
+    ...(job.concurrencyKey !== null && job.concurrencyKey !== undefined ? { limitKey: job.concurrencyKey } : {}),
   };
 }

@@ -127,8 +127,9 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
       // A batch type hands out at most a batch per claim: a pull worker runs the jobs of one claim in one call (docs/handlers.md).
       const rule = oneAtATime(store, type, now, Math.min(req.limit, req.caps?.get(type) ?? Infinity, store.config.typeSettings(type).batch?.maxSize ?? Infinity));
       if (rule.limit <= 0) continue;
-      if (keyedType(store.config, type)) {
-        // Keyed: only the key values granted, each up to its grant.
+      // Keyed and guarded: only the key values granted, each up to its grant. A keyed type no limit guards (a batch's
+      // key alone) is claimed as any other: its key only groups a batch's calls (docs/handlers.md "Batch handlers").
+      if (keyedType(store.config, type) && req.keys?.has(type)) {
         let room = rule.limit;
         for (const [key, cap] of req.keys?.get(type) ?? []) {
           if (room <= 0) break;

@@ -141,6 +141,7 @@ function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]
     dispatchedAt: now,
     ...(journal ? { journal } : {}),
     ...(event ? { event } : {}),
+    ...(row.limit_key !== null ? { limitKey: row.limit_key } : {}),
     id: row.id,
     type: row.type,
     payloadJson: row.payload,

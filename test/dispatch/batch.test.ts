@@ -82,6 +82,43 @@ describe("a batch handler, pushed", () => {
   });
 });
 
+describe("a batch handler with a key", () => {
+  it("pushed: a call carries the jobs of one key value", async () => {
+    const scope = uniqueScope("bkey");
+    const users = ["a", "a", "a", "b", "b", "c"];
+    const ids = await enqueueAll(users.map((user) => ({ type: "test.batch.keyed", payload: { user }, scope })));
+    const done = await Promise.all(ids.map((id) => waitForJob(id, isTerminal)));
+    expect(done.map((j) => [j.payload.user, j.state, j.result.batchSize])).toEqual([
+      ["a", "completed", 3],
+      ["a", "completed", 3],
+      ["a", "completed", 3],
+      ["b", "completed", 2],
+      ["b", "completed", 2],
+      ["c", "completed", 1],
+    ]);
+    // A job without the key is refused, naming the path.
+    const bad = await api("POST", "/v1/jobs", { type: "test.batch.keyed", payload: {}, scope });
+    expect([bad.status, bad.body.error.details[0].path]).toEqual([400, "payload.user"]);
+  });
+
+  it("pulled: a claim's jobs run one key value per call", async () => {
+    const calls: string[][] = [];
+    const handlers = {
+      "pull.batch.keyed": batch((jobs) => {
+        calls.push(jobs.map((j) => (j.payload as { user: string }).user));
+        return jobs.map(() => ({}));
+      }),
+    };
+    const scope = uniqueScope("pbkey");
+    const ids = await enqueueAll(["x", "y", "x", "y", "x"].map((user) => ({ type: "pull.batch.keyed", payload: { user }, scope })));
+    await flushJobs(...ids);
+    const worker = createWorker({ url: "http://queue.test", token: TOKEN, types: ["pull.batch.keyed"], concurrency: 10, handlers, fetch: fetchCoordinator, log: () => {} });
+    while ((await worker.runOnce()) > 0);
+    for (const id of ids) expect((await waitForJob(id, isTerminal)).state).toBe("completed");
+    expect(calls.map((c) => c.join("")).sort()).toEqual(["xxx", "yy"]);
+  });
+});
+
 describe("a batch handler, pulled", () => {
   it("runs a claim's jobs in one call (a claim of a batch type takes maxSize at most)", async () => {
     const calls: number[] = [];

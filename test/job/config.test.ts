@@ -93,6 +93,10 @@ describe("config", () => {
     expect(() => parseConfig({ types: { d: { batch: { maxSize: 101 } } } })).toThrow(/types.d.batch.maxSize/);
     expect(() => parseConfig({ types: { d: { batch: { maxSize: 5, maxWait: 5 } } } })).toThrow(/types.d.batch/);
     expect(() => parseConfig({ types: { e: { expireAfterMs: 0 } } })).toThrow(/types.e.expireAfterMs/);
+    // A batch's key is the type's one key: it keys the jobs as its keyed limits do.
+    expect(parseConfig({ types: { k: { batch: { maxSize: 5, key: "payload.user" } } } }).typeSettings("k").limitKey).toBe("payload.user");
+    expect(() => parseConfig({ types: { k: { concurrency: { limit: 2, key: "payload.t" }, batch: { maxSize: 5, key: "payload.u" } } } })).toThrow(/types.k.batch.key: "payload.u" differs from "payload.t"/);
+    expect(() => parseConfig({ types: { k: { batch: { maxSize: 5, key: "user" } } } })).toThrow(/types.k.batch.key/);
   });
 
   it("fails at startup when a binding the config names is not in the Worker's env, naming the field", () => {

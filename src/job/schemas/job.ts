@@ -52,7 +52,7 @@ export const JobSchema = z
     concurrencyKey: z
       .string()
       .nullable()
-      .meta({ description: "The key value its type's keyed limits count it under (the enqueue's concurrencyKey, or what the type's key path read; docs/guards.md \"Keyed limits\"); null for a type without one." }),
+      .meta({ description: "The key value its type's keyed limits (or its batch's key) count it under (the enqueue's concurrencyKey, or what the type's key path read; docs/guards.md \"Keyed limits\"); null for a type without one." }),
     expiresAt: z
       .number()
       .nullable()
