@@ -9,7 +9,7 @@
 import type { QueueConfig } from "../config/schema";
 import type { KeyTurns } from "../pool/key-turns";
 import { permitsOf, takeKeyed, unusedOf } from "../pool/keyed-take";
-import { keyedBases, permitPlan, PERMIT_TTL_FACTOR, type Held } from "../pool/permit-plan";
+import { keyedBases, perKeyJobs, permitPlan, PERMIT_TTL_FACTOR, type Held } from "../pool/permit-plan";
 import type { TypeBackoff } from "./backoff";
 import type { Permit, PermitLedger } from "./permit-ledger";
 import type { Leased, ScopePort } from "./scope-port";
@@ -86,6 +86,7 @@ export async function takeBatchOf<R>(d: TakeDeps<R>, type: string): Promise<Batc
         // Values whose slots this object still holds from ended attempts go first: no round trip to their pools.
         kept: keyedBases(d.config, type).flatMap((base) => d.permits.keptKeys(base)),
         oneValue: settings.batch !== null,
+        perKey: perKeyJobs(d.config, type),
       },
       jobs.serial(type) ? 1 : settings.batchSize,
     );

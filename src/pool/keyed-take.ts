@@ -38,6 +38,8 @@ export interface KeyedTakeDeps {
   take(key: string, want: number): Promise<Taken>;
   /** One key value per take: a batch type's call carries the jobs of one value (docs/handlers.md "Batch handlers"). */
   oneValue?: boolean;
+  /** Jobs one value may run at once under its configured keyed concurrency (permit-plan.ts perKeyJobs), or null. */
+  perKey?: number | null;
 }
 
 export type KeyedTaken =
@@ -51,19 +53,20 @@ export async function takeKeyed(d: KeyedTakeDeps, want: number): Promise<KeyedTa
   let asked = 0;
   let soonest: number | null = null;
   let looked: string | null = null;
-  const consider = (key: string) => {
+  /** `kept`: this object holds permits of the value from ended attempts — asked even while its pool refuses others. */
+  const consider = (key: string, kept = false) => {
     if (asked >= want || (d.oneValue && candidates.length > 0) || candidates.some((c) => c.key === key)) return;
-    const until = d.turns.blockedUntil(d.type, key, d.now);
+    const until = kept ? null : d.turns.blockedUntil(d.type, key, d.now);
     if (until !== null) {
       soonest = Math.min(soonest ?? until, until);
       return;
     }
-    const n = d.countDue(key, want - asked);
+    const n = d.countDue(key, Math.min(want - asked, d.perKey ?? Infinity));
     if (n === 0) return;
     candidates.push({ key, want: n });
     asked += n;
   };
-  for (const key of d.kept ?? []) consider(key);
+  for (const key of d.kept ?? []) consider(key, true);
   for (const key of d.turns.takeFreed(d.type)) consider(key);
   // Whether a scan went the whole way round: every due value looked at, none left for want of room.
   let sawAll = false;

@@ -92,6 +92,24 @@ export function permitPlan(config: QueueConfig, type: string, key: string | null
   return steps.sort((a, b) => (a.pool < b.pool ? -1 : a.pool > b.pool ? 1 : 0));
 }
 
+/**
+ * perKeyJobs: how many jobs of a keyed type one key value can run at once under the configured keyed concurrency
+ * limits (its own and its keyed pools', at their costs), or null when no keyed limit counts running jobs (a keyed
+ * rate alone). A take asks each value for no more than this (pool/keyed-take.ts), so one value's deep backlog does
+ * not fill a batch's whole ask and leave the other values unasked. A limit set at runtime (PUT /v1/pools) may differ:
+ * the pool's grant is what holds.
+ */
+export function perKeyJobs(config: QueueConfig, type: string): number | null {
+  const s = config.typeSettings(type);
+  const caps: number[] = [];
+  if (s.concurrency !== null && s.concurrencyKeyed) caps.push(s.concurrency);
+  for (const name of s.pools) {
+    const p = config.pools[name]!;
+    if (p.key !== null && p.concurrency !== null) caps.push(Math.floor(p.concurrency / (p.costs[type] ?? 1)));
+  }
+  return caps.length === 0 ? null : Math.max(1, Math.min(...caps));
+}
+
 /** guardPartners: types this one shares a notWhileRunning guard with, whichever side declared it (pushed or pulled). */
 function guardPartners(config: QueueConfig, type: string): string[] {
   const out = new Set(config.typeSettings(type).notWhileRunning);

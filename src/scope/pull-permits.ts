@@ -22,7 +22,7 @@
  * @module
  */
 import { keyedType } from "../config/limits";
-import { permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
+import { perKeyJobs, permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
 import type { KeyTurns } from "../pool/key-turns";
 import { permitsOf, takeKeyed, unusedOf } from "../pool/keyed-take";
 import { countDueOfKey, nextDueKey } from "./keyed-claim";
@@ -107,6 +107,7 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
           nextDueKey: (after) => nextDueKey(store.sql, type, at, after),
           countDue: (key, max) => countDueOfKey(store.sql, type, key, at, max),
           take: (key, n) => takePermits(permitPlan(config, type, key), { ...ask, want: n }, deps.pool, deps.giveBack),
+          perKey: perKeyJobs(config, type),
         },
         due,
       );
