@@ -62,6 +62,12 @@ export class TypeBackoff {
     this.gathering.add(type);
   }
 
+  /** freed: this object gave back permits of the type that it may take again itself (kept ones): ask again now. */
+  freed(type: string): void {
+    this.until.delete(type);
+    this.gathering.delete(type);
+  }
+
   /** ungather: jobs of the type came due — a gathering type looks again at once (it may be full now). */
   ungather(type: string): void {
     if (!this.gathering.delete(type)) return;

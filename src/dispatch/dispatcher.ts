@@ -382,6 +382,9 @@ export class Dispatcher<R> {
       // Permits of jobs that ended earlier (timed out, cancelled, lost) were kept by the call until now.
       for (const p of [...call.permits.values()].flat()) this.permits.release(p.pool, [p.id]);
       call.permits.clear();
+      // A keyed type backed off because every value was at its limit may take the values this call kept at once,
+      // without waiting for a pool's poke (which comes only once a kept permit goes back: permit-ledger.ts).
+      if (this.deps.jobs.keyed(call.type)) this.backoff.freed(call.type);
     }
     await this.deps.changed(changed, now);
   }
