@@ -79,6 +79,7 @@ export function operatorCommands(program: Command, io: Io): void {
           `created      ${when(j.createdAt)}`,
           `run at       ${when(j.runAt)}`,
           `finished     ${when(j.finishedAt)}`,
+          ...(j.expiresAt != null ? [`expires      ${when(j.expiresAt)} (if not started by then)`] : []),
           `payload      ${JSON.stringify(j.payload)}`,
           `result       ${j.result === null ? "-" : JSON.stringify(j.result)}`,
           `error        ${j.lastError ?? "-"}`,

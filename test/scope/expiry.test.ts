@@ -7,7 +7,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { alarmAt, freshScope, newJob, row, T0, type ScopeStub } from "../helpers/scope";
+import { alarmAt, env, freshScope, newJob, restartCold, row, T0, useClock, type ScopeStub } from "../helpers/scope";
 import { api, uniqueScope } from "../helpers/api";
 
 async function claim(stub: ScopeStub, type = "test.job", limit = 10) {
@@ -47,6 +47,19 @@ describe("a job with an expiry", () => {
     expect(await stub.retry(a.id)).toMatchObject({ ok: true, job: { state: "pending", expiresAt: null } });
     expect(await counts(stub)).toMatchObject({ expired: 0, pending: 1 });
     expect((await claim(stub)).map((j) => j.id)).toEqual([a.id]);
+  });
+
+  it("survives a restart of its object: the new instance arms the alarm for it and ends it", async () => {
+    const { home, stub, clock } = await freshScope();
+    const a = newJob(home, { expiresAt: T0 + 1000 });
+    await runInDurableObject(stub, (o: ScopeDO) => o.enqueue([a, newJob(home)]));
+    const cold = await restartCold(env.SCOPE, stub);
+    await useClock(cold, clock!);
+    expect(await alarmAt(cold)).toBe(T0 + 1000);
+    clock!.advance(1000);
+    expect((await claim(cold)).map((j) => j.id)).not.toContain(a.id);
+    await runDurableObjectAlarm(cold);
+    expect(await row(cold, a.id)).toMatchObject({ state: "expired" });
   });
 
   it("never expires once it has started: back to pending after a failed attempt, it runs after its expiry", async () => {
