@@ -111,6 +111,7 @@ const workersPool = cloudflareTest({
           "test.batch": { binding: "TEST", batch: { maxSize: 5 }, maxAttempts: 3, backoff: { kind: "fixed", baseMs: 10 } },
           "test.batch.gather": { binding: "TEST", batch: { maxSize: 4, maxWaitMs: 1000 } },
           "pull.batch": { batch: { maxSize: 3 } },
+          "pull.batch.gather": { batch: { maxSize: 3, maxWaitMs: 1000 } },
           "test.batch.keyed": { binding: "TEST", batch: { maxSize: 5, key: "payload.user" } },
           "pull.batch.keyed": { batch: { maxSize: 10, key: "payload.user" } },
         },

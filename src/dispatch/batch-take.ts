@@ -56,15 +56,12 @@ export async function takeBatchOf<R>(d: TakeDeps<R>, type: string): Promise<Batc
     if (busy) return blocked(WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`);
   }
   if (settings.batch !== null && settings.batch.maxWaitMs > 0) {
-    // A batch type gathers: fewer than maxSize due, and the longest-due has waited less than maxWaitMs — hold the
-    // type until then, or until more of it comes due (the dispatcher's `fresh` ends the hold: backoff.ts).
-    const at = d.now();
-    if (jobs.countDue(type, at, settings.batch.maxSize) < settings.batch.maxSize) {
-      const oldest = jobs.oldestDue(type, at);
-      if (oldest !== null && oldest + settings.batch.maxWaitMs > at) {
-        d.backoff.gather(type, oldest + settings.batch.maxWaitMs);
-        return null;
-      }
+    // A batch type gathering for a fuller call (scope/gathering.ts) is held until then, or until more of it comes
+    // due (the dispatcher's `fresh` ends the hold: backoff.ts).
+    const until = jobs.gatherUntil(type, d.now());
+    if (until !== null) {
+      d.backoff.gather(type, until);
+      return null;
     }
   }
   const ask = { holder: d.home(), ttlMs: settings.leaseMs * PERMIT_TTL_FACTOR };

@@ -29,8 +29,8 @@ export interface ScopePort<R> {
   dueTypes(now: number): string[];
   /** Due jobs of the type, counted up to `max`. */
   countDue(type: string, now: number, max: number): number;
-  /** When the type's longest-due job came due (its run_at), or null when none is due. */
-  oldestDue(type: string, now: number): number | null;
+  /** When the type's gathering for a fuller batch ends (scope/gathering.ts), or null when its jobs may go now. */
+  gatherUntil(type: string, now: number): number | null;
   /** The type is serialized per scope here: one job, one call at a time. */
   serial(type: string): boolean;
   /** The first of these types with due or running work here, or null (waitsFor's exact, local half). */

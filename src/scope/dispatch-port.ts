@@ -11,7 +11,8 @@ import type { QueueConfig } from "../config/schema";
 import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { Leased, ScopePort } from "../dispatch/scope-port";
 import { applyOutcome, resultText } from "./apply-outcome";
-import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial, oldestDue } from "./claim";
+import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "./claim";
+import { gatherUntil } from "./gathering";
 import { countDueOfKey, nextDueKey } from "./keyed-claim";
 import { scopeOfRow, type JobRow } from "./job-row";
 import { eventOfTags } from "../job/event-tags";
@@ -40,7 +41,7 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
       return due.length > 0 && pauseFresh(now) ? due : [];
     },
     countDue: (type, now, max) => countStartable(store, type, now, max),
-    oldestDue: (type, now) => oldestDue(store.sql, type, now),
+    gatherUntil: (type, now) => gatherUntil(store, type, now),
     serial: (type) => isSerial(store, type),
     busyHere: (types, now) => busyHere(store.sql, types, now),
 

@@ -22,6 +22,7 @@
  * @module
  */
 import { keyedType } from "../config/limits";
+import { gatherUntil } from "./gathering";
 import { perKeyJobs, permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../pool/permit-plan";
 import type { KeyTurns } from "../pool/key-turns";
 import { permitsOf, takeKeyed, unusedOf } from "../pool/keyed-take";
@@ -80,6 +81,11 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
   /** Per type, per key value ("" for an unkeyed type): the permits granted. */
   const held = new Map<string, ReadonlyMap<string, Held[]>>();
   for (const type of present) {
+    // A batch type gathering for a fuller batch is not handed out yet; the alarm wakes parked claims when it ends.
+    if (gatherUntil(store, type, deps.now()) !== null) {
+      caps.set(type, 0);
+      continue;
+    }
     const plan = permitPlan(config, type);
     const { waitsFor } = config.typeSettings(type);
     if (plan.length === 0 && waitsFor.length === 0) continue;

@@ -46,6 +46,7 @@ import { buildSummary, type HomeSummary } from "./summary";
 import { WakeMemo } from "./wake-memo";
 import { WaitNotifier } from "./wait-notify";
 import { ExpiryMemo } from "./expiry";
+import { gatheringsOver, nextGatherEnd } from "./gathering";
 import { nextWakeAt, readWakeRow } from "./wake";
 import { reportFor, writes } from "./writes";
 
@@ -291,7 +292,8 @@ export class ScopeParts {
         permits: this.permits,
         home: () => this.knownHome(),
         followUp: (changes, at) => this.followUps.run(changes, at),
-        wake: (types, at) => this.waits.due(types, at),
+        // Pulled batch types whose gathering ended (gathering.ts): their parked claims look again.
+        wake: (types, at) => this.waits.due([...new Set([...types, ...gatheringsOver(this.store, at)])], at),
         // The alarm is the safety net and the timer for delayed and retried push jobs.
         fill: () => this.dispatcher.fill(this.dispatcher.newOrigin()),
         wakeAt: (at) => this.wakeAt(at),
@@ -308,7 +310,13 @@ export class ScopeParts {
   }
 
   private wakeAt(now: number): number | null {
-    const times = [nextWakeAt(this.store, now, this.reporter.deadline(), this.memo), this.dispatcher.wakeAt(now), this.batches.deadline(), this.pause.heldBackUntil(now)];
+    const times = [
+      nextWakeAt(this.store, now, this.reporter.deadline(), this.memo),
+      this.dispatcher.wakeAt(now),
+      this.batches.deadline(),
+      this.pause.heldBackUntil(now),
+      nextGatherEnd(this.store, now),
+    ];
     const due = times.filter((t): t is number => t !== null);
     return due.length === 0 ? null : Math.min(...due);
   }

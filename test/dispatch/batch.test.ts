@@ -120,6 +120,33 @@ describe("a batch handler with a key", () => {
 });
 
 describe("a batch handler, pulled", () => {
+  it("gathers for maxWaitMs too: a claim takes nothing while fewer than maxSize are due and the longest-due waited less", async () => {
+    const { home, stub, clock } = await freshScope();
+    const claim = () => runInDurableObject(stub, (o: ScopeDO) => o.claim({ worker: "w", types: ["pull.batch.gather"], limit: 10, leaseMs: 30_000 }));
+    await runInDurableObject(stub, (o: ScopeDO) => o.enqueue([newJob(home, { type: "pull.batch.gather" }), newJob(home, { type: "pull.batch.gather" })]));
+    expect(await claim()).toEqual([]);
+    // The object wakes when the gathering ends (its alarm tells the claims parked meanwhile).
+    expect(await alarmAt(stub)).toBe(T0 + 1000);
+    clock!.advance(1000);
+    expect((await claim()).length).toBe(2);
+    // Three due (maxSize) go at once.
+    await runInDurableObject(stub, (o: ScopeDO) => o.enqueue([1, 2, 3].map(() => newJob(home, { type: "pull.batch.gather" }))));
+    expect((await claim()).length).toBe(3);
+  });
+
+  it("a claim parked while its type gathered is woken when the gathering ends (it would otherwise wait a minute)", async () => {
+    const calls: number[] = [];
+    const handlers = { "pull.batch.gather": batch((jobs) => void calls.push(jobs.length)) };
+    const worker = createWorker({ url: "http://queue.test", token: TOKEN, types: ["pull.batch.gather"], concurrency: 10, waitMs: 60_000, handlers, fetch: fetchCoordinator, log: () => {} });
+    const running = worker.start();
+    const scope = uniqueScope("pgather");
+    const ids = await enqueueAll([1, 2].map(() => ({ type: "pull.batch.gather", payload: {}, scope })));
+    for (const id of ids) expect((await waitForJob(id, isTerminal, 20_000)).state).toBe("completed");
+    expect(calls).toEqual([2]);
+    await worker.stop();
+    await running;
+  }, 30_000);
+
   it("runs a claim's jobs in one call (a claim of a batch type takes maxSize at most)", async () => {
     const calls: number[] = [];
     const handlers = {

@@ -30,8 +30,8 @@ class FakeScope implements ScopePort<Settled> {
   countDue(type: string, _now: number, max: number): number {
     return Math.min(max, this.jobs.filter((j) => j.type === type && j.state === "pending").length);
   }
-  oldestDue(type: string, now: number): number | null {
-    return this.jobs.some((j) => j.type === type && j.state === "pending") ? now : null;
+  gatherUntil(): number | null {
+    return null;
   }
   serial(): boolean {
     return false;
