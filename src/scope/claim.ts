@@ -10,6 +10,7 @@
  * @module
  */
 import { keyedType } from "../config/limits";
+import { guarded } from "../pool/permit-plan";
 import { LEVEL_JOB, levelsCte } from "./levels";
 import { NOT_EXPIRED } from "./expiry";
 import { TRANSITIONS } from "../job/transitions";
@@ -129,7 +130,8 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
       if (rule.limit <= 0) continue;
       // Keyed and guarded: only the key values granted, each up to its grant. A keyed type no limit guards (a batch's
       // key alone) is claimed as any other: its key only groups a batch's calls (docs/handlers.md "Batch handlers").
-      if (keyedType(store.config, type) && req.keys?.has(type)) {
+      // A guarded keyed type without a grant (a claim that did not ask its pools for it) takes nothing.
+      if (keyedType(store.config, type) && (req.keys?.has(type) || guarded(store.config, type))) {
         let room = rule.limit;
         for (const [key, cap] of req.keys?.get(type) ?? []) {
           if (room <= 0) break;
