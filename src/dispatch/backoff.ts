@@ -44,6 +44,8 @@ export class TypeBackoff {
   /** blocked: back the type off for `retryAfterMs` (unless unblocked since `epoch`) and count the refusal. */
   blocked(type: string, retryAfterMs: number, why: string, epoch: number): void {
     if (epoch === this.unblocks) this.until.set(type, this.now() + retryAfterMs);
+    // A refusal's hold is not a gathering's: new due jobs must not end it (ungather).
+    this.gathering.delete(type);
     const n = (this.times.get(type) ?? 0) + 1;
     this.times.set(type, n);
     if (n === STARVING_AFTER || (n > STARVING_AFTER && (n - STARVING_AFTER) % STARVING_EVERY === 0)) {
@@ -54,6 +56,7 @@ export class TypeBackoff {
   /** served: the type got a batch; its run of refusals is over. */
   served(type: string): void {
     this.times.delete(type);
+    this.gathering.delete(type);
   }
 
   /** gather: hold a batch type back until `until` while it gathers jobs for a fuller call (no refusal counted). */
