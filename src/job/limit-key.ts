@@ -27,16 +27,16 @@ export type LimitKey = { ok: true; key: string } | { ok: false; path: string; me
 
 export function limitKeyOf(path: KeyPath, job: KeySource): LimitKey {
   if (job.concurrencyKey !== undefined) return { ok: true, key: job.concurrencyKey };
-  if (path === "concurrencyKey") return { ok: false, path: "concurrencyKey", message: "this type's limits are keyed by the enqueue's concurrencyKey: give one" };
+  if (path === "concurrencyKey") return { ok: false, path: "concurrencyKey", message: "this type's jobs are keyed by the enqueue's concurrencyKey: give one" };
   if (path === "scope.id" || path === "scope.type") {
-    if (!job.scope) return { ok: false, path: "scope", message: `this type's limits are keyed by ${path}: give a scope (or a concurrencyKey)` };
+    if (!job.scope) return { ok: false, path: "scope", message: `this type's jobs are keyed by ${path}: give a scope (or a concurrencyKey)` };
     return { ok: true, key: path === "scope.id" ? job.scope.id : job.scope.type };
   }
   let v: unknown = job.payload;
   for (const field of path.split(".").slice(1)) {
     v = v !== null && typeof v === "object" && !Array.isArray(v) && Object.hasOwn(v, field) ? (v as Record<string, unknown>)[field] : undefined;
   }
-  if (v === undefined || v === null) return { ok: false, path, message: `this type's limits are keyed by ${path}, which the payload does not have (give it, or a concurrencyKey)` };
+  if (v === undefined || v === null) return { ok: false, path, message: `this type's jobs are keyed by ${path}, which the payload does not have (give it, or a concurrencyKey)` };
   if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") {
     return { ok: false, path, message: `${path} keys this type's limits: it must be a string, number or boolean, not ${Array.isArray(v) ? "an array" : "an object"}` };
   }

@@ -102,8 +102,13 @@ const JOB_LAST_SEQ = "SELECT coalesce(max(seq), 0) AS seq FROM job";
 
 /** jobLatestStartOfKey: job_key_started_idx — the key's most recent start, whatever its state now. */
 const JOB_LATEST_START_OF_KEY = "SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND started_at >= ? ORDER BY started_at DESC LIMIT 1";
-/** jobReplacePendingPayload: coalesce / debounce; pending only (a running job's payload never changes). */
-const JOB_REPLACE_PENDING = "UPDATE job SET payload = ?, run_at = coalesce(?, run_at), updated_at = ? WHERE seq = ? AND state = 'pending' RETURNING *";
+/**
+ * jobReplacePendingPayload: coalesce / debounce; pending only (a running job's payload never changes). A debounce
+ * re-times the job, and its expiry moves with its run time (docs/guards.md "Expiry before start").
+ */
+const JOB_REPLACE_PENDING = `
+UPDATE job SET payload = ?1, run_at = coalesce(?2, run_at), expires_at = expires_at + coalesce(?2 - run_at, 0), updated_at = ?3
+ WHERE seq = ?4 AND state = 'pending' RETURNING *`;
 
 /** Refused: thrown out of the transaction (rolling the whole enqueue back) when item `index` cannot be enqueued — a key under another mode, or a type past its maxDepth. */
 class Refused extends Error {

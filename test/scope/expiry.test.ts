@@ -93,6 +93,17 @@ describe("a job with an expiry", () => {
     expect(next.ok && next.results[0]).toMatchObject({ created: true });
   });
 
+  it("moves with its run time when a debounce re-times the job", async () => {
+    const { home, stub, clock } = await freshScope();
+    const debounced = (n: number) => newJob(home, { type: "pull.expiring", payload: JSON.stringify({ n }), dedupeKey: "d", keyMode: "debounce", debounceMs: 500 });
+    const a = debounced(1);
+    await runInDurableObject(stub, (o: ScopeDO) => o.enqueue([a]));
+    expect(await row(stub, a.id)).toMatchObject({ run_at: T0 + 500, expires_at: T0 + 1500 });
+    clock!.advance(400);
+    await runInDurableObject(stub, (o: ScopeDO) => o.enqueue([debounced(2)]));
+    expect(await row(stub, a.id)).toMatchObject({ run_at: T0 + 900, expires_at: T0 + 1900 });
+  });
+
   it("of its type's expireAfterMs counts from its run time: a delayed job gets the whole window once due", async () => {
     const { home, stub, clock } = await freshScope();
     const a = newJob(home, { type: "pull.expiring", delayMs: 5000 });
