@@ -13,7 +13,6 @@ import type { JobRow } from "./job-row";
 import { holdPermits } from "./pull-permits";
 import { listJobs, type ListFilter } from "./read";
 
-export type { BulkAction };
 
 export interface BulkPage {
   /** Jobs the action changed. */

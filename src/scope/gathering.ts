@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { QueueConfig } from "../config/schema";
 import { countDue, oldestDue } from "./claim";
 import { pendingTypes } from "./counts";
 import type { HomeStore } from "./home-store";
@@ -18,10 +19,18 @@ export function gatherUntil(store: HomeStore, type: string, now: number): number
   return oldest !== null && oldest + b.maxWaitMs > now ? oldest + b.maxWaitMs : null;
 }
 
+/** Each config's pulled types that gather: worked out once, as the wake-up asks after every write. */
+const GATHERERS = new WeakMap<QueueConfig, string[]>();
+
 /** pulledGatherers: the pulled types that gather (config). */
 function pulledGatherers(store: HomeStore): string[] {
   const { config } = store;
-  return Object.keys(config.types).filter((t) => !config.pushTypes.includes(t) && (config.typeSettings(t).batch?.maxWaitMs ?? 0) > 0);
+  let list = GATHERERS.get(config);
+  if (!list) {
+    list = Object.keys(config.types).filter((t) => !config.pushTypes.includes(t) && (config.typeSettings(t).batch?.maxWaitMs ?? 0) > 0);
+    GATHERERS.set(config, list);
+  }
+  return list;
 }
 
 /**

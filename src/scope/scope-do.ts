@@ -40,7 +40,8 @@ import type { WaitInput } from "./waits";
 import type { SignalOutcome } from "./signals";
 import type { OwedItem } from "./outbox";
 import { childrenOf } from "./invokes";
-import { countPage, type BulkAction } from "./bulk";
+import type { BulkAction } from "../job/transitions";
+import { countPage } from "./bulk";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
 
