@@ -31,6 +31,7 @@ import m0028 from './0028_invokes_outbox.sql';
 import m0029 from './0029_event_waits.sql';
 import m0030 from './0030_limit_key.sql';
 import m0031 from './0031_expired_state.sql';
+import m0032 from './0032_progress.sql';
 
   export default {
     journal,
@@ -66,7 +67,8 @@ m0027,
 m0028,
 m0029,
 m0030,
-m0031
+m0031,
+m0032
     }
   }
   

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { JobResultSchema } from "../job/schemas/job";
-import { AppendLogsSchema, AppendStepResultSchema, AppendStepSchema, JobLogsSchema, ResolveStepSchema, SleepSchema, StepListSchema, StepParams } from "../job/schemas/journal";
+import { ReportProgressSchema, AppendLogsSchema, AppendStepResultSchema, AppendStepSchema, JobLogsSchema, ResolveStepSchema, SleepSchema, StepListSchema, StepParams } from "../job/schemas/journal";
 import { JobIdParams } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
@@ -35,6 +35,15 @@ export const JOURNAL_OPERATIONS = {
     params: JobIdParams,
     body: AppendLogsSchema,
     response: z.object({ stored: z.number().int() }),
+    errors: ["not_found", "lease_lost", "already_terminal"],
+  }),
+  reportProgress: operation({
+    method: "post",
+    path: "/v1/jobs/{id}/progress",
+    summary: "A pull worker reports its attempt's progress (a number from 0 to 100 or a JSON object of at most 4 KiB), kept on the job and told to its watchers, fenced by its lease",
+    params: JobIdParams,
+    body: ReportProgressSchema,
+    response: z.object({ progressAt: z.number().meta({ description: "When the queue kept it (its clock)." }) }),
     errors: ["not_found", "lease_lost", "already_terminal"],
   }),
   resolveStep: operation({

@@ -7,7 +7,7 @@
  */
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
-import type { AppendLogsRequest, AppendStepRequest, CompleteManyResult, FailOutcome, FailRequest, Job, SleepRequest, WaitRequest } from "../job/schemas";
+import type { AppendLogsRequest, AppendStepRequest, CompleteManyResult, FailOutcome, FailRequest, Job, ReportProgressRequest, SleepRequest, WaitRequest } from "../job/schemas";
 import type { WaitToken } from "../job/handler-contract";
 import type { WorkerLogItem } from "../scope/api";
 import { groupByHome } from "./homes";
@@ -112,5 +112,12 @@ export class Leases {
     const out = await this.q.scope(this.q.homeOf(id)).appendLogs(id, req.leaseToken, req.items);
     if (!out.ok) throw refusalError(id, out, "logs");
     return out.stored;
+  }
+
+  /** progress: a pull worker's ctx.progress, fenced by its lease (scope/progress.ts). */
+  async progress(id: string, req: ReportProgressRequest): Promise<number> {
+    const out = await this.q.scope(this.q.homeOf(id)).progress(id, req.leaseToken, JSON.stringify(req.progress));
+    if (!out.ok) throw refusalError(id, out, "report progress of");
+    return out.at;
   }
 }

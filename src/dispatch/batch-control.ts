@@ -7,7 +7,8 @@
  * @module
  */
 import { RpcTarget } from "cloudflare:workers";
-import type { AbortNotice, AbortReason, BatchControlApi, JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
+import { progressJsonError } from "../job/progress";
+import type { AbortNotice, AbortReason, BatchControlApi, JobOutcome, JournalAnswer, JournalWrite, ProgressReport } from "../job/handler-contract";
 
 export class BatchControl extends RpcTarget implements BatchControlApi {
   private readonly queued: AbortNotice[] = [];
@@ -16,6 +17,8 @@ export class BatchControl extends RpcTarget implements BatchControlApi {
   constructor(
     private readonly onSettle: (outcome: unknown) => void,
     private readonly onJournal: (writes: JournalWrite[]) => JournalAnswer[] | Promise<JournalAnswer[]> = (w) => w.map(() => ({ ok: false, code: "lease_lost", message: "no journal here" })),
+    /** Keeps the jobs' progress reports (scope/progress.ts); the values were checked by the SDK and again here. */
+    private readonly onProgress: (items: ProgressReport[]) => Promise<void> = async () => {},
   ) {
     super();
   }
@@ -24,6 +27,14 @@ export class BatchControl extends RpcTarget implements BatchControlApi {
     this.reached = true;
     if (this.closed) return writes.map(() => ({ ok: false, code: "lease_lost", message: "the batch is over: this attempt no longer holds the job" }));
     return this.onJournal(writes);
+  }
+
+  async progress(items: ProgressReport[]): Promise<void> {
+    this.reached = true;
+    if (this.closed || !Array.isArray(items)) return;
+    // The handler's side is another Worker's code: only well-formed reports are kept (job/progress.ts).
+    const good = items.filter((i) => typeof i?.id === "string" && typeof i.value === "string" && progressJsonError(i.value) === null);
+    if (good.length > 0) await this.onProgress(good);
   }
 
   /** The handler has called in: the batch reached its code (the SDK calls next() first; reachability.ts). */

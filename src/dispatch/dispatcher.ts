@@ -32,7 +32,7 @@
 import type { QueueConfig } from "../config/schema";
 import { TypeBackoff } from "./backoff";
 import { BatchControl } from "./batch-control";
-import type { AbortReason, HandlerEntrypointApi, HandlerOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
+import type { AbortReason, HandlerEntrypointApi, HandlerOutcome, JournalAnswer, JournalWrite, ProgressReport } from "../job/handler-contract";
 import { Flights, type Flight } from "./flights";
 import { readOutcome, readOutcomes } from "./outcome";
 import { PermitLedger, type Permit } from "./permit-ledger";
@@ -70,6 +70,8 @@ export interface DispatcherDeps<R> {
   invocationsPerCall: number;
   /** Jobs leased or settled (what the port returned): emit their events, tell the catalog, re-arm. */
   changed(rows: R[], now: number): Promise<void>;
+  /** Keep progress its calls' jobs reported, each under its lease (scope/progress.ts); absent: not kept. */
+  progress?(items: { id: string; token: string; value: string }[]): Promise<void>;
   /** Run the reap pass now (an attempt reached its timeout). */
   reapNow(): Promise<void>;
   /** The first of these types with due or running work anywhere (the catalog's view), or null. */
@@ -272,6 +274,7 @@ export class Dispatcher<R> {
           if (read) this.settleEarly(call, read.id, read.outcome);
         },
         (writes) => this.journal(call, writes),
+        (items) => this.progress(call, items),
       ),
       leaseMs: b.leaseMs,
     };
@@ -322,6 +325,15 @@ export class Dispatcher<R> {
     const answers = asked.length > 0 ? await this.deps.jobs.journal(asked, this.deps.now()) : [];
     let i = 0;
     return live.map((x) => (x.flight ? answers[i++]! : lost));
+  }
+
+  /** progress: reports of this call's jobs it still runs, under their leases; any other is dropped unsaid. */
+  private async progress(call: Call, items: readonly ProgressReport[]): Promise<void> {
+    const held = items.flatMap((i) => {
+      const flight = this.held(call, i.id);
+      return flight ? [{ id: i.id, token: flight.token, value: i.value }] : [];
+    });
+    if (held.length > 0) await this.deps.progress?.(held);
   }
 
   /**

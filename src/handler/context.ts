@@ -83,6 +83,14 @@ export interface JobContext<T extends string = string, E = unknown> {
   signal: AbortSignal;
   /** A structured log line tagged with the job. */
   log(message: string, fields?: Record<string, unknown>): void;
+  /**
+   * Report how far the job got: a number from 0 to 100, or a JSON object of at most 4 KiB (throws a TypeError for
+   * anything else). Kept on the job (`progress`, `progressAt`; the latest value only) and told to whoever watches
+   * it (`job:progress`). Reports are sent at most 4 a second, values in between coalesced into the latest; the
+   * last one is sent before the attempt's outcome. Resolves once sent; a failed send does not fail the job.
+   * docs/handlers.md "Progress".
+   */
+  progress(value: number | Record<string, unknown>): Promise<void>;
   /** The handler Worker's own bindings. */
   env: E;
   /**

@@ -77,6 +77,7 @@ export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handle
               signal: aborts.get(job.id)!.signal,
               env: this.env,
               journal: { write: (w) => journal.write({ ...w, id: job.id }) },
+              progress: (value) => control.progress([{ id: job.id, value }]),
               // The call's jobs are one delivery: a batch handler gets them together (batch.ts).
               batchGroup: batch,
             });

@@ -13,6 +13,7 @@ import { type JournalWriter, SleepRequest, StepRunner, WaitRequest } from "./ste
 import type { JournalStart, WaitItem } from "../job/handler-contract";
 import { LOG_LINES_PER_JOB, logLine, type JobLogLine } from "../job/log-lines";
 import { BATCH_GROUP, BATCH_KEY } from "./batch";
+import { ProgressReporter } from "./progress";
 
 export interface RunOneOptions<E> {
   signal: AbortSignal;
@@ -23,17 +24,25 @@ export interface RunOneOptions<E> {
   /** Where `ctx.log` lines go (default: a JSON line on the console). */
   log?: (line: Record<string, unknown>) => void;
   clock?: () => number;
+  /** Where `ctx.progress` values go (JSON text), coalesced by handler/progress.ts; absent: checked, then dropped. */
+  progress?: (json: string) => Promise<void>;
+  /** The coalescing interval of ctx.progress (default PROGRESS_INTERVAL_MS; the test kit sends each at once). */
+  progressIntervalMs?: number;
   /** The delivery the job came in (a pushed call, a pull worker's claim): a batch handler runs its jobs together (batch.ts). */
   batchGroup?: unknown;
 }
 
 export async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>): Promise<JobOutcome> {
   const lines: JobLogLine[] = [];
-  const out = await runWithLines(handlers, job, o, lines);
+  const clock = o.clock ?? Date.now;
+  const progress = new ProgressReporter(o.progress ?? (async () => {}), clock, o.progressIntervalMs);
+  const out = await runWithLines(handlers, job, o, lines, progress);
+  // The last value reported goes before the outcome: a job seen completed is not seen short of its last progress.
+  await progress.flush();
   return lines.length > 0 ? { ...out, logs: lines } : out;
 }
 
-async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>, lines: JobLogLine[]): Promise<JobOutcome> {
+async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>, lines: JobLogLine[], progress: ProgressReporter): Promise<JobOutcome> {
   const fn = (handlers as Record<string, JobHandler<string, E> | undefined>)[job.type];
   if (!fn) return { id: job.id, kind: "retry", error: `this handler Worker has no handler for job type ${job.type}` };
   const clock = o.clock ?? Date.now;
@@ -66,6 +75,7 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
         log({ ...base, message: kept.message, ...(kept.fields ?? {}) });
       }
     },
+    progress: (value) => progress.report(value),
     step: (name, f, options) => steps.step(name, f, options),
     sleep: (name, ms) => steps.sleep(name, ms),
     waitForSignal: (name, options) => steps.waitForSignal(name, options),

@@ -184,6 +184,17 @@ export interface BatchControlApi {
    * a step at once.
    */
   journal(writes: JournalWrite[]): Promise<JournalAnswer[]>;
+  /**
+   * progress: the latest ctx.progress of the batch's running jobs (job/progress.ts), kept under each job's lease;
+   * a report for a job the call no longer holds is dropped. The SDK coalesces reports (handler/progress.ts).
+   */
+  progress(items: ProgressReport[]): Promise<void>;
+}
+
+/** One job's progress report: its value as JSON text (a number from 0 to 100, or an object of at most 4 KiB). */
+export interface ProgressReport {
+  id: string;
+  value: string;
 }
 
 /** What `defineHandlers` produces and what a type's `binding` must point at. */

@@ -127,13 +127,24 @@ export class Attempt {
     }
   }
 
+  /** progress: ctx.progress under the lease (POST /v1/jobs/{id}/progress); a refusal that says the attempt is over ends it. */
+  private async progress(value: string): Promise<void> {
+    if (!this.live) return;
+    try {
+      await this.deps.call("POST", `${jobPath(this.job.id)}/progress`, { leaseToken: this.job.leaseToken, progress: JSON.parse(value) });
+    } catch (e) {
+      if (isOver(e)) this.lost();
+      else this.deps.log({ event: "worker:write_failed", id: this.job.id, path: "progress", error: String(e) });
+    }
+  }
+
   private async run(): Promise<void> {
     const { job, deps } = this;
     try {
       const out = await runOne(
         deps.handlers as never,
         dispatchOf(job),
-        { signal: this.abort.signal, env: deps.env, journal: { write: (w) => this.journal(w) }, heartbeat: () => this.lease.renew(), batchGroup: this.group },
+        { signal: this.abort.signal, env: deps.env, journal: { write: (w) => this.journal(w) }, heartbeat: () => this.lease.renew(), batchGroup: this.group, progress: (value) => this.progress(value) },
       );
       // The handler is done: no more renewals. The deadline still fences what it writes last.
       this.lease.stopRenewing();

@@ -21,6 +21,8 @@ export interface Changes {
   readonly released: { readonly rows: readonly JobRow[]; readonly reason: string } | null;
   /** Holders' writes refused because they no longer hold the job (`job:lease_lost`, naming the write). */
   readonly leaseLost: readonly { readonly row: JobRow; readonly write: string; readonly reason: string }[];
+  /** Jobs whose holder reported progress (`job:progress`): their watchers and the observer hear of it. */
+  readonly progressed: readonly JobRow[];
   /** Jobs whose running handler call must see its signal abort (cancelled). */
   readonly aborted: readonly string[];
   /** Attempts the reap pass ended: their calls are aborted and one `reaper:recovered` summary told. In `events` too. */
@@ -52,6 +54,7 @@ const NOTHING: Changes = {
   created: [],
   released: null,
   leaseLost: [],
+  progressed: [],
   aborted: [],
   reaped: [],
   permits: null,

@@ -1,6 +1,6 @@
 /**
  * Lifecycle events (`job:started`, `job:completed`, `job:retry_scheduled`,
- * `job:failed`, `job:cancelled`): one JSON log line each and, when the config
+ * `job:failed`, `job:cancelled`, … and `job:progress`): one JSON log line each and, when the config
  * names an observer binding, one `observe(events)` call per batch of them.
  * Built from the rows a transition returned, so an event always says what
  * the row now says. Payloads are never included.
@@ -13,7 +13,7 @@ import type { FailureKind } from "../job/states";
 import { analyticsPoints, eventSource, writePoints } from "../metrics/analytics";
 import { scopeOfRow, type JobRow } from "./job-row";
 
-export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:waiting" | "job:failed" | "job:cancelled" | "job:superseded" | "job:expired" | "job:released" | "job:lease_lost";
+export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:waiting" | "job:failed" | "job:cancelled" | "job:superseded" | "job:expired" | "job:released" | "job:lease_lost" | "job:progress";
 
 export interface LifecycleEvent {
   event: LifecycleEventName;
@@ -32,7 +32,9 @@ export interface LifecycleEvent {
   /** completed / failed: from the attempt's start. */
   durationMs?: number;
   reason?: string | null;
-  /** lease_lost: the holder's write that was refused (heartbeat, complete, fail, release, sleep, step). */
+  /** progress: the value the holder reported (job/progress.ts). */
+  progress?: unknown;
+  /** lease_lost: the holder's write that was refused (heartbeat, complete, fail, release, sleep, step, progress). */
   write?: string;
 }
 
@@ -115,6 +117,17 @@ export class EventSink {
   /** leaseLost: a holder's write was refused because it no longer holds the job; `write` says which. */
   leaseLost(row: JobRow, now: number, write: string, reason: string): void {
     this.send([{ ...baseOf(row, now), event: "job:lease_lost", write, reason }]);
+  }
+
+  /**
+   * progress: holders' reports (scope/progress.ts) — to the observer, and a log line only at the "all" level; no
+   * analytics point (a report is no transition).
+   */
+  progress(rows: readonly JobRow[], now: number): void {
+    if (rows.length === 0) return;
+    const events = rows.map((r): LifecycleEvent => ({ ...baseOf(r, now), event: "job:progress", progress: r.progress === null ? null : JSON.parse(r.progress) }));
+    if (this.config.logEvents === "all") for (const e of events) console.log(JSON.stringify(e));
+    this.observe(events);
   }
 
   /** reaped: one line (and observer event) per reap pass that ended attempts, at the operator level. */

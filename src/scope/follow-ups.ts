@@ -3,7 +3,7 @@
  * (changes.ts) by one function, always in one order (docs/design.md "One
  * commit path"):
  *
- * 1. events — lifecycle events, `enqueued` points, releases, lease losses, the reap summary;
+ * 1. events — lifecycle events, `enqueued` points, releases, lease losses, progress, the reap summary;
  * 2. aborts — running handler calls of cancelled or reaped jobs see their signal abort;
  * 3. permits — pulled leases' permits renewed, or returned (awaited: a pull
  *    worker's slot is free once its settle answers);
@@ -26,7 +26,7 @@ import type { LeasePermits } from "./lease-permits";
 
 export interface FollowUpDeps {
   config: QueueConfig;
-  events: Pick<EventSink, "enqueued" | "emit" | "released" | "leaseLost" | "reaped">;
+  events: Pick<EventSink, "enqueued" | "emit" | "released" | "leaseLost" | "reaped" | "progress">;
   /** This object's name, for the reap summary ("?" for an object that has none yet). */
   home(): string;
   dispatcher: {
@@ -66,6 +66,7 @@ export class FollowUps {
     d.events.emit(c.events, now);
     if (c.released) d.events.released(c.released.rows, now, c.released.reason);
     for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
+    if (c.progressed.length > 0) d.events.progress(c.progressed, now);
     // Only with something reaped is the name asked: for an object older than name keeping, asking reads a row.
     if (c.reaped.length > 0) d.events.reaped(d.home(), c.reaped, now);
     for (const id of c.aborted) d.dispatcher.cancelled(id);

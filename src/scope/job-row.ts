@@ -51,6 +51,9 @@ export type JobRow = {
   limit_key: string | null;
   /** When it expires if not started by then (scope/expiry.ts), or null. */
   expires_at: number | null;
+  /** The latest ctx.progress as JSON text (job/progress.ts), and when it was reported; null until one is. */
+  progress: string | null;
+  progress_at: number | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -107,6 +110,8 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     parent_step: at.parent_step === undefined ? null : r[at.parent_step]!,
     limit_key: at.limit_key === undefined ? null : r[at.limit_key]!,
     expires_at: at.expires_at === undefined ? null : r[at.expires_at]!,
+    progress: at.progress === undefined ? null : r[at.progress]!,
+    progress_at: at.progress_at === undefined ? null : r[at.progress_at]!,
   }));
 }
 
@@ -144,6 +149,8 @@ export function toJob(row: JobRow): Job {
     parentId: row.parent_id ?? null,
     concurrencyKey: row.limit_key ?? null,
     expiresAt: row.expires_at ?? null,
+    progress: row.progress ? (JSON.parse(row.progress) as Job["progress"]) : null,
+    progressAt: row.progress_at ?? null,
   };
 }
 

@@ -135,6 +135,12 @@ export class ScopeDO extends DurableObject<Env> {
     return wireSettled(await this.w((s, now) => writes.resolveStep(s, id, name, resultJson, now)));
   }
 
+  /** progress: a pull worker's ctx.progress, fenced by its lease (progress.ts); `value` is JSON text the caller checked. */
+  async progress(id: string, token: string, value: string): Promise<Outcome<{ at: number }>> {
+    const [answer] = await this.w((s, now) => writes.progress(s, [{ id, token, value }], now));
+    return answer!;
+  }
+
   /** appendLogs: a pull worker's ctx.log lines, fenced by its lease (job-logs.ts); they change nothing anyone counts. */
   async appendLogs(id: string, token: string, items: LogItem[]): Promise<Outcome<{ stored: number }>> {
     return appendLeasedLogs(this.store, id, token, items, this.clock.now());

@@ -137,6 +137,7 @@ export class ScopeParts {
       changed: (rows, at) => this.followUps.run(changed({ events: rows, report: reportFor(this.store, rows) }), at),
       busyType: (types) => this.catalogs.busyType(types),
       reapNow: async () => void (await this.write((at) => writes.reap(this.store, at))),
+      progress: async (items) => void (await this.write((at) => writes.progress(this.store, items, at))),
     });
     this.outbox = new OutboxSender({
       sql,

@@ -25,6 +25,7 @@ import { getJob } from "./read";
 import { reapOnce } from "./reap-pass";
 import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteItem, type FailInput, type SleepInput } from "./settle";
 import { appendStep, resolveStep } from "./steps";
+import { setProgress, type ProgressItem } from "./progress";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
 import { expireDue } from "./expiry";
@@ -188,6 +189,13 @@ export const writes = {
   appendStep(store: HomeStore, write: JournalWrite, token: string, now: number): Written<Outcome<{ row: JobRow; result?: string }>> {
     const out = appendStep(store, write, token, now);
     return written(out, out.ok ? nothing() : refused(store, "step", write.id, out));
+  },
+
+  /** progress: holders' reports kept under their leases (progress.ts); a report changes nothing anyone counts. */
+  progress(store: HomeStore, items: readonly ProgressItem[], now: number): Written<({ ok: true; at: number } | Refusal)[]> {
+    const { answers, rows } = setProgress(store, items, now);
+    const lost = items.length === 1 && !answers[0]!.ok ? refused(store, "progress", items[0]!.id, answers[0] as Refusal) : nothing();
+    return written(answers, rows.length > 0 ? { ...nothing(), progressed: rows } : lost);
   },
 
   /** resolveStep: a failed or cancelled job goes back to pending (retried by hand: no event, but due). */

@@ -90,6 +90,12 @@ export const job = sqliteTable(
      * `expiresInMs` or the type's `expireAfterMs`; null for a job that does not expire, and dropped by a manual retry.
      */
     expiresAt: integer("expires_at"),
+    /**
+     * The latest `ctx.progress` of the job (docs/handlers.md "Progress"): a number from 0 to 100 or a JSON object, as
+     * JSON text, and when it was reported (the queue's clock); null until one is. Kept across attempts.
+     */
+    progress: text("progress"),
+    progressAt: integer("progress_at"),
   },
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/read.ts, byId). */

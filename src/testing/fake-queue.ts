@@ -84,6 +84,8 @@ class Store {
       parentId: null,
       concurrencyKey: null,
       expiresAt: input.expiresAt ?? (input.expiresInMs === undefined ? null : now + input.expiresInMs),
+      progress: null,
+      progressAt: null,
     };
     this.jobs.push(job);
     return { job, created: true };

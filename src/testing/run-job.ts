@@ -52,6 +52,7 @@ class Run implements TestRun {
   result: JsonObject | null = null;
   error: string | null = null;
   logs: TestLog[] = [];
+  progress: { attempt: number; value: number | JsonObject }[] = [];
   now: number;
   private readonly entries = new Map<number, JournalEntry>();
   /** Signals and token completions sent before their wait (the queue's job_signal). */
@@ -351,6 +352,9 @@ class Run implements TestRun {
         env: this.options.env,
         journal: { write },
         clock: () => this.now,
+        // Each value as reported (the queue coalesces reports made faster than it keeps them).
+        progress: async (json) => void this.progress.push({ attempt, value: JSON.parse(json) as number | JsonObject }),
+        progressIntervalMs: 0,
         log: (line) => {
           const { event: _e, id: _i, type: _t, attempt: _a, message, ...fields } = line as { event: string; id: string; type: string; attempt: number; message: string };
           this.logs.push({ attempt, message, fields });

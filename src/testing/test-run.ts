@@ -107,6 +107,8 @@ export interface TestRun {
   readonly error: string | null;
   readonly steps: TestStep[];
   readonly logs: TestLog[];
+  /** Every ctx.progress value reported, in order, with its attempt (the queue keeps the latest: docs/handlers.md "Progress"). */
+  readonly progress: { attempt: number; value: number | JsonObject }[];
   /** The run's clock (epoch ms). */
   readonly now: number;
   /**

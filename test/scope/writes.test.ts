@@ -135,7 +135,7 @@ describe("what follows a write", () => {
     let owedOnce = 1;
     const followUps = new FollowUps({
       config,
-      events: { enqueued: log("enqueued"), emit: log("emit"), released: log("released"), leaseLost: log("leaseLost"), reaped: log("reapSummary") },
+      events: { enqueued: log("enqueued"), emit: log("emit"), released: log("released"), leaseLost: log("leaseLost"), reaped: log("reapSummary"), progress: log("progress") },
       home: () => "scope:T:1",
       dispatcher: { cancelled: log("abort"), reaped: log("abortReaped"), fillNow: log("fill") },
       permits: { renew: async () => void calls.push("renew"), returnFree: async () => void calls.push("returnPermits") },

@@ -29,6 +29,8 @@ declare module "edgequeue" {
     "demo.tenant.rated": { tenant: string; ms?: number };
     // A batch handler: up to 10 jobs in one call, gathered for at most 500 ms.
     "demo.digest": Record<string, unknown>;
+    // Reports ctx.progress(100 * i / steps) every `ms` for `steps` steps, then returns {done: true}.
+    "demo.progress": { steps: number; ms: number };
     // A depth cap (maxDepth = 5 pending per object): sleeps payload.ms if given.
     "demo.capped": { ms?: number };
     // Writes payload.lines ctx.log lines, kept with the job (GET /v1/jobs/{id}/logs).
@@ -96,6 +98,13 @@ export const DemoHandlers = defineHandlers({
   "demo.tenant.rated": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
   // One call for the batch: each job's result says how big its batch was and where it stood in it.
   "demo.digest": batch<"demo.digest">((jobs) => jobs.map((_, index) => ({ batchSize: jobs.length, index }))),
+  "demo.progress": async (payload, ctx) => {
+    for (let i = 1; i <= payload.steps; i++) {
+      await sleep(payload.ms, ctx.signal);
+      await ctx.progress((100 * i) / payload.steps);
+    }
+    return { done: true };
+  },
   "demo.capped": (payload, ctx) => span({ ms: payload.ms ?? 0 }, ctx),
   "demo.log": (payload, ctx) => {
     for (let i = 1; i <= payload.lines; i++) ctx.log(`line ${i} of ${payload.lines}`, { i });

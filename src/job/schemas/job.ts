@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { FailureKindSchema, JobStateSchema, JsonObjectSchema, ScopeSchema } from "./pieces";
+import { FailureKindSchema, JobStateSchema, JsonObjectSchema, ProgressSchema, ScopeSchema } from "./pieces";
 import { JOURNAL_KINDS } from "../handler-contract";
 
 /** One wait of a waiting job (scope/waits.ts WaitView). */
@@ -57,6 +57,8 @@ export const JobSchema = z
       .number()
       .nullable()
       .meta({ description: "If it has not started by then it ends `expired` and never runs (docs/guards.md \"Expiry before start\"); null: it does not expire. A manual retry drops it." }),
+    progress: ProgressSchema.nullable().meta({ description: "The latest ctx.progress the handler reported (docs/handlers.md \"Progress\"), kept across attempts; null until one is." }),
+    progressAt: z.number().nullable().meta({ description: "When the latest progress was reported (the queue's clock), or null." }),
   });
 export type Job = z.infer<typeof JobSchema>;
 

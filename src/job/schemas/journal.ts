@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { wellFormed } from "../names";
-import { boundedName, epochMs, JobId, JobTypeName, JsonObjectSchema, leaseToken, ScopeSchema } from "./pieces";
+import { boundedName, epochMs, JobId, JobTypeName, JsonObjectSchema, leaseToken, ProgressSchema, ScopeSchema } from "./pieces";
 import { JOURNAL_KINDS } from "../handler-contract";
 
 /** One ctx.log line a pull worker sends (POST /v1/jobs/{id}/logs, or with a completion). */
@@ -30,6 +30,13 @@ export const AppendLogsSchema = z.strictObject({
   items: z.array(LogItemSchema).min(1).max(100),
 });
 export type AppendLogsRequest = z.infer<typeof AppendLogsSchema>;
+
+/** POST /v1/jobs/{id}/progress: a pull worker's ctx.progress (job/progress.ts), under its lease. */
+export const ReportProgressSchema = z.strictObject({
+  leaseToken,
+  progress: ProgressSchema,
+});
+export type ReportProgressRequest = z.infer<typeof ReportProgressSchema>;
 
 const stepName = wellFormed(z.string().min(1).max(256));
 export const StepParams = z.strictObject({ id: JobId, name: stepName });

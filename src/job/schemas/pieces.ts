@@ -10,6 +10,7 @@ import { z } from "zod";
 import { FAILURE_KINDS, JOB_STATES, TERMINAL_STATES } from "../states";
 import { isJsonObject, jsonProblem, type JsonObject } from "../json-safe";
 import { wellFormed } from "../names";
+import { progressError } from "../progress";
 
 /** A JSON object checked for JSON safety without being copied (a copy would turn a `__proto__` key into a prototype). */
 export const JsonObjectSchema = z
@@ -27,6 +28,15 @@ export const JsonObjectSchema = z
     if (problem) ctx.addIssue({ code: "custom", message: problem.problem, path: problem.path });
   })
   .meta({ description: "A JSON object (no top-level array or scalar)." });
+
+/** A job's progress (job/progress.ts): a number from 0 to 100, or a JSON object of at most 4 KiB. */
+export const ProgressSchema = z
+  .union([z.number(), JsonObjectSchema])
+  .superRefine((value, ctx) => {
+    const problem = progressError(value, "it");
+    if (problem) ctx.addIssue({ code: "custom", message: problem.replace(/^it /, "") });
+  })
+  .meta({ description: "A number from 0 to 100, or a JSON object of at most 4 KiB (its JSON's UTF-8 bytes)." });
 
 function describe(value: unknown): string {
   if (value === null) return "null";

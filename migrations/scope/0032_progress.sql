@@ -1,0 +1,2 @@
+ALTER TABLE `job` ADD `progress` text;--> statement-breakpoint
+ALTER TABLE `job` ADD `progress_at` integer;
