@@ -117,6 +117,8 @@ const workersPool = cloudflareTest({
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] }, "wait-pool": { concurrency: 1, types: ["test.wait.pooled"] }, "wait-pool-pulled": { concurrency: 1, types: ["pull.wait.pooled"] } },
         topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },
+        // Few, so test/coordinator/subscriptions.test.ts reaches the bound with real sockets (the shipped default is 5,000).
+        limits: { ...shipped.limits, subscribersPerObject: 20 },
       },
     },
   },

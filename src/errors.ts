@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   /** A type's maxDepth is reached in the object the job would join: nothing was written. */
   queue_full: 429,
+  /** An object holds its most live subscriptions (limits.subscribersPerObject; docs/http-api.md "Live subscriptions"). */
+  too_many_subscribers: 429,
   internal: 500,
   /** The Worker running the queue lacks a binding, class export or flag it needs; the message says what to add (edgequeue/server). */
   misconfigured: 503,

@@ -166,6 +166,11 @@ export const ConfigSchema = z.strictObject({
       batchPayloadMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
       /** Largest journal of durable steps per job (names and results, UTF-8 bytes); each step result is also held to payloadMaxBytes. */
       journalMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
+      /**
+       * Live subscriptions (WebSockets and event streams) one scope object holds at once; the next is refused 429
+       * (docs/http-api.md "Live subscriptions"). The platform holds at most 32,768 hibernated WebSockets per object.
+       */
+      subscribersPerObject: z.number().int().min(1).max(32_000).optional(),
     })
     .optional(),
   /** Signals and wait-token completions that reach a job before it waits for them (docs/workflows.md). */
@@ -233,7 +238,7 @@ export interface QueueConfig {
   schedules: Readonly<Record<string, ScheduleSpec>>;
   /** Things that are allowed but probably a mistake (a one-sided notWhileRunning); logged at startup. */
   warnings: string[];
-  limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number; journalMaxBytes: number };
+  limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number; journalMaxBytes: number; subscribersPerObject: number };
   /** How long a signal that reached a job before its wait is kept (docs/workflows.md). */
   signals: { retainMs: number };
   /** The queue's public origin, no trailing slash (wait tokens' `url`), or null. */
@@ -262,6 +267,7 @@ export const DEFAULTS = {
   payloadMaxBytes: PAYLOAD_MAX_BYTES_DEFAULT,
   batchPayloadMaxBytes: 8 * 1024 * 1024,
   journalMaxBytes: 1024 * 1024,
+  subscribersPerObject: 5_000,
   retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS, idempotencyMs: 7 * DAY_MS },
   lagAlertMs: 60_000,
   signalRetainMs: DAY_MS,
@@ -299,6 +305,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       payloadMaxBytes: input.limits?.payloadMaxBytes ?? DEFAULTS.payloadMaxBytes,
       batchPayloadMaxBytes: input.limits?.batchPayloadMaxBytes ?? DEFAULTS.batchPayloadMaxBytes,
       journalMaxBytes: input.limits?.journalMaxBytes ?? DEFAULTS.journalMaxBytes,
+      subscribersPerObject: input.limits?.subscribersPerObject ?? DEFAULTS.subscribersPerObject,
     },
     signals: { retainMs: input.signals?.retainMs ?? DEFAULTS.signalRetainMs },
     publicUrl: input.publicUrl ?? null,

@@ -23,6 +23,7 @@ import { QueueOps } from "./operations";
 import { perform, statusOf } from "./perform";
 import { wakeSchedules } from "./schedules";
 import { OPERATION_LIST } from "../api";
+import { SUBSCRIPTION_PATH } from "../job/subscription";
 
 /** Bodies larger than the batch payload limit and this are refused before they are read; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
@@ -46,6 +47,9 @@ export function createApp(): Hono<{ Bindings: Env }> {
   // A wait token is completed from anywhere — a page of another origin included: the token is the credential and no
   // cookie is involved (docs/workflows.md). Before the token check, so a browser's preflight is answered.
   app.use("/v1/tokens/*", cors({ origin: "*", allowMethods: ["POST"], allowHeaders: ["content-type"], maxAge: 86_400 }));
+  // A subscription URL is its own credential (coordinator/subscriptions.ts): opened from any origin without the token,
+  // its signature and expiry checked before any object hears of it. Registered before the token check, so it answers first.
+  app.get(`${SUBSCRIPTION_PATH}/:token`, (c) => new QueueOps(c.env, loadConfig(c.env)).subscriptions.open(c.req.param("token"), c.req.raw, Date.now()));
   app.use("/v1/*", async (c, next) => {
     if (!open.some((o) => o.method === asked(c.req.method) && o.path.test(c.req.path))) {
       // A refused caller's body is let go unread, or wrangler dev would wait for all of it (body.ts, letGo).
@@ -69,7 +73,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   for (const op of OPERATION_LIST) {
     app.on(op.method.toUpperCase(), op.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
       const config = loadConfig(c.env);
-      const answer = await perform(op, new QueueOps(c.env, config), {
+      const answer = await perform(op, new QueueOps(c.env, config, new URL(c.req.url).origin), {
         params: c.req.param(),
         query: c.req.query(),
         body: () => readJsonBody(c.req.raw),

@@ -33,6 +33,7 @@ import {
 } from "../job/schemas";
 import { ScheduleResultSchema, ScheduleSchema } from "../job/schedule-spec";
 import { VERSION } from "../version";
+import { SUBSCRIPTION_PATH } from "../job/subscription";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -74,6 +75,7 @@ const MEANING: Record<ErrorCode, string> = {
   conflict: "the request conflicts with the current state (a dedupe key under another mode, a config schedule, a job not in a state to retry)",
   payload_too_large: "the body, a payload or a result is over its limit",
   queue_full: "the job's type holds maxDepth pending jobs in the object it would join; nothing was written (retry later)",
+  too_many_subscribers: "the object holds its most live subscriptions (limits.subscribersPerObject); try again later",
   internal: "an unexpected failure; the request may not have been applied",
   misconfigured: "the Worker running the queue lacks a Durable Object binding, class export or flag it needs; the message says what to add to wrangler.jsonc",
 };
@@ -200,6 +202,34 @@ function successes(r: DeclaredOperation): [string, z.ZodType][] {
   return [[String(r.status ?? 200), r.response]];
 }
 
+/**
+ * openSubscriptionDoc: `GET /v1/subscriptions/{token}` — no JSON call (a WebSocket upgrade or an event stream), so
+ * no declaration; served by coordinator/subscriptions.ts and described here by hand.
+ */
+function openSubscriptionDoc(): JsonSchema {
+  const message = {
+    type: "object",
+    required: ["event"],
+    properties: { event: { type: "string", enum: ["state", "progress", "step", "log", "result"] } },
+    description:
+      "One message: state `{event, job}` (or, first, `{event, jobs, more}` for a key or scope), progress `{event, id, progress, at}`, step `{event, id, step}`, log `{event, id, line}`, result `{event, id, result}` (docs/http-api.md \"Live subscriptions\").",
+  };
+  return {
+    operationId: "openSubscription",
+    summary: "Follow what a subscription URL names, live: a WebSocket upgrade, or a GET that accepts text/event-stream. No bearer token: the signed URL is the credential",
+    security: [],
+    parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" }, description: "The signed token POST /v1/subscriptions answered in `path`." }],
+    responses: {
+      "101": { description: "Switching to a WebSocket: one JSON message per text frame; a single job's socket closes (1000) once the job ended." },
+      "200": { description: "Server-Sent Events: each `data:` line is one JSON message; a single job's stream ends once the job ended.", content: { "text/event-stream": { schema: message } } },
+      "400": errorResponse("400", ["invalid_request"]),
+      "401": errorResponse("401", ["unauthorized"]),
+      "404": errorResponse("404", ["not_found"]),
+      "429": errorResponse("429", ["too_many_subscribers"]),
+    },
+  };
+}
+
 let served: JsonSchema | undefined;
 /** servedDocument: the document of every declared operation, built once per isolate. */
 export const servedDocument = (): JsonSchema => (served ??= openApiDocument(OPERATION_LIST));
@@ -281,6 +311,7 @@ export function openApiDocument(all: readonly DeclaredOperation[]): JsonSchema {
       responses,
     };
   }
+  paths[`${SUBSCRIPTION_PATH}/{token}`] = { get: openSubscriptionDoc() };
   return {
     openapi: "3.1.0",
     info: {

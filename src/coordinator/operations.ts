@@ -19,6 +19,7 @@ import { Pools } from "./pools";
 import { QueueContext } from "./queue-context";
 import { Schedules } from "./schedules";
 import { Signals } from "./signals";
+import { Subscriptions } from "./subscriptions";
 import { Topics } from "./topics";
 
 export class QueueOps {
@@ -30,10 +31,13 @@ export class QueueOps {
   readonly bulk: BulkActions;
   readonly pools: Pools;
   readonly signals: Signals;
+  readonly subscriptions: Subscriptions;
 
   constructor(
     private readonly env: Env,
     private readonly config: QueueConfig,
+    /** The origin an HTTP request came to (subscription URLs without a publicUrl); null over RPC. */
+    origin: string | null = null,
   ) {
     const q = new QueueContext(env, config);
     this.jobs = new Jobs(q);
@@ -44,6 +48,7 @@ export class QueueOps {
     this.bulk = new BulkActions(q);
     this.pools = new Pools(q);
     this.signals = new Signals(q);
+    this.subscriptions = new Subscriptions(q, origin);
   }
 
   get schedules(): Schedules {

@@ -3,7 +3,8 @@
  * (changes.ts) by one function, always in one order (docs/design.md "One
  * commit path"):
  *
- * 1. events — lifecycle events, `enqueued` points, releases, lease losses, progress, the reap summary;
+ * 1. events — lifecycle events, `enqueued` points, releases, lease losses, progress, the reap summary; then the
+ *    live subscriptions that follow the rows (watchers.ts);
  * 2. aborts — running handler calls of cancelled or reaped jobs see their signal abort;
  * 3. permits — pulled leases' permits renewed, or returned (awaited: a pull
  *    worker's slot is free once its settle answers);
@@ -23,6 +24,7 @@ import { reapedFlights } from "./dispatch-port";
 import type { EventSink } from "./events";
 import type { JobRow } from "./job-row";
 import type { LeasePermits } from "./lease-permits";
+import type { Watchers } from "./watchers";
 
 export interface FollowUpDeps {
   config: QueueConfig;
@@ -36,6 +38,8 @@ export interface FollowUpDeps {
     fillNow(due: readonly string[]): void;
   };
   permits: Pick<LeasePermits, "renew" | "returnFree">;
+  /** The object's live subscriptions (watchers.ts): each hears of the rows it follows. */
+  watchers: Pick<Watchers, "changed">;
   /**
    * Rows a write changed: the sweep of completed jobs learns when they pass their retention (completed-sweep.ts), and
    * the pushed leases held in memory follow them (pushed-leases.ts).
@@ -67,6 +71,7 @@ export class FollowUps {
     if (c.released) d.events.released(c.released.rows, now, c.released.reason);
     for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
     if (c.progressed.length > 0) d.events.progress(c.progressed, now);
+    d.watchers.changed(rowsOf(c), c.progressed);
     // Only with something reaped is the name asked: for an object older than name keeping, asking reads a row.
     if (c.reaped.length > 0) d.events.reaped(d.home(), c.reaped, now);
     for (const id of c.aborted) d.dispatcher.cancelled(id);

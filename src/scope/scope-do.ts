@@ -61,6 +61,8 @@ export class ScopeDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.parts = new ScopeParts(ctx, env, this, Meter.install(this, ctx, "scope"));
+    // A keep-alive "ping" from a subscriber is answered by the runtime: it neither wakes nor bills the object.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     void ctx.blockConcurrencyWhile(() => this.parts.start());
   }
 
@@ -297,6 +299,29 @@ export class ScopeDO extends DurableObject<Env> {
   async flushCatalog(): Promise<void> {
     await this.parts.reporter.flush();
     await this.parts.arm(this.clock.now());
+  }
+
+  // ------------------------------------------------------------ live subscriptions (watchers.ts)
+
+  /** fetch: a subscription URL the coordinator checked, opened as a WebSocket (hibernatable) or an event stream. */
+  override async fetch(request: Request): Promise<Response> {
+    return this.parts.watchers.open(request);
+  }
+
+  /** A subscriber's messages are not read (a keep-alive "ping" is answered by the runtime without waking the object). */
+  override async webSocketMessage(): Promise<void> {}
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    try {
+      ws.close(code, reason);
+    } catch {
+      // The runtime answered the close already.
+    }
+    this.parts.watchers.recount();
+  }
+
+  override async webSocketError(): Promise<void> {
+    this.parts.watchers.recount();
   }
 
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {

@@ -45,6 +45,7 @@ import type { HomeStore } from "./home-store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { WakeMemo } from "./wake-memo";
 import { WaitNotifier } from "./wait-notify";
+import { Watchers } from "./watchers";
 import { ExpiryMemo } from "./expiry";
 import { gatheringsOver, nextGatherEnd } from "./gathering";
 import { nextWakeAt, readWakeRow } from "./wake";
@@ -74,6 +75,8 @@ export class ScopeParts {
   readonly outbox: OutboxSender;
   /** The due types and the wake-up's row, kept while no write or lapse of time can change them (wake-memo.ts). */
   readonly memo: WakeMemo;
+  /** The live subscriptions this object holds (watchers.ts). */
+  readonly watchers: Watchers;
   /** A write owed other objects something since the last follow-ups (HomeStore.owed). */
   private owedSince = false;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
@@ -147,7 +150,9 @@ export class ScopeParts {
       keepAlive,
       rearm: () => this.arm(this.now()),
     });
+    this.watchers = new Watchers({ ctx, sql, limit: () => config.limits.subscribersPerObject, now });
     this.followUps = new FollowUps({
+      watchers: this.watchers,
       ended: (rows) => {
         this.store.completed.note(rows, this.store.config.retention.completedMs);
         // A pushed attempt ended by any write (a cancel, a release) is forgotten at once, not at its expiry.

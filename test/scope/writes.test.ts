@@ -128,7 +128,7 @@ describe("each write's record", () => {
 });
 
 describe("what follows a write", () => {
-  it("runs in one order: events, aborts, permits, wake-ups, fill, outbox, catalog, alarm", async () => {
+  it("runs in one order: events, watchers, aborts, permits, wake-ups, fill, outbox, catalog, alarm", async () => {
     const config = loadConfig(env);
     const calls: string[] = [];
     const log = (name: string) => () => void calls.push(name);
@@ -139,6 +139,7 @@ describe("what follows a write", () => {
       home: () => "scope:T:1",
       dispatcher: { cancelled: log("abort"), reaped: log("abortReaped"), fillNow: log("fill") },
       permits: { renew: async () => void calls.push("renew"), returnFree: async () => void calls.push("returnPermits") },
+      watchers: { changed: (rows) => void calls.push(`watchers:${rows.length}`) },
       wake: (types) => void calls.push(`wake:${[...types].join(",")}`),
       report: (u) => void calls.push(`report:${u}`),
       arm: async () => void calls.push("arm"),
@@ -163,11 +164,11 @@ describe("what follows a write", () => {
       }),
       1,
     );
-    expect(calls).toEqual(["ended", "enqueued", "emit", "released", "leaseLost", "reapSummary", "abort", "abortReaped", "renew", "returnPermits", "wake:test.job", "fill", "sendOwed", "report:now", "arm"]);
+    expect(calls).toEqual(["ended", "enqueued", "emit", "released", "leaseLost", "watchers:2", "reapSummary", "abort", "abortReaped", "renew", "returnPermits", "wake:test.job", "fill", "sendOwed", "report:now", "arm"]);
     // Pushed types are never woken: their object dispatches them itself.
     calls.length = 0;
     await followUps.run(changed({ quiet: [row({ type: "test.span" })] }), 1);
-    expect(calls).toEqual(["ended", "enqueued", "emit", "report:now", "arm"]);
+    expect(calls).toEqual(["ended", "enqueued", "emit", "watchers:1", "report:now", "arm"]);
   });
 });
 

@@ -17,3 +17,4 @@ export * from "./journal";
 export * from "./leases";
 export * from "./events";
 export * from "./pools";
+export * from "./subscriptions";

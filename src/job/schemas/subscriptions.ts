@@ -1,0 +1,44 @@
+/**
+ * Live subscriptions (docs/http-api.md "Live subscriptions"): what `POST /v1/subscriptions` takes — one job, a
+ * type's jobs under one dedupe key, or a scope's jobs — and the signed URL it answers.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { SUBSCRIPTION_TTL_DEFAULT_MS, SUBSCRIPTION_TTL_MAX_MS } from "../subscription";
+import { boundedName, JobId, JobTypeName, ScopeSchema } from "./pieces";
+
+export const CreateSubscriptionSchema = z
+  .strictObject({
+    jobId: JobId.optional().meta({ description: "Follow this job until it ends." }),
+    type: JobTypeName.optional().meta({ description: "With dedupeKey: follow the jobs of this type under the key (its live one, and any enqueued later)." }),
+    dedupeKey: boundedName(512).optional(),
+    scope: ScopeSchema.optional().meta({ description: "Alone: follow every job of the scope. With type and dedupeKey: the key's jobs in that scope." }),
+    ttlMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(SUBSCRIPTION_TTL_MAX_MS)
+      .default(SUBSCRIPTION_TTL_DEFAULT_MS)
+      .meta({ description: "How long the URL may be opened (default 15 minutes, at most 24 hours); a connection opened in time stays open." }),
+  })
+  .superRefine((b, ctx) => {
+    if (b.jobId !== undefined) {
+      for (const other of ["type", "dedupeKey", "scope"] as const) {
+        if (b[other] !== undefined) ctx.addIssue({ code: "custom", path: [other], message: "is not taken with jobId: a subscription follows one job, one key or one scope" });
+      }
+    } else if (b.type !== undefined && b.dedupeKey === undefined) ctx.addIssue({ code: "custom", path: ["dedupeKey"], message: "is required with type: the key whose jobs to follow" });
+    else if (b.type === undefined && b.dedupeKey !== undefined) ctx.addIssue({ code: "custom", path: ["type"], message: "is required with dedupeKey: the type whose jobs hold the key" });
+    else if (b.type === undefined && b.scope === undefined) ctx.addIssue({ code: "custom", path: ["jobId"], message: "give jobId, type and dedupeKey (and scope), or scope alone" });
+  });
+export type CreateSubscription = z.infer<typeof CreateSubscriptionSchema>;
+
+export const SubscriptionSchema = z.object({
+  url: z.string().meta({
+    description:
+      "Open it from anywhere, with no token: a WebSocket upgrade, or a GET with `Accept: text/event-stream` (docs/http-api.md \"Live subscriptions\"). On the queue's `publicUrl` when configured, else on the origin the request came to; over RPC without a publicUrl, the path alone.",
+  }),
+  path: z.string().meta({ description: "The URL's path: `/v1/subscriptions/<signed token>`." }),
+  expiresAt: z.number().meta({ description: "The URL may be opened until then (epoch ms)." }),
+});
+export type SubscriptionAnswer = z.infer<typeof SubscriptionSchema>;
