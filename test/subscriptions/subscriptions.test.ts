@@ -136,7 +136,7 @@ describe("following a key's jobs and a scope's jobs", () => {
     const second = await claimed(type, { dedupeKey: "order-1", scope });
     await s.until((m) => m.length === 4);
     expect(events(s.messages)).toEqual(["state:jobs:0", "state:pending", "state:cancelled", "state:pending"]);
-    expect(s.messages[3].job.id).toBe(second);
+    expect(s.messages[3]!.job.id).toBe(second);
     // A key's socket stays open when one of its jobs ends.
     expect(s.closed).toBeNull();
     s.ws.close(1000, "done");
