@@ -72,6 +72,8 @@ export interface DispatcherDeps<R> {
   changed(rows: R[], now: number): Promise<void>;
   /** Keep progress its calls' jobs reported, each under its lease (scope/progress.ts); absent: not kept. */
   progress?(items: { id: string; token: string; value: string }[]): Promise<void>;
+  /** Steps of its calls' jobs were journaled: their live subscriptions hear of them (scope/feed.ts); absent: nobody does. */
+  journaled?(): void;
   /** Run the reap pass now (an attempt reached its timeout). */
   reapNow(): Promise<void>;
   /** The first of these types with due or running work anywhere (the catalog's view), or null. */
@@ -323,6 +325,8 @@ export class Dispatcher<R> {
     const live = writes.map((w) => ({ write: w, flight: this.held(call, w.id) }));
     const asked = live.filter((x) => x.flight !== undefined).map((x) => ({ write: x.write, token: x.flight!.token }));
     const answers = asked.length > 0 ? await this.deps.jobs.journal(asked, this.deps.now()) : [];
+    // Watchers of these jobs hear of the steps now, not at the call's end (scope/feed.ts).
+    if (asked.length > 0) this.deps.journaled?.();
     let i = 0;
     return live.map((x) => (x.flight ? answers[i++]! : lost));
   }

@@ -115,7 +115,7 @@ function settleOne(store: HomeStore, config: QueueConfig, id: string, token: str
     const out = applyOutcome(store, config, id, token, outcome, now);
     if (!out.ok) return;
     changed.push(out.row);
-    if (outcome.logs) keepLogs(store.sql, id, outcome.logs);
+    if (outcome.logs) keepLogs(store, id, outcome.logs);
   } catch (e) {
     console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
   }

@@ -25,6 +25,7 @@ import type { EventSink } from "./events";
 import type { JobRow } from "./job-row";
 import type { LeasePermits } from "./lease-permits";
 import type { Watchers } from "./watchers";
+import type { FeedItem } from "./feed";
 
 export interface FollowUpDeps {
   config: QueueConfig;
@@ -40,6 +41,8 @@ export interface FollowUpDeps {
   permits: Pick<LeasePermits, "renew" | "returnFree">;
   /** The object's live subscriptions (watchers.ts): each hears of the rows it follows. */
   watchers: Pick<Watchers, "changed">;
+  /** The steps and log lines writes gathered for the watchers since last asked (feed.ts); asking takes them. */
+  feed(): FeedItem[];
   /**
    * Rows a write changed: the sweep of completed jobs learns when they pass their retention (completed-sweep.ts), and
    * the pushed leases held in memory follow them (pushed-leases.ts).
@@ -71,7 +74,7 @@ export class FollowUps {
     if (c.released) d.events.released(c.released.rows, now, c.released.reason);
     for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
     if (c.progressed.length > 0) d.events.progress(c.progressed, now);
-    d.watchers.changed(rowsOf(c), c.progressed);
+    d.watchers.changed(rowsOf(c), c.progressed, d.feed());
     // Only with something reaped is the name asked: for an object older than name keeping, asking reads a row.
     if (c.reaped.length > 0) d.events.reaped(d.home(), c.reaped, now);
     for (const id of c.aborted) d.dispatcher.cancelled(id);

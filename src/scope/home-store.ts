@@ -14,6 +14,7 @@ import type { PushedLeases } from "./pushed-leases";
 import type { CompletedSweep } from "./completed-sweep";
 import type { RecentEvents } from "./event-waits";
 import type { ExpiryMemo } from "./expiry";
+import type { Feed } from "./feed";
 
 export interface HomeStore {
   readonly sql: SqlStorage;
@@ -36,6 +37,8 @@ export interface HomeStore {
   readonly expiries: ExpiryMemo;
   /** A topic registry's events of the last few minutes, in memory (event-waits.ts). */
   readonly recentEvents: RecentEvents;
+  /** Steps and log lines written, for the live subscriptions while there are any (feed.ts). */
+  readonly feed: Feed;
   /** The queue's QUEUE_TOKEN, from which wait tokens' signing key is derived (job/wait-token.ts); null when unset. */
   readonly queueToken: string | null;
 }

@@ -24,19 +24,22 @@ DELETE FROM job_log WHERE job_seq = ?1 AND id <= (
   SELECT id FROM job_log WHERE job_seq = ?1 ORDER BY id DESC LIMIT 1 OFFSET ${LOG_LINES_PER_JOB})`;
 const LOG_LIST = "SELECT at, attempt, message, fields FROM job_log WHERE job_seq = ? ORDER BY id";
 
-/** appendLogs: inside the caller's transaction; lines of a job that is gone are dropped. */
-export function appendLogs(sql: SqlStorage, id: string, lines: readonly JobLogLine[]): void {
+/** appendLogs: inside the caller's transaction; lines of a job that is gone are dropped. Its watchers hear of them (feed.ts). */
+export function appendLogs(store: Pick<HomeStore, "sql" | "feed">, id: string, lines: readonly JobLogLine[]): void {
   if (lines.length === 0) return;
+  const { sql } = store;
   const row = sql.exec<{ seq: number }>(JOB_SEQ, id, idSeq(id)).toArray()[0];
   if (!row) return;
-  sql.exec(LOG_INSERT, row.seq, JSON.stringify(lines.slice(-LOG_LINES_PER_JOB).map((l) => ({ ...l, fields: l.fields ?? null }))));
+  const kept = lines.slice(-LOG_LINES_PER_JOB).map((l) => ({ ...l, fields: l.fields ?? null }));
+  sql.exec(LOG_INSERT, row.seq, JSON.stringify(kept));
   sql.exec(LOG_TRIM, row.seq);
+  store.feed.log(id, kept);
 }
 
 /** keepLogs: appendLogs for an outcome that landed; a failure to keep its lines never costs the job its outcome (job/log-lines.ts). */
-export function keepLogs(sql: SqlStorage, id: string, lines: readonly JobLogLine[]): void {
+export function keepLogs(store: Pick<HomeStore, "sql" | "feed">, id: string, lines: readonly JobLogLine[]): void {
   try {
-    appendLogs(sql, id, lines);
+    appendLogs(store, id, lines);
   } catch (e) {
     console.error(JSON.stringify({ event: "job:logs_not_kept", id, error: String(e) }));
   }
@@ -58,7 +61,7 @@ export function appendLeasedLogs(store: HomeStore, id: string, token: string, it
     const row = store.sql.exec<{ attempts: number }>(JOB_LEASED_ATTEMPT, now, id, token, idSeq(id)).toArray()[0];
     if (!row) return leaseRefusal(store, id, token, now);
     const lines = workerLogLines(items, row.attempts);
-    appendLogs(store.sql, id, lines);
+    appendLogs(store, id, lines);
     return { ok: true as const, stored: lines.length };
   });
 }

@@ -34,7 +34,7 @@ import { jobTimeline, type TimelineStep } from "./timeline";
 import { getJob, listJobs, type ListFilter } from "./read";
 import { listSteps, signTokens, withJournal } from "./steps";
 import { buildSummary, type HomeSummary } from "./summary";
-import { appendLeasedLogs, jobLogs } from "./job-logs";
+import { jobLogs } from "./job-logs";
 import { Meter, meterRequests } from "../metering/meter";
 import type { WaitInput } from "./waits";
 import type { SignalOutcome } from "./signals";
@@ -145,7 +145,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** appendLogs: a pull worker's ctx.log lines, fenced by its lease (job-logs.ts); they change nothing anyone counts. */
   async appendLogs(id: string, token: string, items: LogItem[]): Promise<Outcome<{ stored: number }>> {
-    return appendLeasedLogs(this.store, id, token, items, this.clock.now());
+    return this.w((s, now) => writes.appendLogs(s, id, token, items, now));
   }
 
   /** cancel: `cascade` false leaves the job's children running (docs/workflows.md "Child jobs"). */

@@ -28,7 +28,7 @@ import { alarmPass } from "./alarm-pass";
 import { BatchPart } from "./batch-part";
 import { CatalogReporter } from "./catalog-report";
 import type { Meter } from "../metering/meter";
-import { changed, type Written } from "./changes";
+import { changed, nothing, type Written } from "./changes";
 import type { ClaimRequest } from "./claim";
 import { pendingTypes } from "./counts";
 import { dispatchPort } from "./dispatch-port";
@@ -46,6 +46,7 @@ import { buildSummary, type HomeSummary } from "./summary";
 import { WakeMemo } from "./wake-memo";
 import { WaitNotifier } from "./wait-notify";
 import { Watchers } from "./watchers";
+import { Feed } from "./feed";
 import { ExpiryMemo } from "./expiry";
 import { gatheringsOver, nextGatherEnd } from "./gathering";
 import { nextWakeAt, readWakeRow } from "./wake";
@@ -94,9 +95,20 @@ export class ScopeParts {
     const self = this;
     const now = () => this.now();
     const keepAlive = (p: Promise<unknown>) => ctx.waitUntil(p);
+    const feed = new Feed(() => this.watchers.count > 0);
     this.store = {
       sql,
-      atomic: (fn) => ctx.storage.transactionSync(fn),
+      // What a transaction that rolled back gathered for the watchers goes with it (feed.ts).
+      atomic: (fn) => {
+        const mark = feed.mark();
+        try {
+          return ctx.storage.transactionSync(fn);
+        } catch (e) {
+          feed.rollback(mark);
+          throw e;
+        }
+      },
+      feed,
       config: loadConfig(env),
       random: () => host.random(),
       touched: (at) => this.reporter.touched(at),
@@ -141,6 +153,10 @@ export class ScopeParts {
       busyType: (types) => this.catalogs.busyType(types),
       reapNow: async () => void (await this.write((at) => writes.reap(this.store, at))),
       progress: async (items) => void (await this.write((at) => writes.progress(this.store, items, at))),
+      // A pushed call's steps were written outside a write's record: the watchers take what the feed gathered.
+      journaled: () => {
+        if (this.watchers.count > 0) void this.followUps.run(nothing(), this.now());
+      },
     });
     this.outbox = new OutboxSender({
       sql,
@@ -153,6 +169,7 @@ export class ScopeParts {
     this.watchers = new Watchers({ ctx, sql, limit: () => config.limits.subscribersPerObject, now });
     this.followUps = new FollowUps({
       watchers: this.watchers,
+      feed: () => this.store.feed.take(),
       ended: (rows) => {
         this.store.completed.note(rows, this.store.config.retention.completedMs);
         // A pushed attempt ended by any write (a cancel, a release) is forgotten at once, not at its expiry.

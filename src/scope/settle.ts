@@ -93,7 +93,7 @@ export function completeMany(store: HomeStore, items: readonly CompleteItem[], n
       const completed = new Map(rows.map((r) => [r.id, r]));
       for (const i of items) {
         const row = completed.get(i.id);
-        if (row && i.logs) keepLogs(store.sql, i.id, workerLogLines(i.logs, row.attempts));
+        if (row && i.logs) keepLogs(store, i.id, workerLogLines(i.logs, row.attempts));
       }
     }
     if (rows.length > 0) store.touched(now);

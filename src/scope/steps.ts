@@ -165,6 +165,7 @@ export function writeStep(
   size.started = true;
   store.sql.exec(STEP_UPSERT, job.seq, e.seq, e.name, e.kind, e.result, e.startedAt, e.finishedAt, job.attempts, e.wakeAt, bytes, e.ref ?? null);
   size.n = held + bytes;
+  store.feed.step(job.id, { seq: e.seq, name: e.name, kind: e.kind, startedAt: e.startedAt, finishedAt: e.finishedAt, attempt: job.attempts });
   return null;
 }
 

@@ -49,7 +49,7 @@ export function watchTags(sub: Subscription): string[] {
 }
 
 /** tagsOf: the tags whose sockets may follow a row. */
-export function tagsOf(row: JobRow): string[] {
+export function tagsOf(row: Pick<JobRow, "id" | "type" | "dedupe_key">): string[] {
   return row.dedupe_key === null ? [jobTag(row.id), TAG_ALL] : [jobTag(row.id), keyTag(row.type, row.dedupe_key), TAG_ALL];
 }
 

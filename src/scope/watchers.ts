@@ -18,6 +18,8 @@
 import { QueueError } from "../errors";
 import type { Subscription } from "../job/subscription";
 import type { JobRow } from "./job-row";
+import type { FeedItem } from "./feed";
+import { byId, idSeq } from "./read";
 import { firstMessage, follows, messagesFor, TAG_ALL, tagsOf, watchTags, type Message } from "./watch-messages";
 
 /** Messages a stream may have queued unread before it is dropped. */
@@ -28,6 +30,7 @@ export const SOCKET_MESSAGES_PER_SECOND = 500;
 export const SUBSCRIPTION_HEADER = "edgequeue-subscription";
 
 const CORS = { "access-control-allow-origin": "*" };
+const JOB_KEY = `SELECT id, type, dedupe_key FROM job WHERE ${byId("?1", "?2")}`;
 
 interface Watcher {
   sub: Subscription;
@@ -119,17 +122,29 @@ export class Watchers {
     return new Response(readable, { headers: { "content-type": "text/event-stream", "cache-control": "no-store", ...CORS } });
   }
 
-  /** changed: rows a write changed, as state messages, and progress reports — to every watcher that follows each. */
-  changed(rows: readonly JobRow[], progressed: readonly JobRow[]): void {
+  /**
+   * changed: what a write changed — rows as state messages, progress reports, and the steps and log lines it
+   * gathered (feed.ts; before the rows, so a job's last lines come before its end) — to every watcher of each job.
+   */
+  changed(rows: readonly JobRow[], progressed: readonly JobRow[], fed: readonly FeedItem[] = []): void {
     if (this.count === 0) return;
-    for (const row of rows) this.tell(row, messagesFor(row, "state"));
-    for (const row of progressed) this.tell(row, messagesFor(row, "progress"));
+    const known = new Map(rows.map((r) => [r.id, r]));
+    for (const item of fed) {
+      // The job's type and key say which key watchers follow it: the write's own row, or one read (only when watched).
+      const row = known.get(item.id) ?? this.keyOf(item.id);
+      if (row) this.tell(row, () => [item], false);
+    }
+    for (const row of rows) this.tell(row, messagesFor(row, "state"), isEnded(row));
+    for (const row of progressed) this.tell(row, messagesFor(row, "progress"), false);
   }
 
-  /** tell: a row's messages to its watchers; a single job's watcher is closed once its job ended. */
-  private tell(row: JobRow, messages: () => Message[]): void {
+  private keyOf(id: string): Pick<JobRow, "id" | "type" | "dedupe_key"> | null {
+    return this.d.sql.exec<Pick<JobRow, "id" | "type" | "dedupe_key">>(JOB_KEY, id, idSeq(id)).toArray()[0] ?? null;
+  }
+
+  /** tell: a row's messages to its watchers; a single job's watcher is closed once they told it the job `ended`. */
+  private tell(row: Pick<JobRow, "id" | "type" | "dedupe_key">, messages: () => Message[], ended: boolean): void {
     let texts: string[] | null = null;
-    const ended = isEnded(row);
     const to = (w: Watcher) => {
       if (!follows(w.sub, row)) return;
       texts ??= messages().map((m) => JSON.stringify(m));
@@ -181,7 +196,7 @@ export class Watchers {
   }
 }
 
-function isEnded(row: JobRow): boolean {
+function isEnded(row: Pick<JobRow, "finished_at">): boolean {
   return row.finished_at !== null;
 }
 

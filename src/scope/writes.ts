@@ -26,6 +26,7 @@ import { reapOnce } from "./reap-pass";
 import { complete, completeMany, fail, heartbeat, release, sleep, type CompleteItem, type FailInput, type SleepInput } from "./settle";
 import { appendStep, resolveStep } from "./steps";
 import { setProgress, type ProgressItem } from "./progress";
+import { appendLeasedLogs, type WorkerLogItem } from "./job-logs";
 import type { HomeStore } from "./home-store";
 import { prune, sweepOnce } from "./sweep-pass";
 import { expireDue } from "./expiry";
@@ -196,6 +197,11 @@ export const writes = {
     const { answers, rows } = setProgress(store, items, now);
     const lost = items.length === 1 && !answers[0]!.ok ? refused(store, "progress", items[0]!.id, answers[0] as Refusal) : nothing();
     return written(answers, rows.length > 0 ? { ...nothing(), progressed: rows } : lost);
+  },
+
+  /** appendLogs: a pull worker's lines under its lease (job-logs.ts); they change nothing anyone counts but its watchers. */
+  appendLogs(store: HomeStore, id: string, token: string, items: readonly WorkerLogItem[], now: number): Written<Outcome<{ stored: number }>> {
+    return written(appendLeasedLogs(store, id, token, items, now), nothing());
   },
 
   /** resolveStep: a failed or cancelled job goes back to pending (retried by hand: no event, but due). */

@@ -121,6 +121,47 @@ describe("following one job", () => {
   });
 });
 
+describe("steps and log lines", () => {
+  it("a pull worker's log lines and journaled steps arrive as they are written; a completion's lines before its end", async () => {
+    const type = uniqueType("feed");
+    const id = await claimed(type);
+    const s = await socket(await mint({ jobId: id }));
+    await s.until((m) => m.length === 1);
+    const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    const leaseToken = leased.leaseToken;
+    await api("POST", `/v1/jobs/${id}/logs`, { leaseToken, items: [{ at: 5, message: "fetched", fields: { rows: 3 } }] });
+    const start = { at: 1, seed: "s" };
+    expect((await api("POST", `/v1/jobs/${id}/steps`, { leaseToken, op: "commit", seq: 0, name: "charge", result: { ok: true }, startedAt: 2, start })).status).toBe(200);
+    await api("POST", "/v1/jobs/complete", { items: [{ id, leaseToken, logs: [{ at: 9, message: "done" }] }] });
+    await s.closedWith();
+    expect(events(s.messages)).toEqual(["state:pending", "state:running", "log", "step", "log", "state:completed", "result"]);
+    expect(s.messages[2]).toEqual({ event: "log", id, line: { at: 5, attempt: 1, message: "fetched", fields: { rows: 3 } } });
+    expect(s.messages[3]).toMatchObject({ event: "step", id, step: { seq: 0, name: "charge", kind: "step", startedAt: 2, finishedAt: expect.any(Number), attempt: 1 } });
+    expect(s.messages[4]).toMatchObject({ event: "log", line: { message: "done" } });
+  });
+
+  it("a pushed handler's steps arrive as journaled, its lines with its outcome (demo.steps, demo.log)", async () => {
+    const scope = uniqueScope("pushed");
+    const sse = await stream(await mint({ scope }));
+    const steps = (await api("POST", "/v1/jobs", { type: "demo.steps", payload: {}, scope })).body.job.id;
+    const logs = (await api("POST", "/v1/jobs", { type: "demo.log", payload: { lines: 2 }, scope })).body.job.id;
+    await waitForJob(steps, (j) => j.state === "completed");
+    await waitForJob(logs, (j) => j.state === "completed");
+    const s = await socket(await mint({ scope }));
+    await s.until((m) => m.length === 1);
+    s.ws.close(1000, "done");
+    // Read what the stream got so far: cancel it once both jobs' results are in.
+    const reader = sse.res.body!.getReader();
+    let text = "";
+    while (!(text.includes(`"result","id":"${steps}"`) && text.includes(`"result","id":"${logs}"`))) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const got = text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => JSON.parse(f.slice(6)) as Msg);
+    const of = (id: string) => events(got.filter((m) => m.id === id || m.job?.id === id));
+    expect(of(steps)).toEqual(["state:pending", "state:running", "step", "step", "step", "state:completed", "result"]);
+    expect(of(logs)).toEqual(["state:pending", "state:running", "log", "log", "state:completed", "result"]);
+  });
+});
+
 describe("following a key's jobs and a scope's jobs", () => {
   it("a key: its live jobs first, then every job of the type under the key, the next one too", async () => {
     const type = uniqueType("key");
