@@ -7,8 +7,7 @@
  *
  * @module
  */
-import type { Job } from "../job/schemas";
-import type { JobLogLine } from "../job/log-lines";
+import type { SubscriptionMessage } from "../job/watch-message";
 import type { Subscription } from "../job/subscription";
 import { toJob, type JobRow } from "./job-row";
 import { getJob, listJobs, liveJobsOfKey } from "./read";
@@ -18,13 +17,7 @@ export const FIRST_JOBS_MAX = 100;
 /** The tag of subscriptions that follow every job of the object. */
 export const TAG_ALL = "all";
 
-export type Message =
-  | { event: "state"; job: Job }
-  | { event: "state"; jobs: Job[]; more: boolean }
-  | { event: "progress"; id: string; progress: unknown; at: number | null }
-  | { event: "result"; id: string; result: unknown }
-  | { event: "step"; id: string; step: { seq: number; name: string; kind: string; startedAt: number; finishedAt: number | null; attempt: number } }
-  | { event: "log"; id: string; line: JobLogLine };
+export type Message = SubscriptionMessage;
 
 /** FNV-1a, twice (two seeds): 16 hex characters that name a job id or key in a tag. */
 function hash(text: string): string {

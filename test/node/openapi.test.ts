@@ -48,7 +48,9 @@ describe("the OpenAPI document", () => {
   });
 
   it("describes every declared operation, itself included, each with a unique camelCase operationId", () => {
-    expect(operations).toHaveLength(OPERATION_LIST.length);
+    // Every declaration, and opening a subscription URL (a WebSocket or an event stream: described by hand).
+    expect(operations).toHaveLength(OPERATION_LIST.length + 1);
+    expect(operations.filter(({ op }) => !OPERATION_LIST.some((r) => r.operationId === op.operationId)).map(({ op }) => op.operationId)).toEqual(["openSubscription"]);
     const ids = operations.map(({ op }) => op.operationId);
     for (const [i, id] of ids.entries()) expect(id, operations[i]!.name).toMatch(/^[a-z][A-Za-z0-9]*$/);
     expect(new Set(ids).size).toBe(ids.length);
@@ -72,7 +74,9 @@ describe("the OpenAPI document", () => {
     for (const { name, op } of operations) {
       if (op.requestBody) named(op.requestBody.content["application/json"]?.schema, `${name} request`);
       for (const [status, res] of Object.entries(op.responses)) {
-        if (Number(status) < 400) named(res.content?.["application/json"]?.schema, `${name} ${status}`);
+        // A subscription's 101 (a WebSocket) and 200 (an event stream) carry no JSON body.
+        if (Number(status) < 400 && op.operationId === "openSubscription") expect(res.content?.["application/json"]).toBeUndefined();
+        else if (Number(status) < 400) named(res.content?.["application/json"]?.schema, `${name} ${status}`);
         else expect(res.content?.["application/json"]?.schema.allOf[0], `${name} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
       }
     }

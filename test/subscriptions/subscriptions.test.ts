@@ -5,7 +5,9 @@
  * is 429, and a slow consumer is dropped.
  */
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { exports } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { subscribe, watchJob } from "../../src/client/subscribe";
 import { signSubscription } from "../../src/job/subscription";
 import { scopeHome } from "../../src/job/home";
 import { api, TOKEN, uniqueScope, uniqueType, waitForJob } from "../helpers/api";
@@ -246,3 +248,32 @@ async function vi_waitForOpen(url: string) {
   const { vi } = await import("vitest");
   return vi.waitFor(() => socket(url), { timeout: 5_000, interval: 20 });
 }
+
+describe("the client's subscribe and watchJob", () => {
+  const queueFetch = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;
+
+  it("watchJob follows one job over Server-Sent Events to its final view, with its progress", async () => {
+    const type = uniqueType("watch");
+    const id = await claimed(type);
+    const seen: unknown[] = [];
+    const states: string[] = [];
+    const done = watchJob(await mint({ jobId: id }), { progress: (p) => seen.push(p), state: (j) => states.push(j.state) }, { transport: "sse", fetch: queueFetch });
+    const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    await api("POST", `/v1/jobs/${id}/progress`, { leaseToken: leased.leaseToken, progress: 50 });
+    await api("POST", `/v1/jobs/${id}/complete`, { leaseToken: leased.leaseToken, result: { n: 1 } });
+    const job = await done;
+    expect(job).toMatchObject({ id, state: "completed", result: { n: 1 }, progress: 50 });
+    expect(seen).toEqual([50]);
+    expect(states).toEqual(["pending", "running", "completed"]);
+  });
+
+  it("a refused URL rejects watchJob with the queue's reason; subscribe's close ends the stream", async () => {
+    const expired = `http://queue.test/v1/subscriptions/${await signSubscription(TOKEN, { kind: "scope", home: "scope:T:x", exp: Date.now() - 1 })}`;
+    await expect(watchJob(expired, {}, { transport: "sse", fetch: queueFetch })).rejects.toThrow(/4401: this subscription URL expired/);
+    const got: string[] = [];
+    const sub = subscribe(await mint({ scope: uniqueScope("close") }), (m) => got.push(m.event), { transport: "sse", fetch: queueFetch });
+    await vi.waitFor(() => expect(got).toEqual(["state"]), { timeout: 5_000, interval: 10 });
+    sub.close();
+    expect(await sub.closed).toEqual({ code: 1000, reason: "closed by the subscriber" });
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * Following a live subscription from anywhere — browsers, Workers, Node (docs/http-api.md "Live subscriptions"):
+ * `subscribe(url, onMessage)` opens a URL your backend minted (`POST /v1/subscriptions`, `createSubscription`) with
+ * no queue token, as a WebSocket where the platform has one, else as Server-Sent Events over `fetch` (Node 20 has no
+ * WebSocket). `watchJob(url, on)` is the small helper for one job: callbacks for progress, steps and lines, and a
+ * promise of the job's final view. No framework, no dependency.
+ *
+ * @module
+ */
+import type { Job } from "../job/schemas";
+import type { SubscriptionMessage } from "../job/watch-message";
+
+export type { SubscriptionMessage } from "../job/watch-message";
+
+export interface SubscribeOptions {
+  /** "auto" (default): a WebSocket when `globalThis.WebSocket` exists, else Server-Sent Events over fetch. */
+  transport?: "auto" | "websocket" | "sse";
+  /** The fetch for Server-Sent Events (default: the global one). */
+  fetch?: typeof fetch;
+  /** Closes the subscription when it aborts. */
+  signal?: AbortSignal;
+}
+
+export interface Subscription {
+  /** Resolves when the subscription ends: `code` 1000 when the queue ended it (its job ended), else why it closed. */
+  readonly closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+/** A keep-alive the queue's runtime answers without waking its object (scope/watchers.ts), within idle proxies' limits. */
+const PING_EVERY_MS = 30_000;
+
+export function subscribe(url: string, onMessage: (m: SubscriptionMessage) => void, options: SubscribeOptions = {}): Subscription {
+  const transport = options.transport ?? "auto";
+  const Socket = (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
+  const sub = transport === "sse" || (transport === "auto" && !Socket) ? overEventStream(url, onMessage, options.fetch ?? fetch) : overSocket(url.replace(/^http/, "ws"), onMessage, Socket!);
+  options.signal?.addEventListener("abort", () => sub.close());
+  return sub;
+}
+
+function overSocket(url: string, onMessage: (m: SubscriptionMessage) => void, Socket: typeof WebSocket): Subscription {
+  const ws = new Socket(url);
+  let ping: ReturnType<typeof setInterval> | undefined;
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.addEventListener("open", () => {
+      ping = setInterval(() => ws.send("ping"), PING_EVERY_MS);
+    });
+    ws.addEventListener("message", (e) => {
+      if (typeof e.data === "string" && e.data !== "pong") onMessage(JSON.parse(e.data) as SubscriptionMessage);
+    });
+    ws.addEventListener("close", (e) => {
+      if (ping !== undefined) clearInterval(ping);
+      // A refused open (401 expired, 429 full) closes with 1006: the browser does not show the answer's body.
+      resolve({ code: e.code, reason: e.reason || (e.code === 1006 ? "the connection failed or was refused (an expired or forged URL is 401; a full object 429)" : "") });
+    });
+  });
+  return { closed, close: () => ws.close(1000, "closed by the subscriber") };
+}
+
+function overEventStream(url: string, onMessage: (m: SubscriptionMessage) => void, fetcher: typeof fetch): Subscription {
+  const abort = new AbortController();
+  const closed = (async () => {
+    let res: Response;
+    try {
+      res = await fetcher(url, { headers: { accept: "text/event-stream" }, signal: abort.signal });
+    } catch (e) {
+      return { code: 1006, reason: String(e) };
+    }
+    if (res.status !== 200 || !res.body) {
+      const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+      return { code: res.status === 401 ? 4401 : res.status === 429 ? 4429 : 4000 + (res.status % 1000), reason: body?.error?.message ?? `answered ${res.status}` };
+    }
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = "";
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return { code: 1000, reason: "the stream ended" };
+        buffered += value;
+        let end: number;
+        while ((end = buffered.indexOf("\n\n")) >= 0) {
+          const frame = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          const data = frame.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+          if (data) onMessage(JSON.parse(data) as SubscriptionMessage);
+        }
+      }
+    } catch (e) {
+      return abort.signal.aborted ? { code: 1000, reason: "closed by the subscriber" } : { code: 1006, reason: String(e) };
+    }
+  })();
+  return { closed, close: () => abort.abort() };
+}
+
+export interface WatchJobHandlers {
+  /** Each state change of the job (the first is its state as the subscription opened). */
+  state?(job: Job): void;
+  progress?(progress: unknown, at: number | null): void;
+  step?(step: Extract<SubscriptionMessage, { event: "step" }>["step"]): void;
+  log?(line: Extract<SubscriptionMessage, { event: "log" }>["line"]): void;
+}
+
+/**
+ * watchJob: follow one job's subscription URL until the job ends; resolves with its final view (its `result` when
+ * completed), rejects when the subscription closes before (an expired or forged URL, a dropped connection).
+ */
+export function watchJob(url: string, on: WatchJobHandlers = {}, options: SubscribeOptions = {}): Promise<Job> {
+  let last: Job | null = null;
+  const sub = subscribe(
+    url,
+    (m) => {
+      if (m.event === "state" && "job" in m) {
+        last = m.job;
+        on.state?.(m.job);
+      } else if (m.event === "progress") on.progress?.(m.progress, m.at);
+      else if (m.event === "step") on.step?.(m.step);
+      else if (m.event === "log") on.log?.(m.line);
+    },
+    options,
+  );
+  return sub.closed.then((c) => {
+    const job = last as Job | null;
+    if (job && job.finishedAt !== null) return job;
+    throw new Error(`the subscription closed before the job ended (${c.code}${c.reason ? `: ${c.reason}` : ""})`);
+  });
+}
