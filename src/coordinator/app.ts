@@ -23,7 +23,7 @@ import { QueueOps } from "./operations";
 import { perform, statusOf } from "./perform";
 import { wakeSchedules } from "./schedules";
 import { OPERATION_LIST } from "../api";
-import { SUBSCRIPTION_PATH } from "../job/subscription";
+import { SUBSCRIPTION_PATH } from "../job/schemas/subscriptions";
 
 /** Bodies larger than the batch payload limit and this are refused before they are read; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;

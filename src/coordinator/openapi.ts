@@ -33,7 +33,7 @@ import {
 } from "../job/schemas";
 import { ScheduleResultSchema, ScheduleSchema } from "../job/schedule-spec";
 import { VERSION } from "../version";
-import { SUBSCRIPTION_PATH } from "../job/subscription";
+import { SUBSCRIPTION_PATH } from "../job/schemas/subscriptions";
 
 type JsonSchema = Record<string, unknown>;
 

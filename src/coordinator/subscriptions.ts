@@ -9,7 +9,8 @@
 import { QueueError } from "../errors";
 import { homeFor, scopeHome } from "../job/home";
 import type { CreateSubscription, SubscriptionAnswer } from "../job/schemas/subscriptions";
-import { signSubscription, SUBSCRIPTION_PATH, verifySubscription, type Follows } from "../job/subscription";
+import { signSubscription, verifySubscription, type Follows } from "../job/subscription";
+import { SUBSCRIPTION_PATH } from "../job/schemas/subscriptions";
 import type { QueueContext } from "./queue-context";
 
 /** The header a scope object reads the checked subscription from (only the coordinator reaches the object). */

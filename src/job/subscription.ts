@@ -20,10 +20,6 @@ export type Subscription = Follows & {
   exp: number;
 };
 
-/** Subscription URLs live this long unless the request says otherwise, and at most SUBSCRIPTION_TTL_MAX_MS. */
-export const SUBSCRIPTION_TTL_DEFAULT_MS = 15 * 60_000;
-export const SUBSCRIPTION_TTL_MAX_MS = 24 * 3600_000;
-export const SUBSCRIPTION_PATH = "/v1/subscriptions";
 
 const keys = new Map<string, Promise<CryptoKey>>();
 

@@ -119,9 +119,10 @@ export interface Worker {
  * Worker project of a user's own (a producer, a handler, a queue `edgequeue init` wrote) in `cwd`, on a free port, sharing `registryDir` with the queue's session so their
  * service bindings connect (wrangler's local dev registry); resolves once it answers HTTP at all.
  */
-export async function startWorker(options: { cwd: string; config?: string; registryDir: string; timeoutMs?: number; npmDev?: boolean }): Promise<Worker> {
+export async function startWorker(options: { cwd: string; config?: string; registryDir: string; timeoutMs?: number; npmDev?: boolean; vars?: Record<string, string> }): Promise<Worker> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
-  const session = await startSession({ configs: options.config ? [options.config] : [], cwd: options.cwd, registryDir: options.registryDir, npmDev: options.npmDev });
+  const extraArgs = Object.entries(options.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  const session = await startSession({ configs: options.config ? [options.config] : [], cwd: options.cwd, registryDir: options.registryDir, npmDev: options.npmDev, extraArgs });
   for (;;) {
     if (session.exited()) throw await session.fail(session.exitReason());
     if (Date.now() > deadline) throw await session.fail(`${session.url} did not answer in time`);

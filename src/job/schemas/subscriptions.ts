@@ -5,8 +5,12 @@
  * @module
  */
 import { z } from "zod";
-import { SUBSCRIPTION_TTL_DEFAULT_MS, SUBSCRIPTION_TTL_MAX_MS } from "../subscription";
 import { boundedName, JobId, JobTypeName, ScopeSchema } from "./pieces";
+
+/** Subscription URLs may be opened this long unless the request says otherwise, and at most SUBSCRIPTION_TTL_MAX_MS. */
+export const SUBSCRIPTION_TTL_DEFAULT_MS = 15 * 60_000;
+export const SUBSCRIPTION_TTL_MAX_MS = 24 * 3600_000;
+export const SUBSCRIPTION_PATH = "/v1/subscriptions";
 
 export const CreateSubscriptionSchema = z
   .strictObject({
