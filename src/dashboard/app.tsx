@@ -33,6 +33,7 @@ import type { DashContext, Vars } from "./context";
 import { BULK_NOTICES, bulkRoutes } from "./bulk-routes";
 import { Layout, type PageFrame } from "./layout";
 import { CHILDREN_SHOWN, JobPage } from "./pages/job";
+import { jobPaths, listPaths } from "./live";
 import { jobHref, JobsPage } from "./pages/jobs";
 import { LoginPage } from "./pages/login";
 import { OverviewPage } from "./pages/overview";
@@ -161,14 +162,17 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     const query = parseInput(ListQuerySchema, { limit: "50", ...raw }, "query");
     const page = await opsOf(c).fanOut.list(query);
     const types = Object.keys(loadConfig(c.env).types);
-    return c.html(<JobsPage frame={frame(c, "Jobs", "jobs")} query={query} types={types} items={page.items} nextCursor={page.nextCursor} />);
+    const scope = query.scopeType !== undefined && query.scopeId !== undefined ? { type: query.scopeType, id: query.scopeId } : null;
+    const subscribe = await listPaths(c.env, page.items, scope, Date.now());
+    return c.html(<JobsPage frame={{ ...frame(c, "Jobs", "jobs"), subscribe }} query={query} types={types} items={page.items} nextCursor={page.nextCursor} />);
   });
 
   d.get("/jobs/:id", async (c) => {
     const id = parseInput(JobId, c.req.param("id"), "id");
     const ops = opsOf(c);
     const [job, timeline, journal, logs, children] = await Promise.all([ops.jobs.get(id), ops.jobs.timeline(id, TIMELINE_STEPS), ops.jobs.steps(id), ops.jobs.logs(id), ops.jobs.children(id, -1, CHILDREN_SHOWN)]);
-    return c.html(<JobPage frame={frame(c, `Job ${job.type}`, "jobs")} job={job} timeline={timeline} journal={journal} logs={logs} children={children} live={c.req.header(LIVE_HEADER) !== undefined} />);
+    const subscribe = await jobPaths(c.env, job, Date.now());
+    return c.html(<JobPage frame={{ ...frame(c, `Job ${job.type}`, "jobs"), subscribe }} job={job} timeline={timeline} journal={journal} logs={logs} children={children} live={c.req.header(LIVE_HEADER) !== undefined} />);
   });
 
   d.post("/jobs/:id/retry", async (c) => {

@@ -8,6 +8,10 @@
  */
 
 export const REFRESH_MS = 5000;
+/** A subscribed page still refreshes this often, for what its subscriptions do not follow (a job in another object). */
+export const LIVE_FALLBACK_MS = 30_000;
+/** Messages within this long of each other are one refresh (a job's progress, then its end). */
+export const LIVE_DEBOUNCE_MS = 150;
 
 export const APP_CSS = `
 :root { --fg:#1d2330; --muted:#667085; --line:#e4e7ec; --bg:#f7f8fa; --card:#fff; --accent:#3b5bdb;
@@ -60,18 +64,32 @@ footer { color:var(--muted); font-size:12px; text-align:right; max-width:1240px;
 `;
 
 export const APP_JS = `
-// Refresh the parts of this page marked data-live every ${REFRESH_MS / 1000} s, without a reload
-// (the header tells the server only those parts are used).
-// Skipped while the tab is hidden or a field is being edited; stops when the session ends.
+// Refresh the parts of this page marked data-live without a reload (the header tells the server only those parts
+// are used): at once when a live subscription of the page (body data-subscribe: docs/http-api.md "Live
+// subscriptions") says something changed, else every ${REFRESH_MS / 1000} s (${LIVE_FALLBACK_MS / 1000} s on a
+// subscribed page, for what its subscriptions do not follow). Skipped while the tab is hidden or a field is being
+// edited; stops when the session ends.
 (function () {
-  var busy = false;
-  var timer = setInterval(refresh, ${REFRESH_MS});
+  var busy = false, again = false, soon = null;
+  var paths = (document.body.getAttribute("data-subscribe") || "").split(" ").filter(Boolean);
+  var timer = setInterval(refresh, paths.length > 0 ? ${LIVE_FALLBACK_MS} : ${REFRESH_MS});
+  var open = paths.length;
+  paths.forEach(function (path) {
+    var ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + path);
+    ws.onmessage = function () { if (!soon) soon = setTimeout(function () { soon = null; refresh(); }, ${LIVE_DEBOUNCE_MS}); };
+    // A job's subscription ends with the job: the page goes back to the timer, as its footer then says.
+    ws.onclose = function () {
+      refresh();
+      if (--open === 0) { clearInterval(timer); timer = setInterval(refresh, ${REFRESH_MS}); }
+    };
+  });
   function editing() {
     var a = document.activeElement;
     return a && (a.tagName === "INPUT" || a.tagName === "SELECT" || a.tagName === "TEXTAREA");
   }
   function refresh() {
-    if (busy || document.hidden || editing()) return;
+    if (busy) { again = true; return; }
+    if (document.hidden || editing()) return;
     busy = true;
     fetch(location.href, { credentials: "same-origin", redirect: "manual", headers: { "x-edgequeue-live": "1" } })
       .then(function (res) {
@@ -87,7 +105,7 @@ export const APP_JS = `
         });
       })
       .catch(function () {})
-      .then(function () { busy = false; });
+      .then(function () { busy = false; if (again) { again = false; refresh(); } });
   }
 })();
 `;

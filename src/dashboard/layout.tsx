@@ -28,6 +28,11 @@ export interface PageFrame {
   now: number;
   notice?: string | null;
   error?: string | null;
+  /**
+   * Subscription paths (docs/http-api.md "Live subscriptions") the page opens as WebSockets: a message refreshes
+   * its live parts at once, instead of on the timer (dashboard/live.ts).
+   */
+  subscribe?: string[];
 }
 
 /** DOCTYPE: JSX cannot write it, and without it browsers render in quirks mode. */
@@ -53,7 +58,7 @@ export function Layout(props: PageFrame & { children?: Child }) {
     {DOCTYPE}
     <html lang="en">
       <Head title={props.title} live />
-      <body>
+      <body data-subscribe={props.subscribe && props.subscribe.length > 0 ? props.subscribe.join(" ") : undefined}>
         <header>
           <a class="brand" href="/dashboard">edgequeue</a>
           <nav>
@@ -75,7 +80,7 @@ export function Layout(props: PageFrame & { children?: Child }) {
           {props.children}
         </main>
         <footer id="updated" data-live>
-          Updated {utc(props.now)} · refreshes every {REFRESH_MS / 1000} s
+          Updated {utc(props.now)} · {props.subscribe && props.subscribe.length > 0 ? "live" : `refreshes every ${REFRESH_MS / 1000} s`}
         </footer>
       </body>
     </html>

@@ -143,6 +143,32 @@ describe("dashboard in Chromium", () => {
     await screenshot(page, "overview");
   });
 
+  test("a job's page and a scope's list follow their jobs live, through subscriptions, without a reload", async () => {
+    const type = `${PULLED}.watched`;
+    const scope = { type: "BrowserLive", id: Date.now().toString(36) };
+    const { job } = await api("POST", "/v1/jobs", { type, payload: {}, scope });
+    const sockets: string[] = [];
+    page.on("websocket", (ws) => sockets.push(ws.url()));
+    await page.goto(`${queue.url}/dashboard/jobs/${encodeURIComponent(job.id)}`);
+    await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+    expect(await page.locator("footer").innerText()).toContain("live");
+    const { jobs } = await api("POST", "/v1/claim", { worker: "browser-test", types: [type], limit: 1 });
+    await api("POST", `/v1/jobs/${job.id}/progress`, { leaseToken: jobs[0].leaseToken, progress: 60 });
+    // Well inside the page's 30 s fallback timer: the subscription's message is what refreshed it.
+    await expect.poll(async () => ((await page.locator("[data-progress]").count()) ? page.locator("[data-progress]").innerText() : ""), { timeout: 4_000, interval: 100 }).toContain("60%");
+    await api("POST", `/v1/jobs/${job.id}/complete`, { leaseToken: jobs[0].leaseToken, result: { ok: true } });
+    await expect.poll(() => page.locator("main").innerText(), { timeout: 4_000, interval: 100 }).toContain("completed");
+    expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    expect(sockets.some((u) => u.includes("/v1/subscriptions/"))).toBe(true);
+    await screenshot(page, "job-live");
+
+    await page.goto(`${queue.url}/dashboard/jobs?scopeType=${scope.type}&scopeId=${scope.id}`);
+    await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+    const { job: next } = await api("POST", "/v1/jobs", { type, payload: { second: true }, scope });
+    await expect.poll(() => page.locator("main").innerText(), { timeout: 4_000, interval: 100 }).toContain(next.id.slice(-8));
+    expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+  });
+
   test("every other page renders", async () => {
     for (const [path, name, text] of [
       ["/dashboard/scopes", "scopes", "Account:acme-0"],

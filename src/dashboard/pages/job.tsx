@@ -90,6 +90,21 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                 </dd>
               </>
             ) : null}
+            {j.progress !== null ? (
+              <>
+                <dt>Progress</dt>
+                <dd data-progress>
+                  {typeof j.progress === "number" ? (
+                    <>
+                      <progress max="100" value={String(j.progress)}></progress> {Math.round(j.progress)}%
+                    </>
+                  ) : (
+                    <code>{clip(JSON.stringify(j.progress))}</code>
+                  )}
+                  <span class="muted"> at {utcMs(j.progressAt ?? 0)}</span>
+                </dd>
+              </>
+            ) : null}
             <dt>Scope</dt>
             <dd>{j.scope ? <a href={`/dashboard/jobs?scopeType=${encodeURIComponent(j.scope.type)}&scopeId=${encodeURIComponent(j.scope.id)}`}>{`${j.scope.type}:${j.scope.id}`}</a> : "—"}</dd>
             <dt>Attempts</dt>
