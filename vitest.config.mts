@@ -1,10 +1,22 @@
 import { readFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { parse } from "smol-toml";
 import { configDefaults, defineConfig } from "vitest/config";
 
 const compatibilityDate = "2026-04-20";
+
+/** A free port for the receiver of completion callbacks and OTLP exports (test/receiver.mjs, started by the global setup). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+process.env.EDGEQUEUE_TEST_RECEIVER_PORT ??= String(await freePort());
+const receiverUrl = `http://127.0.0.1:${process.env.EDGEQUEUE_TEST_RECEIVER_PORT}`;
 
 /** The config the queue ships (wrangler.toml), so the tests exercise the demo config a person runs with npm start. */
 const shipped = (parse(readFileSync("./wrangler.toml", "utf8")) as { vars: { EDGEQUEUE_CONFIG: Record<string, any> } }).vars.EDGEQUEUE_CONFIG;
@@ -46,6 +58,9 @@ const workersPool = cloudflareTest({
     analyticsEngineDatasets: { ANALYTICS: { dataset: "edgequeue_test" } },
     bindings: {
       QUEUE_TOKEN: "test-token",
+      // Completion callbacks are signed with it (docs/http-api.md "Completion callbacks"); RECEIVER_URL takes them.
+      EDGEQUEUE_CALLBACK_SECRET: "test-callback-secret",
+      RECEIVER_URL: receiverUrl,
       // Longer randomized runs on demand (docs/reliability.md): CHAOS_SEEDS=200 adds 200
       // seeds to each chaos suite, CHAOS_SEEDS=7,42 replays those; FUZZ_RUNS / FUZZ_SEED likewise.
       CHAOS_SEEDS: process.env.CHAOS_SEEDS ?? "",

@@ -18,6 +18,12 @@ export interface Env {
   WAIT: DurableObjectNamespace<WaitDO>;
   /** Bearer token for the HTTP API (a secret; `.dev.vars` locally). Unset: every call is refused. */
   QUEUE_TOKEN?: string;
+  /** Signs completion callbacks (docs/http-api.md "Completion callbacks"); an enqueue with a callback is refused without it. */
+  EDGEQUEUE_CALLBACK_SECRET?: string;
+  /** The OTLP/HTTP endpoint spans are exported to (docs/operating.md "OpenTelemetry"); the config's `otel.endpoint` wins. */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** Headers for the export, `k=v,k2=v2` (the OpenTelemetry convention), e.g. an API key. */
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
   /** The queue config, an object in wrangler.toml `[vars.EDGEQUEUE_CONFIG]` (or a JSON string). */
   EDGEQUEUE_CONFIG?: unknown;
 }

@@ -1,14 +1,16 @@
 /**
  * Builds the handler Workers the tests run beside the coordinator (auxiliary
- * workers must be prebuilt JS): the example handler and the test fixture.
+ * workers must be prebuilt JS): the example handler and the test fixture; and starts the local receiver of
+ * completion callbacks and OTLP exports.
  */
 import { execFileSync } from "node:child_process";
+import { startReceiver } from "./receiver.mjs";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
 export const BUILD = path.join(root, ".test-build");
 
-export default function setup() {
+export default async function setup() {
   for (const [name, config] of [
     ["example-handler", "examples/handler/wrangler.toml"],
     ["test-handler", "test/fixtures/handler/wrangler.toml"],
@@ -18,4 +20,7 @@ export default function setup() {
       stdio: "pipe",
     });
   }
+  // The receiver completion callbacks and OTLP exports go to (test/receiver.mjs), on the port the config chose.
+  const stop = await startReceiver(Number(process.env.EDGEQUEUE_TEST_RECEIVER_PORT));
+  return stop;
 }

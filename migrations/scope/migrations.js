@@ -32,6 +32,8 @@ import m0029 from './0029_event_waits.sql';
 import m0030 from './0030_limit_key.sql';
 import m0031 from './0031_expired_state.sql';
 import m0032 from './0032_progress.sql';
+import m0033 from './0033_callbacks.sql';
+import m0034 from './0034_callback_triggers.sql';
 
   export default {
     journal,
@@ -68,7 +70,9 @@ m0028,
 m0029,
 m0030,
 m0031,
-m0032
+m0032,
+m0033,
+m0034
     }
   }
   

@@ -17,9 +17,10 @@ import { QUEUE_OPERATIONS } from "./queue";
 import { SCHEDULE_OPERATIONS } from "./schedules";
 import { SIGNAL_OPERATIONS } from "./signals";
 import { SUBSCRIPTION_OPERATIONS } from "./subscriptions";
+import { CALLBACK_OPERATIONS } from "./callbacks";
 import { TOPIC_OPERATIONS } from "./topics";
 
-const AREAS = [JOB_OPERATIONS, BULK_OPERATIONS, LEASE_OPERATIONS, JOURNAL_OPERATIONS, SIGNAL_OPERATIONS, QUEUE_OPERATIONS, TOPIC_OPERATIONS, SCHEDULE_OPERATIONS, POOL_OPERATIONS, SUBSCRIPTION_OPERATIONS];
+const AREAS = [JOB_OPERATIONS, BULK_OPERATIONS, LEASE_OPERATIONS, JOURNAL_OPERATIONS, SIGNAL_OPERATIONS, QUEUE_OPERATIONS, TOPIC_OPERATIONS, SCHEDULE_OPERATIONS, POOL_OPERATIONS, SUBSCRIPTION_OPERATIONS, CALLBACK_OPERATIONS];
 
 export const OPERATIONS = {
   ...JOB_OPERATIONS,
@@ -32,6 +33,7 @@ export const OPERATIONS = {
   ...SCHEDULE_OPERATIONS,
   ...POOL_OPERATIONS,
   ...SUBSCRIPTION_OPERATIONS,
+  ...CALLBACK_OPERATIONS,
 };
 // A spread keeps one of two same-named declarations without a word: refuse that at load.
 if (AREAS.reduce((n, a) => n + Object.keys(a).length, 0) !== Object.keys(OPERATIONS).length) throw new Error("an operationId is declared in two areas of src/api/");

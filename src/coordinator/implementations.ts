@@ -44,6 +44,7 @@ export const IMPLEMENTATIONS: Implementations = {
   jobSteps: async (ops, { params }) => ({ items: await ops.jobs.steps(params.id) }),
   jobLogs: async (ops, { params }) => ({ items: await ops.jobs.logs(params.id) }),
   appendLogs: async (ops, { params, body }) => ({ stored: await ops.leases.appendLogs(params.id, body) }),
+  deadCallbacks: async (ops, { query }) => ops.callbacks.dead(query),
   createSubscription: async (ops, { body }) => ops.subscriptions.mint(body, Date.now()),
   reportProgress: async (ops, { params, body }) => ({ progressAt: await ops.leases.progress(params.id, body) }),
   resolveStep: async (ops, { params, body }) => ({ job: await ops.jobs.resolveStep(params.id, params.name, body.result) }),

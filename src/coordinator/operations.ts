@@ -20,6 +20,7 @@ import { QueueContext } from "./queue-context";
 import { Schedules } from "./schedules";
 import { Signals } from "./signals";
 import { Subscriptions } from "./subscriptions";
+import { Callbacks } from "./callbacks";
 import { Topics } from "./topics";
 
 export class QueueOps {
@@ -32,6 +33,7 @@ export class QueueOps {
   readonly pools: Pools;
   readonly signals: Signals;
   readonly subscriptions: Subscriptions;
+  readonly callbacks: Callbacks;
 
   constructor(
     private readonly env: Env,
@@ -49,6 +51,7 @@ export class QueueOps {
     this.pools = new Pools(q);
     this.signals = new Signals(q);
     this.subscriptions = new Subscriptions(q, origin);
+    this.callbacks = new Callbacks(q);
   }
 
   get schedules(): Schedules {

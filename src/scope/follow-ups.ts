@@ -11,7 +11,7 @@
  * 4. wake-ups — claims parked for a pulled type with due work here wake;
  * 5. fill — the dispatcher looks for due push work (not awaited: it may wait on a pool);
  * 6. outbox — what the write owed other objects is sent (not awaited; outbox.ts): the store marks an `owe`, a
- *    child's row ending says it by itself;
+ *    child's row ending says it by itself; then the completion callbacks of jobs that ended (callbacks.ts);
  * 7. catalog — the report is kicked (before arming: a report in flight moves the deadline the alarm waits for);
  * 8. alarm — set anew for the next wake-up.
  *
@@ -54,6 +54,8 @@ export interface FollowUpDeps {
   arm(now: number): Promise<void>;
   /** Send what this object owes others (outbox.ts), without waiting. */
   sendOwed(): void;
+  /** Post the completion callbacks jobs that ended owe (callbacks.ts), without waiting. */
+  callBack(): void;
   /** Whether a write owed others something since last asked (HomeStore.owed, outbox.ts owe); asking clears it. */
   takeOwed(): boolean;
 }
@@ -87,6 +89,7 @@ export class FollowUps {
     // What the write owed also sets the alarm (outbox.ts: its rows' next_at), even for a write that arms nothing else.
     const owed = d.takeOwed();
     if (owed || endsChildren(c.events)) d.sendOwed();
+    if (owesCallback(c.events)) d.callBack();
     if (c.report) d.report(c.report);
     if (c.arm || owed) await d.arm(now);
   }
@@ -98,6 +101,11 @@ export class FollowUps {
  */
 export function endsChildren(rows: readonly JobRow[]): boolean {
   return rows.some((r) => r.finished_at !== null && r.parent_id !== null);
+}
+
+/** owesCallback: rows of jobs with a callback that ended — the job_callback trigger owed it (callbacks.ts). */
+export function owesCallback(rows: readonly JobRow[]): boolean {
+  return rows.some((r) => r.finished_at !== null && r.callback !== null);
 }
 
 /**

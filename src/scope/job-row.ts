@@ -54,6 +54,8 @@ export type JobRow = {
   /** The latest ctx.progress as JSON text (job/progress.ts), and when it was reported; null until one is. */
   progress: string | null;
   progress_at: number | null;
+  /** JSON {url, on}: where its end is POSTed (callbacks.ts), or null. */
+  callback: string | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -112,6 +114,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     expires_at: at.expires_at === undefined ? null : r[at.expires_at]!,
     progress: at.progress === undefined ? null : r[at.progress]!,
     progress_at: at.progress_at === undefined ? null : r[at.progress_at]!,
+    callback: at.callback === undefined ? null : r[at.callback]!,
   }));
 }
 
@@ -151,6 +154,7 @@ export function toJob(row: JobRow): Job {
     expiresAt: row.expires_at ?? null,
     progress: row.progress ? (JSON.parse(row.progress) as Job["progress"]) : null,
     progressAt: row.progress_at ?? null,
+    callback: row.callback ? (JSON.parse(row.callback) as Job["callback"]) : null,
   };
 }
 

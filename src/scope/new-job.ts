@@ -13,6 +13,7 @@ import type { EnqueueRequest } from "../job/schemas";
 import { limitKeyOf } from "../job/limit-key";
 import { QueueError } from "../errors";
 import type { NewJob } from "./enqueue";
+import { CALLBACK_ON_DEFAULT } from "./callbacks";
 
 /**
  * prepareJob: the job as its home takes it. `idMadeUp`: the body's id was derived from one the queue made up (an
@@ -52,6 +53,7 @@ export function prepareJob(
       idFromQueue: body.id === undefined,
       limitKey,
       expiresAt,
+      callback: body.callback ? JSON.stringify({ url: body.callback.url, on: body.callback.on ?? CALLBACK_ON_DEFAULT }) : null,
       backoff: body.backoff ? JSON.stringify({ kind: body.backoff.kind, baseMs: body.backoff.baseMs, maxMs: body.backoff.maxMs ?? Math.max(body.backoff.baseMs, 300_000) }) : null,
     },
   };

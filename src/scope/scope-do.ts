@@ -42,6 +42,7 @@ import type { OwedItem } from "./outbox";
 import { childrenOf } from "./invokes";
 import type { BulkAction } from "../job/transitions";
 import { countPage } from "./bulk";
+import { deadCallbacks, type DeadCallback } from "./callbacks";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
 
@@ -276,6 +277,11 @@ export class ScopeDO extends DurableObject<Env> {
       const row = getJob(this.store.sql, id);
       return row ? [toJob(row)] : [];
     });
+  }
+
+  /** deadCallbacks: completion callbacks given up on here, oldest first (callbacks.ts). */
+  async deadCallbacks(limit: number): Promise<DeadCallback[]> {
+    return deadCallbacks(this.store.sql, limit);
   }
 
   async logs(id: string): Promise<JobLogLine[] | null> {

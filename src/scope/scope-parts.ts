@@ -47,6 +47,7 @@ import { WakeMemo } from "./wake-memo";
 import { WaitNotifier } from "./wait-notify";
 import { Watchers } from "./watchers";
 import { Feed } from "./feed";
+import { CallbackSender } from "./callbacks";
 import { ExpiryMemo } from "./expiry";
 import { gatheringsOver, nextGatherEnd } from "./gathering";
 import { nextWakeAt, readWakeRow } from "./wake";
@@ -74,6 +75,8 @@ export class ScopeParts {
   readonly followUps: FollowUps;
   /** Sends what this object owes others, after the commit and again from the alarm (outbox.ts). */
   readonly outbox: OutboxSender;
+  /** Posts completion callbacks, after the commit and again from the alarm (callbacks.ts). */
+  readonly callbacks: CallbackSender;
   /** The due types and the wake-up's row, kept while no write or lapse of time can change them (wake-memo.ts). */
   readonly memo: WakeMemo;
   /** The live subscriptions this object holds (watchers.ts). */
@@ -166,6 +169,14 @@ export class ScopeParts {
       keepAlive,
       rearm: () => this.arm(this.now()),
     });
+    this.callbacks = new CallbackSender({
+      sql,
+      now,
+      secret: () => env.EDGEQUEUE_CALLBACK_SECRET ?? null,
+      fetch: (request) => fetch(request),
+      keepAlive,
+      rearm: () => this.arm(this.now()),
+    });
     this.watchers = new Watchers({ ctx, sql, limit: () => config.limits.subscribersPerObject, now });
     this.followUps = new FollowUps({
       watchers: this.watchers,
@@ -191,6 +202,7 @@ export class ScopeParts {
       report: (urgency) => this.reporter.kick(urgency),
       arm: (at) => this.arm(at),
       sendOwed: () => this.outbox.kick(),
+      callBack: () => this.callbacks.kick(),
       takeOwed: () => {
         const owed = this.owedSince;
         this.owedSince = false;
@@ -320,7 +332,7 @@ export class ScopeParts {
         // The alarm is the safety net and the timer for delayed and retried push jobs.
         fill: () => this.dispatcher.fill(this.dispatcher.newOrigin()),
         wakeAt: (at) => this.wakeAt(at),
-        sendOwed: () => this.outbox.flushDue(),
+        sendOwed: async () => void (await Promise.all([this.outbox.flushDue(), this.callbacks.flushDue()])),
       },
       this.now(),
       info,

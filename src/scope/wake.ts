@@ -10,7 +10,7 @@
  * - the deadline for a catalog summary that has not gone out,
  * - the end of a permit hold a cancel left (pull-permits.ts),
  * - the earliest timeout of a waiting job's waits (waits.ts; job_wait_idx),
- * - the next send of an owed item (outbox.ts; outbox_next_idx),
+ * - the next send of an owed item (outbox.ts; outbox_next_idx), and of a completion callback (callbacks.ts),
  * - the earliest expiry of a job never started (expiry.ts; kept in memory by ExpiryMemo).
  *
  * @module
@@ -38,6 +38,7 @@ SELECT
   (SELECT min(hold_until) FROM job_permit) AS hold,
   (SELECT min(run_at) FROM job WHERE state = 'waiting' AND run_at < ${WAIT_FOREVER}) AS waiting,
   (SELECT min(next_at) FROM outbox) AS owed,
+  (SELECT min(next_at) FROM callback_out WHERE dead_at IS NULL) AS calls,
   ${OLDEST_FINISHED_COLUMNS}`;
 
 /** readWakeRow: JOB_NEXT_WAKE's row at `now` (wake-memo.ts keeps it while it stands). */
@@ -49,7 +50,7 @@ export function readWakeRow(store: HomeStore, now: number): WakeRow {
 export function nextWakeAt(store: HomeStore, now: number, reportDeadline: number | null, memo: WakeMemo): number | null {
   const row = memo.wake(now);
   // Pushed attempts' leases are held in memory, not in job_lease_idx (pushed-leases.ts).
-  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, row.waiting, row.owed, store.expiries.next(), sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
+  const times = [row.due, row.lease, store.pushed.earliest(), row.hold, row.waiting, row.owed, row.calls, store.expiries.next(), sweepAtOf(store, row, now), reportDeadline].filter((t): t is number => t !== null && t !== undefined);
   return times.length ? Math.min(...times) : null;
 }
 

@@ -96,6 +96,11 @@ export const job = sqliteTable(
      */
     progress: text("progress"),
     progressAt: integer("progress_at"),
+    /**
+     * Where the job's end is POSTed (docs/http-api.md "Completion callbacks"): JSON `{url, on}` from the enqueue's
+     * `callback`, or null. The job_callback trigger owes a callback_out row when it ends in a state of `on`.
+     */
+    callback: text("callback"),
   },
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/read.ts, byId). */
@@ -405,6 +410,25 @@ export const typePause = sqliteTable("type_pause", { type: text("type").primaryK
  * the job"): the newest 100 per job, each at most 2 KiB. Deleted with the job
  * (trigger, migration `job_log_triggers`).
  */
+/**
+ * Completion callbacks owed (scope/callbacks.ts; docs/http-api.md "Completion callbacks"): written by the
+ * job_callback trigger in the transaction that ended the job, deleted once the URL answered 2xx, kept with
+ * `dead_at` after the last try (listed by GET /v1/callbacks/dead) until the job is deleted. No index: the table
+ * holds only what is owed and what died, and rows read cost a thousandth of rows written.
+ */
+export const callbackOut = sqliteTable("callback_out", {
+  seq: integer("seq").primaryKey(),
+  jobSeq: integer("job_seq").notNull(),
+  /** The state the job ended in (the trigger's). */
+  state: text("state").notNull(),
+  /** When it is sent (again). */
+  nextAt: integer("next_at").notNull(),
+  tries: integer("tries").notNull().default(0),
+  lastError: text("last_error"),
+  /** When it was given up on; null while it is still owed. */
+  deadAt: integer("dead_at"),
+});
+
 export const jobLog = sqliteTable(
   "job_log",
   {

@@ -86,6 +86,7 @@ class Store {
       expiresAt: input.expiresAt ?? (input.expiresInMs === undefined ? null : now + input.expiresInMs),
       progress: null,
       progressAt: null,
+      callback: null,
     };
     this.jobs.push(job);
     return { job, created: true };

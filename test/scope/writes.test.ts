@@ -145,6 +145,7 @@ describe("what follows a write", () => {
       report: (u) => void calls.push(`report:${u}`),
       arm: async () => void calls.push("arm"),
       sendOwed: log("sendOwed"),
+      callBack: log("callBack"),
       // Owed once: the first run's write owed something, the second's did not.
       takeOwed: () => owedOnce-- > 0,
       ended: log("ended"),

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { LIMIT_KEY_MAX } from "../limit-key";
 import { MaxAttemptsSchema } from "../max-attempts";
 import { JobSchema } from "./job";
-import { ClientJobId, epochMs, JobTypeName, JsonObjectSchema, MAX_DELAY_MS, boundedName, ScopeSchema } from "./pieces";
+import { ClientJobId, epochMs, JobTypeName, JsonObjectSchema, MAX_DELAY_MS, boundedName, ScopeSchema, TerminalStateSchema } from "./pieces";
 
 /** A job's own backoff (enqueue `backoff`). maxMs defaults to the larger of baseMs and 5 minutes. */
 export const JobBackoffSchema = z
@@ -19,6 +19,20 @@ export const JobBackoffSchema = z
   .superRefine((b, ctx) => {
     if (b.maxMs !== undefined && b.maxMs < b.baseMs) ctx.addIssue({ code: "custom", path: ["maxMs"], message: `${b.maxMs} is below baseMs ${b.baseMs}: the cap must be at least the first delay` });
   });
+
+/** Where a job's end is POSTed (docs/http-api.md "Completion callbacks"). */
+export const CallbackSchema = z.strictObject({
+  url: z
+    .string()
+    .max(2048)
+    .url()
+    .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL"),
+  on: z
+    .array(TerminalStateSchema)
+    .min(1)
+    .optional()
+    .meta({ description: "The end states that call it back (default: completed and failed)." }),
+});
 
 export const EnqueueSchema = z
   .strictObject({
@@ -50,6 +64,10 @@ export const EnqueueSchema = z
     coalesce: z.literal("latest").optional().meta({ description: "A duplicate replaces the pending job's payload (never a running job's)." }),
     debounceMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Run once after the burst: each duplicate replaces the payload and pushes runAt to now + debounceMs." }),
     throttleMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Once a job of the key has started, duplicates within this window get it and create nothing." }),
+    callback: CallbackSchema.optional().meta({
+      description:
+        "POST the job's view (`{\"job\": …}`) to `url` when it ends in a state of `on` (default completed and failed), signed with EDGEQUEUE_CALLBACK_SECRET (the `Edgequeue-Signature` header), retried with backoff (docs/http-api.md \"Completion callbacks\"). Refused when the queue has no secret.",
+    }),
     backoff: JobBackoffSchema.optional().meta({ description: "This job's retry delays instead of its type's: exponential (full jitter up to min(maxMs, baseMs·2^(attempt−1))) or fixed (baseMs each time)." }),
   })
   .superRefine((body, ctx) => {

@@ -18,3 +18,4 @@ export * from "./leases";
 export * from "./events";
 export * from "./pools";
 export * from "./subscriptions";
+export * from "./callbacks";

@@ -59,6 +59,10 @@ export const JobSchema = z
       .meta({ description: "If it has not started by then it ends `expired` and never runs (docs/guards.md \"Expiry before start\"); null: it does not expire. A manual retry drops it." }),
     progress: ProgressSchema.nullable().meta({ description: "The latest ctx.progress the handler reported (docs/handlers.md \"Progress\"), kept across attempts; null until one is." }),
     progressAt: z.number().nullable().meta({ description: "When the latest progress was reported (the queue's clock), or null." }),
+    callback: z
+      .object({ url: z.string(), on: z.array(z.string()) })
+      .nullable()
+      .meta({ description: "Where its end is POSTed, and for which end states (the enqueue's callback; docs/http-api.md \"Completion callbacks\"); null for none." }),
   });
 export type Job = z.infer<typeof JobSchema>;
 

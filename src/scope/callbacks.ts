@@ -1,0 +1,158 @@
+/**
+ * Completion callbacks (docs/http-api.md "Completion callbacks"): a job enqueued with `callback: {url, on}` owes a
+ * POST of its view to `url` when it ends in a state of `on`. The job_callback trigger (migration 0034) writes the row
+ * in the very transaction that ended the job, so a crash loses none; the sender posts it right after the commit
+ * (`kick`, not awaited) and again from the alarm until the URL answers 2xx — then the row is deleted, so an
+ * acknowledged callback is never sent again — or until CALLBACK_TRIES tries failed: then it is kept, dead, for
+ * `GET /v1/callbacks/dead`. At least once: a receiver that acknowledged while this object died before deleting
+ * the row is called again with the same `Edgequeue-Delivery`.
+ *
+ * Each POST is signed: `Edgequeue-Signature: t=<unix ms>,v1=<hex HMAC-SHA256 of "<t>.<body>">` under
+ * EDGEQUEUE_CALLBACK_SECRET.
+ *
+ * @module
+ */
+import type { TerminalState } from "../job/states";
+import { withTimeout } from "../deadlines";
+import { jobRows, toJob, type JobRow } from "./job-row";
+
+/** Callbacks call back on these end states unless the enqueue says otherwise. */
+export const CALLBACK_ON_DEFAULT: readonly TerminalState[] = ["completed", "failed"];
+/** Tries before a callback is dead (about 17 minutes of backoff). */
+export const CALLBACK_TRIES = 10;
+/** A POST not answered by then failed. */
+const CALLBACK_TIMEOUT_MS = 10_000;
+/** A failed try is tried again after min(CALLBACK_BACKOFF_MAX_MS, 1 s · 2^tries). */
+const CALLBACK_BACKOFF_MAX_MS = 300_000;
+/** Callbacks one round sends at most, in parallel (each a subrequest). */
+const CALLBACK_PAGE = 32;
+
+const DUE = "SELECT seq, job_seq FROM callback_out WHERE dead_at IS NULL AND next_at <= ?1 ORDER BY next_at LIMIT ?2";
+const JOBS = "SELECT * FROM job WHERE seq IN (SELECT value FROM json_each(?1))";
+const DONE = "DELETE FROM callback_out WHERE seq = ?";
+const LATER = `
+UPDATE callback_out SET tries = tries + 1, last_error = ?2,
+       next_at = ?3 + min(${CALLBACK_BACKOFF_MAX_MS}, 1000 * (1 << min(tries, 20))),
+       dead_at = CASE WHEN tries + 1 >= ${CALLBACK_TRIES} THEN ?3 END
+ WHERE seq = ?1`;
+const DEAD = `
+SELECT c.state, c.tries, c.last_error, c.dead_at, j.id, j.type, j.callback FROM callback_out AS c JOIN job AS j ON j.seq = c.job_seq
+ WHERE c.dead_at IS NOT NULL ORDER BY c.dead_at, c.seq LIMIT ?1`;
+
+export interface DeadCallback {
+  jobId: string;
+  type: string;
+  url: string;
+  state: string;
+  tries: number;
+  lastError: string | null;
+  deadAt: number;
+}
+
+/** deadCallbacks: the object's dead callbacks, oldest first. */
+export function deadCallbacks(sql: SqlStorage, limit: number): DeadCallback[] {
+  return sql
+    .exec<{ state: string; tries: number; last_error: string | null; dead_at: number; id: string; type: string; callback: string }>(DEAD, limit)
+    .toArray()
+    .map((r) => ({ jobId: r.id, type: r.type, url: (JSON.parse(r.callback) as { url: string }).url, state: r.state, tries: r.tries, lastError: r.last_error, deadAt: r.dead_at }));
+}
+
+/** sign: the Edgequeue-Signature header of a body sent at `t` (unix ms). */
+export async function signCallback(secret: string, t: number, body: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${t}.${body}`)));
+  return `t=${t},v1=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+export interface CallbackDeps {
+  sql: SqlStorage;
+  now(): number;
+  secret(): string | null;
+  fetch(request: Request): Promise<Response>;
+  keepAlive(p: Promise<unknown>): void;
+  /** Set the alarm anew: a callback is left for later. */
+  rearm(): Promise<void>;
+}
+
+export class CallbackSender {
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(private readonly d: CallbackDeps) {}
+
+  /** kick: send what a write just owed, now, without the caller waiting. */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.d.keepAlive(this.run());
+  }
+
+  /** flushDue: the alarm's pass — every callback whose time came, awaited. */
+  async flushDue(): Promise<void> {
+    while (this.running) await this.running;
+    await this.run();
+  }
+
+  private run(): Promise<void> {
+    const p = (async () => {
+      let touched = false;
+      do {
+        this.again = false;
+        touched = (await this.round()) || touched;
+      } while (this.again);
+      if (touched) await this.d.rearm();
+    })()
+      .catch((e: unknown) => console.error(JSON.stringify({ event: "callback:send_failed", error: String(e) })))
+      .finally(() => {
+        this.running = null;
+      });
+    this.running = p;
+    return p;
+  }
+
+  /** round: the due callbacks, a page at a time; true when it found any. */
+  private async round(): Promise<boolean> {
+    let found = false;
+    for (;;) {
+      const due = this.d.sql.exec<{ seq: number; job_seq: number }>(DUE, this.d.now(), CALLBACK_PAGE).toArray();
+      if (due.length === 0) return found;
+      found = true;
+      const jobs = new Map(jobRows(this.d.sql.exec(JOBS, JSON.stringify(due.map((d) => d.job_seq)))).map((r) => [r.seq, r]));
+      await Promise.all(due.map((d) => this.send(d.seq, jobs.get(d.job_seq))));
+      if (due.length < CALLBACK_PAGE) return true;
+    }
+  }
+
+  private async send(seq: number, row: JobRow | undefined): Promise<void> {
+    const later = (error: string) => {
+      this.d.sql.exec(LATER, seq, error.slice(0, 1000), this.d.now());
+      console.warn(JSON.stringify({ event: "callback:failed", id: row?.id ?? null, error }));
+    };
+    // Its job is gone (deleted with its rows by then, or never had a callback): nothing to send.
+    if (!row || row.callback === null) return void this.d.sql.exec(DONE, seq);
+    const secret = this.d.secret();
+    if (!secret) return later("EDGEQUEUE_CALLBACK_SECRET is not set (wrangler secret put EDGEQUEUE_CALLBACK_SECRET)");
+    const { url } = JSON.parse(row.callback) as { url: string };
+    const body = JSON.stringify({ job: toJob(row) });
+    const t = this.d.now();
+    try {
+      const res = await withTimeout(
+        this.d.fetch(
+          new Request(url, {
+            method: "POST",
+            body,
+            headers: { "content-type": "application/json", "user-agent": "edgequeue-callback", "edgequeue-signature": await signCallback(secret, t, body), "edgequeue-delivery": `${row.id}:${seq}` },
+          }),
+        ),
+        CALLBACK_TIMEOUT_MS,
+      );
+      await res.body?.cancel();
+      if (res.status >= 200 && res.status < 300) this.d.sql.exec(DONE, seq);
+      else later(`answered ${res.status}`);
+    } catch (e) {
+      later(String(e));
+    }
+  }
+}
