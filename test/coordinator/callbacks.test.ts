@@ -32,7 +32,7 @@ describe("completion callbacks", () => {
   it("a receiver that fails twice gets the job's view three times, signed; acknowledged once, never sent again", async () => {
     const name = crypto.randomUUID();
     const { home, stub, clock } = await freshScope();
-    const [{ row }] = await put(stub, [newJob(home, { callback: JSON.stringify({ url: `${RECEIVER}/cb/${name}?fail=2`, on: ["completed", "failed"] }) })]);
+    const row = (await put(stub, [newJob(home, { callback: JSON.stringify({ url: `${RECEIVER}/cb/${name}?fail=2`, on: ["completed", "failed"] }) })]))[0]!.row;
     const [job] = await scopeRpc(stub).claim(lease);
     await scopeRpc(stub).complete(job!.id, job!.leaseToken!, JSON.stringify({ shipped: true }));
     // Sent right after the commit.
