@@ -107,6 +107,7 @@ const workersPool = cloudflareTest({
           // Paused and resumed queue-wide by test/coordinator/pause.test.ts alone.
           "test.pausable": { binding: "TEST" },
           "test.log": { binding: "TEST", maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } },
+          "test.trace": { binding: "TEST" },
           // FIFO (test/scope/ordered.test.ts): a pulled one, and a pushed topic consumer.
           "pull.ordered": { ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 60_000 } },
           "test.ordered.consumer": { binding: "TEST", ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 10 } },
@@ -134,6 +135,8 @@ const workersPool = cloudflareTest({
         topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },
         // Few, so test/coordinator/subscriptions.test.ts reaches the bound with real sockets (the shipped default is 5,000).
         limits: { ...shipped.limits, subscribersPerObject: 20 },
+        // Spans of jobs that carry a trace context go to the local receiver (test/receiver.mjs; test/coordinator/otel.test.ts).
+        otel: { endpoint: receiverUrl },
       },
     },
   },

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { activeTrace } from "../job/trace";
 import type { Job, LeasedJob, ListResult, Scope, SignalResult, StatsResult } from "../job/schemas";
 import type { JsonObject } from "../job/json-safe";
 import type { Metrics } from "../metrics/schemas";
@@ -40,6 +41,10 @@ export interface EnqueueOptions {
   throttleMs?: number;
   /** This job's retry delays instead of its type's: exponential (full jitter, the default) or fixed (baseMs each time). */
   backoff?: { kind?: "exponential" | "fixed"; baseMs: number; maxMs?: number };
+  /** W3C trace context its spans continue (docs/operating.md "OpenTelemetry"); default: the active OpenTelemetry context, if any. */
+  trace?: { traceparent: string; tracestate?: string };
+  /** POST its view to `url` when it ends in a state of `on` (default completed and failed), signed (docs/http-api.md "Completion callbacks"). */
+  callback?: { url: string; on?: ("completed" | "failed" | "cancelled" | "superseded" | "expired")[] };
 }
 
 /** One enqueue: `{ type, payload, ...options }`, typed by the registry per type. */
@@ -135,9 +140,9 @@ export function producerClient(calls: Calls): QueueClient {
   };
   // The registry types payloads; the queue checks them as JSON (so `as never` where a registered payload type meets the schema's).
   return {
-    enqueue: async (input) => (await calls.enqueue(withoutUndefined(input) as never)) as never,
+    enqueue: async (input) => (await calls.enqueue(withoutUndefined(traced(input)) as never)) as never,
     enqueueMany: async (inputs: EnqueueInput[], options: { return?: "ids" | "jobs" } = {}) =>
-      (await calls.enqueueBatch({ jobs: withoutUndefined(inputs) as never, ...(options.return ? { return: options.return } : {}) })).results as never,
+      (await calls.enqueueBatch({ jobs: withoutUndefined(inputs.map(traced)) as never, ...(options.return ? { return: options.return } : {}) })).results as never,
     get: async (id) => (await calls.getJob(id)).job as never,
     cancel: async (id, reason, options = {}) => (await calls.cancelJob(id, { ...(reason === undefined ? {} : { reason }), ...(options.cascade === false ? { cascade: false } : {}) })).job as never,
     // The API takes a list as comma-separated text, as in a query string.
@@ -151,4 +156,11 @@ export function producerClient(calls: Calls): QueueClient {
     signal: (to: string | { type: JobTypeName; dedupeKey: string; scope?: Scope }, name: string, data: unknown = null) =>
       typeof to === "string" ? calls.signalJob(to, name, { data }) : calls.signalKey(withoutUndefined({ ...to, name, data }) as never),
   };
+}
+
+/** traced: an enqueue without a `trace` continues the caller's active OpenTelemetry context, when there is one (job/trace.ts). */
+function traced<T extends { trace?: unknown }>(input: T): T {
+  if (input.trace !== undefined) return input;
+  const trace = activeTrace();
+  return trace ? { ...input, trace } : input;
 }

@@ -190,6 +190,23 @@ export const ConfigSchema = z.strictObject({
     .refine((u) => /^https?:\/\//.test(u), "publicUrl must be an http(s) URL")
     .transform((u) => u.replace(/\/+$/, ""))
     .optional(),
+  /**
+   * OpenTelemetry export (docs/operating.md "OpenTelemetry"): spans of jobs that carry a trace context (or of every
+   * job, with traceAll) go over OTLP/HTTP (JSON) to `endpoint` + `/v1/traces`. Without an endpoint here, the
+   * OTEL_EXPORTER_OTLP_ENDPOINT var names it (OTEL_EXPORTER_OTLP_HEADERS its headers); neither: nothing is exported.
+   */
+  otel: z
+    .strictObject({
+      endpoint: z
+        .string()
+        .url()
+        .refine((u) => /^https?:\/\//.test(u), "otel.endpoint must be an http(s) URL")
+        .optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+      traceAll: z.boolean().optional(),
+      serviceName: z.string().min(1).max(128).optional(),
+    })
+    .optional(),
   /** How long terminal jobs are kept; null (JSON) or "forever" (TOML has no null) keeps them until pruned by hand. */
   retention: z
     .strictObject({
@@ -241,6 +258,8 @@ export interface QueueConfig {
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number; journalMaxBytes: number; subscribersPerObject: number };
   /** How long a signal that reached a job before its wait is kept (docs/workflows.md). */
   signals: { retainMs: number };
+  /** OpenTelemetry export (scope/tracing.ts): the config's part; the env's OTEL_ vars fill in a missing endpoint. */
+  otel: { endpoint: string | null; headers: Record<string, string>; traceAll: boolean; serviceName: string };
   /** The queue's public origin, no trailing slash (wait tokens' `url`), or null. */
   publicUrl: string | null;
   /** Per terminal state, how long a job is kept; null: forever (only prune deletes it). */
@@ -309,6 +328,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     },
     signals: { retainMs: input.signals?.retainMs ?? DEFAULTS.signalRetainMs },
     publicUrl: input.publicUrl ?? null,
+    otel: { endpoint: input.otel?.endpoint ?? null, headers: input.otel?.headers ?? {}, traceAll: input.otel?.traceAll ?? false, serviceName: input.otel?.serviceName ?? "edgequeue" },
     retention: {
       completedMs: keptFor(input.retention?.completedMs, DEFAULTS.retention.completedMs),
       failedMs: keptFor(input.retention?.failedMs, DEFAULTS.retention.failedMs),

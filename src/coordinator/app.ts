@@ -24,6 +24,7 @@ import { perform, statusOf } from "./perform";
 import { wakeSchedules } from "./schedules";
 import { OPERATION_LIST } from "../api";
 import { SUBSCRIPTION_PATH } from "../job/schemas/subscriptions";
+import { withTraceHeaders } from "./trace-headers";
 
 /** Bodies larger than the batch payload limit and this are refused before they are read; payload limits are checked field by field after. */
 const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
@@ -76,7 +77,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
       const answer = await perform(op, new QueueOps(c.env, config, new URL(c.req.url).origin), {
         params: c.req.param(),
         query: c.req.query(),
-        body: () => readJsonBody(c.req.raw),
+        body: async () => withTraceHeaders(op.operationId, await readJsonBody(c.req.raw), c.req.header("traceparent"), c.req.header("tracestate")),
       });
       const also = ALSO_AS[op.operationId] as { wanted(accept?: string): boolean; render(answer: unknown): string } | undefined;
       if (op.alsoAs && also?.wanted(c.req.header("accept"))) return c.body(also.render(answer), 200, { "content-type": op.alsoAs.contentType });

@@ -79,6 +79,12 @@ export interface JobContext<T extends string = string, E = unknown> {
   scheduledFor: number | null;
   /** A topic consumer's job: the event it delivers (`id`: the emit's event id); null for any other job. */
   event: { id: string; topic: string } | null;
+  /**
+   * The W3C trace context to continue in your own spans (`traceparent`, `tracestate`): the queue's span of this
+   * attempt is its parent, in the trace the enqueue carried; null for a job enqueued without one
+   * (docs/operating.md "OpenTelemetry").
+   */
+  trace: { traceparent: string; tracestate?: string } | null;
   /** Aborts with a JobAbortedError reason: `cancelled`, `timeout` or `lease_lost`. Pass it to fetch and friends. */
   signal: AbortSignal;
   /** A structured log line tagged with the job. */

@@ -63,6 +63,7 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     runAt: job.runAt,
     scheduledFor: job.scheduledFor ?? null,
     event: job.event ?? null,
+    trace: job.trace ?? null,
     signal: o.signal,
     env: o.env,
     log: (message, fields = {}) => {

@@ -8,6 +8,7 @@
 import type { JsonObject } from "./json-safe";
 import type { JobLogLine } from "./log-lines";
 import type { Scope } from "./schemas";
+import type { TraceContext } from "./trace";
 
 /** One job as it crosses the binding; the handler SDK turns it into `(payload, ctx)`. */
 export interface DispatchJob {
@@ -30,6 +31,8 @@ export interface DispatchJob {
   event?: { id: string; topic: string };
   /** The value its type's key counts it under (a keyed limit's, a batch's: handler/batch.ts groups by it); absent when none. */
   limitKey?: string;
+  /** The W3C trace context the handler's spans continue — its attempt's span as parent (job/trace.ts); absent when the job has none. */
+  trace?: TraceContext;
 }
 
 /** The start record: the first attempt's start and a seed, from which `ctx.now()` and `ctx.uuid()` derive. */

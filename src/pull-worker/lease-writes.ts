@@ -7,6 +7,7 @@
  * @module
  */
 import { eventOfTags } from "../job/event-tags";
+import { attemptTrace } from "../job/trace";
 import type { DispatchJob, JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { LeasedJob } from "../job/schemas";
 
@@ -91,5 +92,7 @@ export function dispatchOf(job: LeasedJob): DispatchJob {
     dispatchedAt: job.startedAt ?? Date.now(),
     ...(job.journal ? { journal: job.journal } : {}),
     ...(job.concurrencyKey !== null && job.concurrencyKey !== undefined ? { limitKey: job.concurrencyKey } : {}),
+    // The handler's spans continue its attempt's, as a pushed handler's do (job/trace.ts).
+    ...(job.trace ? { trace: attemptTrace(job.id, job.attempts, job.trace) } : {}),
   };
 }

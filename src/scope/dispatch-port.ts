@@ -22,6 +22,7 @@ import { keepLogs } from "./job-logs";
 import type { HomeStore } from "./home-store";
 import type { WakeMemo } from "./wake-memo";
 import { PUSH_WORKER } from "./pushed-leases";
+import { attemptTrace, type TraceContext } from "../job/trace";
 
 
 /**
@@ -143,6 +144,8 @@ function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]
     ...(journal ? { journal } : {}),
     ...(event ? { event } : {}),
     ...(row.limit_key !== null ? { limitKey: row.limit_key } : {}),
+    // The handler's spans continue its attempt's (job/trace.ts).
+    ...(row.trace !== null ? { trace: attemptTrace(row.id, row.attempts, JSON.parse(row.trace) as TraceContext) } : {}),
     id: row.id,
     type: row.type,
     payloadJson: row.payload,

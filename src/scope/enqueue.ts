@@ -59,6 +59,8 @@ export interface NewJob {
   limitKey?: string | null;
   /** JSON {url, on}: where its end is POSTed (callbacks.ts); null / absent: nowhere. */
   callback?: string | null;
+  /** JSON {traceparent, tracestate?}: the trace context its spans continue (job/trace.ts); null / absent: none. */
+  trace?: string | null;
   /** A child (ctx.invoke: scope/invokes.ts): its parent's id, and the invoke's name and position in its parent's journal. */
   parentId?: string;
   parentStep?: string;
@@ -86,15 +88,15 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
                  timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff, own_id, ordered, tally,
-                 seq, id_seq, limit_key, parent_id, parent_step, parent_seq, expires_at, callback)
+                 seq, id_seq, limit_key, parent_id, parent_step, parent_seq, expires_at, callback, trace)
 WITH s AS MATERIALIZED (
   SELECT key AS k, value ->> 0 AS type, value ->> 1 AS scope_type, value ->> 2 AS scope_id, value ->> 3 AS priority, value ->> 4 AS run_at,
          value ->> 5 AS max_attempts, value ->> 6 AS timeout_ms, value ->> 7 AS tags, value ->> 8 AS backoff, value ->> 9 AS own_id,
-         value ->> 10 AS ordered, value ->> 11 AS expires_at, value ->> 12 AS callback
+         value ->> 10 AS ordered, value ->> 11 AS expires_at, value ->> 12 AS callback, value ->> 13 AS trace
     FROM json_each(?3))
 SELECT v.value ->> 0, s.type, v.value ->> 1, s.scope_type, s.scope_id, 'pending', s.priority, s.run_at, 0, s.max_attempts,
        s.timeout_ms, v.value ->> 3, v.value ->> 4, s.tags, v.value ->> 5, ?2, ?2, s.backoff, s.own_id, s.ordered, 1,
-       v.value ->> 6, v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, s.expires_at, s.callback
+       v.value ->> 6, v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, s.expires_at, s.callback, s.trace
   FROM json_each(?1) AS v JOIN s ON s.k = v.value ->> 2 WHERE true ORDER BY v.key
 ON CONFLICT DO NOTHING
 RETURNING *`;
@@ -336,6 +338,7 @@ function jobShape(store: HomeStore, job: NewJob, now: number): unknown[] {
     // Its own expiry, or its type's counted from when it is due (docs/guards.md "Expiry before start").
     job.expiresAt ?? (settings.expireAfterMs === null ? null : runAt + settings.expireAfterMs),
     job.callback ?? null,
+    job.trace ?? null,
   ];
 }
 

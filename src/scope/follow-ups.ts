@@ -4,7 +4,7 @@
  * commit path"):
  *
  * 1. events — lifecycle events, `enqueued` points, releases, lease losses, progress, the reap summary; then the
- *    live subscriptions that follow the rows (watchers.ts);
+ *    live subscriptions that follow the rows (watchers.ts), and the spans (tracing.ts: buffered, sent later);
  * 2. aborts — running handler calls of cancelled or reaped jobs see their signal abort;
  * 3. permits — pulled leases' permits renewed, or returned (awaited: a pull
  *    worker's slot is free once its settle answers);
@@ -26,6 +26,7 @@ import type { JobRow } from "./job-row";
 import type { LeasePermits } from "./lease-permits";
 import type { Watchers } from "./watchers";
 import type { FeedItem } from "./feed";
+import type { Tracing } from "./tracing";
 
 export interface FollowUpDeps {
   config: QueueConfig;
@@ -41,6 +42,8 @@ export interface FollowUpDeps {
   permits: Pick<LeasePermits, "renew" | "returnFree">;
   /** The object's live subscriptions (watchers.ts): each hears of the rows it follows. */
   watchers: Pick<Watchers, "changed">;
+  /** The jobs' OpenTelemetry spans (tracing.ts). */
+  tracing: Pick<Tracing, "changed">;
   /** The steps and log lines writes gathered for the watchers since last asked (feed.ts); asking takes them. */
   feed(): FeedItem[];
   /**
@@ -77,6 +80,7 @@ export class FollowUps {
     for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
     if (c.progressed.length > 0) d.events.progress(c.progressed, now);
     d.watchers.changed(rowsOf(c), c.progressed, d.feed());
+    d.tracing.changed(c.created, c.events, now);
     // Only with something reaped is the name asked: for an object older than name keeping, asking reads a row.
     if (c.reaped.length > 0) d.events.reaped(d.home(), c.reaped, now);
     for (const id of c.aborted) d.dispatcher.cancelled(id);

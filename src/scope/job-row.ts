@@ -56,6 +56,8 @@ export type JobRow = {
   progress_at: number | null;
   /** JSON {url, on}: where its end is POSTed (callbacks.ts), or null. */
   callback: string | null;
+  /** JSON {traceparent, tracestate?}: the trace context its enqueue carried (job/trace.ts), or null. */
+  trace: string | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -115,6 +117,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     progress: at.progress === undefined ? null : r[at.progress]!,
     progress_at: at.progress_at === undefined ? null : r[at.progress_at]!,
     callback: at.callback === undefined ? null : r[at.callback]!,
+    trace: at.trace === undefined ? null : r[at.trace]!,
   }));
 }
 
@@ -155,6 +158,7 @@ export function toJob(row: JobRow): Job {
     progress: row.progress ? (JSON.parse(row.progress) as Job["progress"]) : null,
     progressAt: row.progress_at ?? null,
     callback: row.callback ? (JSON.parse(row.callback) as Job["callback"]) : null,
+    trace: row.trace ? (JSON.parse(row.trace) as Job["trace"]) : null,
   };
 }
 

@@ -53,6 +53,7 @@ export function prepareJob(
       idFromQueue: body.id === undefined,
       limitKey,
       expiresAt,
+      trace: body.trace ? JSON.stringify(body.trace) : null,
       callback: body.callback ? JSON.stringify({ url: body.callback.url, on: body.callback.on ?? CALLBACK_ON_DEFAULT }) : null,
       backoff: body.backoff ? JSON.stringify({ kind: body.backoff.kind, baseMs: body.backoff.baseMs, maxMs: body.backoff.maxMs ?? Math.max(body.backoff.baseMs, 300_000) }) : null,
     },

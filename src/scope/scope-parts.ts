@@ -48,6 +48,7 @@ import { WaitNotifier } from "./wait-notify";
 import { Watchers } from "./watchers";
 import { Feed } from "./feed";
 import { CallbackSender } from "./callbacks";
+import { otlpHeaders, tracesUrl, Tracing } from "./tracing";
 import { ExpiryMemo } from "./expiry";
 import { gatheringsOver, nextGatherEnd } from "./gathering";
 import { nextWakeAt, readWakeRow } from "./wake";
@@ -77,6 +78,8 @@ export class ScopeParts {
   readonly outbox: OutboxSender;
   /** Posts completion callbacks, after the commit and again from the alarm (callbacks.ts). */
   readonly callbacks: CallbackSender;
+  /** The jobs' OpenTelemetry spans, exported after the work (tracing.ts). */
+  readonly tracing: Tracing;
   /** The due types and the wake-up's row, kept while no write or lapse of time can change them (wake-memo.ts). */
   readonly memo: WakeMemo;
   /** The live subscriptions this object holds (watchers.ts). */
@@ -169,6 +172,14 @@ export class ScopeParts {
       keepAlive,
       rearm: () => this.arm(this.now()),
     });
+    this.tracing = new Tracing({
+      url: tracesUrl(config.otel.endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT),
+      headers: { ...otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...config.otel.headers },
+      traceAll: config.otel.traceAll,
+      serviceName: config.otel.serviceName,
+      fetch: (request) => fetch(request),
+      keepAlive,
+    });
     this.callbacks = new CallbackSender({
       sql,
       now,
@@ -180,6 +191,7 @@ export class ScopeParts {
     this.watchers = new Watchers({ ctx, sql, limit: () => config.limits.subscribersPerObject, now });
     this.followUps = new FollowUps({
       watchers: this.watchers,
+      tracing: this.tracing,
       feed: () => this.store.feed.take(),
       ended: (rows) => {
         this.store.completed.note(rows, this.store.config.retention.completedMs);

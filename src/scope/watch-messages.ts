@@ -8,6 +8,7 @@
  * @module
  */
 import type { SubscriptionMessage } from "../job/watch-message";
+import { hash64 } from "../job/hash";
 import type { Subscription } from "../job/subscription";
 import { toJob, type JobRow } from "./job-row";
 import { getJob, listJobs, liveJobsOfKey } from "./read";
@@ -19,20 +20,8 @@ export const TAG_ALL = "all";
 
 export type Message = SubscriptionMessage;
 
-/** FNV-1a, twice (two seeds): 16 hex characters that name a job id or key in a tag. */
-function hash(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
-  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
-}
-
-const jobTag = (id: string) => `j:${hash(id)}`;
-const keyTag = (type: string, key: string) => `k:${hash(`${type}\u0000${key}`)}`;
+const jobTag = (id: string) => `j:${hash64(id)}`;
+const keyTag = (type: string, key: string) => `k:${hash64(`${type}\u0000${key}`)}`;
 
 /** watchTags: the tags a subscription's socket is accepted with. */
 export function watchTags(sub: Subscription): string[] {

@@ -101,6 +101,11 @@ export const job = sqliteTable(
      * `callback`, or null. The job_callback trigger owes a callback_out row when it ends in a state of `on`.
      */
     callback: text("callback"),
+    /**
+     * The W3C trace context the enqueue carried (docs/operating.md "OpenTelemetry"): JSON `{traceparent,
+     * tracestate?}`, or null. The job's spans continue it; its handler gets it as ctx.trace.
+     */
+    trace: text("trace"),
   },
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/read.ts, byId). */

@@ -87,6 +87,7 @@ class Store {
       progress: null,
       progressAt: null,
       callback: null,
+      trace: null,
     };
     this.jobs.push(job);
     return { job, created: true };

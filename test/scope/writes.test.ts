@@ -141,6 +141,7 @@ describe("what follows a write", () => {
       permits: { renew: async () => void calls.push("renew"), returnFree: async () => void calls.push("returnPermits") },
       watchers: { changed: (rows) => void calls.push(`watchers:${rows.length}`) },
       feed: () => [],
+      tracing: { changed: () => undefined },
       wake: (types) => void calls.push(`wake:${[...types].join(",")}`),
       report: (u) => void calls.push(`report:${u}`),
       arm: async () => void calls.push("arm"),

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { LIMIT_KEY_MAX } from "../limit-key";
 import { MaxAttemptsSchema } from "../max-attempts";
+import { parseTraceparent } from "../trace";
 import { JobSchema } from "./job";
 import { ClientJobId, epochMs, JobTypeName, JsonObjectSchema, MAX_DELAY_MS, boundedName, ScopeSchema, TerminalStateSchema } from "./pieces";
 
@@ -19,6 +20,12 @@ export const JobBackoffSchema = z
   .superRefine((b, ctx) => {
     if (b.maxMs !== undefined && b.maxMs < b.baseMs) ctx.addIssue({ code: "custom", path: ["maxMs"], message: `${b.maxMs} is below baseMs ${b.baseMs}: the cap must be at least the first delay` });
   });
+
+/** W3C trace context (job/trace.ts). */
+export const TraceContextSchema = z.strictObject({
+  traceparent: z.string().refine((t) => parseTraceparent(t) !== null, "must be a W3C traceparent: 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"),
+  tracestate: z.string().max(512).optional(),
+});
 
 /** Where a job's end is POSTed (docs/http-api.md "Completion callbacks"). */
 export const CallbackSchema = z.strictObject({
@@ -64,6 +71,10 @@ export const EnqueueSchema = z
     coalesce: z.literal("latest").optional().meta({ description: "A duplicate replaces the pending job's payload (never a running job's)." }),
     debounceMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Run once after the burst: each duplicate replaces the payload and pushes runAt to now + debounceMs." }),
     throttleMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Once a job of the key has started, duplicates within this window get it and create nothing." }),
+    trace: TraceContextSchema.optional().meta({
+      description:
+        "W3C trace context to continue (docs/operating.md \"OpenTelemetry\"): the job's spans join this trace and its handler gets it as ctx.trace. Over HTTP the `traceparent`/`tracestate` headers fill it in; the clients take it from the active OpenTelemetry context.",
+    }),
     callback: CallbackSchema.optional().meta({
       description:
         "POST the job's view (`{\"job\": …}`) to `url` when it ends in a state of `on` (default completed and failed), signed with EDGEQUEUE_CALLBACK_SECRET (the `Edgequeue-Signature` header), retried with backoff (docs/http-api.md \"Completion callbacks\"). Refused when the queue has no secret.",

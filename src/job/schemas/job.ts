@@ -63,6 +63,10 @@ export const JobSchema = z
       .object({ url: z.string(), on: z.array(z.string()) })
       .nullable()
       .meta({ description: "Where its end is POSTed, and for which end states (the enqueue's callback; docs/http-api.md \"Completion callbacks\"); null for none." }),
+    trace: z
+      .object({ traceparent: z.string(), tracestate: z.string().optional() })
+      .nullable()
+      .meta({ description: "The W3C trace context its enqueue carried, which its spans continue (docs/operating.md \"OpenTelemetry\"); null for none." }),
   });
 export type Job = z.infer<typeof JobSchema>;
 
