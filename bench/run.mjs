@@ -62,6 +62,9 @@
  *   job's createdAt − the slot it was fired for.
  * - eventFanoutPerSec: events/s emitted to a topic with 3 consumers (each
  *   event becomes 3 delivery jobs), 16 in flight.
+ * - progressFanoutP50Ms / P95, idleSockets, idleWindowMs, idleWindowScopeActiveMs / Requests, eventTo1000SocketsMs:
+ *   live subscriptions (bench/live.mjs says how): a progress report reaching 100 WebSockets, and 1,000 idle
+ *   WebSockets on one object — what its meters counted over the idle window and one event to all of them.
  * - throughputByDepth / throughputByScopes, drawn in bench/results/throughput.svg:
  *   16 pull workers on one object at growing depths; pushed no-op jobs spread
  *   over a growing number of scopes.
@@ -104,6 +107,13 @@ async function main() {
     return w;
   };
   try {
+    // ------------------------------------------------ live subscriptions, on a queue of their own (bench/live.mjs)
+    const liveQueue = await start({ config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, "live"), vars: { QUEUE_TOKEN: TOKEN } });
+    await handlerConnected(liveQueue.url);
+    const wsFlag = typeof globalThis.WebSocket === "undefined" ? ["--experimental-websocket"] : [];
+    const live = JSON.parse(execFileSync(process.execPath, [...wsFlag, path.join(cwd, "bench/live.mjs"), liveQueue.url, TOKEN, quick ? "quick" : "full"], { encoding: "utf8" }).trim().split("\n").at(-1));
+    log(`  progress to 100 sockets: p50 ${live.progressFanoutP50Ms} ms, p95 ${live.progressFanoutP95Ms} ms; ${live.idleSockets} idle sockets on one object for ${live.idleWindowMs / 1000} s then one event to all (${live.eventTo1000SocketsMs} ms): the scope objects' meters counted ${live.idleWindowScopeRequests} requests and ${live.idleWindowScopeActiveMs} ms active over it`);
+    await liveQueue.stop();
     const queue = await start({ config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });
     const bare = await start({ config: "bench/bare/wrangler.toml", persistTo: path.join(state, "bare") });
     const poolAlone = await start({ config: "bench/pool/wrangler.toml", persistTo: path.join(state, "pool") });
@@ -414,6 +424,13 @@ async function main() {
       scheduleLatenessP50Ms: percentile(scheduleLateness, 50),
       scheduleLatenessP95Ms: percentile(scheduleLateness, 95),
       eventFanoutPerSec: Math.round(eventFanoutPerSec),
+      progressFanoutP50Ms: live.progressFanoutP50Ms,
+      progressFanoutP95Ms: live.progressFanoutP95Ms,
+      idleSockets: live.idleSockets,
+      idleWindowMs: live.idleWindowMs,
+      idleWindowScopeActiveMs: live.idleWindowScopeActiveMs,
+      idleWindowScopeRequests: live.idleWindowScopeRequests,
+      eventTo1000SocketsMs: live.eventTo1000SocketsMs,
       throughputByDepth: byDepth,
       throughputByScopes: byScopes,
       // Floors and goals of issue 14 (bench/README.md); the rest are earlier targets.

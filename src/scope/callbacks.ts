@@ -20,6 +20,11 @@ import { jobRows, toJob, type JobRow } from "./job-row";
 export const CALLBACK_ON_DEFAULT: readonly TerminalState[] = ["completed", "failed"];
 /** Tries before a callback is dead (about 17 minutes of backoff). */
 export const CALLBACK_TRIES = 10;
+/**
+ * How long an owed callback waits for the send right after its commit before the alarm sends it (migration 0034's
+ * trigger writes the same 5000, as the outbox's OUTBOX_GRACE_MS).
+ */
+export const CALLBACK_GRACE_MS = 5_000;
 /** A POST not answered by then failed. */
 const CALLBACK_TIMEOUT_MS = 10_000;
 /** A failed try is tried again after min(CALLBACK_BACKOFF_MAX_MS, 1 s · 2^tries). */
@@ -80,27 +85,30 @@ export class CallbackSender {
 
   constructor(private readonly d: CallbackDeps) {}
 
-  /** kick: send what a write just owed, now, without the caller waiting. */
+  /** kick: send what a write just owed (its rows are within their grace), now, without the caller waiting. */
   kick(): void {
     if (this.running) {
       this.again = true;
       return;
     }
-    this.d.keepAlive(this.run());
+    this.d.keepAlive(this.run(true));
   }
 
   /** flushDue: the alarm's pass — every callback whose time came, awaited. */
   async flushDue(): Promise<void> {
     while (this.running) await this.running;
-    await this.run();
+    await this.run(false);
   }
 
-  private run(): Promise<void> {
+  private run(fresh: boolean): Promise<void> {
     const p = (async () => {
       let touched = false;
+      let round = fresh;
       do {
         this.again = false;
-        touched = (await this.round()) || touched;
+        touched = (await this.round(round)) || touched;
+        // A kick during the round asked for what was owed since: those rows are within their grace.
+        round = true;
       } while (this.again);
       if (touched) await this.d.rearm();
     })()
@@ -112,11 +120,12 @@ export class CallbackSender {
     return p;
   }
 
-  /** round: the due callbacks, a page at a time; true when it found any. */
-  private async round(): Promise<boolean> {
+  /** round: the due callbacks (`fresh`: those within their grace too), a page at a time; true when it found any. */
+  private async round(fresh: boolean): Promise<boolean> {
     let found = false;
     for (;;) {
-      const due = this.d.sql.exec<{ seq: number; job_seq: number }>(DUE, this.d.now(), CALLBACK_PAGE).toArray();
+      const now = this.d.now();
+      const due = this.d.sql.exec<{ seq: number; job_seq: number }>(DUE, fresh ? now + CALLBACK_GRACE_MS : now, CALLBACK_PAGE).toArray();
       if (due.length === 0) return found;
       found = true;
       const jobs = new Map(jobRows(this.d.sql.exec(JOBS, JSON.stringify(due.map((d) => d.job_seq)))).map((r) => [r.seq, r]));

@@ -109,7 +109,7 @@ export function endsChildren(rows: readonly JobRow[]): boolean {
 
 /** owesCallback: rows of jobs with a callback that ended — the job_callback trigger owed it (callbacks.ts). */
 export function owesCallback(rows: readonly JobRow[]): boolean {
-  return rows.some((r) => r.finished_at !== null && r.callback !== null);
+  return rows.some((r) => r.finished_at !== null && typeof r.callback === "string");
 }
 
 /**

@@ -57,6 +57,8 @@ async function singles(type: string, payload: (i: number) => Record<string, unkn
  */
 const CEILING: Record<string, { rowsWritten: number; requests: number }> = {
   "single enqueue, pushed": { rowsWritten: 8.5, requests: 1.2 },
+  // Two rows more than without: the callback owed (the trigger's row) and its deletion once acknowledged.
+  "single enqueue with a completion callback, pushed": { rowsWritten: 10.5, requests: 1.2 },
   "100-job batch, pushed": { rowsWritten: 6, requests: 0.1 },
   "single enqueue, keyed, pushed": { rowsWritten: 10.5, requests: 1.2 },
   "100-job batch, pulled by edgequeue/worker": { rowsWritten: 7.2, requests: 0.35 },
@@ -74,6 +76,23 @@ const CEILING: Record<string, { rowsWritten: number; requests: number }> = {
 
 const workloads: [name: string, per: string, run: () => Promise<Cost>][] = [
   ["single enqueue, pushed", "job", () => singles("demo.noop", () => ({}))],
+  [
+    // A completion callback (docs/http-api.md "Completion callbacks") to the local receiver, which acknowledges it.
+    "single enqueue with a completion callback, pushed",
+    "job",
+    async () => {
+      const name = `cost-${crypto.randomUUID()}`;
+      const receiver = (env as unknown as { RECEIVER_URL: string }).RECEIVER_URL;
+      const scope = await scoped();
+      return measure(N, async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < N; i++) ids.push((await post("/v1/jobs", { type: "demo.noop", payload: {}, scope, callback: { url: `${receiver}/cb/${name}` } })).job.id);
+        const { vi } = await import("vitest");
+        await vi.waitFor(async () => expect(((await (await fetch(`${receiver}/cb/${name}`)).json()) as unknown[]).length).toBe(N), { timeout: 20_000, interval: 50 });
+        return ids;
+      });
+    },
+  ],
   [
     "100-job batch, pushed",
     "job",
