@@ -111,7 +111,7 @@ async function main() {
     const liveQueue = await start({ config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, "live"), vars: { QUEUE_TOKEN: TOKEN } });
     await handlerConnected(liveQueue.url);
     const wsFlag = typeof globalThis.WebSocket === "undefined" ? ["--experimental-websocket"] : [];
-    const live = JSON.parse(execFileSync(process.execPath, [...wsFlag, path.join(cwd, "bench/live.mjs"), liveQueue.url, TOKEN, quick ? "quick" : "full"], { encoding: "utf8" }).trim().split("\n").at(-1));
+    const live = JSON.parse(execFileSync(process.execPath, [...wsFlag, path.join(ROOT_DIR, "bench/live.mjs"), liveQueue.url, TOKEN, quick ? "quick" : "full"], { encoding: "utf8" }).trim().split("\n").at(-1));
     log(`  progress to 100 sockets: p50 ${live.progressFanoutP50Ms} ms, p95 ${live.progressFanoutP95Ms} ms; ${live.idleSockets} idle sockets on one object for ${live.idleWindowMs / 1000} s then one event to all (${live.eventTo1000SocketsMs} ms): the scope objects' meters counted ${live.idleWindowScopeRequests} requests and ${live.idleWindowScopeActiveMs} ms active over it`);
     await liveQueue.stop();
     const queue = await start({ config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, "queue"), vars: { QUEUE_TOKEN: TOKEN } });

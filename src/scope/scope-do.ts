@@ -311,7 +311,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** fetch: a subscription URL the coordinator checked, opened as a WebSocket (hibernatable) or an event stream. */
   override async fetch(request: Request): Promise<Response> {
-    return this.parts.watchers.open(request);
+    return this.parts.watching.watchers.open(request);
   }
 
   /** A subscriber's messages are not read (a keep-alive "ping" is answered by the runtime without waking the object). */
@@ -323,11 +323,11 @@ export class ScopeDO extends DurableObject<Env> {
     } catch {
       // The runtime answered the close already.
     }
-    this.parts.watchers.recount();
+    this.parts.watching.watchers.recount();
   }
 
   override async webSocketError(): Promise<void> {
-    this.parts.watchers.recount();
+    this.parts.watching.watchers.recount();
   }
 
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {

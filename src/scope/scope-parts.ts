@@ -45,10 +45,8 @@ import type { HomeStore } from "./home-store";
 import { buildSummary, type HomeSummary } from "./summary";
 import { WakeMemo } from "./wake-memo";
 import { WaitNotifier } from "./wait-notify";
-import { Watchers } from "./watchers";
 import { Feed } from "./feed";
-import { CallbackSender } from "./callbacks";
-import { otlpHeaders, tracesUrl, Tracing } from "./tracing";
+import { Watching } from "./watching";
 import { ExpiryMemo } from "./expiry";
 import { gatheringsOver, nextGatherEnd } from "./gathering";
 import { nextWakeAt, readWakeRow } from "./wake";
@@ -76,14 +74,10 @@ export class ScopeParts {
   readonly followUps: FollowUps;
   /** Sends what this object owes others, after the commit and again from the alarm (outbox.ts). */
   readonly outbox: OutboxSender;
-  /** Posts completion callbacks, after the commit and again from the alarm (callbacks.ts). */
-  readonly callbacks: CallbackSender;
-  /** The jobs' OpenTelemetry spans, exported after the work (tracing.ts). */
-  readonly tracing: Tracing;
+  /** Live subscriptions, completion callbacks and spans: what follows the jobs from outside (watching.ts). */
+  readonly watching: Watching;
   /** The due types and the wake-up's row, kept while no write or lapse of time can change them (wake-memo.ts). */
   readonly memo: WakeMemo;
-  /** The live subscriptions this object holds (watchers.ts). */
-  readonly watchers: Watchers;
   /** A write owed other objects something since the last follow-ups (HomeStore.owed). */
   private owedSince = false;
   /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
@@ -101,7 +95,7 @@ export class ScopeParts {
     const self = this;
     const now = () => this.now();
     const keepAlive = (p: Promise<unknown>) => ctx.waitUntil(p);
-    const feed = new Feed(() => this.watchers.count > 0);
+    const feed = new Feed(() => this.watching.watchers.count > 0);
     this.store = {
       sql,
       // What a transaction that rolled back gathered for the watchers goes with it (feed.ts).
@@ -161,7 +155,7 @@ export class ScopeParts {
       progress: async (items) => void (await this.write((at) => writes.progress(this.store, items, at))),
       // A pushed call's steps were written outside a write's record: the watchers take what the feed gathered.
       journaled: () => {
-        if (this.watchers.count > 0) void this.followUps.run(nothing(), this.now());
+        if (this.watching.watchers.count > 0) void this.followUps.run(nothing(), this.now());
       },
     });
     this.outbox = new OutboxSender({
@@ -172,26 +166,10 @@ export class ScopeParts {
       keepAlive,
       rearm: () => this.arm(this.now()),
     });
-    this.tracing = new Tracing({
-      url: tracesUrl(config.otel.endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT),
-      headers: { ...otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...config.otel.headers },
-      traceAll: config.otel.traceAll,
-      serviceName: config.otel.serviceName,
-      fetch: (request) => fetch(request),
-      keepAlive,
-    });
-    this.callbacks = new CallbackSender({
-      sql,
-      now,
-      secret: () => env.EDGEQUEUE_CALLBACK_SECRET ?? null,
-      fetch: (request) => fetch(request),
-      keepAlive,
-      rearm: () => this.arm(this.now()),
-    });
-    this.watchers = new Watchers({ ctx, sql, limit: () => config.limits.subscribersPerObject, now });
+    this.watching = new Watching({ ctx, env, config, now, keepAlive, rearm: () => this.arm(this.now()) });
     this.followUps = new FollowUps({
-      watchers: this.watchers,
-      tracing: this.tracing,
+      watchers: this.watching.watchers,
+      tracing: this.watching.tracing,
       feed: () => this.store.feed.take(),
       ended: (rows) => {
         this.store.completed.note(rows, this.store.config.retention.completedMs);
@@ -214,7 +192,7 @@ export class ScopeParts {
       report: (urgency) => this.reporter.kick(urgency),
       arm: (at) => this.arm(at),
       sendOwed: () => this.outbox.kick(),
-      callBack: () => this.callbacks.kick(),
+      callBack: () => this.watching.callbacks.kick(),
       takeOwed: () => {
         const owed = this.owedSince;
         this.owedSince = false;
@@ -344,7 +322,7 @@ export class ScopeParts {
         // The alarm is the safety net and the timer for delayed and retried push jobs.
         fill: () => this.dispatcher.fill(this.dispatcher.newOrigin()),
         wakeAt: (at) => this.wakeAt(at),
-        sendOwed: async () => void (await Promise.all([this.outbox.flushDue(), this.callbacks.flushDue()])),
+        sendOwed: async () => void (await Promise.all([this.outbox.flushDue(), this.watching.callbacks.flushDue()])),
       },
       this.now(),
       info,

@@ -230,7 +230,7 @@ describe("bounds", () => {
     const s = await socket(await mint({ scope }));
     await s.until((m) => m.length === 1);
     await runInDurableObject(stub, async (o) => {
-      const w = partsOf(o).watchers;
+      const w = partsOf(o).watching.watchers;
       const sub = JSON.stringify({ kind: "scope", home, exp: Date.now() + 60_000 });
       // A stream nobody reads.
       const res = w.open(new Request("https://scope/subscribe", { headers: { accept: "text/event-stream", [SUBSCRIPTION_HEADER]: sub } }));
