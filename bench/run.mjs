@@ -431,6 +431,7 @@ async function main() {
       idleWindowScopeActiveMs: live.idleWindowScopeActiveMs,
       idleWindowScopeRequests: live.idleWindowScopeRequests,
       eventTo1000SocketsMs: live.eventTo1000SocketsMs,
+      idleOpenMs: live.idleOpenMs,
       throughputByDepth: byDepth,
       throughputByScopes: byScopes,
       // Floors and goals of issue 14 (bench/README.md); the rest are earlier targets.
