@@ -79,8 +79,13 @@ export class FollowUps {
     if (c.released) d.events.released(c.released.rows, now, c.released.reason);
     for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
     if (c.progressed.length > 0) d.events.progress(c.progressed, now);
-    d.watchers.changed(rowsOf(c), c.progressed, d.feed());
-    d.tracing.changed(c.created, c.events, now);
+    // What watches from outside never fails the write that told it: the rest of the follow-ups still run.
+    try {
+      d.watchers.changed(rowsOf(c), c.progressed, d.feed());
+      d.tracing.changed(c.created, c.events, now);
+    } catch (e) {
+      console.error(JSON.stringify({ event: "watch:failed", error: String(e) }));
+    }
     // Only with something reaped is the name asked: for an object older than name keeping, asking reads a row.
     if (c.reaped.length > 0) d.events.reaped(d.home(), c.reaped, now);
     for (const id of c.aborted) d.dispatcher.cancelled(id);
