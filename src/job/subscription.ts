@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { decodeText, encodeBytes, encodeText } from "../base64url";
+import { decodeText, encodeText } from "../base64url";
+import { macMatches, queueMac } from "./queue-mac";
 
 export type Follows = { kind: "job"; id: string } | { kind: "key"; type: string; key: string } | { kind: "scope" };
 
@@ -21,30 +22,10 @@ export type Subscription = Follows & {
 };
 
 
-const keys = new Map<string, Promise<CryptoKey>>();
-
-/** keyOf: each isolate derives the key once per QUEUE_TOKEN. */
-function keyOf(queueToken: string): Promise<CryptoKey> {
-  let key = keys.get(queueToken);
-  if (!key) {
-    key = crypto.subtle
-      .importKey("raw", new TextEncoder().encode(queueToken), { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
-      .then((k) => crypto.subtle.sign("HMAC", k, new TextEncoder().encode("edgequeue subscriptions")))
-      .then((material) => crypto.subtle.importKey("raw", material, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]));
-    keys.set(queueToken, key);
-  }
-  return key;
-}
-
-async function signatureOf(queueToken: string, body: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await keyOf(queueToken), new TextEncoder().encode(body));
-  return encodeBytes(new Uint8Array(mac).slice(0, 16));
-}
-
 /** signSubscription: the token of a subscription URL (the last part of its path). */
 export async function signSubscription(queueToken: string, sub: Subscription): Promise<string> {
   const body = encodeText(JSON.stringify(sub));
-  return `${body}.${await signatureOf(queueToken, body)}`;
+  return `${body}.${await queueMac(queueToken, "edgequeue subscriptions", body)}`;
 }
 
 export type Verified = { ok: true; sub: Subscription } | { ok: false; why: string };
@@ -53,9 +34,7 @@ export type Verified = { ok: true; sub: Subscription } | { ok: false; why: strin
 export async function verifySubscription(queueToken: string, token: string, now: number): Promise<Verified> {
   const parts = typeof token === "string" && token.length <= 4096 ? token.split(".") : [];
   if (parts.length !== 2 || !/^[A-Za-z0-9_-]{22}$/.test(parts[1]!)) return { ok: false, why: "this is not a subscription URL" };
-  const expected = new TextEncoder().encode(await signatureOf(queueToken, parts[0]!));
-  const given = new TextEncoder().encode(parts[1]!);
-  if (expected.byteLength !== given.byteLength || !crypto.subtle.timingSafeEqual(expected, given)) return { ok: false, why: "this subscription URL was not signed by this queue" };
+  if (!(await macMatches(queueToken, "edgequeue subscriptions", parts[0]!, parts[1]!))) return { ok: false, why: "this subscription URL was not signed by this queue" };
   const text = decodeText(parts[0]!);
   const sub = text === null ? null : (JSON.parse(text) as Subscription);
   if (!sub || typeof sub.home !== "string" || typeof sub.exp !== "number") return { ok: false, why: "this is not a subscription URL" };

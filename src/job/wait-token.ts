@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { decodeText, encodeBytes, encodeText } from "../base64url";
+import { decodeText, encodeText } from "../base64url";
+import { macMatches, queueMac } from "./queue-mac";
 import type { WaitToken } from "./handler-contract";
 
 export interface TokenParts {
@@ -39,38 +40,15 @@ export function parseToken(token: string): TokenParts | null {
   return { jobId, name, expiresAt: exp === 0 ? null : exp, jobCreatedAt: parseInt(parts[3]!, 36), signature: parts[4]! };
 }
 
-/** Each isolate derives the key once per QUEUE_TOKEN. */
-const keys = new Map<string, Promise<CryptoKey>>();
-
-function keyOf(queueToken: string): Promise<CryptoKey> {
-  let key = keys.get(queueToken);
-  if (!key) {
-    const raw = new TextEncoder().encode(queueToken);
-    key = crypto.subtle
-      .importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
-      .then((k) => crypto.subtle.sign("HMAC", k, new TextEncoder().encode("edgequeue wait tokens")))
-      .then((material) => crypto.subtle.importKey("raw", material, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]));
-    keys.set(queueToken, key);
-  }
-  return key;
-}
-
-async function signatureOf(queueToken: string, body: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await keyOf(queueToken), new TextEncoder().encode(body));
-  return encodeBytes(new Uint8Array(mac).slice(0, 16));
-}
-
 /** makeToken: the token of a job's wait named `name`; `publicUrl`: the queue's, for its `url`. */
 export async function makeToken(queueToken: string, t: Omit<TokenParts, "signature">, publicUrl: string | null): Promise<WaitToken> {
   const body = tokenBody(t);
-  const id = `${body}.${await signatureOf(queueToken, body)}`;
+  const id = `${body}.${await queueMac(queueToken, "edgequeue wait tokens", body)}`;
   const path = `/v1/tokens/${id}`;
   return { id, name: t.name, path, url: publicUrl === null ? null : `${publicUrl}${path}`, expiresAt: t.expiresAt };
 }
 
 /** tokenIsSigned: whether these parts were signed under this QUEUE_TOKEN (compared in constant time). */
 export async function tokenIsSigned(queueToken: string, t: TokenParts): Promise<boolean> {
-  const expected = new TextEncoder().encode(await signatureOf(queueToken, tokenBody(t)));
-  const given = new TextEncoder().encode(t.signature);
-  return expected.byteLength === given.byteLength && crypto.subtle.timingSafeEqual(expected, given);
+  return macMatches(queueToken, "edgequeue wait tokens", tokenBody(t), t.signature);
 }
