@@ -14,6 +14,7 @@
  */
 import type { TerminalState } from "../job/states";
 import { withTimeout } from "../deadlines";
+import { SendRounds } from "./send-rounds";
 import { jobRows, toJob, type JobRow } from "./job-row";
 
 /** Callbacks call back on these end states unless the enqueue says otherwise. */
@@ -80,44 +81,20 @@ export interface CallbackDeps {
 }
 
 export class CallbackSender {
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly rounds: SendRounds;
 
-  constructor(private readonly d: CallbackDeps) {}
+  constructor(private readonly d: CallbackDeps) {
+    this.rounds = new SendRounds({ round: (fresh) => this.round(fresh), keepAlive: d.keepAlive, rearm: d.rearm, failure: "callback:send_failed" });
+  }
 
-  /** kick: send what a write just owed (its rows are within their grace), now, without the caller waiting. */
+  /** kick: send what a write just owed (within its grace), now, without the caller waiting. */
   kick(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.d.keepAlive(this.run(true));
+    this.rounds.kick();
   }
 
   /** flushDue: the alarm's pass — every callback whose time came, awaited. */
-  async flushDue(): Promise<void> {
-    while (this.running) await this.running;
-    await this.run(false);
-  }
-
-  private run(fresh: boolean): Promise<void> {
-    const p = (async () => {
-      let touched = false;
-      let round = fresh;
-      do {
-        this.again = false;
-        touched = (await this.round(round)) || touched;
-        // A kick during the round asked for what was owed since: those rows are within their grace.
-        round = true;
-      } while (this.again);
-      if (touched) await this.d.rearm();
-    })()
-      .catch((e: unknown) => console.error(JSON.stringify({ event: "callback:send_failed", error: String(e) })))
-      .finally(() => {
-        this.running = null;
-      });
-    this.running = p;
-    return p;
+  flushDue(): Promise<void> {
+    return this.rounds.flushDue();
   }
 
   /** round: the due callbacks (`fresh`: those within their grace too), a page at a time; true when it found any. */

@@ -11,6 +11,7 @@
  */
 import { homeOfJobId } from "../job/home";
 import { withTimeout } from "../deadlines";
+import { SendRounds } from "./send-rounds";
 import type { HomeStore } from "./home-store";
 
 /**
@@ -83,51 +84,20 @@ export interface OutboxDeps {
 type Row = { seq: number; kind: OwedKind; target: string; body: string; tries: number };
 
 export class OutboxSender {
-  /** The send in flight: one at a time, so a row is not sent twice by this instance. */
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly rounds: SendRounds;
 
-  constructor(private readonly d: OutboxDeps) {}
+  constructor(private readonly d: OutboxDeps) {
+    this.rounds = new SendRounds({ round: (fresh) => this.sendRound(fresh), keepAlive: d.keepAlive, rearm: d.rearm, failure: "outbox:send_failed" });
+  }
 
   /** kick: send what the write just owed, now (its rows are within their grace), without the caller waiting. */
   kick(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.d.keepAlive(this.run(true));
+    this.rounds.kick();
   }
 
   /** flushDue: the alarm's pass — every row whose time came, awaited. */
-  async flushDue(): Promise<void> {
-    while (this.running) await this.running;
-    await this.run(false);
-  }
-
-  private run(fresh: boolean): Promise<void> {
-    // Marked before the first send starts: a delivery to this very object runs its follow-ups (and so kick) synchronously.
-    let release!: () => void;
-    this.running = new Promise<void>((r) => (release = r));
-    const p = (async () => {
-      let touched = false;
-      let round = fresh;
-      do {
-        this.again = false;
-        touched = (await this.sendRound(round)) || touched;
-        // A kick during the round asked for what was owed since: those rows are within their grace.
-        round = true;
-      } while (this.again);
-      // Rows sent or left for later move the next wake-up: a landed send needs no alarm at its grace's end.
-      if (touched) await this.d.rearm();
-    })()
-      .catch((e: unknown) => console.error(JSON.stringify({ event: "outbox:send_failed", error: String(e) })))
-      .finally(() => {
-        this.running = null;
-        release();
-        // A kick while the alarm was being set: its rows go now, not at the end of their grace.
-        if (this.again) this.kick();
-      });
-    return p;
+  flushDue(): Promise<void> {
+    return this.rounds.flushDue();
   }
 
   /** sendRound: the due rows, page by page, each object's in one call; true when it found any. */
