@@ -5,7 +5,7 @@
 CREATE TRIGGER job_callback AFTER UPDATE OF state ON job
 WHEN new.callback IS NOT NULL AND new.finished_at IS NOT NULL AND old.finished_at IS NULL
  AND EXISTS (SELECT 1 FROM json_each(new.callback, '$.on') WHERE value = new.state) BEGIN
-  INSERT INTO callback_out (job_seq, state, next_at) VALUES (new.seq, new.state, new.finished_at + 5000);
+  INSERT INTO callback_out (job_seq, state, ended_at, next_at) VALUES (new.seq, new.state, new.finished_at, new.finished_at + 5000);
 END;
 --> statement-breakpoint
 -- What was owed for a job goes with it (retention, prune).

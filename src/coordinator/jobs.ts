@@ -41,12 +41,7 @@ export class Jobs {
     const { config } = this.q;
     const limits = config.limits;
     requireDeclared(config, bodies.map((b) => b.type), (i) => (pathPrefix ? `${pathPrefix}[${i}].type` : "type"));
-    const withCallback = bodies.findIndex((b) => b.callback !== undefined);
-    if (withCallback >= 0 && !this.q.env.EDGEQUEUE_CALLBACK_SECRET) {
-      const path = pathPrefix ? `${pathPrefix}[${withCallback}].callback` : "callback";
-      const message = "a callback is signed with the queue's EDGEQUEUE_CALLBACK_SECRET, and none is set (wrangler secret put EDGEQUEUE_CALLBACK_SECRET)";
-      throw new QueueError("invalid_request", `${path}: ${message}`, [{ path, message }]);
-    }
+    this.q.requireCallbackSecret(bodies, (i) => (pathPrefix ? `${pathPrefix}[${i}].callback` : "callback"));
     let total = 0;
     const prepared: Item[] = bodies.map((body, index) => {
       const payload = JSON.stringify(body.payload);

@@ -10,6 +10,7 @@ import type { Env } from "../env";
 import { homeOfJobId } from "../job/home";
 import { scopeRpc, type ScopeRpc } from "../scope/api";
 import { notFound } from "./refusals";
+import { QueueError } from "../errors";
 
 export class QueueContext {
   constructor(
@@ -30,5 +31,16 @@ export class QueueContext {
     const home = homeOfJobId(id);
     if (!home || (home.kind === "type" && home.shard >= this.config.typeSettings(home.type).shards)) throw notFound(id);
     return home.name;
+  }
+
+  /**
+   * requireCallbackSecret: an enqueue with a completion callback (docs/http-api.md "Completion callbacks") is refused,
+   * naming the field at `path(index)`, when the queue has no EDGEQUEUE_CALLBACK_SECRET to sign it with.
+   */
+  requireCallbackSecret(bodies: readonly { callback?: unknown }[], path: (index: number) => string): void {
+    const index = bodies.findIndex((b) => b.callback !== undefined);
+    if (index < 0 || this.env.EDGEQUEUE_CALLBACK_SECRET) return;
+    const message = "a callback is signed with the queue's EDGEQUEUE_CALLBACK_SECRET, and none is set (wrangler secret put EDGEQUEUE_CALLBACK_SECRET)";
+    throw new QueueError("invalid_request", `${path(index)}: ${message}`, [{ path: path(index), message }]);
   }
 }

@@ -5,7 +5,7 @@
  * (`kick`, not awaited) and again from the alarm until the URL answers 2xx — then the row is deleted, so an
  * acknowledged callback is never sent again — or until CALLBACK_TRIES tries failed: then it is kept, dead, for
  * `GET /v1/callbacks/dead`. At least once: a receiver that acknowledged while this object died before deleting
- * the row is called again with the same `Edgequeue-Delivery`.
+ * the row is called again with the same `Edgequeue-Delivery` (`<job id>:<when it ended>`: a job retried by hand that ends again is another).
  *
  * Each POST is signed: `Edgequeue-Signature: t=<unix ms>,v1=<hex HMAC-SHA256 of "<t>.<body>">` under
  * EDGEQUEUE_CALLBACK_SECRET.
@@ -19,7 +19,7 @@ import { jobRows, toJob, type JobRow } from "./job-row";
 
 /** Callbacks call back on these end states unless the enqueue says otherwise. */
 export const CALLBACK_ON_DEFAULT: readonly TerminalState[] = ["completed", "failed"];
-/** Tries before a callback is dead (about 17 minutes of backoff). */
+/** Tries before a callback is dead (1 + 2 + … + 256 s: about 8.5 minutes of backoff). */
 export const CALLBACK_TRIES = 10;
 /**
  * How long an owed callback waits for the send right after its commit before the alarm sends it (migration 0034's
@@ -33,7 +33,14 @@ const CALLBACK_BACKOFF_MAX_MS = 300_000;
 /** Callbacks one round sends at most, in parallel (each a subrequest). */
 const CALLBACK_PAGE = 32;
 
-const DUE = "SELECT seq, job_seq FROM callback_out WHERE dead_at IS NULL AND next_at <= ?1 ORDER BY next_at LIMIT ?2";
+/**
+ * callbackDue: what is due at ?1; a round a commit asked for (?3 = 1) also takes what was owed since and is still
+ * within its grace (never tried) — not a row backing off after a failed try.
+ */
+const DUE = `
+SELECT seq, job_seq, ended_at FROM callback_out
+ WHERE dead_at IS NULL AND (next_at <= ?1 OR (?3 = 1 AND tries = 0 AND next_at <= ?1 + ${CALLBACK_GRACE_MS}))
+ ORDER BY next_at LIMIT ?2`;
 const JOBS = "SELECT * FROM job WHERE seq IN (SELECT value FROM json_each(?1))";
 const DONE = "DELETE FROM callback_out WHERE seq = ?";
 const LATER = `
@@ -102,16 +109,16 @@ export class CallbackSender {
     let found = false;
     for (;;) {
       const now = this.d.now();
-      const due = this.d.sql.exec<{ seq: number; job_seq: number }>(DUE, fresh ? now + CALLBACK_GRACE_MS : now, CALLBACK_PAGE).toArray();
+      const due = this.d.sql.exec<{ seq: number; job_seq: number; ended_at: number }>(DUE, now, CALLBACK_PAGE, fresh ? 1 : 0).toArray();
       if (due.length === 0) return found;
       found = true;
       const jobs = new Map(jobRows(this.d.sql.exec(JOBS, JSON.stringify(due.map((d) => d.job_seq)))).map((r) => [r.seq, r]));
-      await Promise.all(due.map((d) => this.send(d.seq, jobs.get(d.job_seq))));
+      await Promise.all(due.map((d) => this.send(d.seq, d.ended_at, jobs.get(d.job_seq))));
       if (due.length < CALLBACK_PAGE) return true;
     }
   }
 
-  private async send(seq: number, row: JobRow | undefined): Promise<void> {
+  private async send(seq: number, endedAt: number, row: JobRow | undefined): Promise<void> {
     const later = (error: string) => {
       this.d.sql.exec(LATER, seq, error.slice(0, 1000), this.d.now());
       console.warn(JSON.stringify({ event: "callback:failed", id: row?.id ?? null, error }));
@@ -129,7 +136,7 @@ export class CallbackSender {
           new Request(url, {
             method: "POST",
             body,
-            headers: { "content-type": "application/json", "user-agent": "edgequeue-callback", "edgequeue-signature": await signCallback(secret, t, body), "edgequeue-delivery": `${row.id}:${seq}` },
+            headers: { "content-type": "application/json", "user-agent": "edgequeue-callback", "edgequeue-signature": await signCallback(secret, t, body), "edgequeue-delivery": `${row.id}:${endedAt}` },
           }),
         ),
         CALLBACK_TIMEOUT_MS,

@@ -426,6 +426,8 @@ export const callbackOut = sqliteTable("callback_out", {
   jobSeq: integer("job_seq").notNull(),
   /** The state the job ended in (the trigger's). */
   state: text("state").notNull(),
+  /** When the job ended so (its finished_at then): with the job's id, the delivery's id, the same on every try. */
+  endedAt: integer("ended_at").notNull(),
   /** When it is sent (again). */
   nextAt: integer("next_at").notNull(),
   tries: integer("tries").notNull().default(0),

@@ -79,6 +79,36 @@ describe("completion callbacks", () => {
     expect(await received(name)).toHaveLength(CALLBACK_TRIES);
   });
 
+  it("each ending is its own delivery; a failing callback keeps its backoff when other jobs end meanwhile", async () => {
+    const name = crypto.randomUUID();
+    const other = crypto.randomUUID();
+    const { home, stub, clock } = await freshScope();
+    const url = `${RECEIVER}/cb/${name}?fail=1`;
+    const row = (await put(stub, [newJob(home, { callback: JSON.stringify({ url, on: ["failed"] }) })]))[0]!.row;
+    let [job] = await scopeRpc(stub).claim(lease);
+    await scopeRpc(stub).fail(job!.id, job!.leaseToken!, { error: "first", fatal: true });
+    await vi.waitFor(async () => expect(await received(name)).toHaveLength(1), { timeout: 5_000, interval: 20 });
+    // Another job of the object ends: its callback goes at once, the failed one waits out its backoff.
+    await put(stub, [newJob(home, { callback: JSON.stringify({ url: `${RECEIVER}/cb/${other}`, on: ["completed"] }) })]);
+    const [second] = await scopeRpc(stub).claim(lease);
+    await scopeRpc(stub).complete(second!.id, second!.leaseToken!, null);
+    await vi.waitFor(async () => expect(await received(other)).toHaveLength(1), { timeout: 5_000, interval: 20 });
+    expect(await received(name)).toHaveLength(1);
+    clock!.advance(1_000);
+    await runDurableObjectAlarm(stub);
+    await vi.waitFor(async () => expect((await received(name)).map((r) => r.status)).toEqual([500, 200]), { timeout: 5_000, interval: 20 });
+    // Retried by hand, it ends again: a second delivery, with an id of its own.
+    clock!.advance(1_000);
+    expect((await scopeRpc(stub).retry(row.id)).ok).toBe(true);
+    [job] = await scopeRpc(stub).claim(lease);
+    await scopeRpc(stub).fail(job!.id, job!.leaseToken!, { error: "second", fatal: true });
+    await vi.waitFor(async () => expect(await received(name)).toHaveLength(3), { timeout: 5_000, interval: 20 });
+    const ids = (await received(name)).map((r) => r.headers["edgequeue-delivery"]);
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[2]).not.toBe(ids[1]);
+    expect(JSON.parse((await received(name))[2]!.body).job.lastError).toBe("second");
+  });
+
   it("through the API: a pushed job's callback arrives once; bad callbacks and a queue without the secret are refused naming the field", async () => {
     const name = crypto.randomUUID();
     const r = await api("POST", "/v1/jobs", { type: "demo.echo", payload: { x: 1 }, callback: { url: `${RECEIVER}/cb/${name}` } });
@@ -101,5 +131,7 @@ describe("completion callbacks", () => {
     expect(refused).toBeInstanceOf(QueueError);
     expect((refused as QueueError).code).toBe("invalid_request");
     expect((refused as QueueError).message).toContain("callback: a callback is signed with the queue's EDGEQUEUE_CALLBACK_SECRET");
+    const inline = await noSecret.claims.claimOrEnqueue({ worker: "w", leaseMs: 30_000, job: { type: "pull.inline.cb", payload: {}, dedupeKey: "k", callback: { url: `${RECEIVER}/cb/x` } } } as never).catch((e: unknown) => e);
+    expect((inline as QueueError).message).toContain("job.callback: a callback is signed");
   });
 });
