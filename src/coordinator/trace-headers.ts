@@ -5,14 +5,15 @@
  *
  * @module
  */
-import { parseTraceparent, type TraceContext } from "../job/trace";
+import { parseTraceparent, TRACESTATE_MAX, type TraceContext } from "../job/trace";
 
 /** The operations whose bodies take the headers' trace context. */
 const TRACED: ReadonlySet<string> = new Set(["enqueue", "enqueueBatch"]);
 
 export function withTraceHeaders(operationId: string, body: unknown, traceparent: string | undefined, tracestate: string | undefined): unknown {
   if (!TRACED.has(operationId) || traceparent === undefined || !parseTraceparent(traceparent.trim()) || typeof body !== "object" || body === null) return body;
-  const trace: TraceContext = tracestate ? { traceparent: traceparent.trim(), tracestate } : { traceparent: traceparent.trim() };
+  // A tracestate past what a job keeps (512 characters) is dropped, not refused: the caller never wrote that field.
+  const trace: TraceContext = tracestate && tracestate.length <= TRACESTATE_MAX ? { traceparent: traceparent.trim(), tracestate } : { traceparent: traceparent.trim() };
   const fill = (job: unknown) => (typeof job === "object" && job !== null && !("trace" in job) ? { ...job, trace } : job);
   const jobs = (body as { jobs?: unknown }).jobs;
   if (operationId === "enqueueBatch") return Array.isArray(jobs) ? { ...body, jobs: jobs.map(fill) } : body;

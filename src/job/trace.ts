@@ -9,6 +9,9 @@
  */
 import { hash64 } from "./hash";
 
+/** The longest tracestate a job keeps. */
+export const TRACESTATE_MAX = 512;
+
 export interface TraceContext {
   traceparent: string;
   tracestate?: string;

@@ -79,13 +79,9 @@ export class FollowUps {
     if (c.released) d.events.released(c.released.rows, now, c.released.reason);
     for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
     if (c.progressed.length > 0) d.events.progress(c.progressed, now);
-    // What watches from outside never fails the write that told it: the rest of the follow-ups still run.
-    try {
-      d.watchers.changed(rowsOf(c), c.progressed, d.feed());
-      d.tracing.changed(c.created, c.events, now);
-    } catch (e) {
-      console.error(JSON.stringify({ event: "watch:failed", error: String(e) }));
-    }
+    // What watches from outside never fails the write that told it, nor each other: the rest still run.
+    outside("watchers", () => d.watchers.changed(rowsOf(c), c.progressed, d.feed()));
+    outside("tracing", () => d.tracing.changed(c.created, c.events, now));
     // Only with something reaped is the name asked: for an object older than name keeping, asking reads a row.
     if (c.reaped.length > 0) d.events.reaped(d.home(), c.reaped, now);
     for (const id of c.aborted) d.dispatcher.cancelled(id);
@@ -110,6 +106,15 @@ export class FollowUps {
  */
 export function endsChildren(rows: readonly JobRow[]): boolean {
   return rows.some((r) => r.finished_at !== null && r.parent_id !== null);
+}
+
+/** outside: one of the outside watchers told of a write; a failure is logged, not thrown into the commit path. */
+function outside(what: string, tell: () => void): void {
+  try {
+    tell();
+  } catch (e) {
+    console.error(JSON.stringify({ event: "watch:failed", what, error: String(e) }));
+  }
 }
 
 /** owesCallback: rows of jobs with a callback that ended — the job_callback trigger owed it (callbacks.ts). */

@@ -61,9 +61,13 @@ const int = (key: string, v: number): Attr => ({ key, value: { intValue: String(
 
 export class Tracing {
   private buffer: OtlpSpan[] = [];
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timer: { handle: ReturnType<typeof setTimeout>; done: () => void } | null = null;
   private dropped = 0;
-  /** Attempts this instance saw start (job id → attempt): only those get a span, from their start. */
+  /**
+   * Attempts this instance saw start (job id → its started_at): only those get a span, from their start. Matched by
+   * the start, not the attempt number — a sleep, a wait or a release gives the attempt back — and forgotten with
+   * any row of the job that is not running.
+   */
   private readonly running = new Map<string, number>();
 
   constructor(private readonly d: TracingDeps) {}
@@ -83,11 +87,12 @@ export class Tracing {
       const trace = this.traceOf(row);
       if (trace === undefined) continue;
       if (row.state === "running") {
-        this.running.set(row.id, row.attempts);
+        if (row.started_at !== null) this.running.set(row.id, row.started_at);
         continue;
       }
-      if (this.running.get(row.id) !== row.attempts || row.started_at === null) continue;
+      const started = this.running.get(row.id);
       this.running.delete(row.id);
+      if (started === undefined || started !== row.started_at) continue;
       for (const span of this.attemptSpans(row, trace, now)) this.add(span);
     }
   }
@@ -167,11 +172,8 @@ export class Tracing {
     if (this.buffer.length >= FLUSH_AT) this.d.keepAlive(this.flush());
     else if (this.timer === null) {
       this.d.keepAlive(
-        new Promise<void>((resolve) => {
-          this.timer = setTimeout(() => {
-            this.timer = null;
-            void this.flush().finally(resolve);
-          }, FLUSH_AFTER_MS);
+        new Promise<void>((done) => {
+          this.timer = { handle: setTimeout(() => void this.flush(), FLUSH_AFTER_MS), done };
         }),
       );
     }
@@ -179,10 +181,18 @@ export class Tracing {
 
   /** flush: every buffered span, in one OTLP request; a failed send is logged and its spans dropped. */
   async flush(): Promise<void> {
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
+    // The timer's keep-alive ends with this flush, whichever started it.
+    const timer = this.timer;
+    this.timer = null;
+    if (timer) clearTimeout(timer.handle);
+    try {
+      await this.send();
+    } finally {
+      timer?.done();
     }
+  }
+
+  private async send(): Promise<void> {
     const spans = this.buffer;
     this.buffer = [];
     if (spans.length === 0 || this.d.url === null) return;
@@ -219,7 +229,13 @@ export function otlpHeaders(text: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (text ?? "").split(",")) {
     const at = part.indexOf("=");
-    if (at > 0) out[decodeURIComponent(part.slice(0, at).trim())] = decodeURIComponent(part.slice(at + 1).trim());
+    if (at <= 0) continue;
+    try {
+      out[decodeURIComponent(part.slice(0, at).trim())] = decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      // A malformed escape: that header is left out (and said) rather than every object failing to start.
+      console.error(JSON.stringify({ event: "otel:bad_header", header: part.slice(0, at).trim() }));
+    }
   }
   return out;
 }

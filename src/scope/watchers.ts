@@ -109,9 +109,10 @@ export class Watchers {
         void writer.write(encoder.encode(`data: ${text}\n\n`)).catch(() => this.streams.delete(stream));
         return true;
       },
-      close: () => {
+      // The job's end closes it after what it was sent; a reader behind is cut off, its queued messages let go.
+      close: (code) => {
         this.streams.delete(stream);
-        void writer.close().catch(() => undefined);
+        void (code === 1000 ? writer.close() : writer.abort(new Error("too slow"))).catch(() => undefined);
       },
     };
     this.streams.add(stream);

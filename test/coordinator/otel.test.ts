@@ -85,6 +85,29 @@ describe("OpenTelemetry", () => {
     expect(attr(spans[0]!, "edgequeue.retry_at")).toBeGreaterThan(Date.now() + 50_000);
   });
 
+  it("an attempt that ends in a durable sleep has its span (outcome sleeping) and a sleep span until it is due", async () => {
+    const type = uniqueType("sleepy");
+    const traceId = hex(16);
+    const id = (await api("POST", "/v1/jobs", { type, payload: {}, trace: { traceparent: `00-${traceId}-${hex(8)}-01` } })).body.job.id;
+    const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    const now = Date.now();
+    const slept = await api("POST", `/v1/jobs/${id}/sleep`, { leaseToken: leased.leaseToken, seq: 0, name: "nap", until: now + 60_000, durationMs: 60_000, startedAt: now, start: { at: now, seed: "s" } });
+    expect(slept.status).toBe(200);
+    const spans = await vi.waitFor(
+      async () => {
+        const got = await spansOf(traceId);
+        if (!got.some((s) => s.name.startsWith("sleep"))) throw new Error(`spans so far: ${got.map((s) => s.name)}`);
+        return got;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const process = spans.find((s) => s.name === `process ${type}`)!;
+    const sleep = spans.find((s) => s.name === `sleep ${type}`)!;
+    expect(attr(process, "edgequeue.outcome")).toBe("sleeping");
+    expect(sleep.parentSpanId).toBe(enqueueSpanId(id));
+    expect(Number(BigInt(sleep.endTimeUnixNano) / 1_000_000n)).toBeGreaterThanOrEqual(now + 59_000);
+  });
+
   it("a bad traceparent in the body names the field; a bad header is ignored; a job without one exports nothing", async () => {
     const bad = await api("POST", "/v1/jobs", { type: "demo.echo", payload: {}, trace: { traceparent: "00-abc-def-01" } });
     expect([bad.status, bad.body.error.details[0].path]).toEqual([400, "trace.traceparent"]);

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { LIMIT_KEY_MAX } from "../limit-key";
 import { MaxAttemptsSchema } from "../max-attempts";
-import { parseTraceparent } from "../trace";
+import { parseTraceparent, TRACESTATE_MAX } from "../trace";
 import { JobSchema } from "./job";
 import { ClientJobId, epochMs, JobTypeName, JsonObjectSchema, MAX_DELAY_MS, boundedName, ScopeSchema, TerminalStateSchema } from "./pieces";
 
@@ -24,7 +24,7 @@ export const JobBackoffSchema = z
 /** W3C trace context (job/trace.ts). */
 export const TraceContextSchema = z.strictObject({
   traceparent: z.string().refine((t) => parseTraceparent(t) !== null, "must be a W3C traceparent: 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"),
-  tracestate: z.string().max(512).optional(),
+  tracestate: z.string().max(TRACESTATE_MAX).optional(),
 });
 
 /** Where a job's end is POSTed (docs/http-api.md "Completion callbacks"). */
