@@ -10,8 +10,11 @@
 export const REFRESH_MS = 5000;
 /** A subscribed page still refreshes this often, for what its subscriptions do not follow (a job in another object). */
 export const LIVE_FALLBACK_MS = 30_000;
-/** Messages within this long of each other are one refresh (a job's progress, then its end). */
-export const LIVE_DEBOUNCE_MS = 150;
+/**
+ * A message refreshes the page's live parts at most this long after it, and messages meanwhile are that one refresh:
+ * a busy scope's stream of changes costs a tab one listing a second, not one per message.
+ */
+export const LIVE_DEBOUNCE_MS = 1_000;
 
 export const APP_CSS = `
 :root { --fg:#1d2330; --muted:#667085; --line:#e4e7ec; --bg:#f7f8fa; --card:#fff; --accent:#3b5bdb;

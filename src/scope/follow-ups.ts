@@ -80,7 +80,8 @@ export class FollowUps {
     for (const l of c.leaseLost) d.events.leaseLost(l.row, now, l.write, l.reason);
     if (c.progressed.length > 0) d.events.progress(c.progressed, now);
     // What watches from outside never fails the write that told it, nor each other: the rest still run.
-    outside("watchers", () => d.watchers.changed(rowsOf(c), c.progressed, d.feed()));
+    const rows = rowsOf(c);
+    outside("watchers", () => d.watchers.changed(rows, c.progressed, d.feed()));
     outside("tracing", () => d.tracing.changed(c.created, c.events, now));
     // Only with something reaped is the name asked: for an object older than name keeping, asking reads a row.
     if (c.reaped.length > 0) d.events.reaped(d.home(), c.reaped, now);
@@ -88,9 +89,9 @@ export class FollowUps {
     if (c.reaped.length > 0) d.dispatcher.reaped(reapedFlights(c.reaped, now));
     if (c.renew) await d.permits.renew(c.renew.id, c.renew.token, c.renew.ttlMs);
     if (c.permits) await d.permits.returnFree(c.permits.refundLease);
-    const types = wakeTypes(d.config, this.pushed, rowsOf(c), now);
+    const types = wakeTypes(d.config, this.pushed, rows, now);
     if (types.size > 0) d.wake(types, now);
-    if (c.fill) d.dispatcher.fillNow(rowsOf(c).flatMap((r) => (r.state === "pending" ? [r.type] : [])));
+    if (c.fill) d.dispatcher.fillNow(rows.flatMap((r) => (r.state === "pending" ? [r.type] : [])));
     // What the write owed also sets the alarm (outbox.ts: its rows' next_at), even for a write that arms nothing else.
     const owed = d.takeOwed();
     if (owed || endsChildren(c.events)) d.sendOwed();
