@@ -17,6 +17,9 @@ async function freePort(): Promise<number> {
 }
 process.env.EDGEQUEUE_TEST_RECEIVER_PORT ??= String(await freePort());
 const receiverUrl = `http://127.0.0.1:${process.env.EDGEQUEUE_TEST_RECEIVER_PORT}`;
+process.env.EDGEQUEUE_TEST_RECEIVER2_PORT ??= String(await freePort());
+/** A second receiver on another port: a redirect to another host (test/coordinator/callbacks.test.ts). */
+const receiver2Url = `http://127.0.0.1:${process.env.EDGEQUEUE_TEST_RECEIVER2_PORT}`;
 
 /** The config the queue ships (wrangler.toml), so the tests exercise the demo config a person runs with npm start. */
 const shipped = (parse(readFileSync("./wrangler.toml", "utf8")) as { vars: { EDGEQUEUE_CONFIG: Record<string, any> } }).vars.EDGEQUEUE_CONFIG;
@@ -61,6 +64,7 @@ const workersPool = cloudflareTest({
       // Completion callbacks are signed with it (docs/http-api.md "Completion callbacks"); RECEIVER_URL takes them.
       EDGEQUEUE_CALLBACK_SECRET: "test-callback-secret",
       RECEIVER_URL: receiverUrl,
+      RECEIVER2_URL: receiver2Url,
       // Longer randomized runs on demand (docs/reliability.md): CHAOS_SEEDS=200 adds 200
       // seeds to each chaos suite, CHAOS_SEEDS=7,42 replays those; FUZZ_RUNS / FUZZ_SEED likewise.
       CHAOS_SEEDS: process.env.CHAOS_SEEDS ?? "",

@@ -6,6 +6,14 @@
  *
  * @module
  */
+/** The rejection of a call that passed its deadline (a failure of its own is its own error). */
+export class DeadlineError extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = "DeadlineError";
+  }
+}
+
 interface Deadline {
   at: number;
   ms: number;
@@ -61,7 +69,7 @@ function expire(): void {
     if (d.at <= now) {
       d.settled = true;
       live--;
-      d.reject(new Error(`no answer within ${d.ms} ms`));
+      d.reject(new DeadlineError(d.ms));
       continue;
     }
     left.push(d);

@@ -21,6 +21,6 @@ export default async function setup() {
     });
   }
   // The receiver completion callbacks and OTLP exports go to (test/receiver.mjs), on the port the config chose.
-  const stop = await startReceiver(Number(process.env.EDGEQUEUE_TEST_RECEIVER_PORT));
-  return stop;
+  const stops = [await startReceiver(Number(process.env.EDGEQUEUE_TEST_RECEIVER_PORT)), await startReceiver(Number(process.env.EDGEQUEUE_TEST_RECEIVER2_PORT))];
+  return () => Promise.all(stops.map((stop) => stop()));
 }

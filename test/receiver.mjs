@@ -4,7 +4,10 @@
  *
  * - `POST /cb/<name>?fail=N`: a completion callback endpoint that answers 500 to its first N requests, then 200;
  *   `GET /cb/<name>` answers what it received: `[{status, headers, body}]`.
+ * - `POST /redirect/<name>?to=<url>`: answers 307 to `to` (and keeps what it received under `<name>`, as /cb does).
  * - `POST /v1/traces`: an OTLP/HTTP (JSON) receiver; `GET /traces` answers every request body it received.
+ *
+ * The global setup starts two, on two ports (RECEIVER_URL, RECEIVER2_URL), so a redirect can point at another host.
  */
 import { createServer } from "node:http";
 
@@ -29,6 +32,14 @@ export function startReceiver(port) {
         return json(status, { ok: status === 200 });
       }
       if (cb && req.method === "GET") return json(200, calls.get(cb[1]) ?? []);
+      const redirect = /^\/redirect\/([^/]+)$/.exec(url.pathname);
+      if (redirect && req.method === "POST") {
+        const seen = calls.get(redirect[1]) ?? [];
+        calls.set(redirect[1], seen);
+        seen.push({ status: 307, headers: req.headers, body });
+        res.writeHead(307, { location: url.searchParams.get("to") ?? "/" });
+        return res.end();
+      }
       if (url.pathname === "/v1/traces" && req.method === "POST") {
         traces.push({ headers: req.headers, body: JSON.parse(body) });
         return json(200, {});

@@ -35,6 +35,8 @@ import m0032 from './0032_progress.sql';
 import m0033 from './0033_callbacks.sql';
 import m0034 from './0034_callback_triggers.sql';
 import m0035 from './0035_trace.sql';
+import m0036 from './0036_callback_ending.sql';
+import m0037 from './0037_callback_ending_trigger.sql';
 
   export default {
     journal,
@@ -74,7 +76,9 @@ m0031,
 m0032,
 m0033,
 m0034,
-m0035
+m0035,
+m0036,
+m0037
     }
   }
   

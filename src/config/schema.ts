@@ -180,6 +180,16 @@ export const ConfigSchema = z.strictObject({
       retainMs: z.number().int().min(1000).max(365 * DAY_MS).optional(),
     })
     .optional(),
+  /** Completion callbacks (docs/http-api.md "Completion callbacks", "Where a callback may go"). */
+  callbacks: z
+    .strictObject({
+      /**
+       * Hosts a callback may reach though they are loopback, private or local (`127.0.0.1`, `localhost:8788`,
+       * `[::1]`): for local development and tests. Production needs none.
+       */
+      allowHosts: z.array(z.string().min(1).max(260).regex(/^[^\s/?#@]+$/, "a host or host:port, no scheme or path")).max(64).optional(),
+    })
+    .optional(),
   /**
    * The queue Worker's public origin (`https://queue.example.com`): a wait token's `url` is its path there. Without
    * it a token has only its `path`.
@@ -260,6 +270,8 @@ export interface QueueConfig {
   signals: { retainMs: number };
   /** OpenTelemetry export (scope/tracing.ts): the config's part; the env's OTEL_ vars fill in a missing endpoint. */
   otel: { endpoint: string | null; headers: Record<string, string>; traceAll: boolean; serviceName: string };
+  /** Completion callbacks: hosts let through though private (job/callback-url.ts). */
+  callbacks: { allowHosts: readonly string[] };
   /** The queue's public origin, no trailing slash (wait tokens' `url`), or null. */
   publicUrl: string | null;
   /** Per terminal state, how long a job is kept; null: forever (only prune deletes it). */
@@ -328,6 +340,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     },
     signals: { retainMs: input.signals?.retainMs ?? DEFAULTS.signalRetainMs },
     publicUrl: input.publicUrl ?? null,
+    callbacks: { allowHosts: input.callbacks?.allowHosts ?? [] },
     otel: { endpoint: input.otel?.endpoint ?? null, headers: input.otel?.headers ?? {}, traceAll: input.otel?.traceAll ?? false, serviceName: input.otel?.serviceName ?? "edgequeue" },
     retention: {
       completedMs: keptFor(input.retention?.completedMs, DEFAULTS.retention.completedMs),

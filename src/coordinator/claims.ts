@@ -138,7 +138,7 @@ export class Claims {
     const payload = JSON.stringify(body.payload);
     checkJsonSize(payload, config.limits.payloadMaxBytes, "job.payload");
     requireDeclared(config, [body.type], () => "job.type");
-    this.q.requireCallbackSecret([body], () => "job.callback");
+    this.q.checkCallbacks([body], () => "job.callback");
     const { home, job } = prepareJob(config, body, payload, Date.now());
     const out = await this.q.scope(home).claimOrEnqueue(job, req.worker, req.leaseMs);
     if (!out.ok && out.code === "queue_full") throw new QueueError("queue_full", `job.type: ${out.message}`, { path: "job.type" });

@@ -41,7 +41,7 @@ export class Jobs {
     const { config } = this.q;
     const limits = config.limits;
     requireDeclared(config, bodies.map((b) => b.type), (i) => (pathPrefix ? `${pathPrefix}[${i}].type` : "type"));
-    this.q.requireCallbackSecret(bodies, (i) => (pathPrefix ? `${pathPrefix}[${i}].callback` : "callback"));
+    this.q.checkCallbacks(bodies, (i) => (pathPrefix ? `${pathPrefix}[${i}].callback` : "callback"));
     let total = 0;
     const prepared: Item[] = bodies.map((body, index) => {
       const payload = JSON.stringify(body.payload);

@@ -11,6 +11,7 @@ import { homeOfJobId } from "../job/home";
 import { scopeRpc, type ScopeRpc } from "../scope/api";
 import { notFound } from "./refusals";
 import { QueueError } from "../errors";
+import { callbackUrlProblem } from "../job/callback-url";
 
 export class QueueContext {
   constructor(
@@ -34,13 +35,19 @@ export class QueueContext {
   }
 
   /**
-   * requireCallbackSecret: an enqueue with a completion callback (docs/http-api.md "Completion callbacks") is refused,
-   * naming the field at `path(index)`, when the queue has no EDGEQUEUE_CALLBACK_SECRET to sign it with.
+   * checkCallbacks: an enqueue with a completion callback (docs/http-api.md "Completion callbacks") is refused, naming
+   * the field at `path(index)`, when the queue has no EDGEQUEUE_CALLBACK_SECRET to sign it with, or when its URL points
+   * where the queue does not call (job/callback-url.ts) — before anything is written.
    */
-  requireCallbackSecret(bodies: readonly { callback?: unknown }[], path: (index: number) => string): void {
-    const index = bodies.findIndex((b) => b.callback !== undefined);
-    if (index < 0 || this.env.EDGEQUEUE_CALLBACK_SECRET) return;
-    const message = "a callback is signed with the queue's EDGEQUEUE_CALLBACK_SECRET, and none is set (wrangler secret put EDGEQUEUE_CALLBACK_SECRET)";
-    throw new QueueError("invalid_request", `${path(index)}: ${message}`, [{ path: path(index), message }]);
+  checkCallbacks(bodies: readonly { callback?: { url: string } }[], path: (index: number) => string): void {
+    bodies.forEach((b, i) => {
+      if (b.callback === undefined) return;
+      if (!this.env.EDGEQUEUE_CALLBACK_SECRET) {
+        const message = "a callback is signed with the queue's EDGEQUEUE_CALLBACK_SECRET, and none is set (wrangler secret put EDGEQUEUE_CALLBACK_SECRET)";
+        throw new QueueError("invalid_request", `${path(i)}: ${message}`, [{ path: path(i), message }]);
+      }
+      const problem = callbackUrlProblem(b.callback.url, this.config.callbacks.allowHosts);
+      if (problem !== null) throw new QueueError("invalid_request", `${path(i)}.url ${problem}`, [{ path: `${path(i)}.url`, message: problem }]);
+    });
   }
 }

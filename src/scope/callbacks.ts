@@ -7,13 +7,15 @@
  * `GET /v1/callbacks/dead`. At least once: a receiver that acknowledged while this object died before deleting
  * the row is called again with the same `Edgequeue-Delivery` (`<job id>:<when it ended>`: a job retried by hand that ends again is another).
  *
- * Each POST is signed: `Edgequeue-Signature: t=<unix ms>,v1=<hex HMAC-SHA256 of "<t>.<body>">` under
- * EDGEQUEUE_CALLBACK_SECRET.
+ * Each POST is signed: `Edgequeue-Signature: t=<unix ms>,v1=<hex HMAC-SHA256 of "<t>.<url>.<body>">` under
+ * EDGEQUEUE_CALLBACK_SECRET, the URL exactly as the enqueue gave it, so a body signed for one receiver is refused by
+ * another. A redirect is never followed: a 3xx is a failed try (the signed body must not travel to a host the caller
+ * did not name). Where a callback may go at all is checked at the enqueue (job/callback-url.ts).
  *
  * @module
  */
 import type { TerminalState } from "../job/states";
-import { withTimeout } from "../deadlines";
+import { DeadlineError, withTimeout } from "../deadlines";
 import { SendRounds } from "./send-rounds";
 import { jobRows, toJob, type JobRow } from "./job-row";
 
@@ -38,7 +40,7 @@ const CALLBACK_PAGE = 32;
  * within its grace (never tried) — not a row backing off after a failed try.
  */
 const DUE = `
-SELECT seq, job_seq, ended_at FROM callback_out
+SELECT seq, job_seq, ended_at, ending FROM callback_out
  WHERE dead_at IS NULL AND (next_at <= ?1 OR (?3 = 1 AND tries = 0 AND next_at <= ?1 + ${CALLBACK_GRACE_MS}))
  ORDER BY next_at LIMIT ?2`;
 const JOBS = "SELECT * FROM job WHERE seq IN (SELECT value FROM json_each(?1))";
@@ -71,11 +73,19 @@ export function deadCallbacks(sql: SqlStorage, limit: number): DeadCallback[] {
 }
 
 /** sign: the Edgequeue-Signature header of a body sent at `t` (unix ms). */
-export async function signCallback(secret: string, t: number, body: string): Promise<string> {
+export async function signCallback(secret: string, t: number, url: string, body: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${t}.${body}`)));
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${t}.${url}.${body}`)));
   return `t=${t},v1=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
+
+/** A callback owed (callback_out): `ending`, the ending's own fields when a manual retry has undone it since. */
+type Owed = {
+  seq: number;
+  job_seq: number;
+  ended_at: number;
+  ending: string | null;
+};
 
 export interface CallbackDeps {
   sql: SqlStorage;
@@ -109,25 +119,28 @@ export class CallbackSender {
     let found = false;
     for (;;) {
       const now = this.d.now();
-      const due = this.d.sql.exec<{ seq: number; job_seq: number; ended_at: number }>(DUE, now, CALLBACK_PAGE, fresh ? 1 : 0).toArray();
+      const due = this.d.sql.exec<Owed>(DUE, now, CALLBACK_PAGE, fresh ? 1 : 0).toArray();
       if (due.length === 0) return found;
       found = true;
       const jobs = new Map(jobRows(this.d.sql.exec(JOBS, JSON.stringify(due.map((d) => d.job_seq)))).map((r) => [r.seq, r]));
-      await Promise.all(due.map((d) => this.send(d.seq, d.ended_at, jobs.get(d.job_seq))));
+      await Promise.all(due.map((d) => this.send(d, jobs.get(d.job_seq))));
       if (due.length < CALLBACK_PAGE) return true;
     }
   }
 
-  private async send(seq: number, endedAt: number, row: JobRow | undefined): Promise<void> {
+  private async send(owed: Owed, current: JobRow | undefined): Promise<void> {
+    const { seq } = owed;
     const later = (error: string) => {
       this.d.sql.exec(LATER, seq, error.slice(0, 1000), this.d.now());
-      console.warn(JSON.stringify({ event: "callback:failed", id: row?.id ?? null, error }));
+      console.warn(JSON.stringify({ event: "callback:failed", id: current?.id ?? null, error }));
     };
     // Its job is gone (deleted with its rows by then, or never had a callback): nothing to send.
-    if (!row || row.callback === null) return void this.d.sql.exec(DONE, seq);
+    if (!current || current.callback === null) return void this.d.sql.exec(DONE, seq);
     const secret = this.d.secret();
     if (!secret) return later("EDGEQUEUE_CALLBACK_SECRET is not set (wrangler secret put EDGEQUEUE_CALLBACK_SECRET)");
-    const { url } = JSON.parse(row.callback) as { url: string };
+    const { url } = JSON.parse(current.callback) as { url: string };
+    // The ending this callback was owed for: a manual retry since has kept its fields (migration 0037).
+    const row: JobRow = owed.ending === null ? current : { ...current, ...(JSON.parse(owed.ending) as Partial<JobRow>) };
     const body = JSON.stringify({ job: toJob(row) });
     const t = this.d.now();
     try {
@@ -136,16 +149,24 @@ export class CallbackSender {
           new Request(url, {
             method: "POST",
             body,
-            headers: { "content-type": "application/json", "user-agent": "edgequeue-callback", "edgequeue-signature": await signCallback(secret, t, body), "edgequeue-delivery": `${row.id}:${endedAt}` },
+            redirect: "manual",
+            headers: {
+              "content-type": "application/json",
+              "user-agent": "edgequeue-callback",
+              "edgequeue-signature": await signCallback(secret, t, url, body),
+              "edgequeue-delivery": `${row.id}:${owed.ended_at}`,
+            },
           }),
         ),
         CALLBACK_TIMEOUT_MS,
       );
       await res.body?.cancel();
       if (res.status >= 200 && res.status < 300) this.d.sql.exec(DONE, seq);
+      else if (res.status >= 300 && res.status < 400) later(`answered ${res.status}: redirects are not followed (give the final URL)`);
       else later(`answered ${res.status}`);
     } catch (e) {
-      later(String(e));
+      // Only whether it answered, not the network's own words: the dead list must not map a network for its reader.
+      later(e instanceof DeadlineError ? `no answer within ${CALLBACK_TIMEOUT_MS / 1000} s` : "no answer (the connection failed)");
     }
   }
 }

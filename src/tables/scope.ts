@@ -434,6 +434,12 @@ export const callbackOut = sqliteTable("callback_out", {
   lastError: text("last_error"),
   /** When it was given up on; null while it is still owed. */
   deadAt: integer("dead_at"),
+  /**
+   * The ending's own fields (state, error, result, times…) as JSON, kept by the job_callback_undone trigger when a
+   * manual retry undoes the ending before its callback was sent: the callback tells the ending it was owed for, not
+   * the job's state since. Null while the job still ends as it did.
+   */
+  ending: text("ending"),
 });
 
 export const jobLog = sqliteTable(

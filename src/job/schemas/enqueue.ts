@@ -4,7 +4,9 @@
  * @module
  */
 import { z } from "zod";
+import { CALLBACK_URL_MAX } from "../callback-url";
 import { LIMIT_KEY_MAX } from "../limit-key";
+import { TERMINAL_STATES } from "../states";
 import { MaxAttemptsSchema } from "../max-attempts";
 import { parseTraceparent, TRACESTATE_MAX } from "../trace";
 import { JobSchema } from "./job";
@@ -27,18 +29,31 @@ export const TraceContextSchema = z.strictObject({
   tracestate: z.string().max(TRACESTATE_MAX).optional(),
 });
 
-/** Where a job's end is POSTed (docs/http-api.md "Completion callbacks"). */
+/**
+ * Where a job's end is POSTed (docs/http-api.md "Completion callbacks"). The schema holds the URL's form; where it may
+ * point is the config's business (job/callback-url.ts, checked by the coordinator before anything is written).
+ */
+function parses(u: string): boolean {
+  try {
+    return new URL(u) !== null;
+  } catch {
+    return false;
+  }
+}
+
 export const CallbackSchema = z.strictObject({
   url: z
     .string()
-    .max(2048)
-    .url()
-    .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL"),
+    .max(CALLBACK_URL_MAX)
+    .refine((u) => /^https?:\/\/[^/?#\\\s]/i.test(u) && parses(u), "must be an http(s) URL with a host: http(s)://host/path")
+    .meta({ description: "A public http(s) URL, no credentials; loopback, private and link-local hosts are refused unless the config's callbacks.allowHosts names them (docs/http-api.md \"Where a callback may go\")." }),
   on: z
     .array(TerminalStateSchema)
     .min(1)
+    .max(TERMINAL_STATES.length)
+    .refine((on) => new Set(on).size === on.length, "names a state twice")
     .optional()
-    .meta({ description: "The end states that call it back (default: completed and failed)." }),
+    .meta({ description: "The end states that call it back (default: completed and failed), each at most once." }),
 });
 
 export const EnqueueSchema = z

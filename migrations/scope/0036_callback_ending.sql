@@ -1,0 +1,1 @@
+ALTER TABLE `callback_out` ADD `ending` text;
