@@ -7,10 +7,9 @@
  *
  * @module
  */
-import type { Job } from "../job/schemas";
-import type { SubscriptionMessage } from "../job/watch-message";
+import type { SubscriptionMessage, WatchedJob } from "../job/watch-message";
 
-export type { SubscriptionMessage } from "../job/watch-message";
+export type { SubscriptionMessage, WatchedJob } from "../job/watch-message";
 
 export interface SubscribeOptions {
   /** "auto" (default): a WebSocket when `globalThis.WebSocket` exists, else Server-Sent Events over fetch. */
@@ -93,8 +92,11 @@ function overEventStream(url: string, onMessage: (m: SubscriptionMessage) => voi
 }
 
 export interface WatchJobHandlers {
-  /** Each state change of the job (the first is its state as the subscription opened). */
-  state?(job: Job): void;
+  /**
+   * Each state change of the job (the first is its state as the subscription opened): its view without what the URL
+   * does not carry (no payload unless minted with `include: ["payload", …]`).
+   */
+  state?(job: WatchedJob): void;
   progress?(progress: unknown, at: number | null): void;
   step?(step: Extract<SubscriptionMessage, { event: "step" }>["step"]): void;
   log?(line: Extract<SubscriptionMessage, { event: "log" }>["line"]): void;
@@ -104,8 +106,8 @@ export interface WatchJobHandlers {
  * watchJob: follow one job's subscription URL until the job ends; resolves with its final view (its `result` when
  * completed), rejects when the subscription closes before (an expired or forged URL, a dropped connection).
  */
-export function watchJob(url: string, on: WatchJobHandlers = {}, options: SubscribeOptions = {}): Promise<Job> {
-  let last: Job | null = null;
+export function watchJob(url: string, on: WatchJobHandlers = {}, options: SubscribeOptions = {}): Promise<WatchedJob> {
+  let last: WatchedJob | null = null;
   const sub = subscribe(
     url,
     (m) => {
@@ -119,7 +121,7 @@ export function watchJob(url: string, on: WatchJobHandlers = {}, options: Subscr
     options,
   );
   return sub.closed.then((c) => {
-    const job = last as Job | null;
+    const job = last as WatchedJob | null;
     if (job && job.finishedAt !== null) return job;
     throw new Error(`the subscription closed before the job ended (${c.code}${c.reason ? `: ${c.reason}` : ""})`);
   });

@@ -10,7 +10,7 @@ import { QueueError } from "../errors";
 import { homeFor, scopeHome } from "../job/home";
 import type { CreateSubscription, SubscriptionAnswer } from "../job/schemas/subscriptions";
 import { signSubscription, verifySubscription, type Follows } from "../job/subscription";
-import { SUBSCRIPTION_PATH } from "../job/schemas/subscriptions";
+import { SUBSCRIPTION_PARTS_DEFAULT, SUBSCRIPTION_PATH } from "../job/schemas/subscriptions";
 import type { QueueContext } from "./queue-context";
 
 /** The header a scope object reads the checked subscription from (only the coordinator reaches the object). */
@@ -28,9 +28,10 @@ export class Subscriptions {
     if (!queueToken) throw new QueueError("misconfigured", "a subscription URL is signed with the queue's QUEUE_TOKEN, and none is set (wrangler secret put QUEUE_TOKEN)");
     const { home, follows } = this.target(req);
     const expiresAt = now + req.ttlMs;
-    const path = `${SUBSCRIPTION_PATH}/${await signSubscription(queueToken, { ...follows, home, exp: expiresAt })}`;
+    const inc = [...(req.include ?? SUBSCRIPTION_PARTS_DEFAULT)];
+    const path = `${SUBSCRIPTION_PATH}/${await signSubscription(queueToken, { ...follows, home, exp: expiresAt, inc })}`;
     const base = this.q.config.publicUrl ?? this.origin;
-    return { url: base === null ? path : `${base}${path}`, path, expiresAt };
+    return { url: base === null ? path : `${base}${path}`, path, expiresAt, include: inc };
   }
 
   private target(req: CreateSubscription): { home: string; follows: Follows } {

@@ -21,7 +21,9 @@ type Follow = Follows & { home: string };
 
 async function paths(env: Env, follows: readonly Follow[], now: number): Promise<string[]> {
   if (!env.QUEUE_TOKEN) return [];
-  return Promise.all(follows.map(async (f) => `${SUBSCRIPTION_PATH}/${await signSubscription(env.QUEUE_TOKEN!, { ...f, exp: now + LIVE_TTL_MS } as Subscription)}`));
+  // An operator's page: everything but payloads, which it reads with the job when it refreshes.
+  const inc: Subscription["inc"] = ["progress", "steps", "logs", "result"];
+  return Promise.all(follows.map(async (f) => `${SUBSCRIPTION_PATH}/${await signSubscription(env.QUEUE_TOKEN!, { ...f, exp: now + LIVE_TTL_MS, inc } as Subscription)}`));
 }
 
 /** jobPaths: a job's page follows the job while it has not ended. */

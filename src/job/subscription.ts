@@ -11,6 +11,7 @@
  */
 import { decodeText, encodeText } from "../base64url";
 import { macMatches, queueMac } from "./queue-mac";
+import { SUBSCRIPTION_PARTS_DEFAULT, type SubscriptionPart } from "./schemas/subscriptions";
 
 export type Follows = { kind: "job"; id: string } | { kind: "key"; type: string; key: string } | { kind: "scope" };
 
@@ -19,7 +20,14 @@ export type Subscription = Follows & {
   home: string;
   /** The URL may be opened until then (epoch ms); a connection opened in time stays open. */
   exp: number;
+  /** What it carries besides states (SUBSCRIPTION_PARTS); absent: the default (a URL minted before it was chosen). */
+  inc?: SubscriptionPart[];
 };
+
+/** carries: whether a subscription carries this part. */
+export function carries(sub: Pick<Subscription, "inc">, part: SubscriptionPart): boolean {
+  return (sub.inc ?? SUBSCRIPTION_PARTS_DEFAULT).includes(part);
+}
 
 
 /** signSubscription: the token of a subscription URL (the last part of its path). */

@@ -8,11 +8,17 @@
 import type { JobLogLine } from "./log-lines";
 import type { Job } from "./schemas";
 
+/**
+ * A job's view as a subscription sends it: `payload`, `result`, `progress` and `progressAt` only when the
+ * subscription carries them (its `include`, docs/http-api.md "What a subscription carries").
+ */
+export type WatchedJob = Omit<Job, "payload" | "result" | "progress" | "progressAt"> & Partial<Pick<Job, "payload" | "result" | "progress" | "progressAt">>;
+
 export type SubscriptionMessage =
   /** A job's view after a change; the first message of a job's subscription is its view as it opens. */
-  | { event: "state"; job: Job }
+  | { event: "state"; job: WatchedJob }
   /** The first message of a key's or a scope's subscription: its live jobs (a scope's first 100; `more` when there are others). */
-  | { event: "state"; jobs: Job[]; more: boolean }
+  | { event: "state"; jobs: WatchedJob[]; more: boolean }
   /** A ctx.progress report: the value and when the queue kept it. */
   | { event: "progress"; id: string; progress: unknown; at: number | null }
   /** A completed job's result (after its `state`). */

@@ -7,9 +7,10 @@
  *
  * @module
  */
-import type { SubscriptionMessage } from "../job/watch-message";
+import type { Job } from "../job/schemas";
+import type { SubscriptionMessage, WatchedJob } from "../job/watch-message";
 import { hash64 } from "../job/hash";
-import type { Subscription } from "../job/subscription";
+import { carries, type Subscription } from "../job/subscription";
 import { toJob, type JobRow } from "./job-row";
 import { getJob, listJobs, liveJobsOfKey } from "./read";
 
@@ -42,24 +43,53 @@ export function follows(sub: Subscription, row: Pick<JobRow, "id" | "type" | "de
   return true;
 }
 
-/** messagesFor: a row's messages, made only once a watcher follows it (a view parses the payload). */
-export function messagesFor(row: JobRow, what: "state" | "progress"): () => Message[] {
-  if (what === "progress") return () => [{ event: "progress", id: row.id, progress: row.progress === null ? null : JSON.parse(row.progress), at: row.progress_at }];
-  return () => stateOf(row);
+/** What a subscription's messages depend on besides the row: what it carries. */
+export type Carrying = Pick<Subscription, "inc">;
+
+/** carryKey: subscriptions with the same key are sent the same text for a row. */
+export function carryKey(sub: Carrying): string {
+  return sub.inc === undefined ? "" : sub.inc.join(",");
 }
 
-function stateOf(row: JobRow): Message[] {
-  const job = toJob(row);
-  return row.state === "completed" ? [{ event: "state", job }, { event: "result", id: job.id, result: job.result }] : [{ event: "state", job }];
+/** watched: a job's view cut to what the subscription carries (docs/http-api.md "What a subscription carries"). */
+export function watched(job: Job, sub: Carrying): WatchedJob {
+  const out: WatchedJob = { ...job };
+  if (!carries(sub, "payload")) delete out.payload;
+  if (!carries(sub, "result")) delete out.result;
+  if (!carries(sub, "progress")) {
+    delete out.progress;
+    delete out.progressAt;
+  }
+  return out;
+}
+
+/** messagesFor: a row's messages for a subscription, made only once a watcher follows it (a view parses the payload). */
+export function messagesFor(row: JobRow, what: "state" | "progress"): (sub: Carrying) => Message[] {
+  if (what === "progress") {
+    return (sub) => (carries(sub, "progress") ? [{ event: "progress", id: row.id, progress: row.progress === null ? null : JSON.parse(row.progress), at: row.progress_at }] : []);
+  }
+  let job: Job | null = null;
+  return (sub) => stateOf((job ??= toJob(row)), row.state === "completed", sub);
+}
+
+/** fedTo: whether a step or log item goes to this subscription. */
+export function fedTo(item: Extract<Message, { event: "step" | "log" }>, sub: Carrying): boolean {
+  return carries(sub, item.event === "step" ? "steps" : "logs");
+}
+
+function stateOf(job: Job, completed: boolean, sub: Carrying): Message[] {
+  const state: Message = { event: "state", job: watched(job, sub) };
+  return completed && carries(sub, "result") ? [state, { event: "result", id: job.id, result: job.result }] : [state];
 }
 
 /** firstMessage: the current state of what a subscription follows; null for a job that is not here. */
 export function firstMessage(sql: SqlStorage, sub: Subscription): Message[] | null {
   if (sub.kind === "job") {
     const row = getJob(sql, sub.id);
-    return row ? stateOf(row) : null;
+    return row ? stateOf(toJob(row), row.state === "completed", sub) : null;
   }
-  if (sub.kind === "key") return [{ event: "state", jobs: liveJobsOfKey(sql, sub.key).filter((r) => r.type === sub.type).map(toJob), more: false }];
+  const view = (r: JobRow) => watched(toJob(r), sub);
+  if (sub.kind === "key") return [{ event: "state", jobs: liveJobsOfKey(sql, sub.key).filter((r) => r.type === sub.type).map(view), more: false }];
   const rows = listJobs(sql, { states: ["pending", "running", "waiting"] }, 0, FIRST_JOBS_MAX + 1);
-  return [{ event: "state", jobs: rows.slice(0, FIRST_JOBS_MAX).map(toJob), more: rows.length > FIRST_JOBS_MAX }];
+  return [{ event: "state", jobs: rows.slice(0, FIRST_JOBS_MAX).map(view), more: rows.length > FIRST_JOBS_MAX }];
 }

@@ -20,7 +20,7 @@ import type { Subscription } from "../job/subscription";
 import type { JobRow } from "./job-row";
 import type { FeedItem } from "./feed";
 import { byId, idSeq } from "./read";
-import { firstMessage, follows, messagesFor, TAG_ALL, tagsOf, watchTags, type Message } from "./watch-messages";
+import { carryKey, fedTo, firstMessage, follows, messagesFor, TAG_ALL, tagsOf, watchTags, type Carrying, type Message } from "./watch-messages";
 
 /** Messages a stream may have queued unread before it is dropped. */
 export const STREAM_HIGH_WATER = 256;
@@ -133,7 +133,7 @@ export class Watchers {
     for (const item of fed) {
       // The job's type and key say which key watchers follow it: the write's own row, or one read (only when watched).
       const row = known.get(item.id) ?? this.keyOf(item.id);
-      if (row) this.tell(row, () => [item], false);
+      if (row) this.tell(row, (sub) => (fedTo(item, sub) ? [item] : []), false);
     }
     for (const row of rows) this.tell(row, messagesFor(row, "state"), isEnded(row));
     for (const row of progressed) this.tell(row, messagesFor(row, "progress"), false);
@@ -143,12 +143,17 @@ export class Watchers {
     return this.d.sql.exec<Pick<JobRow, "id" | "type" | "dedupe_key">>(JOB_KEY, id, idSeq(id)).toArray()[0] ?? null;
   }
 
-  /** tell: a row's messages to its watchers; a single job's watcher is closed once they told it the job `ended`. */
-  private tell(row: Pick<JobRow, "id" | "type" | "dedupe_key">, messages: () => Message[], ended: boolean): void {
-    let texts: string[] | null = null;
+  /**
+   * tell: a row's messages to its watchers — made once for each thing carried (most watchers share one) —; a single
+   * job's watcher is closed once they told it the job `ended`.
+   */
+  private tell(row: Pick<JobRow, "id" | "type" | "dedupe_key">, messages: (sub: Carrying) => Message[], ended: boolean): void {
+    const made = new Map<string, string[]>();
     const to = (w: Watcher) => {
       if (!follows(w.sub, row)) return;
-      texts ??= messages().map((m) => JSON.stringify(m));
+      const key = carryKey(w.sub);
+      let texts = made.get(key);
+      if (texts === undefined) made.set(key, (texts = messages(w.sub).map((m) => JSON.stringify(m))));
       for (const t of texts) if (!w.send(t)) return;
       if (ended && w.sub.kind === "job") w.close(1000, "the job ended");
     };

@@ -128,7 +128,7 @@ describe("steps and log lines", () => {
   it("a pull worker's log lines and journaled steps arrive as they are written; a completion's lines before its end", async () => {
     const type = uniqueType("feed");
     const id = await claimed(type);
-    const s = await socket(await mint({ jobId: id }));
+    const s = await socket(await mint({ jobId: id, include: ["steps", "logs", "result"] }));
     await s.until((m) => m.length === 1);
     const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
     const leaseToken = leased.leaseToken;
@@ -145,7 +145,7 @@ describe("steps and log lines", () => {
 
   it("a pushed handler's steps arrive as journaled, its lines with its outcome (demo.steps, demo.log)", async () => {
     const scope = uniqueScope("pushed");
-    const sse = await stream(await mint({ scope }));
+    const sse = await stream(await mint({ scope, include: ["progress", "steps", "logs", "result"] }));
     const steps = (await api("POST", "/v1/jobs", { type: "demo.steps", payload: {}, scope })).body.job.id;
     const logs = (await api("POST", "/v1/jobs", { type: "demo.log", payload: { lines: 2 }, scope })).body.job.id;
     await waitForJob(steps, (j) => j.state === "completed");
@@ -162,6 +162,45 @@ describe("steps and log lines", () => {
     const of = (id: string) => events(got.filter((m) => m.id === id || m.job?.id === id));
     expect(of(steps)).toEqual(["state:pending", "state:running", "step", "step", "step", "state:completed", "result"]);
     expect(of(logs)).toEqual(["state:pending", "state:running", "log", "log", "state:completed", "result"]);
+  });
+});
+
+describe("what a subscription carries", () => {
+  it("by default no payload and no log lines; `include` chosen at minting is signed into the URL", async () => {
+    const type = uniqueType("carry");
+    const scope = uniqueScope("carry");
+    const id = (await api("POST", "/v1/jobs", { type, payload: { card: "4242" }, scope })).body.job.id as string;
+    const minted = await api("POST", "/v1/subscriptions", { jobId: id });
+    expect(minted.body.include).toEqual(["progress", "steps", "result"]);
+    const plain = await socket(minted.body.url);
+    const all = await socket(await mint({ jobId: id, include: ["payload", "logs", "result", "progress", "steps"] }));
+    const bare = await socket(await mint({ jobId: id, include: [] }));
+    const scoped = await socket(await mint({ scope }));
+    for (const s of [plain, all, bare, scoped]) await s.until((m) => m.length === 1);
+    const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    await api("POST", `/v1/jobs/${id}/progress`, { leaseToken: leased.leaseToken, progress: 50 });
+    await api("POST", `/v1/jobs/${id}/logs`, { leaseToken: leased.leaseToken, items: [{ at: 5, message: "charging 4242" }] });
+    await api("POST", `/v1/jobs/${id}/complete`, { leaseToken: leased.leaseToken, result: { ok: true } });
+    for (const s of [plain, all, bare]) await s.closedWith();
+    await scoped.until((m) => m.some((x) => x.event === "result"));
+    scoped.ws.close(1000, "done");
+    expect(events(plain.messages)).toEqual(["state:pending", "state:running", "progress:50", "state:completed", "result"]);
+    expect(events(all.messages)).toEqual(["state:pending", "state:running", "progress:50", "log", "state:completed", "result"]);
+    expect(events(bare.messages)).toEqual(["state:pending", "state:running", "state:completed"]);
+    // The payload is in no message unless asked for; nor is anything the URL does not carry.
+    for (const s of [plain, bare, scoped]) expect(JSON.stringify(s.messages)).not.toContain("4242");
+    expect(JSON.stringify(scoped.messages[0])).not.toContain("payload");
+    expect(all.messages[0]).toMatchObject({ job: { payload: { card: "4242" } } });
+    expect(bare.messages.at(-1)).not.toHaveProperty("job.result");
+    expect(bare.messages.at(-1)).not.toHaveProperty("job.progress");
+    expect(plain.messages.at(-2)).toMatchObject({ job: { state: "completed", result: { ok: true }, progress: 50 } });
+    for (const [body, path] of [
+      [{ jobId: id, include: ["secrets"] }, "include[0]"],
+      [{ jobId: id, include: ["logs", "logs"] }, "include"],
+    ] as const) {
+      const bad = await api("POST", "/v1/subscriptions", body);
+      expect([bad.status, bad.body.error.details[0].path]).toEqual([400, path]);
+    }
   });
 });
 
@@ -190,7 +229,7 @@ describe("following a key's jobs and a scope's jobs", () => {
     const type = uniqueType("scope");
     const scope = uniqueScope("sc");
     const before = await claimed(type, { scope });
-    const sse = await stream(await mint({ scope }));
+    const sse = await stream(await mint({ scope, include: ["progress", "steps", "logs", "result"] }));
     const s = await socket(await mint({ scope }));
     await s.until((m) => m.length === 1);
     expect(s.messages[0]).toMatchObject({ event: "state", jobs: [{ id: before, state: "pending" }], more: false });

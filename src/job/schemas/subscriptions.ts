@@ -12,12 +12,30 @@ export const SUBSCRIPTION_TTL_DEFAULT_MS = 15 * 60_000;
 export const SUBSCRIPTION_TTL_MAX_MS = 24 * 3600_000;
 export const SUBSCRIPTION_PATH = "/v1/subscriptions";
 
+/**
+ * What a subscription may carry besides its jobs' states (docs/http-api.md "Live subscriptions", "What a subscription
+ * carries"): chosen when its URL is minted and signed into it, since the page that opens it holds no token.
+ */
+export const SUBSCRIPTION_PARTS = ["progress", "steps", "logs", "result", "payload"] as const;
+export type SubscriptionPart = (typeof SUBSCRIPTION_PARTS)[number];
+/** Without `include`: no payload, no log lines (a page on another origin shows how a job goes, not what it was given). */
+export const SUBSCRIPTION_PARTS_DEFAULT: readonly SubscriptionPart[] = ["progress", "steps", "result"];
+
 export const CreateSubscriptionSchema = z
   .strictObject({
     jobId: JobId.optional().meta({ description: "Follow this job until it ends." }),
     type: JobTypeName.optional().meta({ description: "With dedupeKey: follow the jobs of this type under the key (its live one, and any enqueued later)." }),
     dedupeKey: boundedName(512).optional(),
     scope: ScopeSchema.optional().meta({ description: "Alone: follow every job of the scope. With type and dedupeKey: the key's jobs in that scope." }),
+    include: z
+      .array(z.enum(SUBSCRIPTION_PARTS))
+      .max(SUBSCRIPTION_PARTS.length)
+      .refine((parts) => new Set(parts).size === parts.length, "names a part twice")
+      .optional()
+      .meta({
+        description:
+          "What it carries besides each job's state (its view without payload, result and progress): `progress` (the view's progress and `progress` messages), `steps` (`step` messages), `logs` (`log` messages), `result` (the view's result and `result` messages), `payload` (the view's payload). Default: progress, steps and result — never the payload or log lines unless asked.",
+      }),
     ttlMs: z
       .number()
       .int()
@@ -44,5 +62,6 @@ export const SubscriptionSchema = z.object({
   }),
   path: z.string().meta({ description: "The URL's path: `/v1/subscriptions/<signed token>`." }),
   expiresAt: z.number().meta({ description: "The URL may be opened until then (epoch ms)." }),
+  include: z.array(z.enum(SUBSCRIPTION_PARTS)).meta({ description: "What it carries besides each job's state, as signed into it." }),
 });
 export type SubscriptionAnswer = z.infer<typeof SubscriptionSchema>;
