@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   /** A wait token past its expiry (docs/workflows.md). */
   gone: 410,
+  /** A request's body stopped arriving for BODY_IDLE_MS before its end (coordinator/body.ts). */
+  request_timeout: 408,
   payload_too_large: 413,
   /** A type's maxDepth is reached in the object the job would join: nothing was written. */
   queue_full: 429,

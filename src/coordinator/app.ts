@@ -15,7 +15,7 @@ import { cors } from "hono/cors";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { letGo, limitBody, readJsonBody } from "./body";
+import { letGo, limitBody, readBodyWithin, readJsonBody } from "./body";
 import { requireToken } from "./auth";
 import { errorResponse } from "./error-response";
 import { ALSO_AS } from "./implementations";
@@ -70,6 +70,8 @@ export function createApp(): Hono<{ Bindings: Env }> {
   });
   // After the token: a caller without one is told so, whatever it sends.
   app.use("/v1/*", limitBody((env) => loadConfig(env).limits.batchPayloadMaxBytes + BODY_OVERHEAD_BYTES));
+  // Then read in time, or refused 408 (body.ts): every route reads the kept bytes.
+  app.use("/v1/*", readBodyWithin());
 
   for (const op of OPERATION_LIST) {
     app.on(op.method.toUpperCase(), op.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
@@ -77,7 +79,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
       const answer = await perform(op, new QueueOps(c.env, config, new URL(c.req.url).origin), {
         params: c.req.param(),
         query: c.req.query(),
-        body: async () => withTraceHeaders(op.operationId, await readJsonBody(c.req.raw), c.req.header("traceparent"), c.req.header("tracestate")),
+        body: async () => withTraceHeaders(op.operationId, await readJsonBody(c), c.req.header("traceparent"), c.req.header("tracestate")),
       });
       const also = ALSO_AS[op.operationId] as { wanted(accept?: string): boolean; render(answer: unknown): string } | undefined;
       if (op.alsoAs && also?.wanted(c.req.header("accept"))) return c.body(also.render(answer), 200, { "content-type": op.alsoAs.contentType });

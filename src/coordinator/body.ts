@@ -8,9 +8,15 @@
  * soon as what has arrived is over it. Either way the answer is the API's
  * `413 payload_too_large` (docs/http-api.md "The HTTP API", errors).
  *
+ * A body is also bounded in time: read once, up front (`readBodyWithin`), and
+ * refused `408 request_timeout` when nothing of it arrives for BODY_IDLE_MS —
+ * a client whose Content-Length promises more than it sends would otherwise
+ * hold its connection, and the Worker's invocation, with no answer. Everything
+ * after reads the bytes kept (Hono's body cache), never the stream.
+ *
  * @module
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
@@ -45,9 +51,63 @@ export function letGo(req: Request): void {
   if (req.body && !req.body.locked) req.body.cancel().catch(() => {});
 }
 
-/** readJsonBody: the body as JSON; its size was bounded by limitBody before the route ran. */
-export async function readJsonBody(req: Request): Promise<unknown> {
-  const text = new TextDecoder().decode(await req.arrayBuffer());
+/** How long a body may send nothing before it is refused (docs/http-api.md "The HTTP API", errors). */
+export const BODY_IDLE_MS = 10_000;
+
+/**
+ * readBodyWithin: a middleware that reads the request's body once, refusing it `408` when nothing of it arrives for
+ * `idleMs` (letting go of the rest), and keeps the bytes where every Hono body reader finds them.
+ */
+export function readBodyWithin(idleMs = BODY_IDLE_MS): MiddlewareHandler {
+  return async (c, next) => {
+    const body = c.req.raw.body;
+    if (body && !c.req.raw.bodyUsed) (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(await readWithin(body, idleMs));
+    await next();
+  };
+}
+
+/** readWithin: the whole body, or a 408 once nothing arrived for `idleMs` — one timer per body, moved on as chunks come. */
+async function readWithin(body: ReadableStream<Uint8Array>, idleMs: number): Promise<ArrayBuffer> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let lastAt = Date.now();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const idle = new Promise<"idle">((resolve) => {
+    const check = () => {
+      const quiet = Date.now() - lastAt;
+      timer = quiet >= idleMs ? null : setTimeout(check, idleMs - quiet);
+      if (timer === null) resolve("idle");
+    };
+    timer = setTimeout(check, idleMs);
+  });
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), idle]);
+      if (next === "idle") {
+        reader.cancel().catch(() => {});
+        throw new QueueError("request_timeout", `the request body stopped arriving: nothing for ${idleMs / 1000} s after ${size} bytes (does its Content-Length match what is sent?)`, { path: "body", bytes: size });
+      }
+      if (next.done) break;
+      lastAt = Date.now();
+      chunks.push(next.value);
+      size += next.value.byteLength;
+    }
+  } finally {
+    if (timer !== null) clearTimeout(timer);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out.buffer;
+}
+
+/** readJsonBody: the body as JSON, from the bytes readBodyWithin kept; its size was bounded by limitBody before. */
+export async function readJsonBody(c: Context): Promise<unknown> {
+  const text = new TextDecoder().decode(await c.req.arrayBuffer());
   if (text.trim() === "") return {};
   try {
     return JSON.parse(text);

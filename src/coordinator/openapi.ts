@@ -73,6 +73,7 @@ const MEANING: Record<ErrorCode, string> = {
   already_terminal: "the job has already finished",
   gone: "the wait token expired",
   conflict: "the request conflicts with the current state (a dedupe key under another mode, a config schedule, a job not in a state to retry)",
+  request_timeout: "the body stopped arriving (nothing for 10 s) before its Content-Length was reached; nothing was done",
   payload_too_large: "the body, a payload or a result is over its limit",
   queue_full: "the job's type holds maxDepth pending jobs in the object it would join; nothing was written (retry later)",
   too_many_subscribers: "the object holds its most live subscriptions (limits.subscribersPerObject); try again later",
@@ -85,7 +86,7 @@ function errorCodes(r: DeclaredOperation): ErrorCode[] {
   const codes = new Set<ErrorCode>();
   if (r.auth) codes.add("unauthorized");
   if (r.params || r.body || r.query) codes.add("invalid_request");
-  if (r.body) codes.add("payload_too_large");
+  if (r.body) codes.add("payload_too_large").add("request_timeout");
   for (const c of r.errors) codes.add(c);
   return [...codes];
 }

@@ -6,7 +6,10 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { Hono } from "hono";
 import { createApp } from "../../src/coordinator/app";
+import { BODY_IDLE_MS, readBodyWithin, readJsonBody } from "../../src/coordinator/body";
+import { errorResponse } from "../../src/coordinator/error-response";
 import { TOKEN, uniqueType } from "../helpers/api";
 
 const MIB = 1024 * 1024;
@@ -27,10 +30,10 @@ function stalledBody(): { body: ReadableStream<Uint8Array>; cancelled: () => boo
   return { body, cancelled: () => cancelled };
 }
 
-function claiming(bytes: number, body: ReadableStream<Uint8Array>, token: string | null = TOKEN): Request {
+function claiming(bytes: number, body: ReadableStream<Uint8Array>, token: string | null = TOKEN, url = "http://queue.test/v1/jobs"): Request {
   const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(bytes) };
   if (token) headers.authorization = `Bearer ${token}`;
-  return new Request("http://queue.test/v1/jobs", { method: "POST", headers, body, duplex: "half" } as RequestInit);
+  return new Request(url, { method: "POST", headers, body, duplex: "half" } as RequestInit);
 }
 
 /** Within `ms`, or "no answer". */
@@ -102,5 +105,38 @@ describe("request body bound", () => {
     const anonymous = await within(5_000, asWranglerDev(claiming(20 * MIB, body, null)));
     expect((anonymous as Response).status).toBe(401);
     expect(cancelled()).toBe(true);
+  });
+
+  it("a body that stops short of its Content-Length (under the bound) is answered 408 once nothing arrives for the idle bound, and let go", async () => {
+    // The app's own bound is BODY_IDLE_MS (10 s; test/e2e proves it over a socket to wrangler dev); the same
+    // middleware with a short one here, over a body that sends `{}` of a declared 100 bytes and nothing more.
+    expect(BODY_IDLE_MS).toBe(10_000);
+    let reached = false;
+    const app = new Hono()
+      .use(readBodyWithin(200))
+      .post("/x", async (c) => {
+        reached = true;
+        return c.json((await readJsonBody(c)) as object);
+      })
+      .onError((e) => errorResponse(e));
+    const { body, cancelled } = stalledBody();
+    const res = await within(5_000, app.request(claiming(100, body, null, "http://queue.test/x")));
+    expect(res).not.toBe("no answer");
+    const r = res as Response;
+    expect(r.status).toBe(408);
+    expect(await r.json()).toMatchObject({ error: { code: "request_timeout", details: { path: "body", bytes: 2 } } });
+    expect(cancelled()).toBe(true);
+    expect(reached).toBe(false);
+    // A body that arrives slowly but steadily is read whole: the bound is on silence, not on the whole read.
+    let n = 0;
+    const slow = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await new Promise((r) => setTimeout(r, 120));
+        if (n++ < 4) controller.enqueue(new TextEncoder().encode(n === 1 ? '{"a":' : n === 4 ? "1}" : " "));
+        else controller.close();
+      },
+    });
+    const ok = await app.request(new Request("http://queue.test/x", { method: "POST", body: slow, duplex: "half" } as RequestInit));
+    expect([ok.status, await ok.json()]).toEqual([200, { a: 1 }]);
   });
 });

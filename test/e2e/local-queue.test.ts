@@ -14,6 +14,7 @@
  *   told its name, and must still report to the catalog (stats, claims).
  */
 import { execFileSync } from "node:child_process";
+import { connect } from "node:net";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -286,6 +287,29 @@ describe.sequential("the local queue beside Workers of the user's own", () => {
     const { results, runs } = JSON.parse(out.trim().split("\n").at(-1)!);
     expect(results).toEqual([0, 1, 2, 3, 4].map((n) => ["completed", { doubled: n * 2 }]));
     expect(runs).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it("a body shorter than its Content-Length is answered 408 within the idle bound (10 s), not held open", async () => {
+    const { hostname, port } = new URL(queue.url);
+    expect((await api("POST", "/v1/jobs", { type: "demo.echo", payload: {} })).status).toBe(201);
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(`POST /v1/jobs HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${queue.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"type":"demo.echo"`);
+      });
+      let got = "";
+      socket.on("data", (d) => {
+        got += d.toString();
+        if (got.includes("\r\n\r\n")) (resolve(got), socket.destroy());
+      });
+      socket.on("error", reject);
+      socket.on("close", () => resolve(got));
+      setTimeout(() => (resolve(got || "no answer"), socket.destroy()), 20_000);
+    });
+    const took = Date.now() - started;
+    expect(answer.split("\r\n")[0], answer).toBe("HTTP/1.1 408 Request Timeout");
+    expect(took).toBeGreaterThanOrEqual(9_000);
+    expect(took).toBeLessThan(15_000);
   });
 
   it("after a restart, a scope object woken cold by its alarm still reports: stats are right and its pull jobs are claimed", async () => {
