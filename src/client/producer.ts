@@ -13,7 +13,7 @@ import type { Metrics } from "../metrics/schemas";
 import type { JobTypeName, PayloadOf } from "../sdk";
 import type { Calls } from "./calls";
 import { withoutUndefined } from "./json-input";
-import { runClaimed, type ClaimedFn, type LeaseOps, type RunClaimedOptions } from "./run-claimed";
+import { noteClaimSent, runClaimed, type ClaimedFn, type LeaseOps, type RunClaimedOptions } from "./run-claimed";
 
 /** A Job whose type and payload follow the registry. */
 export type TypedJob<T extends string = JobTypeName> = Omit<Job, "type" | "payload"> & { type: T; payload: PayloadOf<T> };
@@ -150,8 +150,11 @@ export function producerClient(calls: Calls): QueueClient {
     stats: (type) => calls.stats(type === undefined ? {} : { type }),
     metrics: (query = {}) => calls.metrics(query),
     retryFailed: (filter = {}) => calls.retryFailed(filter),
-    claimOrEnqueue: async (input, options = {}) =>
-      (await calls.claimOrEnqueue({ job: withoutUndefined(input) as never, worker: options.worker ?? "inline", ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) })).leased,
+    claimOrEnqueue: async (input, options = {}) => {
+      // Its lease began no earlier than this call was sent: runClaimed keeps it from here (client/run-claimed.ts).
+      const sentAt = Date.now();
+      return noteClaimSent((await calls.claimOrEnqueue({ job: withoutUndefined(input) as never, worker: options.worker ?? "inline", ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) })).leased, sentAt);
+    },
     runClaimed: (handle, fn, options) => runClaimed(leaseOps, handle, fn, options),
     signal: (to: string | { type: JobTypeName; dedupeKey: string; scope?: Scope }, name: string, data: unknown = null) =>
       typeof to === "string" ? calls.signalJob(to, name, { data }) : calls.signalKey(withoutUndefined({ ...to, name, data }) as never),

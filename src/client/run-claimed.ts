@@ -27,6 +27,18 @@ import { grantedMs, Lease } from "../pull-worker/lease";
 import { dispatchOf, journalRefusal, settleWrite, stepAnswer, stepWrite, type LeaseWrite } from "../pull-worker/lease-writes";
 import { QueueClientError } from "./errors";
 
+/**
+ * When each handle's claim was sent, by this machine's clock: its lease began no earlier (pull-worker/lease.ts). The
+ * client's claimOrEnqueue notes it; a handle it did not make is renewed first, so its lease is placed from then.
+ */
+const claimSentAt = new WeakMap<object, number>();
+
+/** noteClaimSent: `handle`'s claim was sent at `sentAt` (this machine's clock). */
+export function noteClaimSent<T extends object | null>(handle: T, sentAt: number): T {
+  if (handle !== null) claimSentAt.set(handle, sentAt);
+  return handle;
+}
+
 /** What runClaimed needs of a client: the lease holder's calls. */
 export interface LeaseOps {
   /** Renews the lease; answers its new end (the queue's clock). */
@@ -63,15 +75,23 @@ export type ClaimedFn = (job: LeasedJob, ctx: ClaimedContext) => Promise<JsonObj
 export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn, options: RunClaimedOptions = {}): Promise<JsonObject | undefined> {
   const maxDrains = options.maxDrains ?? 10;
   const leaseMs = options.leaseMs ?? 30_000;
-  // When the current job's claim was sent, by this machine's clock (its lease is kept from then). The caller's handle
-  // was claimed just before this call: its start is the nearest known, and the lease's margin covers the difference.
-  let sentAt = Date.now();
+  // When the current job's claim was sent, by this machine's clock (its lease is kept from then): the caller's handle
+  // as claimOrEnqueue noted it — not when runClaimed was called, however long the caller held the handle.
+  let sentAt = claimSentAt.get(handle) ?? null;
+  let first: JsonObject | undefined;
+  let job: LeasedJob | null = handle;
+  if (sentAt === null) {
+    // A handle from elsewhere: its claim's time is unknown here, so renew it first and keep its lease from the renewal.
+    sentAt = Date.now();
+    const renewed = await ops.heartbeat(handle.id, handle.leaseToken);
+    const granted = grantedMs(handle, 30_000);
+    job = { ...handle, startedAt: renewed.leaseExpiresAt - granted, leaseExpiresAt: renewed.leaseExpiresAt };
+  }
   const next = () => {
     sentAt = Date.now();
     return ops.claimKey({ type: handle.type, ...(handle.scope ? { scope: handle.scope } : {}), dedupeKey: handle.dedupeKey!, worker: options.worker ?? "inline", leaseMs });
   };
-  let first: JsonObject | undefined;
-  let job: LeasedJob | null = handle;
+  const firstJob = job;
   for (let drained = 0; job; drained++) {
     const current: LeasedJob = job;
     const abort = new AbortController();
@@ -82,8 +102,8 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
     };
     const lease = new Lease({
       job: current,
-      sentAt,
-      leaseMs: current === handle ? 30_000 : leaseMs,
+      sentAt: sentAt!,
+      leaseMs: current === firstJob ? 30_000 : leaseMs,
       // A third of the lease it was given (by the queue's clock on both ends: leaseExpiresAt − startedAt).
       renewEveryMs: Math.max(Math.floor(grantedMs(current, 30_000) / 3), 100),
       heartbeat: async () => {
@@ -132,7 +152,7 @@ export async function runClaimed(ops: LeaseOps, handle: LeasedJob, fn: ClaimedFn
     if (out.kind === "completed") {
       const result = (out.result ?? undefined) as JsonObject | undefined;
       await ops.complete(current.id, current.leaseToken, result);
-      if (current === handle) first = result;
+      if (current === firstJob) first = result;
       job = drained < maxDrains ? await next() : null;
       continue;
     }

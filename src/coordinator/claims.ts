@@ -61,13 +61,14 @@ export class Claims {
    * each answered as completeMany answers it; then the claim, which does not wait, so the answers are not held
    * back for a wait's length. A claim the queue would refuse is refused before any completion is written.
    */
-  async claimAfterCompleting(req: ClaimRequest): Promise<{ jobs: LeasedJob[]; completed?: CompleteManyResult["results"]; answeredAt: number }> {
-    // answeredAt: the queue's clock as it answers, so a worker can place each lease's start on its own clock even
-    // after a claim that waited (src/pull-worker/lease.ts).
-    if (!req.complete) return { jobs: await this.claim(req), answeredAt: Date.now() };
+  async claimAfterCompleting(req: ClaimRequest): Promise<{ jobs: LeasedJob[]; completed?: CompleteManyResult["results"]; askedAt: number; answeredAt: number }> {
+    // askedAt: the queue's clock as the claim arrived, so a worker can place each lease's start on its own clock —
+    // its send time plus (startedAt − askedAt), never earlier — even after a claim that waited (pull-worker/claims.ts).
+    const askedAt = Date.now();
+    if (!req.complete) return { jobs: await this.claim(req), askedAt, answeredAt: Date.now() };
     this.checkClaimTypes(req);
     const completed = await this.leases.completeMany(req.complete);
-    return { jobs: await this.claim({ ...req, waitMs: undefined }), completed, answeredAt: Date.now() };
+    return { jobs: await this.claim({ ...req, waitMs: undefined }), completed, askedAt, answeredAt: Date.now() };
   }
 
   /** claimFrom: claim from these homes directly (the ones a wait object named), one after another until `limit`. */

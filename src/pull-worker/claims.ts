@@ -16,18 +16,19 @@ import type { Completing, CompletionAnswer, Completions } from "./completions";
 
 /**
  * What one claim leased and, per job, when its lease began by this machine's clock (each is kept from then;
- * pull-worker/lease.ts): the claim's answer less how long, by the queue's clock, the job had been leased when
- * the queue answered — never before the claim was sent. A claim that waited for work so keeps its whole lease.
- * A queue that does not say when it answered (`answeredAt`): the send time, which is safe but loses the wait.
+ * pull-worker/lease.ts). The earliest it can have begun: the claim arrived no sooner than it was sent, and the
+ * lease began `startedAt − askedAt` after it arrived, by the queue's clock — so a claim that waited for work keeps
+ * the rest of its lease, and neither the claim's way there nor its answer's way back is counted as lease not yet
+ * used. A queue that does not say when the claim arrived (`askedAt`, a queue of 0.1.0): the send time.
  */
 export interface Claimed {
   jobs: LeasedJob[];
   since: number[];
 }
 
-/** sinceOf: each job's lease start on this machine's clock (see Claimed). */
-export function sinceOf(jobs: readonly LeasedJob[], answeredAt: number | undefined, sentAt: number, receivedAt: number): number[] {
-  return jobs.map((j) => (answeredAt === undefined || j.startedAt == null ? sentAt : Math.max(sentAt, Math.min(receivedAt, receivedAt - (answeredAt - j.startedAt)))));
+/** sinceOf: each job's lease start on this machine's clock (see Claimed), within [sentAt, receivedAt]. */
+export function sinceOf(jobs: readonly LeasedJob[], askedAt: number | undefined, sentAt: number, receivedAt: number): number[] {
+  return jobs.map((j) => (askedAt === undefined || j.startedAt == null ? sentAt : Math.min(receivedAt, sentAt + Math.max(0, j.startedAt - askedAt))));
 }
 
 export interface ClaimsDeps<A extends Completing> {
@@ -59,9 +60,9 @@ export class Claims<A extends Completing> {
     const signal = this.onItsWay.signal;
     if (live.length > 0) {
       try {
-        const out = await call<{ jobs: LeasedJob[]; completed?: CompletionAnswer[]; answeredAt?: number }>("POST", "/v1/claim", { ...body, limit, complete: completions.items(live) }, { signal });
+        const out = await call<{ jobs: LeasedJob[]; completed?: CompletionAnswer[]; askedAt?: number }>("POST", "/v1/claim", { ...body, limit, complete: completions.items(live) }, { signal });
         completions.answer(live, out.completed ?? []);
-        return { jobs: out.jobs, since: sinceOf(out.jobs, out.answeredAt, sentAt, this.now()) };
+        return { jobs: out.jobs, since: sinceOf(out.jobs, out.askedAt, sentAt, this.now()) };
       } catch (e) {
         // Whether they landed is unknown: they go again alone (a completion that landed answers already_terminal).
         // A queue that predates `complete` refuses the field: from then on completions go alone.
@@ -76,8 +77,8 @@ export class Claims<A extends Completing> {
     for (const q of carry) q.resolve();
     this.waiting = new AbortController();
     try {
-      const out = await call<{ jobs: LeasedJob[]; answeredAt?: number }>("POST", "/v1/claim", { ...body, limit, ...(waitMs > 0 ? { waitMs } : {}) }, { untilAnswered: this.waiting.signal, signal });
-      return { jobs: out.jobs, since: sinceOf(out.jobs, out.answeredAt, sentAt, this.now()) };
+      const out = await call<{ jobs: LeasedJob[]; askedAt?: number }>("POST", "/v1/claim", { ...body, limit, ...(waitMs > 0 ? { waitMs } : {}) }, { untilAnswered: this.waiting.signal, signal });
+      return { jobs: out.jobs, since: sinceOf(out.jobs, out.askedAt, sentAt, this.now()) };
     } finally {
       this.waiting = null;
       this.onItsWay = null;

@@ -140,9 +140,9 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   /** release: give a leased job back, pending and due, its attempt not counted (POST /v1/jobs/{id}/release). */
-  async function release(job: LeasedJob): Promise<void> {
+  async function release(job: LeasedJob, signal?: AbortSignal): Promise<void> {
     try {
-      await call("POST", `${jobPath(job.id)}/release`, { leaseToken: job.leaseToken });
+      await call("POST", `${jobPath(job.id)}/release`, { leaseToken: job.leaseToken }, signal ? { signal } : {});
       log({ event: "worker:released", id: job.id, reason: "shutdown" });
     } catch (e) {
       log({ event: "worker:release_failed", id: job.id, error: String(e) });

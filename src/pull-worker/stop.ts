@@ -4,11 +4,17 @@
  * flight get `timeoutMs` to finish; past it, the claim still on its way is cut
  * off, the handlers are told (`shutdown`) and their jobs given back — pending,
  * due now, the attempt not counted — before anything else is written for them
- * (docs/pull-workers.md "Pull workers", Shutdown).
+ * (docs/pull-workers.md "Pull workers", Shutdown). What is left to say to the
+ * queue then — the releases, the loop's last completions — gets SHUTDOWN_GRACE_MS:
+ * a queue out of reach never holds stop() past its deadline and the grace (the
+ * jobs it could not be told of come back when their leases end).
  *
  * @module
  */
 import type { LeasedJob } from "../job/schemas";
+
+/** How long stop() waits, past its deadline, for the queue to hear of what it gave back. */
+export const SHUTDOWN_GRACE_MS = 5_000;
 
 /** What stop() needs of a running attempt (pull-worker/attempt.ts). */
 export interface Stoppable {
@@ -27,7 +33,8 @@ export interface StopDeps<A extends Stoppable> {
   holding(): A[];
   /** Past the deadline: the claim on its way is cut off. */
   cutOff(): void;
-  release(job: LeasedJob): Promise<void>;
+  /** Give a job back; `signal` ends the call once the grace is over. */
+  release(job: LeasedJob, signal?: AbortSignal): Promise<void>;
   /** The claim loop, if it runs: stop() waits for it as for the handlers, and resolves once it has ended. */
   loop(): Promise<unknown> | null;
 }
@@ -40,12 +47,14 @@ export async function stopWorker<A extends Stoppable>(deps: StopDeps<A>, timeout
   const done = Promise.all([...deps.unanswered().map((a) => a.done), deps.loop()?.catch(() => undefined)]).then(() => false);
   const late = await Promise.race([done, new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
   if (timer !== undefined) clearTimeout(timer);
-  if (late) {
-    deps.cutOff();
-    // Silence each job first: the aborted handler's own outcome (a retry that would spend the attempt) must not race the release.
-    await Promise.all(deps.holding().map(async (a) => (a.silence() ? deps.release(a.job) : undefined)));
-  }
-  await deps.loop()?.catch(() => undefined);
+  if (!late) return void (await deps.loop()?.catch(() => undefined));
+  deps.cutOff();
+  const grace = new AbortController();
+  const over = new Promise<void>((resolve) => (timer = setTimeout(() => (grace.abort(new Error("stop(): the queue did not answer within the grace")), resolve()), SHUTDOWN_GRACE_MS)));
+  // Silence each job first: the aborted handler's own outcome (a retry that would spend the attempt) must not race the release.
+  const released = Promise.all(deps.holding().map(async (a) => (a.silence() ? deps.release(a.job, grace.signal) : undefined)));
+  await Promise.race([Promise.all([released, deps.loop()?.catch(() => undefined)]), over]);
+  clearTimeout(timer!);
 }
 
 type Process = { once(s: string, f: () => void): void; off(s: string, f: () => void): void };

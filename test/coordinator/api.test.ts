@@ -198,7 +198,7 @@ describe("pull workers", () => {
 
   it("an empty list when nothing is due", async () => {
     const r = await api("POST", "/v1/claim", { worker: "w", types: [uniqueType()] });
-    expect(r.body).toEqual({ jobs: [], answeredAt: expect.any(Number) });
+    expect(r.body).toEqual({ jobs: [], askedAt: expect.any(Number), answeredAt: expect.any(Number) });
   });
 
   it("50 parallel claims over 20 jobs never return one job twice", async () => {

@@ -120,7 +120,7 @@ describe("request body bound", () => {
       })
       .onError((e) => errorResponse(e));
     const { body, cancelled } = stalledBody();
-    const res = await within(5_000, app.request(claiming(100, body, null, "http://queue.test/x")));
+    const res = await within(5_000, Promise.resolve(app.request(claiming(100, body, null, "http://queue.test/x"))));
     expect(res).not.toBe("no answer");
     const r = res as Response;
     expect(r.status).toBe(408);

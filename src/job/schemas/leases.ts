@@ -67,8 +67,12 @@ export const ClaimSchema = z.strictObject({
 export type ClaimRequest = z.infer<typeof ClaimSchema>;
 export const ClaimResultSchema = z.object({
   jobs: z.array(LeasedJobSchema),
+  askedAt: z.number().optional().meta({
+    description:
+      "The queue's clock as the claim arrived. A job's `leaseExpiresAt − startedAt` is its lease, and `startedAt − askedAt` how long after the claim arrived it began (a claim that waited): a worker places the lease's start no earlier than its send time plus that (docs/pull-workers.md \"Leases\").",
+  }),
   answeredAt: z.number().optional().meta({
-    description: "The queue's clock as it answered. A job's `leaseExpiresAt − startedAt` is its lease; `answeredAt − startedAt` is how long before the answer it began (a claim that waited).",
+    description: "The queue's clock as it answered (kept for workers of 0.1.0; `askedAt` is what a worker places its leases by).",
   }),
   completed: CompleteManyResultsSchema.optional().meta({ description: "With `complete`: one answer per item, as POST /v1/jobs/complete answers." }),
 });

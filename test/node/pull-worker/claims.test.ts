@@ -93,21 +93,35 @@ describe("Claims", () => {
     expect(completions.carrying).toBe(false);
   });
 
-  it("a job a waiting claim got keeps its whole lease: its start is placed by the queue's answeredAt, not the send time", async () => {
+  it("a job a waiting claim got keeps the rest of its lease: its start is the send time plus how long after the claim arrived it was leased (askedAt)", async () => {
     const queueClock = Date.now() + 3_600_000; // the queue's clock is an hour off: only its differences count
     const { claims } = claimsOf(async () => {
       await new Promise((r) => setTimeout(r, 25_000)); // the claim waits 25 s; the job is leased as the wait ends
-      return { jobs: [leasedJob("j", "t", queueClock + 25_000, 30_000)], answeredAt: queueClock + 25_050 };
+      return { jobs: [leasedJob("j", "t", queueClock + 24_800, 30_000)], askedAt: queueClock - 100, answeredAt: queueClock + 24_850 };
     });
     const sentAt = Date.now();
     const claimed = claims.claim(1, 30_000);
     await vi.advanceTimersByTimeAsync(25_000);
-    // Leased 50 ms before the queue answered, by its clock: 24.95 s after the claim was sent, by this one.
-    expect((await claimed).since).toEqual([sentAt + 25_000 - 50]);
+    // Leased 24.9 s after the claim arrived, by the queue's clock: no earlier than 24.9 s after it was sent, by this one.
+    expect((await claimed).since).toEqual([sentAt + 24_900]);
   });
 
-  it("from a queue that does not say when it answered, the send time (safe, but the wait is lost)", async () => {
-    const { claims } = claimsOf(async () => ({ jobs: [leasedJob("j", "t", 0, 30_000)] }));
+  it("a slow answer's way back is not counted as lease left: the start is placed from the send, not from the answer's arrival", async () => {
+    const queueClock = Date.now() - 7_200_000;
+    const { claims } = claimsOf(async () => {
+      await new Promise((r) => setTimeout(r, 8_000)); // 8 s of network on the way back; the queue answered at once
+      return { jobs: [leasedJob("j", "t", queueClock + 5, 30_000)], askedAt: queueClock, answeredAt: queueClock + 10 };
+    });
+    const sentAt = Date.now();
+    const claimed = claims.claim(1, 0);
+    await vi.advanceTimersByTimeAsync(8_000);
+    // The answer's formula of 0.1.0 (arrival − (answeredAt − startedAt)) would have said sentAt + 7,995: eight seconds
+    // the queue had already counted.
+    expect((await claimed).since).toEqual([sentAt + 5]);
+  });
+
+  it("from a queue that does not say when the claim arrived, the send time (safe, but the wait is lost)", async () => {
+    const { claims } = claimsOf(async () => ({ jobs: [leasedJob("j", "t", 0, 30_000)], answeredAt: 20 }));
     const sentAt = Date.now();
     expect((await claims.claim(1, 0)).since).toEqual([sentAt]);
   });

@@ -5,7 +5,7 @@
  * lease it still held.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { onSignals, stopWorker, type StopDeps, type Stoppable } from "../../../src/pull-worker/stop";
+import { onSignals, SHUTDOWN_GRACE_MS, stopWorker, type StopDeps, type Stoppable } from "../../../src/pull-worker/stop";
 import { leasedJob } from "./fake-queue-api";
 
 beforeEach(() => {
@@ -76,6 +76,21 @@ describe("stopWorker", () => {
     await vi.advanceTimersByTimeAsync(1);
     await stopping;
     expect(said).toEqual(["stop claiming", "cut off"]);
+  });
+
+  it("a queue out of reach: stop() resolves by its deadline plus the grace, and the hanging release is ended", async () => {
+    const attempts = [attempt("a", 60_000)];
+    const { d } = deps(attempts, new Promise(() => {})); // the loop's last completions never answered either
+    let releaseSignal: AbortSignal | undefined;
+    d.release = (_job, signal) => ((releaseSignal = signal), new Promise(() => {}));
+    let stopped = false;
+    const stopping = stopWorker(d, 1_000).then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(1_000 + SHUTDOWN_GRACE_MS - 1);
+    expect(stopped).toBe(false);
+    expect(releaseSignal?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await stopping;
+    expect(releaseSignal?.aborted).toBe(true);
   });
 
   it("a loop that ended with a rejection still lets stop() resolve", async () => {
