@@ -8,12 +8,12 @@
  * @module
  */
 import { QueueError } from "../errors";
-import type { Decision, EnqueueRefusal, NewJob, WireDecidingAnswer as DecidingAnswer, WireEnqueueOutcome as EnqueueOutcome } from "../scope/api";
+import type { Decision, EnqueueRefusal, NewJob, Publication, WireDecidingAnswer as DecidingAnswer, WireEnqueueOutcome as EnqueueOutcome } from "../scope/api";
 
 /** What a part's object offers (ScopeDO's methods, over RPC). */
 interface StagingObject {
   stageBatch(batch: string, decider: string, jobs: NewJob[]): Promise<EnqueueRefusal | null>;
-  commitDecidingBatch(batch: string, jobs: NewJob[]): Promise<DecidingAnswer>;
+  commitDecidingBatch(batch: string, jobs: NewJob[], publication?: Publication): Promise<DecidingAnswer>;
   decideBatch(batch: string, proposal: Decision | null): Promise<Decision | null>;
   commitBatch(batch: string, ids: readonly string[]): Promise<EnqueueOutcome>;
   abortBatch(batch: string): Promise<void>;
@@ -29,12 +29,12 @@ interface Part {
  * second call after a lost answer answers with the part's jobs as made). Unanswered, the outcome is unknown to
  * the caller: the parts will follow whatever the decider recorded, from their alarms.
  */
-async function commitDeciding(decider: StagingObject, batch: string, jobs: NewJob[]): Promise<DecidingAnswer> {
+async function commitDeciding(decider: StagingObject, batch: string, jobs: NewJob[], publication?: Publication): Promise<DecidingAnswer> {
   try {
-    return await decider.commitDecidingBatch(batch, jobs);
+    return await decider.commitDecidingBatch(batch, jobs, publication);
   } catch {
     try {
-      return await decider.commitDecidingBatch(batch, jobs);
+      return await decider.commitDecidingBatch(batch, jobs, publication);
     } catch (e) {
       throw new QueueError(
         "internal",
@@ -56,20 +56,32 @@ export class PartRefused extends Error {
 }
 
 /**
- * commitAcross: each part's enqueue answer, in part order, once the batch committed everywhere. Throws
- * PartRefused (the first refused part in `parts` order) or a QueueError when the batch could not commit;
- * in both cases no job of it exists or ever will. `run` runs the calls, a few at a time.
+ * An event's deliveries are decided by its topic's registry (`home`, a part of its own, with no jobs or some): the
+ * event is taken with the decision, so the deliveries exist exactly when the registry took it.
+ */
+export interface DecidedBy {
+  home: string;
+  publication: Publication;
+}
+
+/**
+ * commitAcross: each part's enqueue answer, in part order, once the batch committed everywhere, and what the
+ * decider's publication ended (`published`). Throws PartRefused (the first refused part in `parts` order) or a
+ * QueueError when the batch could not commit; in both cases no job of it exists or ever will. `run` runs the
+ * calls, a few at a time.
  */
 export async function commitAcross(
   parts: readonly Part[],
   object: (home: string) => StagingObject,
   run: <T>(items: readonly T[], f: (item: T) => Promise<void>) => Promise<void>,
-): Promise<(EnqueueOutcome | null)[]> {
+  decidedBy?: DecidedBy,
+): Promise<{ answers: (EnqueueOutcome | null)[]; published: number | undefined }> {
   const batch = `b${Date.now().toString(36)}${crypto.randomUUID().replaceAll("-", "")}`;
-  // The decider is one of the batch's own objects, so no other object is on the path; the first by name. Its
-  // own part is not staged: it is enqueued with the decision (2n - 1 calls for n objects, not 2n + 1: fewer
-  // billed requests and stage writes; the rounds, and so the latency, stay three).
-  const decider = [...parts].map((p) => p.home).sort()[0]!;
+  // The decider is one of the batch's own objects, so no other object is on the path; the first by name (or an
+  // event's registry). Its own part is not staged: it is enqueued with the decision (2n - 1 calls for n objects, not
+  // 2n + 1: fewer billed requests and stage writes; the rounds, and so the latency, stay three).
+  if (decidedBy && !parts.some((p) => p.home === decidedBy.home)) parts = [...parts, { home: decidedBy.home, jobs: [] }];
+  const decider = decidedBy?.home ?? [...parts].map((p) => p.home).sort()[0]!;
   const own = parts.findIndex((p) => p.home === decider);
   const others = parts.flatMap((p, i) => (i === own ? [] : [{ p, i }]));
   const staged: boolean[] = parts.map(() => false);
@@ -86,7 +98,7 @@ export async function commitAcross(
   });
   let deciding: DecidingAnswer | null = null;
   if (refusals.length === 0 && failures.length === 0) {
-    deciding = await commitDeciding(object(decider), batch, parts[own]!.jobs);
+    deciding = await commitDeciding(object(decider), batch, parts[own]!.jobs, decidedBy?.publication);
     if (deciding.decision === "abort" && deciding.refusal) refusals.push(new PartRefused(own, deciding.refusal));
   } else {
     // Best effort: a part this misses is dropped by its own alarm (its decider answers abort).
@@ -124,5 +136,5 @@ export async function commitAcross(
         "Sending the batch again with the same ids answers with its jobs.",
     );
   }
-  return answers;
+  return { answers, published: deciding.published };
 }

@@ -13,7 +13,7 @@ import { checkJsonSize } from "../job/json-size";
 import type { JobLogLine } from "../job/log-lines";
 import type { Children, EnqueueBatchItem, EnqueueRequest, EnqueueResult, Job, Scope, StepView, Timeline } from "../job/schemas";
 import { type EnqueueAnswer, type EnqueuedJob, type EnqueueRefusal, type NewJob, prepareJob } from "../scope/api";
-import { commitAcross, PartRefused } from "./batch-commit";
+import { commitAcross, PartRefused, type DecidedBy } from "./batch-commit";
 import { groupByHome, inParallel } from "./homes";
 import type { QueueContext } from "./queue-context";
 import { notFound, refusalError } from "./refusals";
@@ -37,6 +37,20 @@ export class Jobs {
    * `created` only (a batch's default), or the jobs' views as well.
    */
   async enqueueBatch(bodies: readonly EnqueueRequest[], pathPrefix = "jobs", idsMadeUp = false, answer: EnqueueAnswer = "ids"): Promise<EnqueueBatchItem[]> {
+    return (await this.enqueueDecided(bodies, pathPrefix, idsMadeUp, answer)).results;
+  }
+
+  /**
+   * enqueueDecided: enqueueBatch, and — with `decidedBy` (an event's deliveries: coordinator/topics.ts) — decided by
+   * the topic's registry, which takes the event in the deciding transaction; answers what that ended.
+   */
+  async enqueueDecided(
+    bodies: readonly EnqueueRequest[],
+    pathPrefix = "jobs",
+    idsMadeUp = false,
+    answer: EnqueueAnswer = "ids",
+    decidedBy?: DecidedBy,
+  ): Promise<{ results: EnqueueBatchItem[]; published: number | undefined }> {
     const now = Date.now();
     const { config } = this.q;
     const limits = config.limits;
@@ -71,7 +85,7 @@ export class Jobs {
         results[items[k]!.index] = answer === "ids" ? { id, created: r.created } : { id, job: r.job ?? null, created: r.created };
       });
     const [only] = byHome;
-    if (byHome.size === 1 && only) {
+    if (byHome.size === 1 && only && !decidedBy) {
       // One object's enqueue is one transaction: all or none by itself.
       const [home, items] = only;
       const out = await this.q.scope(home).enqueue(
@@ -80,11 +94,11 @@ export class Jobs {
       );
       if (!out.ok) throw conflict(items, out);
       put(items, out);
-      return results;
+      return { results, published: undefined };
     }
     // Over several objects: staged everywhere, then committed everywhere or nowhere (batch-commit.ts).
     const parts = [...byHome].map(([home, items]) => ({ home, items, jobs: items.map((i) => i.job) }));
-    const answers = await commitAcross(parts, (home) => this.q.scope(home), (list, f) => inParallel(list, ENQUEUE_PARALLEL, f)).catch((e: unknown) => {
+    const { answers, published } = await commitAcross(parts, (home) => this.q.scope(home), (list, f) => inParallel(list, ENQUEUE_PARALLEL, f), decidedBy).catch((e: unknown) => {
       throw e instanceof PartRefused ? conflict(parts[e.part]!.items, e.refusal) : e;
     });
     for (const [i, p] of parts.entries()) {
@@ -93,7 +107,7 @@ export class Jobs {
       if (!out?.ok) throw new Error(`part ${i} of a committed batch answered no jobs`);
       put(p.items, out);
     }
-    return results;
+    return { results, published };
   }
 
   async get(id: string): Promise<Job> {

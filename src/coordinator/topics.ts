@@ -12,7 +12,7 @@ import { QueueError } from "../errors";
 import { jobIdFor, newLocalId, shardOf, typeHome } from "../job/home";
 import type { DeadDelivery, DeadQuery, EmitRequest, Job } from "../job/schemas";
 import { packJson, readCursor } from "./cursor";
-import { EVENT_TAG, TOPIC_TAG } from "../job/event-tags";
+import { EVENT_TAG, registryHome, TOPIC_TAG } from "../job/event-tags";
 import type { QueueOps } from "./operations";
 import { invalidField } from "./refusals";
 
@@ -28,23 +28,25 @@ export class Topics {
     return consumers;
   }
 
-  /** emit: one delivery per consumer, all or none validated first; the same event id answers with the same deliveries. */
+  /**
+   * emit: one delivery per consumer, all or none validated first; the same event id answers with the same deliveries.
+   * One commit: the topic's registry (the jobs waiting for such an event: ctx.waitForEvent) decides the deliveries'
+   * batch and takes the event in the deciding transaction, so an emit that fails made no delivery and ended no wait,
+   * and sending it again (even without an id) duplicates nothing.
+   */
   async emit(topic: string, body: EmitRequest): Promise<{ eventId: string; deliveries: string[]; waits: number }> {
     const consumers = this.consumers(topic);
     const eventId = body.id ?? newLocalId(Date.now());
-    // The deliveries and the topic's registry (the jobs waiting for such an event: ctx.waitForEvent) at once.
-    const [results, waits] = await Promise.all([
-      consumers.length === 0
-        ? []
-        : this.ops.jobs.enqueueBatch(
-            consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(topic, eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
-            "",
-            // An event id the queue made up cannot be sent again: its deliveries leave no tombstones.
-            body.id === undefined,
-          ),
-      this.ops.signals.publish(topic, eventId, body.payload),
-    ]);
-    return { eventId, deliveries: results.map((r) => r.id), waits };
+    if (consumers.length === 0) return { eventId, deliveries: [], waits: await this.ops.signals.publish(topic, eventId, body.payload) };
+    const { results, published } = await this.ops.jobs.enqueueDecided(
+      consumers.map((type) => ({ type, payload: body.payload, id: deliveryLocalId(topic, eventId), tags: [`${TOPIC_TAG}${topic}`, `${EVENT_TAG}${eventId}`] })),
+      "",
+      // An event id the queue made up cannot be sent again: its deliveries leave no tombstones.
+      body.id === undefined,
+      "ids",
+      { home: registryHome(topic), publication: { topic, eventId, payload: JSON.stringify(body.payload) } },
+    );
+    return { eventId, deliveries: results.map((r) => r.id), waits: published ?? 0 };
   }
 
   /** dead: the quarantined deliveries of a topic (failed delivery jobs), for one consumer or all. */

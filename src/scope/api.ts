@@ -39,7 +39,7 @@ export function scopeRpc(stub: DurableObjectStub<ScopeDO>): ScopeRpc {
   }) as unknown as ScopeRpc;
 }
 export type { NewJob, EnqueueRefusal } from "./enqueue";
-export type { Decision } from "./batch-stage";
+export type { Decision, Publication } from "./batch-stage";
 export type { EnqueueAnswer, EnqueuedJob, JobPage, WireDecidingAnswer, WireEnqueueOutcome, WireInlineClaim } from "./wire";
 export type { FailedCursor } from "./change";
 export type { WorkerLogItem } from "./job-logs";

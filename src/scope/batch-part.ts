@@ -6,7 +6,7 @@
  * @module
  */
 import { nothing, type Changes } from "./changes";
-import { commitDeciding, decide, partAsItIs, stage, staged, STAGE_ASK_MS, STAGE_TIMEOUT_MS, take, type Decision, type DecidingAnswer } from "./batch-stage";
+import { commitDeciding, decide, partAsItIs, stage, staged, STAGE_ASK_MS, STAGE_TIMEOUT_MS, take, type Decision, type DecidingAnswer, type Publication } from "./batch-stage";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import type { HomeStore } from "./home-store";
 import { enqueuedChanges } from "./writes";
@@ -51,10 +51,10 @@ export class BatchPart {
     return null;
   }
 
-  /** commitDeciding: the decider enqueues its own part and records the decision in one transaction. */
-  async commitDeciding(batch: string, jobs: NewJob[]): Promise<DecidingAnswer> {
+  /** commitDeciding: the decider enqueues its own part (and takes an event, as its topic's registry) and records the decision in one transaction. */
+  async commitDeciding(batch: string, jobs: NewJob[], publication?: Publication): Promise<DecidingAnswer> {
     const now = this.deps.now();
-    const answer = commitDeciding(this.deps.store, batch, jobs, now);
+    const answer = commitDeciding(this.deps.store, batch, jobs, now, publication);
     if (answer.decision === "commit") await this.deps.commit(enqueuedChanges(this.deps.store, answer.outcome), now);
     return answer;
   }

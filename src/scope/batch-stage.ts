@@ -26,6 +26,7 @@
  */
 import { enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "./enqueue";
 import { getJobs } from "./read";
+import { publish } from "./event-waits";
 import type { HomeStore } from "./home-store";
 
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
@@ -71,8 +72,22 @@ export function decide(store: HomeStore, batch: string, proposal: Decision | nul
   });
 }
 
-/** The decider's answer to committing with its own part: its jobs on commit; on abort, its own refusal if that was why. */
-export type DecidingAnswer = { decision: "commit"; outcome: Extract<EnqueueOutcome, { ok: true }> } | { decision: "abort"; refusal: EnqueueRefusal | null };
+/**
+ * The decider's answer to committing with its own part: its jobs on commit (and, for an event's deliveries decided by
+ * its topic's registry, how many waits the event ended); on abort, its own refusal if that was why.
+ */
+export type DecidingAnswer = { decision: "commit"; outcome: Extract<EnqueueOutcome, { ok: true }>; published?: number } | { decision: "abort"; refusal: EnqueueRefusal | null };
+
+/**
+ * An event published with the decision (docs/workflows.md "Waiting for an event"): its deliveries are the batch's
+ * parts and its topic's registry decides, so the deliveries exist exactly when the registry took the event.
+ */
+export interface Publication {
+  topic: string;
+  eventId: string;
+  /** JSON text of the event's payload. */
+  payload: string;
+}
 
 /**
  * commitDeciding: the decider's own part and the commit decision in one transaction (every other part is
@@ -80,7 +95,7 @@ export type DecidingAnswer = { decision: "commit"; outcome: Extract<EnqueueOutco
  * already there wins: `abort` (a stage's alarm asked first) writes nothing; `commit` (this call sent again
  * after a lost answer) answers with the part's jobs as they are now, read by id (`created: false`).
  */
-export function commitDeciding(store: HomeStore, batch: string, jobs: readonly NewJob[], now: number): DecidingAnswer {
+export function commitDeciding(store: HomeStore, batch: string, jobs: readonly NewJob[], now: number, publication?: Publication): DecidingAnswer {
   return store.atomic((): DecidingAnswer => {
     store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
     const prior = store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).toArray()[0]?.decision;
@@ -93,8 +108,10 @@ export function commitDeciding(store: HomeStore, batch: string, jobs: readonly N
       store.sql.exec(DECISION_PUT, batch, "abort", now);
       return { decision: "abort", refusal: outcome };
     }
+    // The event is taken in the same transaction as the decision (its registry dedupes an id it holds).
+    const published = publication ? publish(store, publication.topic, publication.eventId, publication.payload, now) : undefined;
     store.sql.exec(DECISION_PUT, batch, "commit", now);
-    return { decision: "commit", outcome };
+    return published === undefined ? { decision: "commit", outcome } : { decision: "commit", outcome, published };
   });
 }
 

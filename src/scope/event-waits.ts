@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { canonicalJson } from "../job/canonical-json";
 import { registryHome } from "../job/event-tags";
 import type { HomeStore } from "./home-store";
 import type { JobRow } from "./job-row";
@@ -42,16 +43,19 @@ export interface ArrivedEvent {
   at: number;
 }
 
-/** matchKey: a match's field names, sorted, and their values in that order — both as JSON. */
+/**
+ * matchKey: a match's field names, sorted, and their values in that order — both as canonical JSON (keys sorted at
+ * every depth), so a value `{a, b}` matches `{b, a}`.
+ */
 export function matchKey(match: Record<string, unknown>): { fields: string; values: string } {
   const fields = Object.keys(match).sort();
-  return { fields: JSON.stringify(fields), values: JSON.stringify(fields.map((f) => match[f])) };
+  return { fields: JSON.stringify(fields), values: canonicalJson(fields.map((f) => match[f])) };
 }
 
-/** project: the payload's values for these fields, in order, as JSON — or null when one is missing. */
+/** project: the payload's values for these fields, in order, as canonical JSON — or null when one is missing. */
 function project(payload: Record<string, unknown>, fields: readonly string[]): string | null {
   if (!fields.every((f) => Object.hasOwn(payload, f))) return null;
-  return JSON.stringify(fields.map((f) => payload[f]));
+  return canonicalJson(fields.map((f) => payload[f]));
 }
 
 /** RecentEvents: a registry instance's events of the last EVENT_KEEP_MS, in emit order (at most RECENT_MAX). */

@@ -20,7 +20,7 @@ import type { JournalWrite } from "../job/handler-contract";
 import type { PauseSync } from "../catalog/pause-store";
 import type { FailedCursor } from "./change";
 import type { ClaimRequest } from "./claim";
-import type { Decision } from "./batch-stage";
+import type { Decision, Publication } from "./batch-stage";
 import type { EnqueueRefusal, NewJob } from "./enqueue";
 import { toJob, toLeasedJob } from "./job-row";
 import type { Outcome } from "./outcome";
@@ -37,7 +37,7 @@ import { buildSummary, type HomeSummary } from "./summary";
 import { jobLogs } from "./job-logs";
 import { Meter, meterRequests } from "../metering/meter";
 import type { WaitInput } from "./waits";
-import type { SignalOutcome } from "./signals";
+import { signalAnswer, type SignalAnswer } from "./signals";
 import type { OwedItem } from "./outbox";
 import { childrenOf } from "./invokes";
 import type { BulkAction } from "../job/transitions";
@@ -45,10 +45,6 @@ import { countPage } from "./bulk";
 import { deadCallbacks, type DeadCallback } from "./callbacks";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
-
-function wireSignal(out: SignalOutcome): Outcome<{ id: string; resumed: boolean }> {
-  return out.ok ? { ok: true, id: out.row.id, resumed: out.resumed } : out;
-}
 
 type LogItem = { at: number; attempt?: number; message: string; fields?: unknown };
 
@@ -120,18 +116,18 @@ export class ScopeDO extends DurableObject<Env> {
     return wireSettled(await this.w((s, now) => writes.wait(s, id, token, input, now)));
   }
 
-  /** signal: `data` is JSON text; the answer says whether it ended the job's wait or is kept for it. */
-  async signal(id: string, name: string, data: string): Promise<Outcome<{ id: string; resumed: boolean }>> {
-    return wireSignal(await this.w((s, now) => writes.signal(s, id, "signal", name, data, now)));
+  /** signal: `data` is JSON text; the answer says whether it ended the job's wait or is kept for it, and what the job waits for now. */
+  async signal(id: string, name: string, data: string): Promise<SignalAnswer> {
+    return signalAnswer(await this.w((s, now) => writes.signal(s, id, "signal", name, data, now)));
   }
 
-  async signalKey(type: string, dedupeKey: string, name: string, data: string): Promise<Outcome<{ id: string; resumed: boolean }>> {
-    return wireSignal(await this.w((s, now) => writes.signalKey(s, type, dedupeKey, name, data, now)));
+  async signalKey(type: string, dedupeKey: string, name: string, data: string): Promise<SignalAnswer> {
+    return signalAnswer(await this.w((s, now) => writes.signalKey(s, type, dedupeKey, name, data, now)));
   }
 
   /** completeToken: a wait token's completion (waits.ts checks it is a token one of this object's jobs made). */
-  async completeToken(token: string, data: string): Promise<Outcome<{ id: string; resumed: boolean }>> {
-    return wireSignal(await this.w((s, now) => writes.completeToken(s, token, data, now)));
+  async completeToken(token: string, data: string): Promise<SignalAnswer> {
+    return signalAnswer(await this.w((s, now) => writes.completeToken(s, token, data, now)));
   }
 
   async resolveStep(id: string, name: string, resultJson: string): Promise<Outcome<{ job: Job }>> {
@@ -216,8 +212,9 @@ export class ScopeDO extends DurableObject<Env> {
     return this.parts.batches.stage(batch, decider, jobs);
   }
 
-  async commitDecidingBatch(batch: string, jobs: NewJob[]): Promise<WireDecidingAnswer> {
-    return wireDeciding(await this.parts.batches.commitDeciding(batch, jobs));
+  /** commitDecidingBatch: `publication`, when this object is the topic registry deciding an event's deliveries. */
+  async commitDecidingBatch(batch: string, jobs: NewJob[], publication?: Publication): Promise<WireDecidingAnswer> {
+    return wireDeciding(await this.parts.batches.commitDeciding(batch, jobs, publication));
   }
 
   /** decideBatch: `proposal` recorded unless a decision is; null proposal: only asks (null while undecided). */

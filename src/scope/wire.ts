@@ -22,7 +22,7 @@ export type EnqueuedJob = { id: string | null; created: boolean; job?: Job | nul
 /** What an enqueue answers per job: `ids`, or `jobs` (the views as well). */
 export type EnqueueAnswer = "ids" | "jobs";
 export type WireEnqueueOutcome = { ok: true; results: EnqueuedJob[] } | EnqueueRefusal;
-export type WireDecidingAnswer = { decision: "commit"; outcome: Extract<WireEnqueueOutcome, { ok: true }> } | { decision: "abort"; refusal: EnqueueRefusal | null };
+export type WireDecidingAnswer = { decision: "commit"; outcome: Extract<WireEnqueueOutcome, { ok: true }>; published?: number } | { decision: "abort"; refusal: EnqueueRefusal | null };
 export type WireInlineClaim = { ok: true; job: Job; created: boolean; leased: LeasedJob | null } | EnqueueRefusal;
 /** A page of a listing: its jobs and, when more follow, the position (a seq) to go on after. */
 export interface JobPage {
@@ -42,7 +42,7 @@ export function wireEnqueue(out: EnqueueOutcome, answer: EnqueueAnswer = "jobs")
 }
 
 export function wireDeciding(a: DecidingAnswer): WireDecidingAnswer {
-  return a.decision === "commit" ? { decision: "commit", outcome: wireEnqueue(a.outcome) } : a;
+  return a.decision === "commit" ? { ...a, outcome: wireEnqueue(a.outcome) } : a;
 }
 
 export function wireInline(out: InlineClaim): WireInlineClaim {

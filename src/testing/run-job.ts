@@ -26,6 +26,7 @@ import type { AnyHandler, AnyHandlers, Handlers } from "../handler/context";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
 import type { JsonObject } from "../job/json-safe";
+import { canonicalJson } from "../job/canonical-json";
 import { childLocalId } from "../job/derived-id";
 import type { AttemptOptions, RunOptions, TestChild, TestChildEnd, TestOutcome, TestRun, TestState, TestStep, TestLog } from "./test-run";
 
@@ -160,11 +161,11 @@ class Run implements TestRun {
     return open.length;
   }
 
-  /** eventWaitsFor: the open event waits an event of `topic` with `payload` ends (their match, compared as JSON). */
+  /** eventWaitsFor: the open event waits an event of `topic` with `payload` ends (their match, compared as canonical JSON, as the queue does). */
   private eventWaitsFor(topic: string, payload: Record<string, unknown>): JournalEntry[] {
     return [...this.entries.values()]
       .filter((e) => e.kind === "event" && e.name === topic && e.finishedAt === null)
-      .filter((e) => Object.entries(this.matches.get(e.seq) ?? {}).every(([k, v]) => Object.hasOwn(payload, k) && JSON.stringify(payload[k]) === JSON.stringify(v)));
+      .filter((e) => Object.entries(this.matches.get(e.seq) ?? {}).every(([k, v]) => Object.hasOwn(payload, k) && canonicalJson(payload[k]) === canonicalJson(v)));
   }
 
   /** emitGiven: the events of options.events that a wait now open matches, emitted in order. */
@@ -355,7 +356,9 @@ class Run implements TestRun {
         // Each value as reported (the queue coalesces reports made faster than it keeps them).
         progress: async (json) => void this.progress.push({ attempt, value: JSON.parse(json) as number | JsonObject }),
         progressIntervalMs: 0,
-        log: (line) => {
+        // The lines the queue keeps: not one logged while replaying journaled steps (docs/handlers.md).
+        log: (line, kept) => {
+          if (!kept) return;
           const { event: _e, id: _i, type: _t, attempt: _a, message, ...fields } = line as { event: string; id: string; type: string; attempt: number; message: string };
           this.logs.push({ attempt, message, fields });
         },

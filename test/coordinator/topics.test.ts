@@ -1,6 +1,10 @@
-/** Event topics: fan-out, idempotent emit, quarantine and retry. */
-import { describe, expect, it } from "vitest";
+/** Event topics: fan-out, idempotent emit, one commit for an emit, quarantine and retry. */
+import { describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../src/config/load";
+import { QueueOps } from "../../src/coordinator/operations";
+import { registryHome } from "../../src/job/event-tags";
 import { api, flushJobs, isTerminal, waitForJob } from "../helpers/api";
+import { env } from "../helpers/scope";
 
 describe("topics", () => {
   it("an event becomes one delivery per consumer; the same event id creates nothing more", async () => {
@@ -16,6 +20,40 @@ describe("topics", () => {
     // The consumer's handler saw which event it delivered (ctx.event).
     expect(ok.result.event).toEqual({ id: eventId, topic: "demo.topic" });
     expect(bad).toMatchObject({ type: "demo.consumer.bad", state: "failed", attempts: 2, failureKind: "retries_exhausted" });
+  });
+
+  it("an emit is one commit: with its topic's registry out of reach it makes no delivery, and sent again without an id each delivery exists once", async () => {
+    const marker = crypto.randomUUID();
+    const registry = registryHome("demo.topic");
+    // Every call to the topic's registry fails, as an object that cannot be reached.
+    const unreachable = new Proxy({}, { get: () => () => Promise.reject(new Error("injected: registry unreachable")) });
+    const SCOPE = { getByName: (name: string) => (name === registry ? unreachable : env.SCOPE.getByName(name)) };
+    const down = new QueueOps({ ...env, SCOPE } as never, loadConfig(env));
+    await expect(down.topics.emit("demo.topic", { payload: { marker } })).rejects.toThrow(/outcome is unknown|not enqueued/);
+    const up = await api("POST", "/v1/topics/demo.topic/events", { payload: { marker } });
+    expect(up.status).toBe(202);
+    const deliveries = async () => {
+      const found: string[] = [];
+      for (const type of ["demo.consumer.ok", "demo.consumer.bad"]) {
+        const page = (await api("GET", `/v1/jobs?type=${type}&tag=topic:demo.topic&limit=500`)).body.items as { id: string; payload: { marker?: string } }[];
+        found.push(...page.filter((j) => j.payload.marker === marker).map((j) => j.id));
+      }
+      return found.sort();
+    };
+    expect(await deliveries()).toEqual([...up.body.deliveries].sort());
+    // The failed emit's staged parts are dropped by their objects (their decider never recorded a commit): still one each.
+    await vi.waitFor(async () => expect(await deliveries()).toHaveLength(2), { timeout: 5_000 });
+  });
+
+  it("a wait's match compares JSON values, not their text: {id, region} matches {region, id} at any depth", async () => {
+    const orderId = crypto.randomUUID();
+    const r = await api("POST", "/v1/jobs", { type: "test.wait.pooled", payload: { kind: "event", topic: "order.paid", match: { order: { id: orderId, region: "eu", lines: [{ sku: "a", n: 1 }] } } }, scope: { type: "Match", id: orderId } });
+    const id = r.body.job.id as string;
+    await waitForJob(id, (j) => j.state === "waiting");
+    // The wait registers with the registry just after it began: an emit finds it once it has.
+    await vi.waitFor(async () => expect((await api("POST", "/v1/topics/order.paid/events", { payload: { order: { lines: [{ n: 1, sku: "a" }], region: "eu", id: orderId } } })).body.waits).toBe(1), { timeout: 5_000 });
+    const done = await waitForJob(id, isTerminal);
+    expect(done).toMatchObject({ state: "completed", result: { got: { topic: "order.paid", payload: { order: { region: "eu", id: orderId } } } } });
   });
 
   it("a failing consumer's delivery is quarantined, listed, and handed back by retry", async () => {
