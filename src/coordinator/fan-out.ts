@@ -13,7 +13,7 @@ import type { CancelKeysRequest, Job, ListQuery, ListResult, PruneRequest, Retry
 import { TERMINAL_STATES } from "../job/states";
 import type { FailedCursor } from "../scope/api";
 import { decodeCursor, encodeCursor, invalidCursor, packJson, readCursor } from "./cursor";
-import { catalogPages, groupByHome, inParallel } from "./homes";
+import { catalogPages, directThenCatalog, groupByHome, inParallel } from "./homes";
 import type { Overview } from "./overview";
 import type { QueueContext } from "./queue-context";
 
@@ -136,7 +136,8 @@ export class FanOut {
 
   /**
    * failedHomes: the homes a bulk retry visits, from `from` on (a cursor's home comes again: it may be
-   * half done) — the scope's own, or, page by page, every home the catalog lists with failed jobs (of the type).
+   * half done) — the scope's own, or the type's own shards and, page by page, every home the catalog lists with
+   * failed jobs (of the type).
    */
   private failedHomes(req: RetryFailedRequest, from = ""): AsyncIterable<string[]> {
     if (req.scopeType !== undefined && req.scopeId !== undefined) {
@@ -146,7 +147,8 @@ export class FanOut {
       })();
     }
     const types = req.type === undefined ? undefined : [req.type];
-    return catalogPages((after, first) => this.q.catalog().listHomes({ types, states: ["failed"] }, after, first && from !== "", PRUNE_PAGE), PRUNE_PAGE, from);
+    const direct = req.type === undefined ? [] : Array.from({ length: this.q.config.typeSettings(req.type).shards }, (_, k) => typeHome(req.type!, k).name);
+    return directThenCatalog(direct, (after, first) => this.q.catalog().listHomes({ types, states: ["failed"] }, after, first && from !== "", PRUNE_PAGE), PRUNE_PAGE, from);
   }
 
   /** prune visits every home the catalog knows to hold terminal jobs of the given states. */

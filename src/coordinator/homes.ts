@@ -49,3 +49,19 @@ export async function* catalogPages(page: (after: string, first: boolean) => Pro
     after = homes[homes.length - 1]!;
   }
 }
+
+/**
+ * directThenCatalog: the homes a bulk action over a type visits — the type's own shards first, read directly (a job
+ * that failed a moment ago there is found though the catalog has not heard of it yet, as a listing finds it:
+ * docs/http-api.md "Listing jobs"), then the catalog's homes in name order, less those. `from` (a cursor's home,
+ * visited again: it may be half done) is in the direct list or the catalog's.
+ */
+export async function* directThenCatalog(direct: readonly string[], page: (after: string, first: boolean) => Promise<string[]>, size: number, from = ""): AsyncGenerator<string[]> {
+  const at = from === "" ? 0 : direct.indexOf(from);
+  if (at >= 0) {
+    yield direct.slice(at);
+    from = "";
+  }
+  const own = new Set(direct);
+  for await (const homes of catalogPages(page, size, from)) yield homes.filter((h) => !own.has(h));
+}

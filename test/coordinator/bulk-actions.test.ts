@@ -4,7 +4,10 @@
  * a page per call with a cursor; a dry run counts and changes nothing; refusals name the field and change nothing.
  */
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load";
+import { QueueOps } from "../../src/coordinator/operations";
 import { api, flushJobs, uniqueScope, uniqueType } from "../helpers/api";
+import { env } from "../helpers/scope";
 
 const enqueue = async (type: string, scope?: object, extra: object = {}) => (await api("POST", "/v1/jobs", { type, payload: {}, ...(scope ? { scope } : {}), ...extra })).body.job;
 const state = async (id: string) => (await api("GET", `/v1/jobs/${id}`)).body.job;
@@ -118,5 +121,23 @@ describe("bulk actions by filter", () => {
       expect(r.body.error.details.map((d: { path: string }) => d.path).join(" "), JSON.stringify(body)).toContain(field);
     }
     expect((await state(job.id)).state).toBe("pending");
+  });
+
+  it("POST /v1/retry {type} reads the type's own objects directly: a failure the catalog has not heard of is retried, and a waiting claim gets it", async () => {
+    const type = uniqueType("retry-direct");
+    const id = (await enqueue(type)).id as string;
+    const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    expect((await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: leased.leaseToken, error: "boom", fatal: true })).status).toBe(200);
+    // A catalog that lists no home at all, as one a second behind the failure.
+    const blind = { getByName: (name: string) => new Proxy(env.CATALOG.getByName(name), { get: (t, k) => (k === "listHomes" ? async () => [] : Reflect.get(t, k)) }) };
+    const ops = new QueueOps({ ...env, CATALOG: blind } as never, loadConfig(env));
+    const waiting = api("POST", "/v1/claim", { worker: "w2", types: [type], waitMs: 5_000 });
+    expect(await ops.fanOut.retryFailed({ type })).toMatchObject({ retried: 1, skipped: 0 });
+    expect((await waiting).body.jobs.map((j: { id: string }) => j.id)).toEqual([id]);
+    // Paged, the same: the type's shard, then the catalog's homes.
+    const again = (await enqueue(type)).id as string;
+    const [l2] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    await api("POST", `/v1/jobs/${again}/fail`, { leaseToken: l2.leaseToken, error: "boom", fatal: true });
+    expect(await ops.fanOut.retryFailed({ type, limit: 10 })).toMatchObject({ retried: 1, nextCursor: null });
   });
 });
