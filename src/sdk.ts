@@ -31,7 +31,7 @@ export type PayloadOf<T extends string> = T extends keyof JobTypes ? JobTypes[T]
 export type { JsonObject } from "./job/json-safe";
 export { defineConfig, type QueueConfigInput } from "./config/define-config";
 export type { Job, LeasedJob, ListResult, Scope, Stats, StatsResult } from "./job/schemas";
-export type { LifecycleEvent, LifecycleEventName } from "./scope/events";
+export type { LifecycleEvent, LifecycleEventName } from "./job/lifecycle-event";
 export type { Enqueued, EnqueuedId, EnqueueInput, QueueClient, TypedJob } from "./client/producer";
 export type { QueueOperations } from "./client/calls";
 export { createClient, type QueueBinding, type RpcQueueClient, type ServiceBindingLike } from "./client/rpc-client";

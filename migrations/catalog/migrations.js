@@ -8,6 +8,7 @@ import m0005 from './0005_superseded_count.sql';
 import m0006 from './0006_object_usage.sql';
 import m0007 from './0007_waiting_count.sql';
 import m0008 from './0008_expired_count.sql';
+import m0009 from './0009_usage_senders.sql';
 
   export default {
     journal,
@@ -20,7 +21,8 @@ m0004,
 m0005,
 m0006,
 m0007,
-m0008
+m0008,
+m0009
     }
   }
   

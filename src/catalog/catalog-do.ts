@@ -24,9 +24,17 @@ import { withTimeout } from "../deadlines";
 import { POOL_CALL_TIMEOUT_MS } from "../pool/permit-plan";
 import type { QueueConfig } from "../config/schema";
 import { Meter, meterRequests } from "../metering/meter";
-import type { KindUsage, MinuteUsage, ObjectKind, Usage } from "../metering/usage";
+import type { KindUsage, MinuteUsage, UsageReport } from "../metering/usage";
 import { AlarmArm } from "../alarm-arm";
-import { USAGE_FLUSH_MS, UsageBuffer, usageMinutes, usageTotals } from "./usage-store";
+import { dropStale, takeUsage, usageMinutes, usageTotals } from "./usage-store";
+
+/**
+ * The catalog's own usage is written by its alarm this long after a request other than that alarm (usage-store.ts;
+ * docs/operating.md "What the meters count"): well before an idle object is evicted.
+ */
+export const CATALOG_USAGE_AFTER_MS = 5_000;
+/** Stale senders and old usage minutes are dropped at most this often. */
+const DROP_STALE_EVERY_MS = 3600_000;
 
 export interface RankedHome {
   home: string;
@@ -54,16 +62,22 @@ export class CatalogDO extends DurableObject<Env> {
   private readonly claimed = new ClaimedTypes();
   private readonly servedHomes = new ServedHomes();
   private readonly meter: Meter;
-  /** Usage reported by the objects, written by the alarm at most every USAGE_FLUSH_MS (usage-store.ts). */
-  private readonly usageHeld = new UsageBuffer();
   private readonly alarmArm: AlarmArm;
+  /** The requests of this instance's own usage its alarm last wrote: more since means a request other than that alarm. */
+  private requestsTaken = 0;
+  private droppedAt = -Infinity;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.meter = Meter.install(this, ctx, "catalog");
     this.alarmArm = new AlarmArm(ctx.storage);
     this.config = loadConfig(env);
-    void ctx.blockConcurrencyWhile(() => migrateStorage(ctx.storage, migrations, "catalog"));
+    const meter = this.meter;
+    void ctx.blockConcurrencyWhile(() => meter.setup(() => migrateStorage(ctx.storage, migrations, "catalog")));
+    // After each request but its own usage's alarm, that alarm is armed (its own writes wait for the next one).
+    meter.onIdle = () => {
+      if (meter.total.requests > this.requestsTaken) void this.alarmArm.set(this.clock.now() + CATALOG_USAGE_AFTER_MS).catch(() => undefined);
+    };
   }
 
   /** Who answers pause syncs (pause-store.ts, PauseSync.from): this shard's name and the shard count. */
@@ -75,34 +89,38 @@ export class CatalogDO extends DurableObject<Env> {
     return this.ctx.storage.sql;
   }
 
-  /** report: take a home's summary; the answer is the pause state, with this shard's promise to tell the home of changes renewed. */
+  /**
+   * report: take a home's summary, and what the home's instance used (usage-store.ts), in one transaction; the answer
+   * is the pause state, with this shard's promise to tell the home of changes renewed.
+   */
   async report(summary: HomeSummary): Promise<PauseSync> {
     const now = this.clock.now();
-    if (summary.usage) await this.heldUsage("scope", summary.usage, now);
     return this.ctx.storage.transactionSync(() => {
       applyReport(this.sql, summary);
+      if (summary.usage) takeUsage(this.sql, summary.usage, now);
       return promise(this.sql, summary.home, this.shardName, now);
     });
   }
 
-  /** usage: an object that sends no summaries reports what it used (metering/usage-sender.ts). */
-  async usage(kind: ObjectKind, u: Usage): Promise<void> {
-    await this.heldUsage(kind, u, this.clock.now());
+  /** usage: an object that sends no summaries reports what its instance used (metering/usage-sender.ts). */
+  async usage(report: UsageReport): Promise<void> {
+    const now = this.clock.now();
+    this.ctx.storage.transactionSync(() => takeUsage(this.sql, report, now));
   }
 
-  /** heldUsage: keep `u` for the next flush, and make sure one is armed. */
-  private readonly heldUsage = async (kind: ObjectKind, u: Usage, now: number): Promise<void> => {
-    const first = this.usageHeld.empty();
-    this.usageHeld.add(kind, u, now);
-    if (first) await this.alarmArm.set(now + USAGE_FLUSH_MS);
-  };
-
-  /** alarm: write the usage held, this object's own included (usage-store.ts). */
+  /** alarm: write this shard's own usage (usage-store.ts); now and then, drop stale senders and usage minutes. */
   override async alarm(): Promise<void> {
     this.alarmArm.consumed();
     const now = this.clock.now();
-    this.usageHeld.add("catalog", this.meter.take(), now);
-    this.ctx.storage.transactionSync(() => this.usageHeld.flush(this.sql, now));
+    const own = this.meter.report();
+    this.requestsTaken = own.total.requests;
+    this.ctx.storage.transactionSync(() => {
+      takeUsage(this.sql, own, now);
+      if (now - this.droppedAt >= DROP_STALE_EVERY_MS) {
+        dropStale(this.sql, now);
+        this.droppedAt = now;
+      }
+    });
   }
 
   /** pauseSync: a home whose promise lapsed asks before it dispatches (scope/pause-gate.ts). */
@@ -169,17 +187,14 @@ export class CatalogDO extends DurableObject<Env> {
     const from = minuteOf(now) - (minutes - 1) * MINUTE_MS;
     const unhandled = new Set(unhandledTypes(this.sql, this.config.types, type, now));
     const types = statsByType(this.sql, type, now).map((t) => ({ ...t, unhandled: unhandled.has(t.type) }));
-    // This object's own usage so far counts as held: an answer leaves nothing out, and writes nothing.
-    const held = new UsageBuffer();
-    for (const u of this.usageHeld.entries()) held.add(u.object, u, u.minute);
-    held.add("catalog", this.meter.peek(), now);
+    // Only what is written: a total read twice never falls (what is not written yet comes within seconds).
     return {
       at: now,
       types,
       totals: metricTotals(this.sql, type),
       minutes: metricSeries(this.sql, from, type),
-      usage: usageTotals(this.sql, held),
-      usageMinutes: usageMinutes(this.sql, held, from),
+      usage: usageTotals(this.sql),
+      usageMinutes: usageMinutes(this.sql, from),
     };
   }
 

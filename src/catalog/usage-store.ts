@@ -1,80 +1,82 @@
 /**
  * The catalog's roll-up of what the queue's objects are billed for
- * (metering/usage.ts): scope objects send their meter's unsent usage with
- * each summary, the other objects at most every USAGE_SEND_EVERY_MS
- * (metering/usage-sender.ts). It is gathered here in memory and written at
- * most once per USAGE_FLUSH_MS by the catalog's alarm — one row per object kind
- * in the totals and one in the minute — so counting the cost adds almost
- * none. Reads add what is still in memory, so nothing reported is missing
- * from an answer; an evicted catalog loses what it had not written yet.
+ * (metering/usage.ts; docs/operating.md "What the meters count"). Each object
+ * reports everything its instance used since it began (a scope object with
+ * each summary, the others when they fall idle, at most every 5 s); `take`
+ * adds what grew since that instance's last report to the totals and to the
+ * minute, in the transaction of the call that brought it — nothing is held in
+ * memory, so a total only grows, and every answer reads only what is written.
+ * A report sent twice, or again after a lost answer, adds nothing more; a
+ * report older than the one taken (a smaller total) adds nothing.
  *
  * @module
  */
 import { minuteOf } from "../metrics/counters";
 import { METRIC_RETENTION_MS } from "./metrics-store";
-import { addUsage, isObjectKind, OBJECT_KINDS, zeroUsage, type KindUsage, type MinuteUsage, type ObjectKind, type Usage } from "../metering/usage";
+import { addUsage, isObjectKind, isZeroUsage, OBJECT_KINDS, USAGE_FIELDS, zeroUsage, type KindUsage, type MinuteUsage, type ObjectKind, type Usage, type UsageReport } from "../metering/usage";
 
-export const USAGE_FLUSH_MS = 10_000;
+/** A sender no report renewed for this long is forgotten (its instance was evicted long since). */
+export const USAGE_SENDER_KEEP_MS = 24 * 3600_000;
 
-const COLS = "rows_written, rows_read, requests, active_ms";
-const PLUS = "rows_written = rows_written + excluded.rows_written, rows_read = rows_read + excluded.rows_read, requests = requests + excluded.requests, active_ms = active_ms + excluded.active_ms";
-const TOTAL_ADD = `INSERT INTO object_usage (object, ${COLS}) VALUES (?, ?, ?, ?, ?) ON CONFLICT (object) DO UPDATE SET ${PLUS}`;
-const MINUTE_ADD = `INSERT INTO usage_minute (minute, object, ${COLS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (minute, object) DO UPDATE SET ${PLUS}`;
+const COLS = "rows_written, rows_read, requests, active_ms, setup_rows_written, setup_rows_read";
+const PLUS =
+  "rows_written = rows_written + excluded.rows_written, rows_read = rows_read + excluded.rows_read, requests = requests + excluded.requests, " +
+  "active_ms = active_ms + excluded.active_ms, setup_rows_written = setup_rows_written + excluded.setup_rows_written, setup_rows_read = setup_rows_read + excluded.setup_rows_read";
+const AS = "rows_written AS rowsWritten, rows_read AS rowsRead, requests, active_ms AS activeMs, setup_rows_written AS setupRowsWritten, setup_rows_read AS setupRowsRead";
+const TOTAL_ADD = `INSERT INTO object_usage (object, ${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (object) DO UPDATE SET ${PLUS}`;
+const MINUTE_ADD = `INSERT INTO usage_minute (minute, object, ${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (minute, object) DO UPDATE SET ${PLUS}`;
 const MINUTE_DELETE_BEFORE = "DELETE FROM usage_minute WHERE minute < ?";
-const TOTALS = `SELECT object, rows_written AS rowsWritten, rows_read AS rowsRead, requests, active_ms AS activeMs FROM object_usage`;
+const SENDER_GET = `SELECT instance, ${AS} FROM usage_sender WHERE name = ?`;
+const SENDER_PUT = `
+INSERT INTO usage_sender (name, object, instance, at, ${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (name) DO UPDATE SET object = excluded.object, instance = excluded.instance, at = excluded.at, rows_written = excluded.rows_written,
+  rows_read = excluded.rows_read, requests = excluded.requests, active_ms = excluded.active_ms, setup_rows_written = excluded.setup_rows_written,
+  setup_rows_read = excluded.setup_rows_read`;
+const SENDERS_DROP = "DELETE FROM usage_sender WHERE at < ?";
+const TOTALS = `SELECT object, ${AS} FROM object_usage`;
 /** usageMinutesFrom: primary key range (minute first). */
-const MINUTES_FROM = `SELECT minute, object, rows_written AS rowsWritten, rows_read AS rowsRead, requests, active_ms AS activeMs FROM usage_minute WHERE minute >= ? ORDER BY minute, object`;
+const MINUTES_FROM = `SELECT minute, object, ${AS} FROM usage_minute WHERE minute >= ? ORDER BY minute, object`;
 
-/** UsageBuffer: usage reported and not yet written, by minute and kind. */
-export class UsageBuffer {
-  private readonly held = new Map<string, MinuteUsage>();
+const values = (u: Usage) => USAGE_FIELDS.map((f) => Math.round(u[f]));
 
-  add(kind: ObjectKind, u: Usage, now: number): void {
-    const minute = minuteOf(now);
-    const key = `${minute}/${kind}`;
-    const entry = this.held.get(key) ?? { minute, object: kind, ...zeroUsage() };
-    this.held.set(key, addUsage(entry, u) as MinuteUsage);
+/**
+ * takeUsage: a sender's report, in the caller's transaction: what grew since its instance's last report taken is
+ * added to its kind's total and to this minute; answers what was added (nothing for a report taken before).
+ */
+export function takeUsage(sql: SqlStorage, report: UsageReport, now: number): Usage {
+  if (!isObjectKind(report.kind)) return zeroUsage();
+  const held = sql.exec<Record<string, number> & { instance: string }>(SENDER_GET, report.name).toArray()[0] as (Usage & { instance: string }) | undefined;
+  const grew = zeroUsage();
+  let newer = false;
+  for (const f of USAGE_FIELDS) {
+    const before = held && held.instance === report.instance ? held[f] : 0;
+    grew[f] = Math.max(0, report.total[f] - before);
+    if (report.total[f] > before) newer = true;
   }
-
-  empty(): boolean {
-    return this.held.size === 0;
+  // An older report of the same instance (overtaken by a later one) changes nothing, not even the row.
+  if (!newer && held?.instance === report.instance) return grew;
+  sql.exec(SENDER_PUT, report.name, report.kind, report.instance, now, ...values(report.total));
+  if (!isZeroUsage(grew)) {
+    sql.exec(TOTAL_ADD, report.kind, ...values(grew));
+    sql.exec(MINUTE_ADD, minuteOf(now), report.kind, ...values(grew));
   }
-
-  entries(): MinuteUsage[] {
-    return [...this.held.values()];
-  }
-
-  /** flush: write what is held (in the caller's transaction); the buffer is empty after. */
-  flush(sql: SqlStorage, now: number): void {
-    for (const u of this.held.values()) {
-      sql.exec(TOTAL_ADD, u.object, u.rowsWritten, u.rowsRead, u.requests, u.activeMs);
-      if (u.minute >= now - METRIC_RETENTION_MS) sql.exec(MINUTE_ADD, u.minute, u.object, u.rowsWritten, u.rowsRead, u.requests, u.activeMs);
-    }
-    this.held.clear();
-    sql.exec(MINUTE_DELETE_BEFORE, now - METRIC_RETENTION_MS);
-  }
+  return grew;
 }
 
-/** usageTotals: every kind's usage since the catalog began, what is held in memory included. */
-export function usageTotals(sql: SqlStorage, held: UsageBuffer): KindUsage[] {
+/** dropStale: forget senders no report renewed for a day, and usage minutes past the series' retention. */
+export function dropStale(sql: SqlStorage, now: number): void {
+  sql.exec(SENDERS_DROP, now - USAGE_SENDER_KEEP_MS);
+  sql.exec(MINUTE_DELETE_BEFORE, now - METRIC_RETENTION_MS);
+}
+
+/** usageTotals: every kind's usage since the catalog began, as written. */
+export function usageTotals(sql: SqlStorage): KindUsage[] {
   const byKind = new Map<ObjectKind, KindUsage>(OBJECT_KINDS.map((k) => [k, { object: k, ...zeroUsage() }]));
-  for (const r of (sql.exec(TOTALS).toArray() as unknown as KindUsage[])) if (isObjectKind(r.object)) addUsage(byKind.get(r.object)!, r);
-  for (const u of held.entries()) addUsage(byKind.get(u.object)!, u);
+  for (const r of sql.exec(TOTALS).toArray() as unknown as KindUsage[]) if (isObjectKind(r.object)) addUsage(byKind.get(r.object)!, r);
   return [...byKind.values()];
 }
 
-/** usageMinutes: each kind's usage per minute from `from` on, what is held in memory included. */
-export function usageMinutes(sql: SqlStorage, held: UsageBuffer, from: number): MinuteUsage[] {
-  const out = new Map<string, MinuteUsage>();
-  const put = (u: MinuteUsage) => {
-    const key = `${u.minute}/${u.object}`;
-    const kept = out.get(key);
-    if (kept) addUsage(kept, u);
-    else out.set(key, { ...u });
-  };
-  for (const r of (sql.exec(MINUTES_FROM, from).toArray() as unknown as MinuteUsage[])) if (isObjectKind(r.object)) put(r);
-  for (const u of held.entries()) if (u.minute >= from) put(u);
-  return [...out.values()].sort((a, b) => a.minute - b.minute || a.object.localeCompare(b.object));
+/** usageMinutes: each kind's usage per minute from `from` on, as written. */
+export function usageMinutes(sql: SqlStorage, from: number): MinuteUsage[] {
+  return (sql.exec(MINUTES_FROM, from).toArray() as unknown as MinuteUsage[]).filter((r) => isObjectKind(r.object));
 }
-
-

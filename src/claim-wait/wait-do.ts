@@ -31,7 +31,7 @@ export class WaitDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // No storage here: its usage is requests and active time (a parked claim is a request in progress).
-    sendUsageWhenIdle(Meter.install(this, ctx, "wait"), (kind, u) => env.CATALOG.getByName(USAGE_CATALOG).usage(kind, u), (p) => ctx.waitUntil(p));
+    sendUsageWhenIdle(Meter.install(this, ctx, "wait"), (report) => env.CATALOG.getByName(USAGE_CATALOG).usage(report), (p) => ctx.waitUntil(p));
   }
 
   /**

@@ -8,20 +8,25 @@
  *   no caller holds a cursor across an await, so a cursor is spent by then;
  *   a write's rows are counted when `exec` runs it in any case. Each
  *   `ctx.storage.kv` get, put or delete is one row (the key-value API keeps
- *   one row per key in the object's SQLite).
+ *   one row per key in the object's SQLite). The statements of a schema
+ *   migration (`setup`) count as any other and also apart: a new object's
+ *   setup cost.
  * - requests: each call of a method of the class (RPC, fetch, alarm) — see
  *   `meterRequests`; the class must not call its own methods through `this`.
- * - active time: wall time while at least one request is in progress
+ * - active time: wall time while at least one request in progress
  *   (Date.now: it advances with I/O in workerd, which is when wall time does).
  *
- * The meter holds two tallies: `total` since the instance began (tests read
- * it) and `unsent`, what has not reached the catalog yet (taken with `take`,
- * given back with `giveBack` when a send fails). Counting writes nothing: an
- * evicted instance's unsent usage is lost (docs/design.md "What a job costs").
+ * The meter keeps one tally, `total`, since the instance began, and reports
+ * it whole, with the instance's random id (`report`): the catalog adds what
+ * grew since the last report of that instance it took, in the transaction
+ * that takes it (catalog/usage-store.ts), so a report sent twice or after a
+ * lost one counts once, and nothing is held anywhere but here. What an
+ * instance counted after its last report that landed is lost with it
+ * (docs/operating.md "What the meters count").
  *
  * @module
  */
-import { addUsage, isZeroUsage, OBJECT_KINDS, zeroUsage, type ObjectKind, type Usage } from "./usage";
+import { addUsage, OBJECT_KINDS, zeroUsage, type ObjectKind, type Usage, type UsageReport } from "./usage";
 
 type Cursor = { readonly rowsWritten: number; readonly rowsRead: number };
 
@@ -32,17 +37,20 @@ const objectTotals = new Map<string, Usage>();
 
 export class Meter {
   readonly total: Usage = zeroUsage();
-  private unsent: Usage = zeroUsage();
-  private open: Cursor[] = [];
+  /** This instance, in its reports: the catalog counts a new instance from zero. */
+  readonly instance = crypto.randomUUID();
+  /** The cursors of this turn, each with whether a migration opened it. */
+  private open: { cursor: Cursor; setup: boolean }[] = [];
   private inflight = 0;
   private busySince = 0;
   private quiet = false;
+  private inSetup = false;
   /** Called when the last request in progress ends (usage-sender.ts). */
   onIdle: (() => void) | null = null;
 
   constructor(
     readonly kind: ObjectKind,
-    /** The object's name, when it has one (for the per-object tally tests read). */
+    /** The object's name, when it has one (for the per-object tally tests read, and the catalog's per-sender row). */
     readonly name = "",
   ) {}
 
@@ -66,38 +74,33 @@ export class Meter {
     }
   }
 
-  /** take: the usage not yet sent to the catalog, now counted as sent. */
-  take(): Usage {
-    this.settle();
-    const u = this.unsent;
-    this.unsent = zeroUsage();
-    return u;
+  /**
+   * setup: run a schema migration (`fn`, under blockConcurrencyWhile, so nothing else runs meanwhile); its
+   * statements count as setup too.
+   */
+  async setup<T>(fn: () => Promise<T>): Promise<T> {
+    this.inSetup = true;
+    try {
+      return await fn();
+    } finally {
+      this.settle();
+      this.inSetup = false;
+    }
   }
 
-  /** peek: the usage not yet sent, left unsent. */
-  peek(): Usage {
+  /** report: everything this instance used so far, to send whole (see the module's note). */
+  report(): UsageReport {
     this.settle();
-    return { ...this.unsent };
-  }
-
-  /** giveBack: a send of `u` failed; it goes with the next one. */
-  giveBack(u: Usage): void {
-    addUsage(this.unsent, u);
-  }
-
-  /** pending: whether anything is unsent (cursors of this turn included). */
-  pending(): boolean {
-    this.settle();
-    return !isZeroUsage(this.unsent);
+    return { name: this.name, kind: this.kind, instance: this.instance, total: { ...this.total } };
   }
 
   /** request: one invocation of the object, from its start to when `run` settles. */
   request<T>(run: () => T): T {
-    this.add({ rowsWritten: 0, rowsRead: 0, requests: 1, activeMs: 0 });
+    this.add({ ...zeroUsage(), requests: 1 });
     if (this.inflight++ === 0) this.busySince = Date.now();
     const done = () => {
       if (--this.inflight > 0) return;
-      this.add({ rowsWritten: 0, rowsRead: 0, requests: 0, activeMs: Date.now() - this.busySince });
+      this.add({ ...zeroUsage(), activeMs: Date.now() - this.busySince });
       // Counting must never fail the request it counted.
       try {
         this.onIdle?.();
@@ -119,7 +122,6 @@ export class Meter {
 
   private add(u: Usage): void {
     addUsage(this.total, u);
-    addUsage(this.unsent, u);
     addUsage(isolateTotals.get(this.kind) ?? isolateTotals.set(this.kind, zeroUsage()).get(this.kind)!, u);
     if (this.name) addUsage(objectTotals.get(this.name) ?? objectTotals.set(this.name, zeroUsage()).get(this.name)!, u);
   }
@@ -128,9 +130,13 @@ export class Meter {
   private settle(): void {
     if (this.open.length === 0) return;
     const u = zeroUsage();
-    for (const c of this.open) {
+    for (const { cursor: c, setup } of this.open) {
       u.rowsWritten += c.rowsWritten;
       u.rowsRead += c.rowsRead;
+      if (setup) {
+        u.setupRowsWritten += c.rowsWritten;
+        u.setupRowsRead += c.rowsRead;
+      }
     }
     this.open = [];
     this.add(u);
@@ -141,13 +147,13 @@ export class Meter {
     sql.exec = ((query: string, ...bindings: unknown[]) => {
       const cursor = exec(query, ...bindings);
       if (this.quiet) return cursor;
-      if (this.open.push(cursor) === 1) queueMicrotask(() => this.settle());
+      if (this.open.push({ cursor, setup: this.inSetup }) === 1) queueMicrotask(() => this.settle());
       return cursor;
     }) as SqlStorage["exec"];
   }
 
   private watchKv(kv: SyncKvStorage): void {
-    const row = (read: boolean) => this.add({ rowsWritten: read ? 0 : 1, rowsRead: read ? 1 : 0, requests: 0, activeMs: 0 });
+    const row = (read: boolean) => this.add({ ...zeroUsage(), rowsWritten: read ? 0 : 1, rowsRead: read ? 1 : 0 });
     const get = kv.get.bind(kv);
     const put = kv.put.bind(kv);
     const del = kv.delete.bind(kv);

@@ -1,35 +1,53 @@
 /**
  * How an object that sends no summaries (a pool, the schedules, a claim-wait
  * object) gets its usage to the catalog: when its last request in progress
- * ends, if anything is unsent and USAGE_SEND_EVERY_MS has passed since its
- * last send, it sends it — one catalog request per active object per ten
- * seconds at most, never on the hot path (the send is not awaited by any
- * request). What an instance used in its last seconds before eviction is
- * lost (docs/design.md "What a job costs").
+ * ends, it reports what its instance used so far (meter.ts `report`), at most
+ * once per USAGE_SEND_EVERY_MS — a request that ends sooner after the last
+ * send leaves a send for the window's end, so an object that falls idle has
+ * reported everything it used within that window (well before an idle object
+ * is evicted). Never on the hot path: no request awaits the send. A send that
+ * fails is simply overtaken by the next: each report is the instance's whole
+ * total, and the catalog counts what grew (catalog/usage-store.ts).
  *
  * @module
  */
 import type { Meter } from "./meter";
-import type { ObjectKind, Usage } from "./usage";
+import type { UsageReport } from "./usage";
 
-export const USAGE_SEND_EVERY_MS = 10_000;
+export const USAGE_SEND_EVERY_MS = 5_000;
 /** Usage goes to the first catalog shard (catalog/shards.ts names it `catalog`); /v1/metrics sums the shards. */
 export const USAGE_CATALOG = "catalog";
 
-export function sendUsageWhenIdle(meter: Meter, send: (kind: ObjectKind, u: Usage) => Promise<void>, keepAlive: (p: Promise<unknown>) => void): void {
+/**
+ * sendUsageWhenIdle: `now` is the object's clock (tests stop it: a cost count must not depend on how long a
+ * workload took on the machine that ran it; test/cost/harness.ts).
+ */
+export function sendUsageWhenIdle(meter: Meter, send: (report: UsageReport) => Promise<void>, keepAlive: (p: Promise<unknown>) => void, now: () => number = Date.now): void {
   let lastSent = -Infinity;
+  /** The total the last send carried: nothing new, nothing to send. */
+  let sentTotal = "";
   let sending = false;
-  meter.onIdle = () => {
-    const now = Date.now();
-    if (sending || now - lastSent < USAGE_SEND_EVERY_MS || !meter.pending()) return;
+  let later: ReturnType<typeof setTimeout> | null = null;
+  const sendNow = () => {
+    later = null;
+    // The window is the object's clock's: a timer that fires early by it leaves the send to the next idle moment.
+    if (sending || now() < lastSent + USAGE_SEND_EVERY_MS) return;
+    const report = meter.report();
+    const key = JSON.stringify(report.total);
+    if (key === sentTotal) return;
     sending = true;
-    lastSent = now;
-    const u = meter.take();
+    lastSent = now();
     keepAlive(
       Promise.resolve()
-        .then(() => send(meter.kind, u))
-        .catch(() => meter.giveBack(u))
+        .then(() => send(report))
+        .then(() => void (sentTotal = key))
+        .catch(() => undefined)
         .finally(() => (sending = false)),
     );
+  };
+  meter.onIdle = () => {
+    const wait = lastSent + USAGE_SEND_EVERY_MS - now();
+    if (wait <= 0) sendNow();
+    else later ??= setTimeout(sendNow, wait);
   };
 }

@@ -17,12 +17,29 @@ export interface Usage {
   rowsRead: number;
   requests: number;
   activeMs: number;
+  /** Of rowsWritten and rowsRead, those of schema migrations: a new object's setup (billed like any write). */
+  setupRowsWritten: number;
+  setupRowsRead: number;
 }
 
-export const USAGE_FIELDS = ["rowsWritten", "rowsRead", "requests", "activeMs"] as const satisfies readonly (keyof Usage)[];
+/**
+ * What a sender reports (docs/operating.md "What the meters count"): everything its instance used since it began,
+ * and which instance. A report sent twice, or after one that was lost, counts once: the catalog adds only what
+ * grew since the instance's last report it took (catalog/usage-store.ts).
+ */
+export interface UsageReport {
+  /** The object, `<kind>:<name>` (metering/meter.ts). */
+  name: string;
+  kind: ObjectKind;
+  /** Random, one per instance: a new instance starts counting from zero. */
+  instance: string;
+  total: Usage;
+}
+
+export const USAGE_FIELDS = ["rowsWritten", "rowsRead", "requests", "activeMs", "setupRowsWritten", "setupRowsRead"] as const satisfies readonly (keyof Usage)[];
 
 export function zeroUsage(): Usage {
-  return { rowsWritten: 0, rowsRead: 0, requests: 0, activeMs: 0 };
+  return { rowsWritten: 0, rowsRead: 0, requests: 0, activeMs: 0, setupRowsWritten: 0, setupRowsRead: 0 };
 }
 
 /** addUsage: `into` grows by `u` (or shrinks, with `sign` -1); returns `into`. */

@@ -52,6 +52,8 @@ export function renderPrometheus(m: Metrics): string {
     family(name, "counter", help, m.objects.map((u) => `${name}{object="${u.object}"} ${value(u)}`));
   usage("edgequeue_storage_rows_written_total", "SQLite rows written by the queue's Durable Objects, per object kind (billed per million).", (u) => u.rowsWritten);
   usage("edgequeue_storage_rows_read_total", "SQLite rows read by the queue's Durable Objects, per object kind (billed per million).", (u) => u.rowsRead);
+  usage("edgequeue_storage_setup_rows_written_total", "Of the rows written, those of new objects' schema migrations (a new tenant's setup), per object kind.", (u) => u.setupRowsWritten);
+  usage("edgequeue_storage_setup_rows_read_total", "Of the rows read, those of new objects' schema migrations, per object kind.", (u) => u.setupRowsRead);
   usage("edgequeue_object_requests_total", "Requests to the queue's Durable Objects (RPC calls, fetches, alarms), per object kind.", (u) => u.requests);
   usage("edgequeue_object_active_seconds_total", "Wall time the queue's Durable Objects spent with a request in progress, per object kind.", (u) => u.activeMs / 1000);
   return out.join("\n") + "\n";

@@ -25,6 +25,8 @@ const UsageSchema = z.object({
   rowsRead: z.number().int().meta({ description: "SQLite rows read, from each statement's cursor." }),
   requests: z.number().int().meta({ description: "Requests: RPC method calls, fetches and alarms." }),
   activeMs: z.number().meta({ description: "Wall time with at least one request in progress (ms)." }),
+  setupRowsWritten: z.number().int().meta({ description: "Of rowsWritten, those of schema migrations: new objects' setup (docs/operating.md \"What the meters count\")." }),
+  setupRowsRead: z.number().int().meta({ description: "Of rowsRead, those of schema migrations." }),
 });
 
 export const MetricsSchema = z.object({

@@ -53,11 +53,12 @@ export class ScheduleDO extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    sendUsageWhenIdle(Meter.install(this, ctx, "schedule"), (kind, u) => env.CATALOG.getByName(USAGE_CATALOG).usage(kind, u), (p) => ctx.waitUntil(p));
+    const meter = Meter.install(this, ctx, "schedule");
+    sendUsageWhenIdle(meter, (report) => env.CATALOG.getByName(USAGE_CATALOG).usage(report), (p) => ctx.waitUntil(p), () => this.clock.now());
     this.config = loadConfig(env);
     this.alarmArm = new AlarmArm(ctx.storage);
     void ctx.blockConcurrencyWhile(async () => {
-      await migrateStorage(ctx.storage, migrations, "schedule");
+      await meter.setup(() => migrateStorage(ctx.storage, migrations, "schedule"));
       // The kept name, not ctx.id.name: an instance its alarm woke cold is not told its name (object-name.ts).
       if (ownName(ctx) === SCHEDULES_OBJECT) {
         ctx.storage.transactionSync(() => syncConfigSchedules(ctx.storage.sql, this.config.schedules, this.clock.now()));

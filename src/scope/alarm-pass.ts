@@ -82,9 +82,14 @@ export async function alarmPass(d: AlarmDeps, now: number, info?: AlarmInvocatio
       // Drop the mark rather than retry forever; its next named call keeps the name and reports again.
       d.reporter.forget();
     } else {
-      // Changes made above are reported as usual; a job that only came due changes no row, so it forces a report.
-      // A fresh instance (nothing sent yet) reports whatever it holds.
-      await d.reporter.flush(d.reporter.lastSent() === null || cameDue === null || cameDue.length > 0);
+      // A pulled or awaited job that only came due changes no row, yet claims and waiters read the catalog: it forces
+      // a report, and so does a fresh instance (nothing sent yet). Anything else keeps the reporter's cadence — a
+      // pushed retry's wake-up is not a summary of its own (catalog-report.ts); the re-arm below brings the deadline.
+      const { pushTypes, waitedOn } = d.store.config;
+      const told = cameDue === null || cameDue.some((t) => !pushTypes.includes(t) || waitedOn.includes(t));
+      const due = d.reporter.deadline();
+      if (d.reporter.lastSent() === null || told) await d.reporter.flush(true);
+      else if (due !== null && due <= now) await d.reporter.flush();
     }
   } catch (e) {
     // Not this object's failure: the reporter's own deadline (with its retry delay) brings the alarm back.

@@ -8,35 +8,11 @@
  * @module
  */
 import type { QueueConfig } from "../config/schema";
-import type { Scope } from "../job/schemas";
-import type { FailureKind } from "../job/states";
 import { analyticsPoints, eventSource, writePoints } from "../metrics/analytics";
 import { scopeOfRow, type JobRow } from "./job-row";
 
-export type LifecycleEventName = "job:started" | "job:completed" | "job:retry_scheduled" | "job:waiting" | "job:failed" | "job:cancelled" | "job:superseded" | "job:expired" | "job:released" | "job:lease_lost" | "job:progress";
-
-export interface LifecycleEvent {
-  event: LifecycleEventName;
-  at: number;
-  id: string;
-  type: string;
-  scope: Scope | null;
-  attempt: number;
-  maxAttempts: number;
-  /** retry_scheduled: when it runs again; waiting: its earliest timeout. */
-  runAt?: number;
-  /** waiting: what it waits for (docs/workflows.md). */
-  waitingFor?: { kind: string; name: string; until: number | null }[];
-  error?: string | null;
-  failureKind?: FailureKind;
-  /** completed / failed: from the attempt's start. */
-  durationMs?: number;
-  reason?: string | null;
-  /** progress: the value the holder reported (job/progress.ts). */
-  progress?: unknown;
-  /** lease_lost: the holder's write that was refused (heartbeat, complete, fail, release, sleep, step, progress). */
-  write?: string;
-}
+export type { LifecycleEvent, LifecycleEventName } from "../job/lifecycle-event";
+import type { LifecycleEvent, LifecycleEventName } from "../job/lifecycle-event";
 
 /** A reap pass's summary: how many attempts whose lease ran out it ended (each also has its own event). */
 export interface ReapSummary {

@@ -7,7 +7,7 @@
  * @module
  */
 import { LEVEL_JOB, levelsCte } from "./levels";
-import type { Usage } from "../metering/usage";
+import type { UsageReport } from "../metering/usage";
 import { FAILURE_KINDS, type FailureKind } from "../job/states";
 import type { MinuteCounters } from "../metrics/counters";
 import { allCounts } from "./counts";
@@ -37,8 +37,11 @@ export interface HomeSummary {
   types: TypeSummary[];
   /** Per-minute counters of the minutes that may have changed since the last summary (absolute values); absent from objects still running older code. */
   metrics?: MinuteCounters[];
-  /** What the object used since its last summary the catalog took (metering/meter.ts); absent from objects still running older code. */
-  usage?: Usage;
+  /**
+   * What the object's instance used since it began (metering/meter.ts `report`): the catalog adds what grew. A summary
+   * of 0.1.0 carried a delta instead, which the catalog ignores (a deploy's few seconds of scope usage go uncounted).
+   */
+  usage?: UsageReport;
 }
 
 /**

@@ -12,7 +12,6 @@
  */
 import type { Hono } from "hono";
 import { createApp } from "../coordinator/app";
-import { readBodyWithin } from "../coordinator/body";
 import { createDashboard } from "../dashboard/app";
 import type { Env } from "../env";
 
@@ -20,8 +19,6 @@ export function createQueueApp(): Hono<{ Bindings: Env }> {
   const app = createApp();
   // The dashboard has its own sign-in (a session cookie, not the bearer token).
   app.get("/dashboard/", (c) => c.redirect("/dashboard", 301));
-  // A form's body is read in time, or refused 408, as the API's (coordinator/body.ts).
-  app.use("/dashboard/*", readBodyWithin());
   app.route("/dashboard", createDashboard());
   app.get("/", (c) => c.redirect("/dashboard", 302));
   return app;

@@ -122,10 +122,25 @@ const usage = () => ({
   rowsRead: integer("rows_read").notNull(),
   requests: integer("requests").notNull(),
   activeMs: integer("active_ms").notNull(),
+  /** Of the rows, those of schema migrations: new objects' setup. */
+  setupRowsWritten: integer("setup_rows_written").notNull().default(0),
+  setupRowsRead: integer("setup_rows_read").notNull().default(0),
 });
 
 /** Usage per object kind since the catalog began (catalog/usage-store.ts): `/v1/metrics`' storage and request counters. */
 export const objectUsage = sqliteTable("object_usage", { object: text("object").primaryKey(), ...usage() });
+
+/**
+ * What each object's current instance reported last (catalog/usage-store.ts): its whole total since it began, so a
+ * report counts only what grew since the one before — a report sent twice or after a lost one counts once. A row
+ * no report renewed in a day is dropped (an instance idle that long has been evicted long since).
+ */
+export const usageSender = sqliteTable(
+  "usage_sender",
+  // No index on `at`: every report moves it, and an index entry would be a row written per report; the daily drop
+  // reads the table instead (rows read cost a thousandth of rows written).
+  { name: text("name").primaryKey(), object: text("object").notNull(), instance: text("instance").notNull(), at: integer("at").notNull(), ...usage() },
+);
 
 /** Usage per object kind per minute, kept as long as the metric series: the dashboard's rows written per job. */
 export const usageMinute = sqliteTable(

@@ -7,19 +7,29 @@
  * after, so nothing the workload causes is left out: the catalog's reports,
  * its usage flush, pools, the claim-wait objects, the schedule object.
  *
- * Time: the jobs run on the real clock; for retention each home's clock is
- * moved past it and its alarm fired (runDurableObjectAlarm), twice — once for
- * the jobs, once for the tombstones they leave.
+ * Time: the counts must not depend on how long a workload took on the machine
+ * that ran it (summaries go at most once a second, usage reports at most every
+ * 5 s, by each object's clock). So during a workload the clocks of its homes,
+ * the catalog shards and the pools it names are stopped, an hour ahead of the
+ * real one (no real alarm fires; the coordinator's timestamps are due), and
+ * move only when every job is waiting for time: to the earliest run time, and
+ * the homes' alarms are fired. Backoff's jitter is seeded. What a workload is
+ * counted with is then what its moves cause, the same on an idle and on a
+ * loaded machine. For retention each home's clock is moved past it and its
+ * alarm fired (runDurableObjectAlarm), twice — once for the jobs, once for the
+ * tombstones they leave.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { ManualClock } from "../../src/clock";
+import { ManualClock, systemClock, type Clock } from "../../src/clock";
+import type { CatalogDO } from "../../src/catalog/catalog-do";
+import type { PoolDO } from "../../src/pool/pool-do";
 import { loadConfig } from "../../src/config/load";
 import { catalogName } from "../../src/catalog/shards";
 import { homeOfJobId } from "../../src/job/home";
 import { isolateUsage, meterOf, objectUsage } from "../../src/metering/meter";
-import { OBJECT_KINDS, type ObjectKind, type Usage } from "../../src/metering/usage";
+import { addUsage, OBJECT_KINDS, type ObjectKind, type Usage } from "../../src/metering/usage";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { env, partsOf } from "../helpers/scope";
+import { env, partsOf, useClock } from "../helpers/scope";
 
 const DAY_MS = 86_400_000;
 
@@ -42,20 +52,69 @@ export async function warm(homes: readonly string[]): Promise<void> {
   for (const home of homes) await runInDurableObject(env.SCOPE.getByName(home), () => undefined);
 }
 
-/** settled: every job of these homes is terminal and there are `n` of them (polled without being counted). */
-async function settled(homes: readonly string[], n: number, timeoutMs = 15_000): Promise<void> {
+/** seeded: a fixed sequence in [0, 1) (backoff's jitter), the same on every run. */
+function seeded(seed = 42): () => number {
+  let x = seed;
+  return () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+}
+
+/** The objects a workload stops the clocks of (see the module's note): its homes, and the pools it names. */
+export interface Stopped {
+  homes?: readonly string[];
+  pools?: readonly string[];
+}
+
+/** stop: these objects' clocks, and every catalog shard's, stopped at `clock`'s time (it moves only when told). */
+async function stop(clock: Clock, { homes = [], pools = [] }: Stopped): Promise<void> {
+  for (const home of homes) await useClock(env.SCOPE.getByName(home), clock as ManualClock, seeded());
+  for (const pool of pools) await runInDurableObject(env.POOL.getByName(pool), (o: PoolDO) => void (o.clock = clock));
+  const shards = loadConfig(env).catalogShards;
+  for (let k = 0; k < shards; k++) await runInDurableObject(env.CATALOG.getByName(catalogName(k)), (o: CatalogDO) => void (o.clock = clock));
+}
+
+/**
+ * settled: every job of these homes is terminal and there are `n` of them (polled without being counted). While jobs
+ * are live but none runs and none is due by the stopped clock, the clock moves to the earliest run time and the
+ * homes' alarms fire (a retry's backoff, a sleep).
+ */
+export async function settled(homes: readonly string[], n: number, clock?: ManualClock, pools: readonly string[] = [], timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let last = "";
+  let stillSince = Date.now();
   for (;;) {
     let total = 0;
     let live = 0;
+    let waitingFor = Infinity;
+    let busy = false;
     for (const home of homes) {
-      const c = await look(home, (sql) => sql.exec<{ total: number; live: number }>("SELECT count(*) AS total, coalesce(sum(finished_at IS NULL), 0) AS live FROM job").one());
+      const c = await look(home, (sql) =>
+        sql
+          .exec<{ total: number; live: number; running: number; next: number | null }>(
+            "SELECT count(*) AS total, coalesce(sum(finished_at IS NULL), 0) AS live, coalesce(sum(state = 'running'), 0) AS running, min(CASE WHEN state = 'pending' THEN run_at END) AS next FROM job",
+          )
+          .one(),
+      );
       total += c.total;
       live += c.live;
+      if (c.running > 0) busy = true;
+      if (c.next !== null) waitingFor = Math.min(waitingFor, c.next);
     }
     if (total >= n && live === 0) return;
+    const seen = `${total}/${live}/${busy}/${waitingFor}`;
+    if (seen !== last) [last, stillSince] = [seen, Date.now()];
+    // Nothing runs: every live job waits for time — its run time, or, under a guard (`pools`), a permit's retry a
+    // second or so later once nothing moved for a while. The clock moves there and the homes' (and pools') alarms fire.
+    const waiting = live > 0 && waitingFor !== Infinity;
+    const idle = clock && !busy && waiting && (waitingFor > clock.now() || (pools.length > 0 && Date.now() - stillSince > 200));
+    if (idle) {
+      clock.set(waitingFor > clock.now() ? waitingFor : clock.now() + 1_000);
+      for (const home of homes) await runDurableObjectAlarm(env.SCOPE.getByName(home));
+      for (const pool of pools) await runDurableObjectAlarm(env.POOL.getByName(pool));
+      last = "";
+      continue;
+    }
     if (Date.now() > deadline) throw new Error(`not settled: ${total} of ${n} jobs, ${live} live`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
@@ -85,7 +144,7 @@ async function flushCatalogs(): Promise<void> {
 
 function minus(a: Record<ObjectKind, Usage>, b: Record<ObjectKind, Usage>): Record<ObjectKind, Usage> {
   const out = {} as Record<ObjectKind, Usage>;
-  for (const k of OBJECT_KINDS) out[k] = { rowsWritten: a[k].rowsWritten - b[k].rowsWritten, rowsRead: a[k].rowsRead - b[k].rowsRead, requests: a[k].requests - b[k].requests, activeMs: 0 };
+  for (const k of OBJECT_KINDS) out[k] = addUsage({ ...a[k], activeMs: 0 }, { ...b[k], activeMs: 0 }, -1);
   return out;
 }
 
@@ -93,15 +152,24 @@ function minus(a: Record<ObjectKind, Usage>, b: Record<ObjectKind, Usage>): Reco
  * measure: run `work` (it answers the ids of the jobs it made, `units` of which are counted: jobs, or events),
  * wait for every job to end, sweep them through retention, and answer the cost per unit.
  */
-export async function measure(units: number, work: () => Promise<string[]>): Promise<Cost> {
+export async function measure(units: number, work: (clock: ManualClock) => Promise<string[]>, stopped: Stopped = {}): Promise<Cost> {
+  // A minute's first second, an hour ahead: per-minute rows (counters, usage) start a minute as they would at any
+  // moment, and a workload's few simulated seconds never cross into the next.
+  const clock = new ManualClock(Math.floor((Date.now() + 3600_000) / 60_000) * 60_000 + 1_000);
+  await stop(clock, stopped);
   await flushCatalogs();
   const before = isolateUsage();
   const objectsBefore = objectUsage();
-  const ids = await work();
+  const ids = await work(clock);
   const homes = [...new Set(ids.map((id) => homeOfJobId(id)!.name))];
-  await settled(homes, ids.length);
+  if (homes.some((h) => !(stopped.homes ?? []).includes(h))) throw new Error(`homes ${homes.join(", ")} are not all stopped (${(stopped.homes ?? []).join(", ")}): name them in measure()`);
+  await settled(homes, ids.length, clock, stopped.pools);
+  // The summaries held back by the stopped clock go now, once: a second later, each home's alarm.
+  clock.advance(2_000);
+  for (const home of homes) await runDurableObjectAlarm(env.SCOPE.getByName(home));
   await sweep(homes);
   await flushCatalogs();
+  await stop(systemClock, { pools: stopped.pools });
   const used = minus(isolateUsage(), before);
   // No object may start cold during the count: its migration would be counted as the jobs' cost (a busy queue's
   // objects are warm). warm() it first.

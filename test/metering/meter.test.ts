@@ -2,10 +2,11 @@
  * The meters (src/metering/): what each object is billed for, counted exactly — rows from each statement's
  * cursor, one request per method call — and rolled up by the catalog into /v1/metrics.
  */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Meter, meterOf } from "../../src/metering/meter";
 import { sendUsageWhenIdle } from "../../src/metering/usage-sender";
+import { OBJECT_KINDS, zeroUsage, type KindUsage, type ObjectKind, type UsageReport } from "../../src/metering/usage";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { catalogOf, env, freshScope, newJob } from "../helpers/scope";
@@ -32,25 +33,26 @@ describe("a scope object's meter", () => {
     expect(after.total.rowsRead - before.rowsRead).toBeGreaterThan(0);
   });
 
-  it("sends what it used with its summary, and the catalog adds it to /v1/metrics", async () => {
+  it("sends its instance's total with each summary; the catalog writes what grew in the same transaction, and /v1/metrics shows it", async () => {
     const { home, stub } = await freshScope();
     await stub.enqueue([newJob(home)]);
     await stub.flushCatalog();
     const catalog = catalogOf(home);
-    const held = await runInDurableObject(catalog, async (o: CatalogDO) => (await o.overview(5, null)).usage.find((u) => u.object === "scope")!);
-    expect(held.requests).toBeGreaterThanOrEqual(1);
-    expect(held.rowsWritten).toBeGreaterThan(0);
-    // Written by the catalog's alarm (at most every 10 s): the totals are the same after.
-    expect(await runDurableObjectAlarm(catalog)).toBe(true);
-    const written = await runInDurableObject(catalog, async (o: CatalogDO, state) => ({
-      rows: state.storage.sql.exec("SELECT count(*) AS n FROM object_usage").one().n as number,
-      scope: (await o.overview(5, null)).usage.find((u) => u.object === "scope")!,
-    }));
-    expect(written.rows).toBeGreaterThanOrEqual(1);
-    expect(written.scope.rowsWritten).toBeGreaterThanOrEqual(held.rowsWritten);
-
+    const sent = await runInDurableObject(stub, (o: ScopeDO) => meterOf(o)!.report());
+    // Written already, not held: the sender's row holds the instance's total as the catalog took it.
+    const row = await runInDurableObject(catalog, (_o: CatalogDO, state) =>
+      state.storage.sql.exec<{ instance: string; rows_written: number; requests: number }>("SELECT instance, rows_written, requests FROM usage_sender WHERE name = ?", `scope:${home}`).one(),
+    );
+    expect(row.instance).toBe(sent.instance);
+    expect(row.requests).toBeGreaterThanOrEqual(1);
     const text = await (await fetchQueue("/v1/metrics", { ...auth, accept: "text/plain" })).text();
-    for (const family of ["edgequeue_storage_rows_written_total", "edgequeue_storage_rows_read_total", "edgequeue_object_requests_total", "edgequeue_object_active_seconds_total"]) {
+    for (const family of [
+      "edgequeue_storage_rows_written_total",
+      "edgequeue_storage_rows_read_total",
+      "edgequeue_object_requests_total",
+      "edgequeue_object_active_seconds_total",
+      "edgequeue_storage_setup_rows_written_total",
+    ]) {
       expect(text).toContain(`# TYPE ${family} counter`);
       expect(text).toMatch(new RegExp(`^${family}\\{object="scope"\\} \\d+`, "m"));
     }
@@ -68,25 +70,100 @@ describe("a scope object's meter", () => {
       .toBeGreaterThan(before.requests);
   });
 
-  it("a send that throws or fails never fails the request it counted, and its usage goes with the next send", async () => {
-    const meter = new Meter("pool");
+  it("a send that fails never fails the request it counted, and the next report carries everything since the instance began", async () => {
+    const meter = new Meter("pool", "pool:p");
     const sent: number[] = [];
     let fail = true;
-    sendUsageWhenIdle(meter, async (_kind, u) => {
+    sendUsageWhenIdle(meter, async (r) => {
       if (fail) throw new Error("no catalog here");
-      sent.push(u.requests);
+      sent.push(r.total.requests);
     }, (p) => void p);
     expect(meter.request(() => 7)).toBe(7);
     await new Promise((r) => setTimeout(r, 0));
-    expect(meter.pending()).toBe(true); // given back
     meter.onIdle = () => {
       throw new Error("thrown in the hook");
     };
     expect(await meter.request(async () => "still answered")).toBe("still answered");
     fail = false;
-    sendUsageWhenIdle(meter, async (_kind, u) => void sent.push(u.requests), (p) => void p);
+    sendUsageWhenIdle(meter, async (r) => void sent.push(r.total.requests), (p) => void p);
     meter.request(() => undefined);
     await new Promise((r) => setTimeout(r, 0));
     expect(sent).toEqual([3]);
+  });
+});
+
+const freshCatalog = () => env.CATALOG.getByName(`catalog-meter-${crypto.randomUUID()}`);
+const usageOf = async (c: DurableObjectStub<CatalogDO>) => (await c.overview(5, null)).usage;
+const kindOf = (us: KindUsage[], k: ObjectKind) => us.find((u) => u.object === k)!;
+const report = (instance: string, rowsWritten: number, requests: number): UsageReport => ({
+  name: "pool:p",
+  kind: "pool",
+  instance,
+  total: { ...zeroUsage(), rowsWritten, rowsRead: rowsWritten * 2, requests },
+});
+const FIELDS = ["rowsWritten", "rowsRead", "requests", "setupRowsWritten"] as const;
+/** grows: no total of `after` is below `before`'s. */
+function expectGrown(before: KindUsage[], after: KindUsage[]): void {
+  for (const k of OBJECT_KINDS) for (const f of FIELDS) expect(kindOf(after, k)[f], `${k}.${f}`).toBeGreaterThanOrEqual(kindOf(before, k)[f]);
+}
+
+describe("the catalog's totals (docs/operating.md \"What the meters count\")", () => {
+  it("a report is written when it arrives: an eviction right after loses nothing; sent twice, late or after a lost answer, it counts once", async () => {
+    const c = freshCatalog();
+    await c.usage(report("i1", 100, 5));
+    await evictDurableObject(c); // as the runtime does to an idle object
+    expect(kindOf(await usageOf(c), "pool")).toMatchObject({ rowsWritten: 100, rowsRead: 200, requests: 5 });
+    await c.usage(report("i1", 100, 5)); // the same again (an answer lost)
+    await c.usage(report("i1", 150, 7)); // the instance grew
+    await c.usage(report("i1", 120, 6)); // an older report, overtaken
+    await c.usage(report("i2", 10, 1)); // a new instance counts from zero
+    expect(kindOf(await usageOf(c), "pool")).toMatchObject({ rowsWritten: 160, rowsRead: 320, requests: 8 });
+  });
+
+  it("a shard's own usage — its migrations, its reads — is written by its alarm, and its totals never fall across evictions", async () => {
+    const c = freshCatalog();
+    const reads: KindUsage[][] = [await usageOf(c)];
+    for (let i = 0; i < 3; i++) {
+      expect(await runDurableObjectAlarm(c)).toBe(true); // armed by the request before, within 5 s
+      reads.push(await usageOf(c));
+      await evictDurableObject(c);
+      reads.push(await usageOf(c));
+    }
+    for (let i = 1; i < reads.length; i++) expectGrown(reads[i - 1]!, reads[i]!);
+    const own = kindOf(reads.at(-1)!, "catalog");
+    // Its migrations were counted, apart too; and its requests, the alarms' among them.
+    expect(own.setupRowsWritten).toBeGreaterThan(0);
+    expect(own.requests).toBeGreaterThanOrEqual(6);
+    // An alarm's own writes are counted by the next one (not when the instance is evicted between: the floor).
+    expect(await runDurableObjectAlarm(c)).toBe(true);
+    await usageOf(c);
+    expect(await runDurableObjectAlarm(c)).toBe(true);
+    const later = kindOf(await usageOf(c), "catalog");
+    expect(later.rowsWritten).toBeGreaterThan(own.rowsWritten);
+  });
+
+  it("end to end: /v1/metrics read through a fresh queue's first jobs and across an eviction of the catalog never falls, and holds what the scope's meter sent", async () => {
+    const { home, stub } = await freshScope(null);
+    const catalog = catalogOf(home);
+    const read = async () => ((await (await fetchQueue("/v1/metrics", auth)).json()) as { objects: KindUsage[] }).objects;
+    const reads = [await read()];
+    for (let i = 0; i < 3; i++) {
+      await stub.enqueue([newJob(home)]);
+      await stub.flushCatalog();
+      reads.push(await read());
+      await evictDurableObject(catalog);
+      reads.push(await read());
+      await runDurableObjectAlarm(catalog);
+      reads.push(await read());
+    }
+    for (let i = 1; i < reads.length; i++) expectGrown(reads[i - 1]!, reads[i]!);
+    const sent = await runInDurableObject(stub, (o: ScopeDO) => meterOf(o)!.report());
+    const taken = await runInDurableObject(catalog, (_o: CatalogDO, state) =>
+      state.storage.sql.exec<{ rows_written: number; setup_rows_written: number }>("SELECT rows_written, setup_rows_written FROM usage_sender WHERE name = ?", `scope:${home}`).one(),
+    );
+    // What the catalog took of this object: everything up to its last summary; its migrations among it.
+    expect(taken.rows_written).toBeLessThanOrEqual(sent.total.rowsWritten);
+    expect(taken.setup_rows_written).toBe(sent.total.setupRowsWritten);
+    expect(taken.setup_rows_written).toBeGreaterThan(100);
   });
 });

@@ -100,7 +100,7 @@ describe("the OpenAPI document", () => {
     }
     expect(doc.paths["/v1/openapi.json"]!.get!.responses["401"]).toBeDefined();
     expect(doc.paths["/v1/health"]!.get!.security).toEqual([]);
-    expect(Object.keys(doc.paths["/v1/jobs/{id}/complete"]!.post!.responses).sort()).toEqual(["200", "400", "401", "404", "409", "413"]);
+    expect(Object.keys(doc.paths["/v1/jobs/{id}/complete"]!.post!.responses).sort()).toEqual(["200", "400", "401", "404", "408", "409", "413"]);
   });
 
   it("has a server, and a license", () => {

@@ -22,9 +22,9 @@ describe("due times per priority level", () => {
     const out = await runInDurableObject(stub, (o: ScopeDO) => {
       const sql = o.store.sql;
       const read = (fn: () => unknown) => {
-        const before = meterOf(o)!.peek().rowsRead;
+        const before = meterOf(o)!.report().total.rowsRead;
         const answer = fn();
-        return { answer, read: meterOf(o)!.peek().rowsRead - before };
+        return { answer, read: meterOf(o)!.report().total.rowsRead - before };
       };
       return {
         wake: read(() => readWakeRow(o.store, T0).due),
