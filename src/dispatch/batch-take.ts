@@ -39,6 +39,8 @@ export interface TakeDeps<R> {
   backoff: TypeBackoff;
   /** Whose turn it is among keyed types' key values in this object. */
   turns: KeyTurns;
+  /** This instance (permits a dead instance took are dropped by the pools it asks: pool/permits.ts). */
+  epoch: string;
 }
 
 /** takeBatchOf: the type's next batch, or null (nothing due, or a guard refused: the type is backed off). */
@@ -64,7 +66,7 @@ export async function takeBatchOf<R>(d: TakeDeps<R>, type: string): Promise<Batc
       return null;
     }
   }
-  const ask = { holder: d.home(), ttlMs: settings.leaseMs * PERMIT_TTL_FACTOR };
+  const ask = { holder: d.home(), ttlMs: settings.leaseMs * PERMIT_TTL_FACTOR, epoch: d.epoch };
   // A call carries every due job up to batchSize (batchFor); a serialized type one at a time. Due jobs are
   // counted only to ask a guard for no more permits than they need: the claim itself takes what is due.
   let want: number;

@@ -105,6 +105,8 @@ export class Dispatcher<R> {
   private readonly permits: PermitLedger;
   private readonly reachability: Reachability;
   private readonly turns = new KeyTurns();
+  /** This instance: the pools drop pushed permits its holder took under another (a dead instance's). */
+  readonly epoch = crypto.randomUUID();
   private filling: Promise<void> | null = null;
   private current: Origin | null = null;
   private refill = false;
@@ -252,7 +254,7 @@ export class Dispatcher<R> {
   /** takeBatchOf: the type's next batch (batch-take.ts); a serialized type's waits while its call runs. */
   private takeBatchOf(type: string): Promise<Batch<R> | null> {
     if (this.serialCallRunning(type)) return Promise.resolve(null); // its call's return fills again
-    return takeBatchOf({ ...this.deps, permits: this.permits, backoff: this.backoff, turns: this.turns }, type);
+    return takeBatchOf({ ...this.deps, permits: this.permits, backoff: this.backoff, turns: this.turns, epoch: this.epoch }, type);
   }
 
   /**

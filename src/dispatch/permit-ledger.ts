@@ -50,7 +50,7 @@ export class PermitLedger {
    * take: every permit of the plan for up to `want` jobs — kept ones first (a plan whose every step has some), then
    * from the pools; what a refused step had granted goes back refunded.
    */
-  async take(plan: readonly PermitStep[], ask: { holder: string; want: number; ttlMs: number }): Promise<Taken> {
+  async take(plan: readonly PermitStep[], ask: { holder: string; want: number; ttlMs: number; epoch?: string }): Promise<Taken> {
     const kept = this.unpark(plan, ask.want);
     const more = ask.want - kept.count;
     const taken = more > 0 ? await takePermits(plan, { ...ask, want: more }, this.pool, (pool, ids) => this.release(pool, ids, true)) : null;

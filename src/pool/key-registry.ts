@@ -75,7 +75,8 @@ export class KeyReporter {
   take(f: KeyFigures, now: number, force = false): KeyFigures | null {
     const last = this.sent;
     if (last && last.active === f.active && last.waiting === f.waiting) return null;
-    if (last === null && f.active === 0 && f.waiting === 0) return null;
+    // No `last`: this instance has sent nothing (it is new, or its last report failed) — the registry may still
+    // hold a row from before, so even zeros go once.
     if (!force && now < this.sentAt + KEY_REPORT_EVERY_MS) return null;
     this.sent = f;
     this.sentAt = now;

@@ -33,6 +33,7 @@ export interface PoolApi {
   acquire(req: AcquireRequest): Promise<{ permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null }>;
   renew(ids: string[], ttlMs: number): Promise<string[]>;
   release(ids: string[], refund?: boolean): Promise<void>;
+  dropStale?(holder: string, epoch: string): Promise<void>;
 }
 
 /** Permits held in one pool, one per job, in job order. */
@@ -140,7 +141,7 @@ export function guarded(config: QueueConfig, type: string): boolean {
  */
 export async function takePermits(
   plan: readonly PermitStep[],
-  ask: { holder: string; want: number; ttlMs: number },
+  ask: { holder: string; want: number; ttlMs: number; epoch?: string },
   pool: (name: string) => PoolApi,
   giveBack: (pool: string, ids: string[]) => void,
 ): Promise<Taken> {
@@ -149,7 +150,7 @@ export async function takePermits(
   for (const step of plan) {
     let grant: { permits: string[]; retryAfterMs: number; blockedBy: BlockedBy | null };
     try {
-      grant = await withTimeout(pool(step.pool).acquire({ ...step.request, holder: ask.holder, want, ttlMs: ask.ttlMs }), POOL_CALL_TIMEOUT_MS);
+      grant = await withTimeout(pool(step.pool).acquire({ ...step.request, holder: ask.holder, want, ttlMs: ask.ttlMs, epoch: ask.epoch ?? null }), POOL_CALL_TIMEOUT_MS);
     } catch (e) {
       console.error(JSON.stringify({ event: "pool:acquire_failed", pool: step.pool, error: String(e) }));
       grant = { permits: [], retryAfterMs: 1_000, blockedBy: null };

@@ -41,6 +41,8 @@ export interface AcquireRequest {
   limits: PoolLimits;
   /** No grant while a permit of one of these types is live. */
   excludeTypes: readonly string[];
+  /** The pushing scope object's instance: permits of the holder under another one are a dead instance's. */
+  epoch?: string | null;
 }
 
 export type BlockedBy = "concurrency" | "rate" | { type: string };
@@ -63,7 +65,9 @@ export const RETRY_MAX_MS = 5_000;
 export const WAITER_TTL_MS = 30_000;
 
 const LIVE_COST = "SELECT coalesce(sum(cost), 0) AS units, count(*) AS n FROM permit";
-const PERMIT_INSERT = "INSERT INTO permit (id, holder, expires_at, type, cost, rate_cost, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)";
+const PERMIT_INSERT = "INSERT INTO permit (id, holder, expires_at, type, cost, rate_cost, window_start, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+/** Pushed permits a dead instance of the holder left: its calls died with it (scope/orphans.ts re-runs their jobs). */
+const PERMIT_TAKE_STALE = "DELETE FROM permit WHERE holder = ? AND epoch IS NOT NULL AND epoch != ? RETURNING cost";
 const PERMIT_RENEW = "UPDATE permit SET expires_at = ? WHERE id IN (SELECT value FROM json_each(?)) RETURNING id";
 const PERMIT_TAKE = "DELETE FROM permit WHERE id IN (SELECT value FROM json_each(?)) RETURNING cost, rate_cost, window_start";
 /** permitTakeExpired: permit_expires_idx. */
@@ -136,7 +140,7 @@ export function acquire(sql: SqlStorage, req: AcquireRequest, now: number): Gran
     if (slots) sql.exec(STATE_SET, "slots", "1");
     else sql.exec("DELETE FROM pool_state WHERE key = 'slots'");
   }
-  const wake = tidy(sql, now);
+  const wake = [...(req.epoch ? dropStale(sql, req.holder, req.epoch, now) : []), ...tidy(sql, now)];
   const limits = effectiveLimits(sql, req.limits);
   let grant = req.want;
   let blockedBy: BlockedBy | null = null;
@@ -188,7 +192,7 @@ export function acquire(sql: SqlStorage, req: AcquireRequest, now: number): Gran
   const windowStart = spend > 0 && limits.ratePerMinute !== null ? (w.start ?? now) : null;
   for (let i = 0; i < grant; i++) {
     const id = crypto.randomUUID();
-    sql.exec(PERMIT_INSERT, id, req.holder, now + req.ttlMs, req.type, req.cost, spend, windowStart);
+    sql.exec(PERMIT_INSERT, id, req.holder, now + req.ttlMs, req.type, req.cost, spend, windowStart, req.epoch ?? null);
     permits.push(id);
   }
   if (windowStart !== null && grant > 0) {
@@ -230,6 +234,11 @@ export function release(sql: SqlStorage, ids: readonly string[], refund: boolean
     if (gcra && units > 0) sql.exec(STATE_SET, "gcra", JSON.stringify(gcraRefund(gcra, units, now)));
   }
   return [...offerSlots(sql, taken.map((p) => p.cost), now), ...tidy(sql, now)];
+}
+
+/** dropStale: take back the pushed permits of `holder` that an instance other than `epoch` took; returns who to poke. */
+export function dropStale(sql: SqlStorage, holder: string, epoch: string, now: number): string[] {
+  return offerSlots(sql, sql.exec<{ cost: number }>(PERMIT_TAKE_STALE, holder, epoch).toArray().map((p) => p.cost), now);
 }
 
 /** tidy: take back lapsed permits and lapsed reservations, offering their slots to the next in line. */

@@ -23,7 +23,7 @@ import { Meter, meterRequests } from "../metering/meter";
 import { sendUsageWhenIdle, USAGE_CATALOG } from "../metering/usage-sender";
 import { keyedParts } from "./pool-name";
 import { busiestKeys, KEY_IDLE_KEEP_MS, KeyReporter, keyTotals, noteKey, type KeyFigures, type KeyRow } from "./key-registry";
-import { acquire, drainsAt, figures, idle, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, waitingHolders, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
+import { acquire, dropStale, drainsAt, figures, idle, nextWake, pokeAfterWindow, release, renew, setLimits, status, tidy, waitingHolders, type AcquireRequest, type Grant, type PoolLimits, type PoolStatus } from "./permits";
 
 export class PoolDO extends DurableObject<Env> {
   clock: Clock = systemClock;
@@ -35,23 +35,30 @@ export class PoolDO extends DurableObject<Env> {
   /** A key value's object (`<name>#<key>`): its limit's own object, and the value — told what this one holds. */
   private readonly keyed: { base: string; key: string } | null;
   private readonly reporter = new KeyReporter();
+  private readonly meter: Meter;
   /** A key value's object: since when nothing here has counted (in memory: a new instance starts the wait again). */
   private idleSince: number | null = null;
+  /** No request has reached this instance yet (its alarm may have woken it cold). */
+  private cold = true;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    sendUsageWhenIdle(Meter.install(this, ctx, "pool"), (kind, u) => env.CATALOG.getByName(USAGE_CATALOG).usage(kind, u), (p) => ctx.waitUntil(p));
+    const meter = Meter.install(this, ctx, "pool");
+    this.meter = meter;
+    sendUsageWhenIdle(meter, (report) => env.CATALOG.getByName(USAGE_CATALOG).usage(report), (p) => ctx.waitUntil(p), () => this.clock.now());
     this.name = ownName(ctx);
     this.keyed = this.name === null ? null : keyedParts(this.name);
     this.alarmArm = new AlarmArm(ctx.storage);
-    void ctx.blockConcurrencyWhile(() => migrateStorage(ctx.storage, migrations, "pool"));
+    void ctx.blockConcurrencyWhile(() => meter.setup(() => migrateStorage(ctx.storage, migrations, "pool")));
   }
 
-  private async ready(): Promise<void> {
+  private async ready(fromAlarm = false): Promise<void> {
+    if (!fromAlarm) this.cold = false;
     if (!this.wiped) return;
     await this.ctx.blockConcurrencyWhile(async () => {
       if (!this.wiped) return;
-      await migrateStorage(this.ctx.storage, migrations, "pool");
+      // A keyed pool wiped when idle migrates again when its key comes back: setup again, counted as such.
+      await this.meter.setup(() => migrateStorage(this.ctx.storage, migrations, "pool"));
       if (this.name !== null) keepName(this.ctx, this.name); // an instance its alarm wakes cold reads it back
       this.wiped = false;
     });
@@ -86,6 +93,14 @@ export class PoolDO extends DurableObject<Env> {
     await this.after(wake, now);
   }
 
+  /** dropStale: a restarted scope object gives back what its dead instance's pushed calls held. */
+  async dropStale(holder: string, epoch: string): Promise<void> {
+    await this.ready();
+    const now = this.clock.now();
+    const wake = this.ctx.storage.transactionSync(() => dropStale(this.sql, holder, epoch, now));
+    await this.after(wake, now);
+  }
+
   async status(configured: PoolLimits): Promise<PoolStatus> {
     await this.ready();
     const now = this.clock.now();
@@ -108,7 +123,7 @@ export class PoolDO extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     this.alarmArm.consumed();
-    await this.ready();
+    await this.ready(true);
     const now = this.clock.now();
     let wake: string[] = [];
     try {
@@ -149,9 +164,13 @@ export class PoolDO extends DurableObject<Env> {
     // keeps nothing (a tenant busy again within KEY_IDLE_KEEP_MS finds its tables made).
     const f = figures(this.sql);
     this.report(f, now);
+    // An instance its alarm woke cold that finds nothing held has no memory of since when: it has been idle at least
+    // since its last instance went (an idle object is evicted long before a minute passes), so it does not start the
+    // minute again — that re-armed the alarm every minute for good.
     if (!idle(this.sql, now)) this.idleSince = null;
-    else if (this.idleSince === null) this.idleSince = now;
-    else if (now >= this.idleSince + KEY_IDLE_KEEP_MS) {
+    else if (this.idleSince === null) this.idleSince = this.cold ? now - KEY_IDLE_KEEP_MS : now;
+    this.cold = false;
+    if (this.idleSince !== null && now >= this.idleSince + KEY_IDLE_KEEP_MS) {
       this.report(f, now, true);
       await this.alarmArm.set(null);
       await this.ctx.storage.deleteAll();

@@ -22,7 +22,7 @@ import { keepName, ownName } from "../object-name";
 import { Dispatcher } from "../dispatch/dispatcher";
 import type { HandlerEntrypointApi, Journal } from "../job/handler-contract";
 import { withTimeout } from "../deadlines";
-import { guarded, POOL_CALL_TIMEOUT_MS } from "../pool/permit-plan";
+import { guarded, permitPlan, POOL_CALL_TIMEOUT_MS } from "../pool/permit-plan";
 import { Catalogs } from "../catalog/shards";
 import { alarmPass } from "./alarm-pass";
 import { BatchPart } from "./batch-part";
@@ -87,7 +87,7 @@ export class ScopeParts {
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
     private readonly host: ScopeHost,
-    /** What this object is billed for (metering/meter.ts): its unsent usage goes with each summary. */
+    /** What this object is billed for (metering/meter.ts): its instance's total goes with each summary. */
     private readonly meter: Meter,
   ) {
     const sql = ctx.storage.sql;
@@ -216,7 +216,7 @@ export class ScopeParts {
   async start(): Promise<void> {
     const { ctx, store } = this;
     const { sql, config } = store;
-    await migrateStorage(ctx.storage, migrations, "scope");
+    await this.meter.setup(() => migrateStorage(ctx.storage, migrations, "scope"));
     markOrderedJobs(sql, config);
     markKeyedJobs(sql, config);
     this.reporter = new CatalogReporter({
@@ -245,8 +245,21 @@ export class ScopeParts {
     });
     // Pushed attempts of the previous instance have no call any more: give them back now, unspent (orphans.ts).
     const orphans = await this.write((at) => writes.orphans(store, at));
-    if (orphans > 0) {
-      console.log(JSON.stringify({ event: "dispatch:released_orphans", home: this.name, jobs: orphans }));
+    if (orphans.n > 0) {
+      console.log(JSON.stringify({ event: "dispatch:released_orphans", home: this.name, jobs: orphans.n }));
+      // Their permits lived in the dead instance's memory: the pools they came from drop what it held, so a limit it
+      // filled is free at once — for this object's next acquire (which drops them itself too) and for the others
+      // waiting there (poked). Not awaited: nothing here needs the answers (docs/design.md "Restart").
+      const pools = new Set(orphans.rows.flatMap((r) => permitPlan(config, r.type, r.limit_key).map((s) => s.pool)));
+      const home = this.home;
+      const epoch = this.dispatcher.epoch;
+      for (const p of pools) {
+        this.ctx.waitUntil(
+          withTimeout(this.env.POOL.getByName(p).dropStale(home, epoch), POOL_CALL_TIMEOUT_MS).catch((e: unknown) =>
+            console.error(JSON.stringify({ event: "pool:drop_stale_failed", pool: p, error: String(e) })),
+          ),
+        );
+      }
       await this.alarmArm.set(this.now());
     }
   }
@@ -349,13 +362,8 @@ export class ScopeParts {
   private async sendSummary(summary: HomeSummary): Promise<void> {
     // The answer renews the shard's promise to tell this object of pauses (pause-gate.ts), counted from now.
     const sentAt = this.now();
-    const usage = this.meter.take();
-    try {
-      this.pause.apply(await this.catalogs.report({ ...summary, usage }), sentAt);
-    } catch (e) {
-      this.meter.giveBack(usage);
-      throw e;
-    }
+    // The instance's whole total: a summary lost or sent twice counts once (catalog/usage-store.ts).
+    this.pause.apply(await this.catalogs.report({ ...summary, usage: this.meter.report() }), sentAt);
   }
 
   /** pauseFresh: the dispatcher may trust the paused set; if not, a sync starts and fills again when it lands. */

@@ -23,6 +23,8 @@ export const permit = sqliteTable(
     /** Rate units it spent, and in which window — refunded if the attempt never started. */
     rateCost: integer("rate_cost").notNull().default(0),
     windowStart: integer("window_start"),
+    /** The instance of the pushing scope object that took it (null: a pulled lease's, kept in its job_permit). */
+    epoch: text("epoch"),
   },
   (t) => [index("permit_expires_idx").on(t.expiresAt)],
 );

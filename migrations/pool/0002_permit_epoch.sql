@@ -1,0 +1,1 @@
+ALTER TABLE `permit` ADD `epoch` text;
