@@ -52,6 +52,7 @@ export async function run(cli: CliEnv): Promise<number> {
   let client: HttpQueueClient | undefined;
   operatorCommands(program, {
     out: cli.out,
+    err: cli.err,
     json: () => program.opts().json === true,
     sleep: (ms) => sleep(ms),
     client: () => {

@@ -4,7 +4,8 @@
  * that wrangler installs, its default export), a JSON file, or a wrangler
  * config's `vars.EDGEQUEUE_CONFIG` (wrangler.jsonc, wrangler.json,
  * wrangler.toml) — and the wrangler config beside it, whose bindings the
- * config's names are checked against.
+ * config's names are checked against and whose `main` module is loaded the
+ * same way, bundled for Node (worker-handlers.ts).
  *
  * @module
  */
@@ -28,6 +29,8 @@ export interface WranglerConfig {
   durableObjects: { name: string; class_name: string }[];
   migrations: { tag: string; new_sqlite_classes?: string[]; new_classes?: string[] }[];
   vars: Record<string, unknown>;
+  /** The Worker's main module, as written (relative to the wrangler config's folder). */
+  main?: string;
 }
 
 export function findFirst(dir: string, names: readonly string[]): string | null {
@@ -56,6 +59,7 @@ export function readWrangler(file: string): WranglerConfig {
     durableObjects: raw.durable_objects?.bindings ?? [],
     migrations: raw.migrations ?? [],
     vars: raw.vars ?? {},
+    main: typeof raw.main === "string" ? raw.main : undefined,
   };
 }
 
@@ -63,6 +67,18 @@ export function readWrangler(file: string): WranglerConfig {
 async function importModule(file: string): Promise<unknown> {
   // Plain JavaScript is imported as it is; TypeScript is bundled first.
   if (/\.m?js$/.test(file)) return defaultOf(file, (await import(pathToFileURL(file).href)) as { default?: unknown });
+  return defaultOf(file, await importBundled(file));
+}
+
+/** wrangler's default module rules: these imports are text or bytes in a Worker, so they are here too. */
+const WRANGLER_LOADERS = { ".txt": "text", ".html": "text", ".sql": "text", ".bin": "binary" } as const;
+
+/**
+ * importBundled: a module's exports, bundled first with the project's esbuild (TypeScript, its imports, the
+ * package's Node build of edgequeue/handler). A `cloudflare:` module exists only in workerd: it is a stub whose
+ * `env` is undefined, which is how createQueue knows it runs outside a Worker (it logs nothing then).
+ */
+export async function importBundled(file: string): Promise<Record<string, unknown>> {
   const esbuild = await findEsbuild(file);
   const out = await esbuild.build({
     entryPoints: [file],
@@ -71,7 +87,7 @@ async function importModule(file: string): Promise<unknown> {
     format: "esm",
     write: false,
     logLevel: "silent",
-    // A config module may import edgequeue/server; its Workers-only module is not run here, only the config read.
+    loader: WRANGLER_LOADERS,
     plugins: [
       {
         name: "workers-stub",
@@ -84,9 +100,9 @@ async function importModule(file: string): Promise<unknown> {
   });
   const dir = mkdtempSync(path.join(tmpdir(), "edgequeue-check-"));
   try {
-    const bundled = path.join(dir, "config.mjs");
+    const bundled = path.join(dir, "module.mjs");
     writeFileSync(bundled, out.outputFiles[0]!.text);
-    return defaultOf(file, (await import(pathToFileURL(bundled).href)) as { default?: unknown });
+    return (await import(pathToFileURL(bundled).href)) as Record<string, unknown>;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,6 +1,6 @@
 /**
- * The operator commands: jobs, dead, types, stats, enqueue, schedules, pools
- * and tail — each a call of the package's own HTTP client, printed as JSON
+ * The operator commands: jobs, dead, types, stats, enqueue, signal, schedules,
+ * pools and tail — each a call of the package's own HTTP client, printed as JSON
  * with `--json` or as a table for people (docs/operating.md "The operator CLI").
  *
  * @module
@@ -10,9 +10,12 @@ import type { HttpQueueClient } from "../client/http-client";
 import type { Job } from "../job/schemas";
 import { filterOf, filterOptions, runBulk } from "./bulk";
 import { table, UsageError, when } from "./output";
+import { signalCommand } from "./signal";
 
 export interface Io {
   out(s: string): void;
+  /** Warnings (stderr): what a person should know though the command did its work. */
+  err(s: string): void;
   client(): HttpQueueClient;
   json(): boolean;
   /** tail's pause between polls; tests pass a short one. */
@@ -194,6 +197,8 @@ export function operatorCommands(program: Command, io: Io): void {
       const r = await io.client().enqueue({ type, payload: parsed as never, delayMs: o.delay, dedupeKey: o.key, scope: scopeOf(o.scope), priority: o.priority, id: o.id });
       print(r, () => `${r.id}  ${r.created ? "created" : "already there"}${r.job ? `  ${r.job.state}` : ""}`);
     });
+
+  signalCommand(program, io);
 
   const schedules = program.command("schedules").description("cron and interval schedules");
   schedules

@@ -40,7 +40,11 @@ interface ConfigInput {
   strictTypes?: boolean;
 }
 
-/** Options of the dispatcher's calls: a pull worker chooses its own batch (claim limit) and lease (claim leaseMs). */
+/**
+ * Options of the dispatcher's calls: a pull worker chooses its own batch (claim limit) and lease (claim leaseMs).
+ * A type handled in the queue's own Worker is pushed too: createQueue gives it its binding before this check
+ * (server/with-handlers.ts), and so does `edgequeue check`.
+ */
 const PUSH_ONLY = ["batchSize", "leaseMs"] as const;
 
 /** meant: `; did you mean "a.b"?` for a name that is not a declared type, or "". */
@@ -79,7 +83,7 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
     }
     for (const key of PUSH_ONLY) {
       if (t[key] !== undefined && t.binding === undefined) {
-        ctx.addIssue({ code: "custom", path: ["types", name, key], message: `${key} applies to pushed jobs: give the type a binding too` });
+        ctx.addIssue({ code: "custom", path: ["types", name, key], message: `${key} applies to pushed jobs: give the type a binding too, or a handler in the queue's Worker (createQueue's handlers)` });
       }
     }
     // A running job is seen by the guard only if its attempts take the guard's permits: declared types do (pushed or pulled).
@@ -120,7 +124,7 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
   for (const [topic, t] of Object.entries(config.topics ?? {})) {
     t.consumers.forEach((c, i) => {
       if (t.consumers.indexOf(c) !== i) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is listed twice` });
-      else if (!isPush(c)) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is not a pushed type: a consumer is a job type with a handler binding${c in types ? "" : meant(c, types)}` });
+      else if (!isPush(c)) ctx.addIssue({ code: "custom", path: ["topics", topic, "consumers", i], message: `${c} is not a pushed type: a consumer is a job type with a handler binding, or a handler in the queue's Worker${c in types ? "" : meant(c, types)}` });
     });
   }
   // Each fire stores the schedule's payload: the enqueue limit holds for it as well.

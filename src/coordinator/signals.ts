@@ -14,6 +14,11 @@ import type { QueueContext } from "./queue-context";
 import { refusalError } from "./refusals";
 import { registryHome } from "../job/event-tags";
 
+/** answerOf: the object's answer as the API's — with what the job waits for now, so a kept signal is not a silent one. */
+function answerOf(out: { id: string; resumed: boolean; waitingFor: SignalResult["waitingFor"] }): SignalResult {
+  return { id: out.id, delivered: out.resumed ? "resumed" : "kept", waitingFor: out.waitingFor };
+}
+
 export class Signals {
   constructor(private readonly q: QueueContext) {}
 
@@ -21,7 +26,7 @@ export class Signals {
   async toJob(id: string, name: string, data: unknown): Promise<SignalResult> {
     const out = await this.q.scope(this.q.homeOf(id)).signal(id, name, this.dataJson(data));
     if (!out.ok) throw refusalError(id, out, "signal");
-    return { id: out.id, delivered: out.resumed ? "resumed" : "kept" };
+    return answerOf(out);
   }
 
   /** publish: an event told to its topic's registry, which ends the event waits it matches; answers how many. */
@@ -37,7 +42,7 @@ export class Signals {
       if (out.code === "not_found") throw new QueueError("not_found", `no live job of type ${req.type} holds dedupe key ${JSON.stringify(req.dedupeKey)}${req.scope ? ` in scope ${req.scope.type}/${req.scope.id}` : ""}`);
       throw refusalError(`of key ${JSON.stringify(req.dedupeKey)}`, out, "signal");
     }
-    return { id: out.id, delivered: out.resumed ? "resumed" : "kept" };
+    return answerOf(out);
   }
 
   /**
@@ -55,7 +60,7 @@ export class Signals {
       if (out.code === "gone") throw new QueueError("gone", out.reason);
       throw refusalError(parts.jobId, out, "complete a wait token of");
     }
-    return { id: out.id, delivered: out.resumed ? "resumed" : "kept" };
+    return answerOf(out);
   }
 
   private dataJson(data: unknown): string {

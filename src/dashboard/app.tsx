@@ -31,6 +31,7 @@ import { ScheduleNameSchema } from "../job/schedule-spec";
 import { APP_CSS, APP_JS } from "./assets";
 import type { DashContext, Vars } from "./context";
 import { BULK_NOTICES, bulkRoutes } from "./bulk-routes";
+import { SIGNAL_NOTICES, signalRoute } from "./signal-route";
 import { Layout, type PageFrame } from "./layout";
 import { CHILDREN_SHOWN, JobPage } from "./pages/job";
 import { jobPaths, listPaths } from "./live";
@@ -42,7 +43,7 @@ import { SchedulesPage } from "./pages/schedules";
 import { ScopesPage } from "./pages/scopes";
 import { TopicsPage, type TopicView } from "./pages/topics";
 import { sameSecret } from "../coordinator/auth";
-import { letGo } from "../coordinator/body";
+import { letGo, readBodyWithin } from "../coordinator/body";
 import { CSRF_FIELD, csrfToken, newSession, readSession, SESSION_COOKIE, SESSION_TTL_MS, tokenMatches, type Session } from "./session";
 
 
@@ -80,6 +81,7 @@ const NOTICES: Record<string, (n: number, m: number) => string> = {
   retried: () => "Sent back to pending: due now, attempts 0.",
   cancelled: () => "Cancelled.",
   ...BULK_NOTICES,
+  ...SIGNAL_NOTICES,
   paused: () => "Schedule paused.",
   resumed: () => "Schedule resumed.",
   "type-paused": () => "Type paused: its jobs are kept, none starts until it is resumed.",
@@ -100,8 +102,9 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     await next();
     if (!c.req.path.startsWith("/dashboard/assets/")) c.res.headers.set("cache-control", "no-store");
   });
-  // Before anything reads a form: sign-in is open to anyone.
-  d.use("*", bodyLimit({ maxSize: FORM_MAX_BYTES, onError: formTooBig }), sameOrigin);
+  // Before anything reads a form: sign-in is open to anyone. Then the form is read in time, or refused 408, as the
+  // API's bodies are (coordinator/body.ts).
+  d.use("*", bodyLimit({ maxSize: FORM_MAX_BYTES, onError: formTooBig }), readBodyWithin(), sameOrigin);
 
   d.get("/assets/app.css", (c) => c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=300" }));
   d.get("/assets/app.js", (c) => c.body(APP_JS, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300" }));
@@ -186,6 +189,8 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     await opsOf(c).jobs.cancel(id, "cancelled from the dashboard");
     return c.redirect(`${jobHref(id)}?done=cancelled`, 303);
   });
+
+  signalRoute(d, opsOf);
 
   bulkRoutes(d, { ops: opsOf, frame: (c, title) => frame(c, title, "jobs") });
 

@@ -28,7 +28,8 @@ header nav { display:flex; gap:4px; flex:1; }
 header nav a { color:#cbd5e1; padding:6px 10px; border-radius:6px; }
 header nav a.on, header nav a:hover { background:#1f2937; color:#fff; text-decoration:none; }
 header form button { background:transparent; color:#cbd5e1; border:1px solid #374151; }
-main { max-width:1240px; margin:0 auto; padding:20px 24px 48px; }
+/* Wide enough for the overview's 13 columns at 1400 px and up (test/browser/dashboard.test.ts measures it). */
+main { max-width:1600px; margin:0 auto; padding:20px 24px 48px; }
 .card > h2:first-child { margin-top:0; }
 .kinds { color:var(--bad); font-size:12px; }
 h1 { font-size:20px; margin:4px 0 16px; } h2 { font-size:15px; margin:24px 0 8px; color:#344054; }
@@ -38,6 +39,14 @@ th, td { text-align:left; padding:7px 10px; border-bottom:1px solid var(--line);
 th { font-weight:600; color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.4px; }
 td.num, th.num { text-align:right; } td.wrap { white-space:normal; word-break:break-word; max-width:420px; }
 tr:last-child td { border-bottom:0; }
+/* The counts table: headers and failure kinds wrap, long type names break, so it fits beside its last column; on a
+   narrow screen it scrolls inside its card and that column (Pause) stays in view at the card's right edge. */
+table.stats th { white-space:normal; vertical-align:bottom; }
+table.stats th, table.stats td { padding:7px 8px; }
+table.stats td.label { white-space:normal; overflow-wrap:anywhere; min-width:160px; max-width:300px; }
+table.stats td.kinds { white-space:normal; min-width:100px; }
+table.stats .action { position:sticky; right:0; background:var(--card); }
+table.stats tr.lag-alert .action { background:#fff5f5; }
 .zero { color:#c0c6d0; }
 .chip { display:inline-block; padding:1px 8px; border-radius:999px; font-size:12px; font-weight:600; color:#fff; background:var(--idle); }
 .chip.pending { background:var(--info); } .chip.running { background:var(--warn); } .chip.waiting { background:#7c5cc4; } .chip.completed { background:var(--ok); }
@@ -49,16 +58,17 @@ tr:last-child td { border-bottom:0; }
 .banner.notice { background:#ebfbee; border:1px solid #b2f2bb; color:#2b8a3e; }
 pre { background:#0f172a; color:#e2e8f0; padding:12px; border-radius:8px; overflow:auto; max-height:420px; margin:0; font-size:12.5px; }
 form.inline { display:inline; }
+form.signal { display:flex; flex-wrap:wrap; gap:8px; align-items:end; margin-top:8px; } form.signal label { flex:1; min-width:240px; }
 form.filters { display:flex; flex-wrap:wrap; gap:8px; align-items:end; }
 label { display:flex; flex-direction:column; gap:2px; font-size:12px; color:var(--muted); }
-input, select { font:inherit; padding:5px 8px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--fg); }
+input, select, textarea { font:inherit; padding:5px 8px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--fg); }
 button { font:inherit; padding:5px 12px; border-radius:6px; border:1px solid var(--accent); background:var(--accent); color:#fff; cursor:pointer; }
 button.secondary { background:#fff; color:var(--accent); } button.danger { background:var(--bad); border-color:var(--bad); }
 .row { display:flex; gap:16px; flex-wrap:wrap; } .row > .card { flex:1; min-width:300px; }
 dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; margin:0; }
 dl.facts dt { color:var(--muted); } dl.facts dd { margin:0; word-break:break-all; }
 .muted { color:var(--muted); } .small { font-size:12px; }
-footer { color:var(--muted); font-size:12px; text-align:right; max-width:1240px; margin:0 auto; padding:0 24px 24px; }
+footer { color:var(--muted); font-size:12px; text-align:right; max-width:1600px; margin:0 auto; padding:0 24px 24px; }
 .login { max-width:380px; margin:12vh auto; } .login input { width:100%; margin:8px 0 12px; }
 .chart text { font-size:11px; fill:var(--muted); } .chart .grid { stroke:var(--line); }
 .legend { display:flex; gap:16px; font-size:12px; color:var(--muted); margin-bottom:6px; }

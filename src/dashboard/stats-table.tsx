@@ -24,10 +24,16 @@ export interface StatsRowView {
   action?: Child;
 }
 
+/** breakable: a name that may wrap after its dots and colons (`billing.invoice.send`, `Account:42`) rather than mid-word. */
+function breakable(label: Child): Child {
+  if (typeof label !== "string") return label;
+  return label.split(/(?<=[.:])/).map((part, i) => (i === 0 ? part : <><wbr />{part}</>));
+}
+
 export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: string; actionHead?: string }) {
   const columns = props.actionHead === undefined ? 11 : 12;
   return (
-    <table>
+    <table class="stats">
       <thead>
         <tr>
           <th>{props.first}</th>
@@ -42,7 +48,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
           <th class="num">Superseded</th>
           <th class="num">Expired</th>
           <th class="num">Oldest pending lag</th>
-          {props.actionHead === undefined ? null : <th>{props.actionHead}</th>}
+          {props.actionHead === undefined ? null : <th class="action">{props.actionHead}</th>}
         </tr>
       </thead>
       <tbody>
@@ -58,7 +64,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
             const of = (state: string) => (jobs ? `${jobs}&state=${state}` : undefined);
             return (
               <tr class={alert ? "lag-alert" : ""}>
-                <td>{jobs ? <a href={jobs}>{label}</a> : label}</td>
+                <td class="label">{jobs ? <a href={jobs}>{breakable(label)}</a> : breakable(label)}</td>
                 <Num n={s.pending} href={of("pending")} attrs={cell("pending")} />
                 <Num n={s.scheduled} attrs={cell("scheduled")} />
                 <Num n={s.running} href={of("running")} attrs={cell("running")} />
@@ -76,7 +82,7 @@ export function StatsTable(props: { first: string; rows: StatsRowView[]; empty: 
                 <td class={`num${alert ? " alert" : s.oldestPendingLagMs === 0 ? " zero" : ""}`} {...cell("lag")}>
                   {s.oldestPendingLagMs === 0 ? "—" : duration(s.oldestPendingLagMs)}
                 </td>
-                {props.actionHead === undefined ? null : <td {...cell("action")}>{action}</td>}
+                {props.actionHead === undefined ? null : <td class="action" {...cell("action")}>{action}</td>}
               </tr>
             );
           })

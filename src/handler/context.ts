@@ -87,7 +87,10 @@ export interface JobContext<T extends string = string, E = unknown> {
   trace: { traceparent: string; tracestate?: string } | null;
   /** Aborts with a JobAbortedError reason: `cancelled`, `timeout` or `lease_lost`. Pass it to fetch and friends. */
   signal: AbortSignal;
-  /** A structured log line tagged with the job. */
+  /**
+   * A structured log line tagged with the job, kept with it (GET /v1/jobs/{id}/logs) — except while the handler
+   * replays journaled steps: the attempt that journaled them kept that line already (docs/handlers.md).
+   */
   log(message: string, fields?: Record<string, unknown>): void;
   /**
    * Report how far the job got: a number from 0 to 100, or a JSON object of at most 4 KiB (throws a TypeError for

@@ -21,8 +21,11 @@ export interface RunOneOptions<E> {
   journal: JournalWriter;
   /** ctx.heartbeat: renew the lease now (a pull worker's); default: the attempt's signal says whether it is still held. */
   heartbeat?: () => Promise<void>;
-  /** Where `ctx.log` lines go (default: a JSON line on the console). */
-  log?: (line: Record<string, unknown>) => void;
+  /**
+   * Where `ctx.log` lines go (default: a JSON line on the console); `kept` is false for a line logged while replaying
+   * journaled steps, which is printed (marked `replay: true`) but not kept with the job again.
+   */
+  log?: (line: Record<string, unknown>, kept: boolean) => void;
   clock?: () => number;
   /** Where `ctx.progress` values go (JSON text), coalesced by handler/progress.ts; absent: checked, then dropped. */
   progress?: (json: string) => Promise<void>;
@@ -47,11 +50,13 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
   if (!fn) return { id: job.id, kind: "retry", error: `this handler Worker has no handler for job type ${job.type}` };
   const clock = o.clock ?? Date.now;
   const steps = new StepRunner({ id: job.id, attempt: job.attempt, dispatchedAt: job.dispatchedAt ?? clock() }, job.journal, o.journal, o.signal, clock);
-  const log = o.log ?? ((line) => console.log(JSON.stringify(line)));
-  // Kept with the job too (job/log-lines.ts): the newest lines ride with the outcome.
-  const keep = (message: string, fields: Record<string, unknown>) => {
+  const log = o.log ?? ((line: Record<string, unknown>) => console.log(JSON.stringify(line)));
+  // Kept with the job too (job/log-lines.ts): the newest lines ride with the outcome. Not a line logged while
+  // replaying journaled steps: the attempt that journaled them logged it, and it is kept already (a retry or a
+  // resume would keep it once per attempt) — Temporal's replay-aware logger, for the lines a job keeps.
+  const keep = (message: string, fields: Record<string, unknown>, replay: boolean) => {
     const line = logLine(clock(), job.attempt, message, fields);
-    if (lines.push(line) > LOG_LINES_PER_JOB) lines.shift();
+    if (!replay && lines.push(line) > LOG_LINES_PER_JOB) lines.shift();
     return line;
   };
   const ctx: JobContext<string, E> = {
@@ -67,13 +72,15 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     signal: o.signal,
     env: o.env,
     log: (message, fields = {}) => {
-      const kept = keep(message, fields);
-      const base = { event: "job:log", id: job.id, type: job.type, attempt: job.attempt };
+      const replay = steps.replaying;
+      const kept = keep(message, fields, replay);
+      // Still printed when replaying: the Worker's own logs tell each attempt's run.
+      const base = { event: "job:log", id: job.id, type: job.type, attempt: job.attempt, ...(replay ? { replay: true } : {}) };
       try {
-        log({ ...base, message, ...fields });
+        log({ ...base, message, ...fields }, !replay);
       } catch {
         // Fields JSON cannot carry (a BigInt, a cycle) must not fail the job: print the kept form instead.
-        log({ ...base, message: kept.message, ...(kept.fields ?? {}) });
+        log({ ...base, message: kept.message, ...(kept.fields ?? {}) }, !replay);
       }
     },
     progress: (value) => progress.report(value),

@@ -53,6 +53,8 @@ export interface StepJob {
 export class StepRunner {
   private nextSeq = 0;
   private readonly entries = new Map<number, JournalEntry>();
+  /** The last position the journal holds (-1: none): the handler replays until it calls past it. */
+  private readonly lastHeld: number;
   private readonly start: JournalStart;
   /** A sleep asked for (a handler that caught the SleepRequest still sleeps). */
   sleeping: SleepRequest | null = null;
@@ -75,8 +77,23 @@ export class StepRunner {
     private readonly clock: () => number = Date.now,
     random: () => string = randomSeed,
   ) {
-    for (const e of journal?.entries ?? []) this.entries.set(e.seq, e);
+    let last = -1;
+    for (const e of journal?.entries ?? []) {
+      this.entries.set(e.seq, e);
+      last = Math.max(last, e.seq);
+    }
+    this.lastHeld = last;
     this.start = journal?.start ?? { at: clock(), seed: random() };
+  }
+
+  /**
+   * Whether the handler is replaying: its next step call is one the journal holds (a step, sleep, wait, token or
+   * invoke at that position), so what it does now an earlier attempt did before it journaled that call. It stops at
+   * the first call past the journal. What ctx.log says meanwhile was said, and kept, by that attempt
+   * (docs/handlers.md "Logs kept with the job").
+   */
+  get replaying(): boolean {
+    return this.nextSeq <= this.lastHeld;
   }
 
   now(): number {

@@ -13,7 +13,7 @@ import type { JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { getJob, liveJobsOfKey } from "./read";
 import { TOKEN_OF_NAME } from "./steps";
-import { describe, endWait, journalFull, resume, WAIT_FOREVER, WAIT_KIND, type SignalKind } from "./wait-entries";
+import { describe, endWait, journalFull, resume, WAIT_FOREVER, WAIT_KIND, type SignalKind, type WaitView } from "./wait-entries";
 
 /** Signals kept for one job at most (sent before it waits for them); one more is refused. */
 export const KEPT_SIGNALS_MAX = 100;
@@ -37,6 +37,17 @@ DELETE FROM job_signal WHERE (job_seq, kind, name, n) IN (SELECT job_seq, kind, 
 
 /** What a signal did: it ended the job's wait (`resumed`), or it is kept for the job's next wait of its name. */
 export type SignalOutcome = Outcome<{ row: JobRow; resumed: boolean }>;
+
+/**
+ * What the object answers a signal with: the job, whether the signal ended its wait, and what the job waits for
+ * now — so a signal kept by a job that waits for something else (a misspelled name) says so, instead of leaving
+ * the job waiting in silence.
+ */
+export type SignalAnswer = Outcome<{ id: string; resumed: boolean; waitingFor: WaitView[] | null }>;
+
+export function signalAnswer(out: SignalOutcome): SignalAnswer {
+  return out.ok ? { ok: true, id: out.row.id, resumed: out.resumed, waitingFor: out.row.wait === null ? null : (JSON.parse(out.row.wait) as WaitView[]) } : out;
+}
 
 /**
  * signal: a signal (or a token's completion) for the job `id`. It ends the job's oldest open wait of its kind and

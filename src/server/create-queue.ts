@@ -4,7 +4,10 @@
  * the HTTP API), the `EdgeQueue` RPC entrypoint and every Durable Object
  * class, all reading one config — the one given here in code (checked now,
  * at startup, with the same messages as `EDGEQUEUE_CONFIG`), or that var when
- * none is given — and the handlers this Worker runs itself.
+ * none is given — and the handlers this Worker runs itself. A Worker whose
+ * config is invalid still starts, logs the problems once, and answers every
+ * request and call `503 misconfigured` with them, so under `wrangler dev` a
+ * fix saved is a reload away (docs/deploy.md "Add edgequeue to a Worker").
  *
  * In-Worker handlers are pushed like a handler Worker's: each batch is an RPC
  * call over `ctx.exports.EdgeQueueHandlers`, a loopback service binding, so a
@@ -28,12 +31,13 @@ import { errorResponse } from "../coordinator/error-response";
 import { EdgeQueue as BaseEdgeQueue } from "../coordinator/rpc";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
-import { formatPath } from "../job/json-safe";
 import { PoolDO as BasePoolDO } from "../pool/pool-do";
 import { ScheduleDO as BaseScheduleDO } from "../schedule/schedule-do";
 import { ScopeDO as BaseScopeDO } from "../scope/scope-do";
 import { WaitDO as BaseWaitDO } from "../claim-wait/wait-do";
 import { LOCAL_HANDLERS, missingHandlers, missingObjects } from "./bindings";
+import { refusingObject, type ObjectClass } from "./refusing-object";
+import { withHandlers } from "./with-handlers";
 
 /** A class defineHandlers made: it knows its job types. */
 export interface HandlersClassLike {
@@ -51,7 +55,7 @@ export interface CreateQueueOptions<H extends HandlersClassLike | undefined = un
 type Ctx = { exports?: Record<string, unknown> };
 
 /** A Durable Object class of the queue's, as the Worker's main module exports it. */
-export type QueueObjectClass = new (ctx: DurableObjectState, env: any) => DurableObject;
+export type QueueObjectClass = ObjectClass;
 
 /** What createQueue returns: export each class under its own name, and `worker` as the default export. */
 export interface Queue<H> {
@@ -66,39 +70,56 @@ export interface Queue<H> {
   WaitDO: QueueObjectClass;
   /** The handlers given, to export under this name: the queue calls them through ctx.exports.EdgeQueueHandlers. */
   EdgeQueueHandlers: H;
-  /** The config in force, every default filled in. */
-  config: QueueConfig;
-}
-
-/** withHandlers: the config with each in-Worker handler's type pushed to the loopback binding; a type with both is refused. */
-function withHandlers(config: ConfigInput, types: readonly string[]): ConfigInput {
-  if (types.length === 0) return config;
-  const problems = types
-    .filter((t) => config.types?.[t]?.binding !== undefined)
-    .map((t) => `  - ${CODE_SOURCE.root}.types${formatPath([t])}.binding: the type also has a handler in this Worker (createQueue's handlers); give it one or the other`);
-  if (problems.length) throw new ConfigError(`Invalid config in ${CODE_SOURCE.where}:\n${problems.join("\n")}`);
-  const declared = { ...(config.types ?? {}) };
-  for (const t of types) declared[t] = { ...(declared[t] ?? {}), binding: LOCAL_HANDLERS };
-  return { ...config, types: declared };
+  /** The config in force, every default filled in; reading it throws the ConfigError when the config is invalid. */
+  readonly config: QueueConfig;
 }
 
 export function createQueue<H extends HandlersClassLike | undefined = undefined>(options: CreateQueueOptions<H> = {}): Queue<H> {
   return queueFrom(options, workerEnv as object | undefined);
 }
 
-/** queueFrom: createQueue, with the env the Worker started with given (tests give their own). */
+/** The config a Worker runs, read once at startup: the config in force, or what is wrong with it. */
+type ReadConfig = { ok: true; config: QueueConfig; given: ConfigInput | undefined } | { ok: false; problem: string };
+
+function readConfig(options: CreateQueueOptions<HandlersClassLike | undefined>, localTypes: readonly string[], fromVar: unknown): ReadConfig {
+  try {
+    const given = options.config !== undefined || localTypes.length > 0 ? fromCode(withHandlers(options.config ?? {}, localTypes)) : undefined;
+    if (given && fromVar !== undefined) {
+      throw new ConfigError(`Two configs: createQueue was given one and the Worker also has an EDGEQUEUE_CONFIG var (wrangler config \`vars\` or .dev.vars). Keep one: the var is ignored when createQueue has a config, so remove it.`);
+    }
+    // Parsed here once and cached: every part of the queue reads it through loadConfig (config/load.ts).
+    return { ok: true, config: loadConfig({ EDGEQUEUE_CONFIG: given ?? fromVar }), given };
+  } catch (e) {
+    if (e instanceof ConfigError) return { ok: false, problem: e.message };
+    throw e;
+  }
+}
+
+/** queueFrom: createQueue, with the env the Worker started with given (tests give their own; none outside a Worker). */
 export function queueFrom<H extends HandlersClassLike | undefined = undefined>(options: CreateQueueOptions<H>, startupEnv: object | undefined): Queue<H> {
   const localTypes = options.handlers?.jobTypes ?? [];
-  // The config given in code is checked now: a bad one stops `wrangler dev` / `wrangler deploy` with the message.
-  const given = options.config !== undefined || localTypes.length > 0 ? fromCode(withHandlers(options.config ?? {}, localTypes)) : undefined;
+  const read = readConfig(options, localTypes, (startupEnv as { EDGEQUEUE_CONFIG?: unknown } | undefined)?.EDGEQUEUE_CONFIG);
+  // An invalid config does not stop the Worker: `wrangler dev` would stop with it, and a fix saved would not reload.
+  // The Worker starts and refuses every call with the message instead (setupProblem); `edgequeue check` refuses it before a deploy.
+  const configProblem = read.ok ? null : read.problem;
+  const given = read.ok ? read.given : undefined;
   const source = given ? CODE_SOURCE : VAR_SOURCE;
-  const fromVar = (startupEnv as { EDGEQUEUE_CONFIG?: unknown } | undefined)?.EDGEQUEUE_CONFIG;
-  if (given && fromVar !== undefined) {
-    throw new ConfigError(`Two configs: createQueue was given one and the Worker also has an EDGEQUEUE_CONFIG var (wrangler config \`vars\` or .dev.vars). Keep one: the var is ignored when createQueue has a config, so remove it.`);
+
+  /** The last problem logged, so each is logged once per isolate: at startup, and at the first request only if it has more to say. */
+  let logged: string | null = null;
+  const logProblem = (message: string) => {
+    if (message === logged) return;
+    logged = message;
+    console.error(JSON.stringify({ event: "setup:misconfigured", message }));
+  };
+  // Startup, in a Worker (outside one, as when `edgequeue check` loads the main module in Node, there is no env and
+  // nothing to log): the config's problems and a missing binding are logged at once, not only at the first request
+  // (ctx.exports is known only then).
+  if (startupEnv) {
+    const known = [configProblem, missingObjects(startupEnv)].filter((l) => l !== null).join("\n\n");
+    if (known) logProblem(known);
+    if (read.ok) for (const warning of read.config.warnings) console.warn(JSON.stringify({ event: "config:warning", warning }));
   }
-  // Parsed here once and cached: every part of the queue reads it through loadConfig (config/load.ts).
-  const config = loadConfig({ EDGEQUEUE_CONFIG: given ?? fromVar });
-  for (const warning of config.warnings) console.warn(JSON.stringify({ event: "config:warning", warning }));
 
   /**
    * queueEnv: the Worker's env, with the config given here and the loopback binding to its handlers (read from
@@ -117,19 +138,13 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
   const setupProblem = (env: Env, ctx: Ctx): string | null => {
     if (problem !== undefined) return problem;
     const handlersMissing = localTypes.length ? missingHandlers(ctx.exports) : null;
-    // A missing handlers export is said once, not again for each of its types.
-    const lines = [missingObjects(env), handlersMissing, handlersMissing ? null : bindingsProblem(config, env, source)];
-    problem = lines.filter((l) => l !== null).join("\n\n") || null;
-    if (problem) console.error(JSON.stringify({ event: "setup:misconfigured", message: problem }));
+    // A missing handlers export is said once, not again for each of its types; an invalid config names no bindings to check.
+    const bindings = read.ok && !handlersMissing ? bindingsProblem(read.config, env, source) : null;
+    problem = [configProblem, missingObjects(env), handlersMissing, bindings].filter((l) => l !== null).join("\n\n") || null;
+    if (problem) logProblem(problem);
     return problem;
   };
   const refusal = (message: string) => new QueueError("misconfigured", message);
-
-  // Startup: a missing binding is logged at once, not only at the first request (ctx.exports is known only then).
-  if (startupEnv) {
-    const missing = missingObjects(startupEnv);
-    if (missing) console.error(JSON.stringify({ event: "setup:misconfigured", message: missing }));
-  }
 
   const app = createQueueApp();
   const worker = {
@@ -150,8 +165,12 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
       };
     }
   }
-  /** The queue's Durable Object class `Base`, reading the env queueEnv makes (the config given here, the loopback binding). */
+  /**
+   * The queue's Durable Object class `Base`, reading the env queueEnv makes (the config given here, the loopback
+   * binding) — or, with an invalid config, one that refuses its calls with the message (refusing-object.ts).
+   */
   const objectClass = (Base: new (ctx: DurableObjectState, env: Env) => DurableObject): QueueObjectClass => {
+    if (configProblem) return refusingObject(Base, configProblem);
     const Mixin = Base as unknown as new (...args: any[]) => DurableObject;
     return class extends Mixin {
       constructor(...[ctx, env]: any[]) {
@@ -169,6 +188,9 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
     ScheduleDO: objectClass(BaseScheduleDO),
     WaitDO: objectClass(BaseWaitDO),
     EdgeQueueHandlers: options.handlers as H,
-    config,
+    get config(): QueueConfig {
+      if (!read.ok) throw new ConfigError(read.problem);
+      return read.config;
+    },
   };
 }

@@ -113,7 +113,9 @@ class Store {
         if (!job) throw new QueueClientError("not_found", `no live job of type ${(to as { type: string }).type} holds that dedupe key`);
         if (job.finishedAt !== null) throw new QueueClientError("already_terminal", `job ${job.id} is already ${job.state}`);
         this.signals.push({ id: job.id, name, data });
-        return { id: job.id, delivered: await onSignal(job, name, data) };
+        const delivered = await onSignal(job, name, data);
+        // As the queue answers: what the job waits for now (null: nothing), so a kept signal a test sends by a wrong name shows.
+        return { id: job.id, delivered, waitingFor: job.waitingFor };
       },
       enqueue: async (input) => {
         const out = this.enqueue(input as Input);
@@ -256,6 +258,7 @@ export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknow
     else waiting.delete(job.id);
     Object.assign(job, {
       state: run.state === "completed" ? "completed" : run.state === "failed" ? "failed" : run.state === "waiting" ? "waiting" : "pending",
+      waitingFor: run.state === "waiting" ? waitsOf(run) : null,
       attempts: run.attempts,
       result: run.result,
       lastError: run.error,
@@ -280,6 +283,17 @@ export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknow
     },
   );
   return Object.assign(client, { jobs: store.jobs as TypedJob[], signals: store.signals, clear: () => void store.jobs.splice(0) });
+}
+
+/** What a waiting run waits for, as a job's view says it (`waitingFor`): its open waits, in journal order. */
+const WAIT_VIEW_KIND = { signal: "signal", token_wait: "token", event: "event", invoke: "invoke" } as const;
+function waitsOf(run: TestRun): NonNullable<Job["waitingFor"]> {
+  return run.steps.flatMap((s) => {
+    const kind = WAIT_VIEW_KIND[s.kind as keyof typeof WAIT_VIEW_KIND];
+    if (kind === undefined || s.finishedAt !== null) return [];
+    const child = kind === "invoke" ? run.children.find((c) => c.step === s.name && c.state === "waiting")?.id : undefined;
+    return [{ kind, name: s.name, until: s.wakeAt, ...(child === undefined ? {} : { child }) }];
+  });
 }
 
 /** scopeKey: the home a job lives in, as the fake names it. */

@@ -4,6 +4,7 @@
 // every page land in test-artifacts/screenshots/.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { run } from "../../src/cli/index";
 import { launchBrowser, type Queue, screenshot, startQueue } from "./harness";
 
 let queue: Queue;
@@ -22,6 +23,14 @@ async function api(method: string, path: string, body?: unknown): Promise<any> {
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
   return JSON.parse(text);
+}
+
+/** The `edgequeue` CLI (src/cli/index.ts run) against this queue, as a person runs it. */
+async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await run({ argv: ["--url", queue.url, "--token", queue.token, ...argv], env: {}, cwd: process.cwd(), out: (t) => (out += t), err: (t) => (err += t) });
+  return { code, out, err };
 }
 
 const DEAD_EVENT = "order-42-paid";
@@ -194,6 +203,57 @@ describe("dashboard in Chromium", () => {
     // Handed back: pending again, or already running / failed anew (the demo consumer always fails) — with a manual retry in its history.
     const { steps } = await api("GET", `/v1/jobs/${items[0].id}/timeline`);
     expect(steps.map((s: { note: string | null }) => s.note)).toContain("manual retry");
+  });
+
+  test("the overview's table fits at 1400 and 1920 px wide: every column shows, Pause included", async () => {
+    for (const width of [1400, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${queue.url}/dashboard`);
+      // demo.echo ran in beforeAll; the long type names of this run's other tests are in the table too.
+      const pause = page.locator('button[data-pause="demo.echo"]');
+      await expect.poll(() => pause.count(), { timeout: 15_000 }).toBe(1);
+      // Brought into view vertically only: the table must not need scrolling sideways to show its last column.
+      await page.evaluate((y) => window.scrollTo(0, y), (await pause.boundingBox())!.y - 100);
+      const box = (await pause.boundingBox())!;
+      expect(box.x, `Pause at ${width} px`).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width, `Pause at ${width} px`).toBeLessThanOrEqual(width);
+      // Visible, not clipped by the card it is in: the point at its middle is the button itself.
+      expect(await pause.evaluate((b) => {
+        const r = b.getBoundingClientRect();
+        return b.contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+      }), `Pause at ${width} px`).toBe(true);
+      const card = page.locator("#types");
+      expect(await card.evaluate((c) => c.scrollWidth - c.clientWidth), `#types overflow at ${width} px`).toBeLessThanOrEqual(0);
+      await screenshot(page, `overview-${width}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  test("a job waiting for a signal: its page says so and sends it; the CLI warns when the job waits for another name", async () => {
+    const { job } = await api("POST", "/v1/jobs", { type: "demo.approve", payload: { timeoutMs: 3_600_000 } });
+    await expect.poll(async () => (await api("GET", `/v1/jobs/${job.id}`)).job.state, { timeout: 15_000 }).toBe("waiting");
+
+    // The CLI, against this queue: a misspelled name is kept, and a warning on stderr names what the job waits for.
+    const wrong = await cli(["signal", job.id, "aprove", '{"by":"typo"}']);
+    expect(wrong.code).toBe(0);
+    expect(wrong.out).toBe(`${job.id}  kept: it is not waiting for signal "aprove"\n`);
+    expect(wrong.err).toMatch(new RegExp(`^warning: the signal "aprove" was kept, but job ${job.id.replace(/\./g, "\\.")} waits for signal "approve" until \\d{4}-`));
+    // A job that waits for nothing yet keeps it without a warning; bad data is a usage error naming the argument.
+    const { job: pending } = await api("POST", "/v1/jobs", { type: PULLED, payload: {} });
+    expect(await cli(["signal", pending.id, "go"])).toEqual({ code: 0, out: `${pending.id}  kept: it is not waiting now; the signal "go" is kept for its wait of that name to come\n`, err: "" });
+    expect(await cli(["signal", pending.id, "go", "{nope"])).toMatchObject({ code: 2, err: expect.stringContaining("error: data-json: not JSON") });
+    expect(JSON.parse((await cli(["--json", "signal", job.id, "aprove"])).out)).toEqual({ id: job.id, delivered: "kept", waitingFor: [expect.objectContaining({ kind: "signal", name: "approve" })] });
+
+    await page.goto(`${queue.url}/dashboard/jobs/${encodeURIComponent(job.id)}`);
+    expect(await page.locator("[data-waiting-for]").innerText()).toMatch(/^signal approve until \d{4}-/);
+    const form = page.locator('form[data-signal="approve"]');
+    expect(await form.locator("button").innerText()).toBe('Send "approve"');
+    await screenshot(page, "job-waiting");
+    await form.locator("textarea").fill('{"by":"browser"}');
+    await form.locator("button").click();
+    await expect.poll(() => page.locator('[role="status"]').innerText()).toContain("Signal sent");
+    await expect.poll(async () => (await api("GET", `/v1/jobs/${job.id}`)).job, { timeout: 15_000 }).toMatchObject({ state: "completed", result: { approved: { by: "browser" } } });
+    await screenshot(page, "job-signalled");
   });
 
   test("an action without the page's CSRF token is refused, and changes nothing", async () => {

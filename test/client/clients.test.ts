@@ -48,7 +48,7 @@ describe.each([
   it("signal by id and to a key, and cancel with cascade: false", async () => {
     const id = (await queue.enqueue({ type: "demo.approve", payload: {} })).id;
     await waitForJob(id, (j) => j.state === "waiting");
-    expect(await queue.signal(id, "approve", { by: "client" })).toEqual({ id, delivered: "resumed" });
+    expect(await queue.signal(id, "approve", { by: "client" })).toEqual({ id, delivered: "resumed", waitingFor: null });
     expect(await waitForJob(id, isTerminal)).toMatchObject({ state: "completed", result: { approved: { by: "client" } } });
     await expect(queue.signal(id, "approve")).rejects.toMatchObject({ code: "already_terminal" });
 

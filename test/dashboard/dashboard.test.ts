@@ -2,10 +2,12 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { jobHref } from "../../src/dashboard/pages/jobs";
+import { createWorker } from "../../src/pull-worker";
 import { newSession, SESSION_TTL_MS } from "../../src/dashboard/session";
 import { api, flushJobs, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
 
 const ORIGIN = "http://queue.test";
+const fetchCoordinator = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;
 
 interface Opts {
   cookie?: string;
@@ -157,7 +159,7 @@ describe("dashboard edges", () => {
     const id = await enqueue({ type: t, runAt: Date.now() - 5 * 60_000 }); // due five minutes ago: lagging past the default minute
     await flushJobs(id);
     const html = await (await page("GET", "/dashboard", { cookie })).text();
-    expect(html).toMatch(new RegExp(`<tr class="lag-alert"><td><a href="[^"]*">${t.replace(".", "\\.")}</a>`));
+    expect(html).toMatch(new RegExp(`<tr class="lag-alert"><td class="label"><a href="[^"]*">${t.split(".").join("\\.<wbr/>")}</a>`));
     expect(html).toMatch(new RegExp(`role="alert">Lagging past 1 m: [^<]*${t.replace(".", "\\.")} \\(5 m`));
   });
 
@@ -210,6 +212,66 @@ describe("dashboard edges", () => {
     expect(/<dd data-parent[^>]*><a href="([^"]+)">/.exec(childPage)![1]).toBe(jobHref(parent));
     await api("POST", `/v1/jobs/${approve}/cancel`, {});
     await api("POST", `/v1/jobs/${paid}/cancel`, {});
+  });
+
+  it("a job's page says what it waits for: a wait token with its expiry, a child it invoked (linked)", async () => {
+    const { cookie } = await signIn();
+    const token = await enqueue({ type: "demo.token", payload: { timeoutMs: 60_000 } });
+    // A parent run by a pull worker here, waiting for a child of a type nothing runs.
+    const parentType = uniqueType("pull.parent");
+    const childType = uniqueType("pull.child");
+    const w = createWorker({ url: ORIGIN, token: TOKEN, types: [parentType], handlers: { [parentType]: (_p: unknown, ctx: any) => ctx.invoke("label", { type: childType, payload: {} }) }, fetch: fetchCoordinator, log: () => {} });
+    const parent = await enqueue({ type: parentType });
+    expect(await w.runOnce()).toBe(1);
+    await w.stop();
+    await vi.waitFor(async () => expect([await stateOf(token), await stateOf(parent)]).toEqual(["waiting", "waiting"]), { timeout: 10_000, interval: 20 });
+    const child = (await api("GET", `/v1/jobs/${parent}`)).body.job.waitingFor[0].child as string;
+    const waitingFor = async (id: string) => /<dd data-waiting-for[^>]*>([\s\S]*?)<\/dd>/.exec(await (await page("GET", jobHref(id), { cookie })).text())?.[1] ?? "";
+    expect(await waitingFor(token)).toMatch(/^wait token <code>ok<\/code><span class="muted"> until \d{4}-/);
+    expect(await waitingFor(parent)).toBe(`child <a href="${jobHref(child)}"><code>label</code></a>`);
+    // Neither waits for a signal: no form to send one.
+    for (const id of [token, parent]) expect(await (await page("GET", jobHref(id), { cookie })).text()).not.toContain('id="signal"');
+    await api("POST", `/v1/jobs/${token}/cancel`, {});
+    await api("POST", `/v1/jobs/${parent}/cancel`, {});
+  });
+
+  it("a job waiting for a signal: its page sends it, with JSON data or none; a wrong name is kept and says so; bad data names the field", async () => {
+    const { cookie, csrf } = await signIn();
+    const id = await enqueue({ type: "demo.approve", payload: { timeoutMs: 60_000 } });
+    await vi.waitFor(async () => expect(await stateOf(id)).toBe("waiting"), { timeout: 10_000, interval: 20 });
+    const html = await (await page("GET", jobHref(id), { cookie })).text();
+    const form = /<form method="post" action="([^"]+)" class="signal" data-signal="approve">([\s\S]*?)<\/form>/.exec(html);
+    expect(form?.[1]).toBe(`${jobHref(id)}/signal`);
+    expect(form?.[2]).toContain(`name="_csrf" value="${csrf}"`);
+    expect(form?.[2]).toContain('<input type="hidden" name="name" value="approve"/>');
+    expect(form?.[2]).toMatch(/times out \d{4}-/);
+    // Outside the live part: a refresh must not drop what was typed into it.
+    const live = await (exports as any).default.fetch(`${ORIGIN}${jobHref(id)}`, { headers: { cookie, "x-edgequeue-live": "1" } });
+    expect(await live.text()).not.toContain('id="signal"');
+
+    const post = (form: Record<string, string>) => page("POST", `${jobHref(id)}/signal`, { cookie, form });
+    // Without the session's CSRF token: refused, nothing sent.
+    expect((await post({ name: "approve", data: "1" })).status).toBe(403);
+    const bad = await post({ _csrf: csrf, name: "approve", data: "{by: me}" });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("data: not JSON");
+    expect((await post({ _csrf: csrf, data: "1" })).status).toBe(400);
+    const wrong = await post({ _csrf: csrf, name: "aprove", data: "" });
+    expect(wrong.headers.get("location")).toBe(`${jobHref(id)}?done=signal-kept-other`);
+    expect(await (await page("GET", wrong.headers.get("location")!, { cookie })).text()).toContain("Signal kept, but the job waits for something else");
+    expect(await stateOf(id)).toBe("waiting");
+
+    const sent = await post({ _csrf: csrf, name: "approve", data: ' {"by": "dashboard"} ' });
+    expect(sent.headers.get("location")).toBe(`${jobHref(id)}?done=signal-resumed`);
+    await vi.waitFor(async () => expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", result: { approved: { by: "dashboard" } } }), { timeout: 10_000, interval: 20 });
+    // Finished: a signal now is refused on a page, with the API's status.
+    expect((await post({ _csrf: csrf, name: "approve" })).status).toBe(409);
+
+    // No data at all is null: a bare "Approve".
+    const bare = await enqueue({ type: "demo.approve" });
+    await vi.waitFor(async () => expect(await stateOf(bare)).toBe("waiting"), { timeout: 10_000, interval: 20 });
+    expect((await page("POST", `${jobHref(bare)}/signal`, { cookie, form: { _csrf: csrf, name: "approve", data: "" } })).headers.get("location")).toBe(`${jobHref(bare)}?done=signal-resumed`);
+    await vi.waitFor(async () => expect((await api("GET", `/v1/jobs/${bare}`)).body.job).toMatchObject({ state: "completed", result: { approved: null } }), { timeout: 10_000, interval: 20 });
   });
 
   it("the pools page shows a keyed limit: its key path, each value's limit, and its busy values", async () => {
@@ -486,6 +548,21 @@ describe("dashboard pages", () => {
     expect(logs).toContain("line 1 of 2");
     expect(logs).toContain("line 2 of 2");
     expect(logs).toContain("{&quot;i&quot;:2}");
+  });
+
+  it("the schedules page shows each schedule's time zone, UTC when it names none", async () => {
+    const { cookie } = await signIn();
+    const berlin = `dash-tz-${crypto.randomUUID().slice(0, 8)}`;
+    const plain = `dash-utc-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await api("PUT", `/v1/schedules/${berlin}`, { type: "demo.noop", cron: "0 3 * * *", tz: "Europe/Berlin" })).status).toBe(201);
+    expect((await api("PUT", `/v1/schedules/${plain}`, { type: "demo.noop", everyMs: 3_600_000 })).status).toBe(201);
+    const html = await (await page("GET", "/dashboard/schedules", { cookie })).text();
+    const tzOf = (name: string) => new RegExp(`<tr data-schedule="${name}">[\\s\\S]*?<td data-tz[^>]*>([^<]*)</td>`).exec(html)?.[1];
+    expect(tzOf(berlin)).toBe("Europe/Berlin");
+    expect(tzOf(plain)).toBe("UTC");
+    expect(html).toContain("<th>Time zone</th>");
+    await api("DELETE", `/v1/schedules/${berlin}`);
+    await api("DELETE", `/v1/schedules/${plain}`);
   });
 
   it("pauses and resumes an API schedule; a config schedule is refused", async () => {

@@ -96,7 +96,7 @@ describe("pulled waits (edgequeue/worker)", () => {
     const w = createWorker({ url: "http://queue.test", token: TOKEN, types: [type], handlers, fetch: fetchCoordinator, log: () => {} });
     const id = await enqueue(type);
     // Sent before any worker ran the job: kept for its wait.
-    expect((await api("POST", `/v1/jobs/${id}/signals/go`, { data: "early" })).body).toEqual({ id, delivered: "kept" });
+    expect((await api("POST", `/v1/jobs/${id}/signals/go`, { data: "early" })).body).toEqual({ id, delivered: "kept", waitingFor: null });
     expect(await w.runOnce()).toBe(1);
     // The wait took the kept signal, so the job was due at once; the next run makes the token and waits for it.
     expect(await w.runOnce()).toBe(1);

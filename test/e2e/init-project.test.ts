@@ -1,26 +1,35 @@
 /**
  * A team that never clones this repo (README "Start"): the root
- * `npm pack`ed, `edgequeue init` run from that tarball in a folder outside the
- * repo, then the project's own commands — `npm install`, `npm test`, `npm run
- * check`, `wrangler deploy --dry-run`, `npm run dev` — and the operator CLI
- * against the running queue: a job of the project's own type completes with
- * its own in-Worker handler (through ctx.exports, on wrangler 4.86's workerd).
+ * `npm pack`ed, `npx <tarball> init` run in a folder outside the repo as the
+ * README says, then the project's own commands — `npm install`, `npm test`,
+ * `npm run check`, a second tsconfig, `wrangler deploy --dry-run`, `npm run
+ * dev` — and the operator CLI against the running queue: a job of the
+ * project's own type completes with its own in-Worker handler (through
+ * ctx.exports, on wrangler 4.86's workerd), and the queue says the packed
+ * version. The package itself: what it holds, and that every relative link
+ * of its README and docs resolves inside it.
  */
 import { execFileSync, type ExecFileSyncOptions } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWorker, type Worker } from "../browser/harness";
+import { brokenLinks } from "./markdown-links";
+import { SHIPPED } from "./package-files";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** The version the package is packed with: the queue and the CLI built from it must say it. */
+const VERSION = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 
 let work: string;
 let tarball: string;
 let project: string;
 let queue: Worker | undefined;
+/** The tarball as `npx` is given it (README "Start"). */
+let npxSpec: string | undefined;
 
 const run = (cmd: string, args: string[], o: ExecFileSyncOptions = {}) => execFileSync(cmd, args, { encoding: "utf8", stdio: "pipe", ...o }) as string;
 
@@ -40,18 +49,18 @@ beforeAll(() => {
   // `npm pack` at the root: prepack builds dist/, `files` picks what ships.
   const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], { cwd: ROOT })) as { filename: string }[];
   tarball = path.join(work, packed[0]!.filename);
-  // The bin, from the tarball, as `npx edgequeue init` would run it.
-  const tools = path.join(work, "tools");
-  mkdirSync(tools);
-  writeFileSync(path.join(tools, "package.json"), JSON.stringify({ name: "tools", private: true }));
-  run("npm", ["install", "--no-audit", "--no-fund", tarball], { cwd: tools });
-  const bin = path.join(tools, "node_modules/.bin/edgequeue");
-  run(bin, ["init", "my-queue", "--package", tarball], { cwd: work });
+  // README "Start": `npx ./edgequeue-<version>.tgz init my-queue`, a relative path (npx runs an absolute one as a
+  // command). Through this run's own folder name: npx keys its cache by the spec as written, and another run of
+  // this file at the same time must not share the install.
+  const spec = `../${path.basename(work)}/${path.basename(tarball)}`;
+  npxSpec = spec;
+  const npxInit = () => run("npx", ["--yes", spec, "init", "my-queue"], { cwd: work });
+  npxInit();
   project = path.join(work, "my-queue");
   // Refuses a folder that is not empty, and says why.
   const refused = (() => {
     try {
-      run(bin, ["init", "my-queue"], { cwd: work });
+      npxInit();
       return { status: 0, stderr: "" };
     } catch (e) {
       return e as { status: number; stderr: string };
@@ -62,8 +71,24 @@ beforeAll(() => {
   run("npm", ["install", "--no-audit", "--no-fund"], { cwd: project });
 }, 600_000);
 
+/** npx's installs for `spec` in npm's cache (`_npx/<hash>`, named in its package.json): removed after the run. */
+function npxInstalls(spec: string): string[] {
+  const cache = path.join(run("npm", ["config", "get", "cache"]).trim(), "_npx");
+  if (!existsSync(cache)) return [];
+  return readdirSync(cache)
+    .map((d) => path.join(cache, d))
+    .filter((d) => {
+      try {
+        return (JSON.parse(readFileSync(path.join(d, "package.json"), "utf8")) as { _npx?: { packages?: string[] } })._npx?.packages?.includes(spec) === true;
+      } catch {
+        return false;
+      }
+    });
+}
+
 afterAll(async () => {
   await queue?.stop();
+  if (npxSpec) for (const d of npxInstalls(npxSpec)) rmSync(d, { recursive: true, force: true });
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -72,15 +97,66 @@ describe.sequential("edgequeue init, from the packed tarball, outside the repo",
     for (const f of ["wrangler.jsonc", "src/index.ts", "src/handlers.ts", "edgequeue.config.ts", "test/handlers.test.ts", ".dev.vars", ".gitignore", "README.md", "package.json"]) {
       expect(existsSync(path.join(project, f)), f).toBe(true);
     }
-    expect(JSON.parse(readFileSync(path.join(project, "package.json"), "utf8")).dependencies.edgequeue).toBe(`file:${tarball}`);
+    // Run from a tarball, init depends on that tarball (relative, as `npm install <path>` writes it): the project
+    // installs before edgequeue is on a registry. From a registry it would write ^<version> (test/node/init.test.ts).
+    expect(JSON.parse(readFileSync(path.join(project, "package.json"), "utf8")).dependencies.edgequeue).toBe(`file:../${path.basename(tarball)}`);
+    expect(JSON.parse(readFileSync(path.join(project, "node_modules/edgequeue/package.json"), "utf8")).version).toBe(VERSION);
     expect(readFileSync(path.join(project, "README.md"), "utf8").split("\n").length).toBeLessThanOrEqual(20);
   });
 
-  it("the package is the root: built entry points and templates, no sources or tests", () => {
+  it("the package is the root: built entry points, templates and the docs, no sources or tests", () => {
     const files = run("tar", ["-tzf", tarball]).trim().split("\n");
-    for (const f of files) expect(f, f).toMatch(/^package\/(package\.json|README\.md|CHANGELOG\.md|LICENSE|dist\/[\w.-]+\.(js|d\.ts)|docs\/[\w.-]+\.md|templates\/init\/.+)$/);
+    for (const f of files) expect(f, f).toMatch(SHIPPED);
     for (const entry of ["index", "handler", "handler-node", "worker", "testing", "outbox", "server"]) expect(files).toContain(`package/dist/${entry}.js`);
     expect(files).toContain("package/dist/cli.js");
+    expect(files).toContain("package/docs/coming-from/bullmq.md");
+  });
+
+  it("every relative link of the packed README and docs resolves inside the package", () => {
+    const unpacked = path.join(work, "unpacked");
+    mkdirSync(unpacked);
+    run("tar", ["-xzf", tarball, "-C", unpacked]);
+    expect(brokenLinks(path.join(unpacked, "package"))).toEqual([]);
+    // The check finds what it is for: a file, a heading and a way out of the package that are not there.
+    const bad = path.join(work, "bad-links");
+    mkdirSync(path.join(bad, "docs"), { recursive: true });
+    writeFileSync(path.join(bad, "README.md"), "# Top\n\n[a](#top) [b](docs/x.md#there) `[c](nowhere.md)`\n");
+    writeFileSync(path.join(bad, "docs", "x.md"), "## Here\n\n[d](../README.md#nope) [e](../../src/index.ts) [f](y.md)\n");
+    expect(brokenLinks(bad).sort()).toEqual(["README.md: docs/x.md#there (no such heading)", "docs/x.md: ../../src/index.ts (outside the package)", "docs/x.md: ../README.md#nope (no such heading)", "docs/x.md: y.md (no such file)"]);
+  });
+
+  it("types resolve for a second tsconfig too: one that includes only the tests or only src/jobs.ts, and node10 resolution", () => {
+    // Compiles only with src/jobs.ts's JobTypes in force: unaugmented, PayloadOf is any JSON object and the
+    // expected error is missing (TS2578). Only tsconfig.typed.json and the node10 one include it: it imports
+    // edgequeue itself, which would hide an augmentation that does not load edgequeue's types (TS2664).
+    mkdirSync(path.join(project, "typecheck"));
+    writeFileSync(
+      path.join(project, "typecheck/payloads.ts"),
+      `import type { PayloadOf } from "edgequeue";\nimport "../src/jobs";\n\nexport const ok: PayloadOf<"welcome.email"> = { to: "ada@example.com" };\n// @ts-expect-error welcome.email's payload needs \`to\`\nexport const missing: PayloadOf<"welcome.email"> = {};\n`,
+    );
+    const configs = {
+      "tsconfig.tests.json": { extends: "./tsconfig.json", include: ["test"] },
+      "tsconfig.jobs.json": { extends: "./tsconfig.json", include: ["src/jobs.ts"] },
+      "tsconfig.typed.json": { extends: "./tsconfig.json", include: ["typecheck"] },
+      "tsconfig.node10.json": { extends: "./tsconfig.json", compilerOptions: { moduleResolution: "node10" }, include: ["src", "test", "typecheck", "edgequeue.config.ts"] },
+    };
+    try {
+      for (const [name, config] of Object.entries(configs)) {
+        writeFileSync(path.join(project, name), JSON.stringify(config, null, 2));
+        const tsc = (() => {
+          try {
+            return { status: 0, out: run("npx", ["tsc", "-p", name, "--noEmit"], { cwd: project }) };
+          } catch (e) {
+            const x = e as { status: number; stdout: string };
+            return { status: x.status, out: x.stdout };
+          }
+        })();
+        expect(tsc, name).toEqual({ status: 0, out: "" });
+      }
+    } finally {
+      for (const name of Object.keys(configs)) rmSync(path.join(project, name));
+      rmSync(path.join(project, "typecheck"), { recursive: true });
+    }
   });
 
   it("its own npm test, npm run check and wrangler deploy --dry-run pass", () => {
@@ -106,6 +182,9 @@ describe.sequential("edgequeue init, from the packed tarball, outside the repo",
 
   it("npm run dev runs the queue and its handlers; the CLI enqueues, reads, pauses and counts", async () => {
     queue = await startWorker({ cwd: project, npmDev: true, registryDir: path.join(work, "registry") });
+    // The version the package was packed with, inlined at build time: the Worker has no package.json to read.
+    expect(await (await fetch(`${queue.url}/v1/health`)).json()).toMatchObject({ ok: true, version: VERSION });
+    expect(cli(["--version"])).toEqual({ code: 0, out: `${VERSION}\n`, err: "" });
     const enqueued = cli(["enqueue", "order.fulfil", '{"orderId":"42"}', "--json"]);
     expect(enqueued.code, enqueued.err + queue.log().slice(-3000)).toBe(0);
     const id = JSON.parse(enqueued.out).id as string;

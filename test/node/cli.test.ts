@@ -5,12 +5,14 @@
  * commands over a fetch that stands in for the queue's HTTP API (the e2e
  * project runs them against a real queue).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { run } from "../../src/cli/index";
 
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -81,6 +83,75 @@ describe("edgequeue check", () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain('no Durable Object binding SCOPE; add { "name": "SCOPE", "class_name": "ScopeDO" } to durable_objects.bindings');
     expect(r.err).toContain('no migration creates WaitDO; add { "tag": "v4", "new_sqlite_classes": ["WaitDO"] } to migrations');
+  });
+
+  /**
+   * A project as `edgequeue init` writes it (templates/init), its `edgequeue` imports pointed at this repo's
+   * sources (the tsconfig paths esbuild follows), with `config` replacing the types of its edgequeue.config.ts.
+   */
+  function initProject(types: string, more: Record<string, string> = {}): string {
+    const template = path.join(ROOT, "templates", "init");
+    const files: Record<string, string> = {};
+    for (const f of ["edgequeue.config.ts", "wrangler.jsonc", "src/index.ts", "src/handlers.ts", "src/jobs.ts"]) files[f] = readFileSync(path.join(template, f), "utf8").replaceAll("{{name}}", "my-queue");
+    files["edgequeue.config.ts"] = files["edgequeue.config.ts"]!.replace(/types: \{[\s\S]*?\n {2}\},/, `types: ${types},`);
+    const source = (f: string) => [path.join(ROOT, f)];
+    files["tsconfig.json"] = JSON.stringify({ compilerOptions: { paths: { edgequeue: source("src/sdk.ts"), "edgequeue/server": source("src/server/index.ts"), "edgequeue/handler": source("src/handler/node.ts") } } });
+    return folder({ ...files, ...more });
+  }
+
+  it("a type handled in the Worker (templates/init) may have batchSize and leaseMs: check reads the handlers from the main module", async () => {
+    const dir = initProject(`{ "welcome.email": { batchSize: 10, leaseMs: 20_000 }, "order.fulfil": { timeoutMs: 60_000 } }`);
+    expect(readFileSync(path.join(dir, "edgequeue.config.ts"), "utf8")).toContain(`"welcome.email": { batchSize: 10`);
+    const r = await cli(["check", "--json"], { cwd: dir });
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ ok: true, types: 2, warnings: [] });
+    // A topic's consumer must be pushed: a type handled in the Worker is.
+    const topic = initProject(`{ "welcome.email": {} }, topics: { "user.created": { consumers: ["welcome.email"] } }`);
+    expect(await cli(["check"], { cwd: topic })).toMatchObject({ code: 0, err: "" });
+  });
+
+  it("a pull-only type with batchSize is still refused, naming the field; so is a type with a handler here and a binding", async () => {
+    const pulled = await cli(["check"], { cwd: initProject(`{ "welcome.email": { batchSize: 10 }, "report.build": { batchSize: 5 } }`) });
+    expect(pulled.code).toBe(1);
+    expect(pulled.err).toContain(`config.types["report.build"].batchSize: batchSize applies to pushed jobs: give the type a binding too, or a handler in the queue's Worker`);
+    expect(pulled.err).not.toContain("welcome.email");
+    const both = await cli(["check"], { cwd: initProject(`{ "welcome.email": { binding: "MAILER" } }`) });
+    expect(both.code).toBe(1);
+    expect(both.err).toContain(`config.types["welcome.email"].binding: the type also has a handler in this Worker (createQueue's handlers); give it one or the other`);
+  });
+
+  it("a config the Worker refuses loads its main module all the same: createQueue in Node neither throws nor logs", async () => {
+    const logged = [vi.spyOn(console, "error"), vi.spyOn(console, "warn")];
+    try {
+      const r = await cli(["check"], { cwd: initProject(`{ "welcome.email": { concurreny: 2 }, "report.build": { batchSize: 5 } }`) });
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(`config.types["welcome.email"]: Unrecognized key: "concurreny"; did you mean "concurrency"?`);
+      // Refused for batchSize only because the main module loaded and said which types it handles (unloaded, it would be a warning).
+      expect(r.err).toContain(`config.types["report.build"].batchSize: batchSize applies to pushed jobs`);
+      for (const spy of logged) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      for (const spy of logged) spy.mockRestore();
+    }
+  });
+
+  it("a main module Node cannot load: the rule that depends on its handlers is a warning saying why, the others still refuse", async () => {
+    const unloadable = { "src/index.ts": `import { connect } from "cloudflare:sockets";\nexport default { fetch: () => connect("x") };\n` };
+    const dir = initProject(`{ "welcome.email": { batchSize: 10 } }`, unloadable);
+    const r = await cli(["check"], { cwd: dir });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^warning: src\/index\.ts could not be loaded in Node \(.*connect.*\), so the types it handles itself are unknown; the Worker refuses this unless it handles these:\n {2}- config\.types\["welcome\.email"\]\.batchSize: batchSize applies to pushed jobs/m);
+    const typo = await cli(["check"], { cwd: initProject(`{ "welcome.email": { batchSize: 10, concurreny: 2 } }`, unloadable) });
+    expect(typo.code).toBe(1);
+    expect(typo.err).toContain(`Unrecognized key: "concurreny"`);
+    expect(typo.err).not.toContain("batchSize");
+  });
+
+  it("a config in code beside an EDGEQUEUE_CONFIG var in the wrangler config: refused, as the Worker refuses two configs", async () => {
+    const dir = folder({ "edgequeue.config.mjs": "export default {};\n", "wrangler.jsonc": WRANGLER_JSONC.replace(`"name": "q",`, `"name": "q", "vars": { "EDGEQUEUE_CONFIG": {} },`) });
+    const r = await cli(["check"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("wrangler.jsonc: vars.EDGEQUEUE_CONFIG is a second config beside edgequeue.config.mjs, and the Worker takes only one: remove the var");
   });
 
   it("no config to be found, or a file that is not there: exit 2", async () => {

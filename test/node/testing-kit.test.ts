@@ -378,13 +378,17 @@ describe("signals through the test doubles (docs/workflows.md)", () => {
     const queue = createInlineQueue(stepHandlers);
     const { job } = await queue.enqueue({ type: "demo.approve", payload: {} });
     expect(job?.state).toBe("waiting");
-    expect(await queue.signal(job!.id, "approve", "ok")).toEqual({ id: job!.id, delivered: "resumed" });
+    // A name it does not wait for is kept, and the answer says what it waits for, as the queue's does.
+    const waits = [{ kind: "signal", name: "approve", until: null }];
+    expect(job?.waitingFor).toEqual(waits);
+    expect(await queue.signal(job!.id, "aprove", "typo")).toEqual({ id: job!.id, delivered: "kept", waitingFor: waits });
+    expect(await queue.signal(job!.id, "approve", "ok")).toEqual({ id: job!.id, delivered: "resumed", waitingFor: null });
     expect(await queue.get(job!.id)).toMatchObject({ state: "completed", result: { approved: "ok" } });
     await expect(queue.signal(job!.id, "approve")).rejects.toMatchObject({ code: "already_terminal" });
 
     const fake = createFakeQueue();
     const queued = await fake.enqueue({ type: "demo.approve", payload: {}, dedupeKey: "k" });
-    expect(await fake.signal({ type: "demo.approve", dedupeKey: "k" }, "approve", 1)).toEqual({ id: queued.id, delivered: "kept" });
+    expect(await fake.signal({ type: "demo.approve", dedupeKey: "k" }, "approve", 1)).toEqual({ id: queued.id, delivered: "kept", waitingFor: null });
     expect(fake.signals).toEqual([{ id: queued.id, name: "approve", data: 1 }]);
   });
 });

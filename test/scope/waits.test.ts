@@ -47,7 +47,7 @@ describe("a wait", () => {
     expect(await stub.complete(id, token, null)).toMatchObject({ ok: false, code: "lease_lost" });
 
     clock!.advance(500);
-    expect(await stub.signal(id, "approve", JSON.stringify({ by: "ann" }))).toEqual({ ok: true, id, resumed: true });
+    expect(await stub.signal(id, "approve", JSON.stringify({ by: "ann" }))).toEqual({ ok: true, id, resumed: true, waitingFor: null });
     expect(await row(stub, id)).toMatchObject({ state: "pending", wait: null, run_at: T0 + 500 });
     expect(await journal(stub, id)).toEqual([expect.objectContaining({ seq: 0, name: "approve", kind: "signal", result: { data: { by: "ann" } }, finishedAt: T0 + 500, wakeAt: T0 + 60_000 })]);
     const timeline = await runInDurableObject(stub, (o: ScopeDO) => o.timeline(id, 10));
@@ -63,7 +63,7 @@ describe("a wait", () => {
     const { home, stub } = await freshScope();
     const { id, token } = await leaseOne(stub, home);
     // Sent while the job runs, before its handler reached the wait.
-    expect(await stub.signal(id, "approve", '"early"')).toEqual({ ok: true, id, resumed: false });
+    expect(await stub.signal(id, "approve", '"early"')).toEqual({ ok: true, id, resumed: false, waitingFor: null });
     expect(await kept(stub)).toBe(1);
     const out = await stub.wait(id, token, { waits: [signalWait(0, "approve")], start: START });
     expect(out.ok && out.job).toMatchObject({ state: "pending", runAt: T0, waitingFor: null });
@@ -137,7 +137,7 @@ describe("signals", () => {
     // A follower of the key waits behind the waiting job: it is not claimed.
     await runInDurableObject(stub, (o: ScopeDO) => o.enqueue([newJob(home, { dedupeKey: "order-1", keyMode: "pending" })]));
     expect(await runInDurableObject(stub, (o: ScopeDO) => o.claim({ worker: "w", types: ["test.job"], limit: 5, leaseMs: 30_000 }))).toEqual([]);
-    expect(await stub.signalKey("test.job", "order-1", "paid", "true")).toEqual({ ok: true, id, resumed: true });
+    expect(await stub.signalKey("test.job", "order-1", "paid", "true")).toEqual({ ok: true, id, resumed: true, waitingFor: null });
     expect(await stub.signalKey("other.type", "order-1", "paid", "true")).toMatchObject({ ok: false, code: "not_found" });
   });
 });
@@ -172,7 +172,7 @@ describe("wait tokens", () => {
     // A forged signature (one character changed) is no token at all.
     const forged = t.id.slice(0, -1) + (t.id.endsWith("A") ? "B" : "A");
     expect(await stub.completeToken(forged, "null")).toEqual({ ok: false, code: "not_found" });
-    expect(await stub.completeToken(t.id, '{"ok":true}')).toEqual({ ok: true, id, resumed: true });
+    expect(await stub.completeToken(t.id, '{"ok":true}')).toEqual({ ok: true, id, resumed: true, waitingFor: null });
     expect(await stub.completeToken(t.id, "null")).toMatchObject({ ok: false, code: "conflict" });
     expect((await journal(stub, id))[1]).toMatchObject({ kind: "token_wait", name: "ok", result: { data: { ok: true } } });
 
@@ -189,7 +189,7 @@ describe("wait tokens", () => {
     const t = JSON.parse((made as { result: string }).result) as { id: string };
     // The token of a job that is not this one (another id) is no token here.
     expect(await stub.completeToken(t.id.replace(/^[^.]+/, "eA"), "null")).toEqual({ ok: false, code: "not_found" });
-    expect(await stub.completeToken(t.id, "7")).toEqual({ ok: true, id, resumed: false });
+    expect(await stub.completeToken(t.id, "7")).toEqual({ ok: true, id, resumed: false, waitingFor: null });
     clock!.advance(2 * 86_400_000);
     await runDurableObjectAlarm(stub);
     expect(await kept(stub)).toBe(1);
@@ -207,7 +207,7 @@ describe("a crash around a wait", () => {
     const { home, stub, clock } = await freshScope();
     const { id } = await leaseOne(stub, home);
     // The signal arrives while the attempt runs; the attempt dies before its wait is written.
-    expect(await stub.signal(id, "approve", '"early"')).toEqual({ ok: true, id, resumed: false });
+    expect(await stub.signal(id, "approve", '"early"')).toEqual({ ok: true, id, resumed: false, waitingFor: null });
     clock!.advance(30_000);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await row(stub, id)).toMatchObject({ state: "pending", attempts: 1, lease_token: null });

@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
  * One job: its facts, payload and result (pretty-printed and escaped: the
- * page never renders stored JSON as markup), last error, its kept log lines, the timeline of its
- * transitions, and the actions its state allows.
+ * page never renders stored JSON as markup), what it waits for, last error, its kept log lines, the
+ * timeline of its transitions, and the actions its state allows — a form per signal it waits for among them.
  *
  * @module
  */
@@ -42,6 +42,7 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
   const steps = props.timeline.steps;
   return (
     <Layout {...frame}>
+      {props.live ? null : <SignalForms job={j} csrf={frame.csrf} />}
       <div id="job" data-live>
         <div class="card">
           <dl class="facts">
@@ -65,9 +66,9 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                   {j.waitingFor.map((w, i) => (
                     <>
                       {i > 0 ? ", " : null}
-                      {w.kind === "invoke" && w.child ? (
+                      {w.kind === "invoke" ? (
                         <>
-                          child <a href={jobHref(w.child)}>{w.name}</a>
+                          child {w.child ? <a href={jobHref(w.child)}><code>{w.name}</code></a> : <code>{w.name}</code>}
                         </>
                       ) : (
                         <>
@@ -312,5 +313,35 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
         </div>
       )}
     </Layout>
+  );
+}
+
+/**
+ * SignalForms: for each signal the job waits for, a form that sends it, with optional JSON data — a person's
+ * "Approve". Outside the page's live part (a refresh would drop what was typed), so it shows what the job waited for
+ * when the page was loaded; a signal sent after the wait ended is kept, and the notice says so.
+ */
+function SignalForms(props: { job: Job; csrf: string }) {
+  const signals = (props.job.waitingFor ?? []).filter((w) => w.kind === "signal");
+  if (signals.length === 0) return null;
+  return (
+    <div class="card" id="signal">
+      <h2>Send a signal</h2>
+      <p class="muted small">
+        It ends the job's wait: the job runs again and <code>ctx.waitForSignal</code> answers <code>{"{ data }"}</code> (null when left empty).
+      </p>
+      {signals.map((w) => (
+        <form method="post" action={`${jobHref(props.job.id)}/signal`} class="signal" data-signal={w.name}>
+          <Csrf token={props.csrf} />
+          <input type="hidden" name="name" value={w.name} />
+          <label>
+            Data (JSON, optional)
+            <textarea name="data" rows={2} placeholder='{"approved": true}'></textarea>
+          </label>
+          <button type="submit">Send {JSON.stringify(w.name)}</button>
+          <span class="muted small">{w.until === null ? "waits with no timeout" : `times out ${utc(w.until)}`}</span>
+        </form>
+      ))}
+    </div>
   );
 }

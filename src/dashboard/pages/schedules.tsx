@@ -1,7 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
- * Schedules: when each runs next and last fired, and pause/resume for those
- * made over the API (config schedules change in the config only).
+ * Schedules: when each runs next and last fired, the time zone its cron is
+ * read in, and pause/resume for those made over the API (config schedules
+ * change in the config only).
  *
  * @module
  */
@@ -20,6 +21,7 @@ export function SchedulesPage(props: { frame: PageFrame; items: Schedule[] }) {
               <th>Name</th>
               <th>Type</th>
               <th>When</th>
+              <th>Time zone</th>
               <th>Next run</th>
               <th>Last fire</th>
               <th>Source</th>
@@ -29,7 +31,7 @@ export function SchedulesPage(props: { frame: PageFrame; items: Schedule[] }) {
           <tbody>
             {props.items.length === 0 ? (
               <tr>
-                <td colspan={7} class="muted">
+                <td colspan={8} class="muted">
                   No schedules.
                 </td>
               </tr>
@@ -44,7 +46,9 @@ export function SchedulesPage(props: { frame: PageFrame; items: Schedule[] }) {
                     <code>{s.cron ?? (s.everyMs !== null ? `every ${duration(s.everyMs)}` : `at ${utc(s.at)}`)}</code>
                     <span class="muted small"> misfire {s.misfire}</span>
                   </td>
-                  <td>{s.paused ? <span class="chip">paused</span> : <span title={utc(s.nextRunAt)}>{ago(s.nextRunAt, frame.now)}</span>}</td>
+                  {/* A cron's wall clock: 0 3 * * * in Europe/Berlin is not 03:00 UTC. */}
+                  <td data-tz>{s.tz || "UTC"}</td>
+                  <td>{s.paused ? <span class="chip">paused</span> : <span title={s.nextRunAtLocal ?? utc(s.nextRunAt)}>{ago(s.nextRunAt, frame.now)}</span>}</td>
                   <td title={utc(s.lastFiredAt)}>{ago(s.lastFiredAt, frame.now)}</td>
                   <td>{s.source}</td>
                   <td>

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { wellFormed } from "../names";
 import { boundedName, epochMs, JobId, JobTypeName, JsonObjectSchema, leaseToken, ProgressSchema, ScopeSchema } from "./pieces";
 import { JOURNAL_KINDS } from "../handler-contract";
+import { WaitViewSchema } from "./job";
 
 /** One ctx.log line a pull worker sends (POST /v1/jobs/{id}/logs, or with a completion). */
 export const LogItemSchema = z.strictObject({
@@ -123,6 +124,13 @@ export type KeySignal = z.infer<typeof KeySignalSchema>;
 export const SignalResultSchema = z.object({
   id: z.string().meta({ description: "The job the signal went to." }),
   delivered: z.enum(["resumed", "kept"]).meta({ description: "resumed: it ended the job's wait; kept: the job was not waiting for it yet, and it is kept for its next wait of that name (signals.retainMs)." }),
+  waitingFor: z
+    .array(WaitViewSchema)
+    .nullable()
+    .meta({
+      description:
+        "What the job waits for now, as its view's waitingFor: null when it waits for nothing (pending, running, or resumed by this signal). A `kept` signal with waits here went to a job that waits for something else — a misspelled signal name, say — and the job goes on waiting for those.",
+    }),
 });
 export const TokenParams = z.strictObject({ token: z.string().min(1).max(2048) });
 export const TokenBodySchema = z.strictObject({ data: signalData });
