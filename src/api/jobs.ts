@@ -8,7 +8,7 @@ import { CancelSchema } from "../job/schemas/changes";
 import { EnqueueBatchResultSchema, EnqueueBatchSchema, EnqueueResultSchema, EnqueueSchema } from "../job/schemas/enqueue";
 import { ChildrenQuerySchema, ChildrenSchema, JobResultSchema, TimelineQuerySchema, TimelineSchema } from "../job/schemas/job";
 import { ListQuerySchema, ListResultSchema } from "../job/schemas/listing";
-import { EmptyBodySchema, JobIdParams } from "../job/schemas/pieces";
+import { EmptyBodySchema, JobIdParams, JobWhereQuerySchema } from "../job/schemas/pieces";
 import { operation } from "./operation";
 
 export const JOB_OPERATIONS = {
@@ -40,8 +40,9 @@ export const JOB_OPERATIONS = {
   getJob: operation({
     method: "get",
     path: "/v1/jobs/{id}",
-    summary: "Get one job",
+    summary: "Get one job: by its id, or by the id a caller gave at enqueue with its type or scope",
     params: JobIdParams,
+    query: JobWhereQuerySchema,
     response: JobResultSchema,
     errors: ["not_found"],
   }),

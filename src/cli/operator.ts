@@ -70,9 +70,13 @@ export function operatorCommands(program: Command, io: Io): void {
     });
   jobs
     .command("get <id>")
-    .description("one job, with its payload, result and error")
-    .action(async (id: string) => {
-      const j = await io.client().get(id);
+    .description("one job, with its payload, result and error; by the id you gave it at enqueue with --type or --scope")
+    .option("--type <type>", "the job's type, when <id> is the id you gave it at enqueue (an unscoped job)")
+    .option("--scope <type:id>", "the job's scope, when <id> is the id you gave it at enqueue")
+    .action(async (id: string, o: { type?: string; scope?: string }) => {
+      const scope = scopeOf(o.scope);
+      const where = scope ? { scopeType: scope.type, scopeId: scope.id } : o.type !== undefined ? { type: o.type } : undefined;
+      const j = await io.client().get(id, where);
       print({ job: j }, () =>
         [
           `${j.id}  ${j.type}  ${j.state}`,

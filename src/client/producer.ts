@@ -90,7 +90,11 @@ export interface QueueClient {
    */
   enqueueMany(inputs: EnqueueInput[], options?: { return?: "ids" }): Promise<EnqueuedId[]>;
   enqueueMany(inputs: EnqueueInput[], options: { return: "jobs" }): Promise<Enqueued[]>;
-  get(id: string): Promise<TypedJob>;
+  /**
+   * get: a job by its id — or by the id you gave it at enqueue, with its type (`{ type }`) or scope (`{ scopeType,
+   * scopeId }`), as BullMQ's `getJob` finds one (docs/http-api.md "Ids").
+   */
+  get(id: string, where?: { type?: JobTypeName; scopeType?: string; scopeId?: string }): Promise<TypedJob>;
   /** cancel: a pending, running or waiting job; the children it invoked are cancelled too unless `cascade` is false. */
   cancel(id: string, reason?: string, options?: { cascade?: boolean }): Promise<TypedJob>;
   list(query?: ListQuery): Promise<ListResult>;
@@ -143,7 +147,7 @@ export function producerClient(calls: Calls): QueueClient {
     enqueue: async (input) => (await calls.enqueue(withoutUndefined(traced(input)) as never)) as never,
     enqueueMany: async (inputs: EnqueueInput[], options: { return?: "ids" | "jobs" } = {}) =>
       (await calls.enqueueBatch({ jobs: withoutUndefined(inputs.map(traced)) as never, ...(options.return ? { return: options.return } : {}) })).results as never,
-    get: async (id) => (await calls.getJob(id)).job as never,
+    get: async (id, where) => (await calls.getJob(id, where === undefined ? undefined : withoutUndefined(where))).job as never,
     cancel: async (id, reason, options = {}) => (await calls.cancelJob(id, { ...(reason === undefined ? {} : { reason }), ...(options.cascade === false ? { cascade: false } : {}) })).job as never,
     // The API takes a list as comma-separated text, as in a query string.
     list: (query = {}) => calls.listJobs(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v]))),

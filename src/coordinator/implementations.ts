@@ -19,7 +19,7 @@ export const IMPLEMENTATIONS: Implementations = {
   enqueue: (ops, { body }) => ops.jobs.enqueue(body),
   enqueueBatch: async (ops, { body }) => ({ results: await ops.jobs.enqueueBatch(body.jobs, "jobs", false, body.return ?? "ids") }),
   listJobs: (ops, { query }) => ops.fanOut.list(query),
-  getJob: async (ops, { params }) => ({ job: await ops.jobs.get(params.id) }),
+  getJob: async (ops, { params, query }) => ({ job: await ops.jobs.get(params.id, query) }),
   jobTimeline: (ops, { params, query }) => ops.jobs.timeline(params.id, query.limit),
   listChildren: (ops, { params, query }) => ops.jobs.children(params.id, query.cursor === undefined ? -1 : Number(query.cursor), query.limit),
   cancelJob: async (ops, { params, body }) => ({ job: await ops.jobs.cancel(params.id, body.reason, body.cascade ?? true) }),

@@ -8,10 +8,10 @@
  */
 import { requireDeclared } from "../config/known-types";
 import { QueueError } from "../errors";
-import { scopeHome } from "../job/home";
+import { jobIdFor, scopeHome, typeHome } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { JobLogLine } from "../job/log-lines";
-import type { Children, EnqueueBatchItem, EnqueueRequest, EnqueueResult, Job, Scope, StepView, Timeline } from "../job/schemas";
+import type { Children, EnqueueBatchItem, EnqueueRequest, EnqueueResult, Job, JobWhereQuery, Scope, StepView, Timeline } from "../job/schemas";
 import { type EnqueueAnswer, type EnqueuedJob, type EnqueueRefusal, type NewJob, prepareJob } from "../scope/api";
 import { commitAcross, PartRefused, type DecidedBy } from "./batch-commit";
 import { groupByHome, inParallel } from "./homes";
@@ -110,10 +110,25 @@ export class Jobs {
     return { results, published };
   }
 
-  async get(id: string): Promise<Job> {
-    const job = await this.q.scope(this.q.homeOf(id)).get(id);
-    if (!job) throw notFound(id);
-    return job;
+  /**
+   * get: a job by its id; or, given a type or a scope (`where`), by the id a caller gave at enqueue — its scope's
+   * object, or each of its type's shards (a dedupe key, not the id, may have picked the shard). A full id is found
+   * either way.
+   */
+  async get(id: string, where: JobWhereQuery = {}): Promise<Job> {
+    for (const { home, full } of this.wherever(id, where)) {
+      const job = await this.q.scope(home).get(full);
+      if (job) return job;
+    }
+    throw notFound(id);
+  }
+
+  /** wherever: the objects a job may live in, and its full id there — those its type or scope say, else the one its id names. */
+  private wherever(id: string, where: JobWhereQuery): { home: string; full: string }[] {
+    const at = (home: string) => ({ home, full: id.startsWith(`${jobIdFor(home, "")}`) ? id : jobIdFor(home, id) });
+    if (where.scopeType !== undefined && where.scopeId !== undefined) return [at(scopeHome({ type: where.scopeType, id: where.scopeId }).name)];
+    if (where.type !== undefined) return Array.from({ length: this.q.config.typeSettings(where.type).shards }, (_, k) => at(typeHome(where.type!, k).name));
+    return [{ home: this.q.homeOf(id), full: id }];
   }
 
   async timeline(id: string, limit: number): Promise<Timeline> {

@@ -93,8 +93,9 @@ class Store {
     return { job, created: true };
   }
 
-  get(id: string): Job {
-    const job = this.jobs.find((j) => j.id === id);
+  /** get: by id, or by the id a caller gave at enqueue with its type or scope (as the queue's getJob). */
+  get(id: string, where: { type?: string; scopeType?: string; scopeId?: string } = {}): Job {
+    const job = this.jobs.find((j) => j.id === id) ?? this.jobs.find((j) => j.id.endsWith(`.${id}`) && (where.type === undefined || j.type === where.type) && (where.scopeType === undefined || (j.scope?.type === where.scopeType && j.scope.id === where.scopeId)) && (where.type !== undefined || where.scopeType !== undefined));
     if (!job) throw new QueueClientError("not_found", `no job ${id}`);
     return job;
   }
@@ -128,7 +129,7 @@ class Store {
         // As the queue answers: ids and `created`, the views only when asked for.
         return outs.map((o) => (options.return === "jobs" ? { ...o, id: o.job.id } : { id: o.job.id, created: o.created })) as never;
       },
-      get: async (id) => this.get(id) as TypedJob,
+      get: async (id, where) => this.get(id, where) as TypedJob,
       cancel: async (id, reason) => {
         const job = this.get(id);
         if (job.state !== "pending" && job.state !== "running" && job.state !== "waiting") throw new QueueClientError("already_terminal", `job ${id} is already ${job.state}`);

@@ -59,7 +59,7 @@ describe("every declared operation", () => {
   });
 
   it("has exact types, derived from its declaration", () => {
-    expectTypeOf<EdgeQueue["getJob"]>().toEqualTypeOf<(id: string) => Promise<RpcResult<{ job: Job }>>>();
+    expectTypeOf<EdgeQueue["getJob"]>().toEqualTypeOf<(id: string, query?: { type?: string; scopeType?: string; scopeId?: string }) => Promise<RpcResult<{ job: Job }>>>();
     expectTypeOf<Parameters<EdgeQueue["resolveStep"]>>().toEqualTypeOf<[string, string, { result: unknown }]>();
     expectTypeOf<Parameters<EdgeQueue["cancelScope"]>>().toEqualTypeOf<[{ type: string; id: string }, { pendingOnly?: boolean; reason?: string }?]>();
     expectTypeOf<Parameters<EdgeQueue["setPoolLimits"]>>().toEqualTypeOf<[string, { concurrency?: number | null; ratePerMinute?: number | null; key?: string }]>();

@@ -168,6 +168,24 @@ describe("GET /v1/jobs/{id}", () => {
     expect(long.body.error.details[0].path).toBe("id");
     expect((await api("GET", "/v1/jobs/%F0%9F%92%A9.x")).status).toBe(404);
   });
+
+  it("a caller's own id is found with its type or its scope, as BullMQ's getJob finds it; without either it is not", async () => {
+    const type = uniqueType("own");
+    const unscoped = await enqueue({ type, id: "thumb-1" });
+    const scope = uniqueScope("own");
+    const scoped = await enqueue({ type, id: "thumb-1", scope, dedupeKey: "k" });
+    // sharded.job has 4 shards, and a dedupe key, not the id, picks one: every shard is asked.
+    const sharded = await enqueue({ type: "sharded.job", id: `own-${crypto.randomUUID()}`, dedupeKey: crypto.randomUUID() });
+    expect((await api("GET", "/v1/jobs/thumb-1")).status).toBe(404);
+    expect((await api("GET", `/v1/jobs/thumb-1?type=${type}`)).body.job.id).toBe(unscoped.id);
+    expect((await api("GET", `/v1/jobs/thumb-1?scopeType=${scope.type}&scopeId=${scope.id}`)).body.job.id).toBe(scoped.id);
+    expect((await api("GET", `/v1/jobs/${sharded.id.split(".").slice(1).join(".")}?type=sharded.job`)).body.job.id).toBe(sharded.id);
+    // A full id is found with a type too; a wrong type or scope finds nothing; half a scope is refused naming the half.
+    expect((await api("GET", `/v1/jobs/${unscoped.id}?type=${type}`)).body.job.id).toBe(unscoped.id);
+    expect((await api("GET", `/v1/jobs/thumb-1?type=${type}.other`)).status).toBe(404);
+    const half = await api("GET", `/v1/jobs/thumb-1?scopeType=${scope.type}`);
+    expect([half.status, half.body.error.details[0].path]).toEqual([400, "scopeId"]);
+  });
 });
 
 describe("pull workers", () => {

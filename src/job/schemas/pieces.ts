@@ -68,6 +68,22 @@ export const JobId = z.string().min(1).max(2048);
 
 /** Path parameters. */
 export const JobIdParams = z.strictObject({ id: JobId });
+
+/**
+ * Where a caller's own id lives (`GET /v1/jobs/{id}?type=` or `?scopeType=&scopeId=`): a job's full id names its
+ * object, the id a caller gave at enqueue does not, so the type (unscoped jobs) or the scope says where to look —
+ * as BullMQ's `getJob(id)` finds a job by the id it was added with (docs/http-api.md "Ids").
+ */
+export const JobWhereQuerySchema = z
+  .strictObject({
+    type: boundedName(128).optional().meta({ description: "With a caller's own id: the job's type (an unscoped job: its type's objects are asked)." }),
+    scopeType: boundedName(128).optional(),
+    scopeId: boundedName(256).optional().meta({ description: "With scopeType and a caller's own id: the job's scope." }),
+  })
+  .superRefine((q, ctx) => {
+    if ((q.scopeType === undefined) !== (q.scopeId === undefined)) ctx.addIssue({ code: "custom", path: [q.scopeType === undefined ? "scopeType" : "scopeId"], message: "scopeType and scopeId go together" });
+  });
+export type JobWhereQuery = z.infer<typeof JobWhereQuerySchema>;
 export const ScopeParams = z.strictObject({ scopeType: boundedName(128), scopeId: boundedName(256) });
 
 export const epochMs = z.number().int().min(0).max(8.64e15);
