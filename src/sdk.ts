@@ -38,4 +38,5 @@ export { createClient, type QueueBinding, type RpcQueueClient, type ServiceBindi
 export { createHttpClient, type HttpClientOptions, type HttpQueueClient, type QueueOperatorClient } from "./client/http-client";
 export { OPERATIONS, type OperationId, type OperationInput } from "./api";
 export { QueueClientError } from "./client/errors";
+export { createQueueEvents, type QueueEvent, type QueueEventName, type QueueEvents, type QueueEventsOptions } from "./client/queue-events";
 export { subscribe, watchJob, type SubscribeOptions, type Subscription, type SubscriptionMessage, type WatchedJob, type WatchJobHandlers } from "./client/subscribe";

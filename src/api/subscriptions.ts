@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { CreateSubscriptionSchema, SubscriptionSchema } from "../job/schemas/subscriptions";
+import { CreateHomeSubscriptionsSchema, CreateSubscriptionSchema, HomeSubscriptionsSchema, SubscriptionSchema } from "../job/schemas/subscriptions";
 import { operation } from "./operation";
 
 export const SUBSCRIPTION_OPERATIONS = {
@@ -18,5 +18,13 @@ export const SUBSCRIPTION_OPERATIONS = {
     body: CreateSubscriptionSchema,
     response: SubscriptionSchema,
     errors: ["not_found", "misconfigured"],
+  }),
+  createHomeSubscriptions: operation({
+    method: "post",
+    path: "/v1/subscriptions/homes",
+    summary: "Signed URLs that follow a type's jobs (or every job) live, one per object holding some — a type's whole stream without a subscription per job (the clients' createQueueEvents)",
+    body: CreateHomeSubscriptionsSchema,
+    response: HomeSubscriptionsSchema,
+    errors: ["misconfigured"],
   }),
 };

@@ -55,6 +55,7 @@ export async function run(cli: CliEnv): Promise<number> {
     err: cli.err,
     json: () => program.opts().json === true,
     sleep: (ms) => sleep(ms),
+    ...(cli.fetch ? { fetch: cli.fetch } : {}),
     client: () => {
       if (client) return client;
       const o = program.opts();

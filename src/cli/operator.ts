@@ -7,6 +7,7 @@
  */
 import type { Command } from "commander";
 import type { HttpQueueClient } from "../client/http-client";
+import { createQueueEvents } from "../client/queue-events";
 import type { Job } from "../job/schemas";
 import { filterOf, filterOptions, runBulk } from "./bulk";
 import { table, UsageError, when } from "./output";
@@ -20,6 +21,8 @@ export interface Io {
   json(): boolean;
   /** tail's pause between polls; tests pass a short one. */
   sleep(ms: number): Promise<void>;
+  /** The fetch the client uses, for tail's event streams (tests route it to their queue). */
+  fetch?: typeof fetch;
 }
 
 const jobRows = (items: Job[]) =>
@@ -244,37 +247,40 @@ export function operatorCommands(program: Command, io: Io): void {
 
   program
     .command("tail")
-    .description("follow the queue: lifecycle counts per type as they change, and each failure with its error")
+    .description("follow the queue: each failure as it happens, with its error, and lifecycle counts per type as they change")
     .option("--type <type>", "one type")
-    .option("--interval <ms>", "how often to look (default 2000)", int("--interval"))
+    .option("--interval <ms>", "how often to print the counts and look for objects with new jobs (default 2000)", int("--interval"))
     .option("--count <n>", "stop after this many looks (default: until interrupted)", int("--count"))
     .action(async (o) => {
       const interval = o.interval ?? 2000;
-      let seen: Map<string, Record<string, number>> | null = null;
-      let since = Date.now();
-      for (let look = 0; o.count === undefined || look < o.count; look++) {
-        if (look > 0) await io.sleep(interval);
-        const m = await io.client().metrics({ type: o.type, minutes: 1 });
-        const now = m.at;
-        const next = new Map(m.types.map((t) => [t.type, t.totals as Record<string, number>]));
-        if (seen) {
-          for (const [type, totals] of next) {
-            const before = seen.get(type) ?? {};
-            const changes = Object.entries(totals).filter(([k, v]) => v > (before[k] ?? 0)).map(([k, v]) => ({ event: k, delta: v - (before[k] ?? 0) }));
-            if (changes.length === 0) continue;
-            if (io.json()) io.out(`${JSON.stringify({ at: now, type, ...Object.fromEntries(changes.map((c) => [c.event, c.delta])) })}\n`);
-            else io.out(`${when(now)}  ${type}  ${changes.map((c) => `${c.event} +${c.delta}`).join("  ")}\n`);
-            if (changes.some((c) => c.event === "failed")) {
-              const failed = await io.client().list({ type, state: "failed", limit: 500 });
-              for (const j of failed.items.filter((x) => (x.finishedAt ?? 0) > since)) {
-                if (io.json()) io.out(`${JSON.stringify({ at: j.finishedAt, event: "job:failed", id: j.id, type: j.type, error: j.lastError, failureKind: j.failureKind })}\n`);
-                else io.out(`${when(j.finishedAt)}  ${j.type}  failed  ${j.id}  ${j.failureKind ?? ""}  ${j.lastError ?? ""}\n`);
-              }
+      // Every failure, live: a subscription per object holding the type's jobs (client/queue-events.ts), not the
+      // counters, which are a second behind, nor a listing's first page.
+      const events = createQueueEvents(io.client(), { ...(o.type ? { type: o.type } : {}), refreshMs: interval, results: false, ...(io.fetch ? { fetch: io.fetch } : {}) });
+      events.on("failed", (e) => {
+        const j = e.job!;
+        if (io.json()) io.out(`${JSON.stringify({ at: j.finishedAt, event: "job:failed", id: j.id, type: j.type, error: j.lastError, failureKind: j.failureKind })}\n`);
+        else io.out(`${when(j.finishedAt)}  ${j.type}  failed  ${j.id}  ${j.failureKind ?? ""}  ${j.lastError ?? ""}\n`);
+      });
+      try {
+        await events.ready;
+        let seen: Map<string, Record<string, number>> | null = null;
+        for (let look = 0; o.count === undefined || look < o.count; look++) {
+          if (look > 0) await io.sleep(interval);
+          const m = await io.client().metrics({ type: o.type, minutes: 1 });
+          const next = new Map(m.types.map((t) => [t.type, t.totals as Record<string, number>]));
+          if (seen) {
+            for (const [type, totals] of next) {
+              const before = seen.get(type) ?? {};
+              const changes = Object.entries(totals).filter(([k, v]) => v > (before[k] ?? 0)).map(([k, v]) => ({ event: k, delta: v - (before[k] ?? 0) }));
+              if (changes.length === 0) continue;
+              if (io.json()) io.out(`${JSON.stringify({ at: m.at, type, ...Object.fromEntries(changes.map((c) => [c.event, c.delta])) })}\n`);
+              else io.out(`${when(m.at)}  ${type}  ${changes.map((c) => `${c.event} +${c.delta}`).join("  ")}\n`);
             }
           }
+          seen = next;
         }
-        seen = next;
-        since = now;
+      } finally {
+        events.close();
       }
     });
 }

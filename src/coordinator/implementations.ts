@@ -46,6 +46,7 @@ export const IMPLEMENTATIONS: Implementations = {
   appendLogs: async (ops, { params, body }) => ({ stored: await ops.leases.appendLogs(params.id, body) }),
   deadCallbacks: async (ops, { query }) => ops.callbacks.dead(query),
   createSubscription: async (ops, { body }) => ops.subscriptions.mint(body, Date.now()),
+  createHomeSubscriptions: async (ops, { body }) => ops.subscriptions.mintHomes(body, Date.now()),
   reportProgress: async (ops, { params, body }) => ({ progressAt: await ops.leases.progress(params.id, body) }),
   resolveStep: async (ops, { params, body }) => ({ job: await ops.jobs.resolveStep(params.id, params.name, body.result) }),
   appendStep: async (ops, { params, body }) => {

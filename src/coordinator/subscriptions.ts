@@ -7,8 +7,10 @@
  * @module
  */
 import { QueueError } from "../errors";
-import { homeFor, scopeHome } from "../job/home";
-import type { CreateSubscription, SubscriptionAnswer } from "../job/schemas/subscriptions";
+import { homeFor, scopeHome, typeHome } from "../job/home";
+import type { CreateHomeSubscriptions, CreateSubscription, HomeSubscriptionsAnswer, SubscriptionAnswer } from "../job/schemas/subscriptions";
+import { packJson, readCursor } from "./cursor";
+import { directThenCatalog } from "./homes";
 import { signSubscription, verifySubscription, type Follows } from "../job/subscription";
 import { SUBSCRIPTION_PARTS_DEFAULT, SUBSCRIPTION_PATH } from "../job/schemas/subscriptions";
 import type { QueueContext } from "./queue-context";
@@ -40,7 +42,41 @@ export class Subscriptions {
       const home = homeFor({ type: req.type, scope: req.scope ?? null, dedupeKey: req.dedupeKey, localId: "" }, this.q.config.typeSettings(req.type).shards).name;
       return { home, follows: { kind: "key", type: req.type, key: req.dedupeKey } };
     }
+    if (req.type !== undefined) return { home: scopeHome(req.scope!).name, follows: { kind: "type", type: req.type } };
     return { home: scopeHome(req.scope!).name, follows: { kind: "scope" } };
+  }
+
+  /**
+   * mintHomes: a URL per object holding jobs (of a type) — the type's own objects first, read directly, then the
+   * scopes the catalog lists (about a second behind), a page at a time — each following the type's jobs there (or
+   * every job). Minting asks no scope object.
+   */
+  async mintHomes(req: CreateHomeSubscriptions, now: number): Promise<HomeSubscriptionsAnswer> {
+    const queueToken = this.q.env.QUEUE_TOKEN;
+    if (!queueToken) throw new QueueError("misconfigured", "a subscription URL is signed with the queue's QUEUE_TOKEN, and none is set (wrangler secret put QUEUE_TOKEN)");
+    const types = req.type === undefined ? undefined : [req.type];
+    const direct = req.type === undefined ? [] : Array.from({ length: this.q.config.typeSettings(req.type).shards }, (_, k) => typeHome(req.type!, k).name);
+    const from = req.cursor === undefined ? "" : readCursor(req.cursor, ({ h }) => (typeof h === "string" ? h : null));
+    const homes: string[] = [];
+    let more = false;
+    for await (const page of directThenCatalog(direct, (after, first) => this.q.catalog().listHomes({ types }, after, first && from !== "", req.limit), req.limit, from)) {
+      for (const h of page) if (h !== from && homes.length < req.limit) homes.push(h);
+      if (homes.length >= req.limit) {
+        more = true;
+        break;
+      }
+    }
+    const exp = now + req.ttlMs;
+    const inc = [...(req.include ?? SUBSCRIPTION_PARTS_DEFAULT)];
+    const follows: Follows = req.type === undefined ? { kind: "scope" } : { kind: "type", type: req.type };
+    const base = this.q.config.publicUrl ?? this.origin;
+    const items = await Promise.all(
+      homes.map(async (home) => {
+        const path = `${SUBSCRIPTION_PATH}/${await signSubscription(queueToken, { ...follows, home, exp, inc, ...(req.since === undefined ? {} : { since: req.since }) })}`;
+        return { home, url: base === null ? path : `${base}${path}`, path };
+      }),
+    );
+    return { items, expiresAt: exp, include: inc, nextCursor: more ? packJson({ h: homes.at(-1)! }) : null };
   }
 
   /** open: the URL's request, handed to the object it names once its signature and expiry are checked. */

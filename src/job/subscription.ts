@@ -13,7 +13,8 @@ import { decodeText, encodeText } from "../base64url";
 import { macMatches, queueMac } from "./queue-mac";
 import { SUBSCRIPTION_PARTS_DEFAULT, type SubscriptionPart } from "./schemas/subscriptions";
 
-export type Follows = { kind: "job"; id: string } | { kind: "key"; type: string; key: string } | { kind: "scope" };
+/** What a subscription follows in its object: one job, a type's jobs under one key, every job of a type, or every job. */
+export type Follows = { kind: "job"; id: string } | { kind: "key"; type: string; key: string } | { kind: "type"; type: string } | { kind: "scope" };
 
 export type Subscription = Follows & {
   /** The object that holds what it follows (docs/design.md "Where a job lives, and its id"). */
@@ -22,6 +23,8 @@ export type Subscription = Follows & {
   exp: number;
   /** What it carries besides states (SUBSCRIPTION_PARTS); absent: the default (a URL minted before it was chosen). */
   inc?: SubscriptionPart[];
+  /** A type's or scope's: jobs that ended at or after this (epoch ms) open it, in the first message's `ended`. */
+  since?: number;
 };
 
 /** carries: whether a subscription carries this part. */

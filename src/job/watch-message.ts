@@ -17,8 +17,11 @@ export type WatchedJob = Omit<Job, "payload" | "result" | "progress" | "progress
 export type SubscriptionMessage =
   /** A job's view after a change; the first message of a job's subscription is its view as it opens. */
   | { event: "state"; job: WatchedJob }
-  /** The first message of a key's or a scope's subscription: its live jobs (a scope's first 100; `more` when there are others). */
-  | { event: "state"; jobs: WatchedJob[]; more: boolean }
+  /**
+   * The first message of a key's, a type's or a scope's subscription: its live jobs (the first 100; `more` when there
+   * are others) — and, for one minted with `since`, the jobs that ended since (`ended`, the first 100).
+   */
+  | { event: "state"; jobs: WatchedJob[]; more: boolean; ended?: WatchedJob[] }
   /** A ctx.progress report: the value and when the queue kept it. */
   | { event: "progress"; id: string; progress: unknown; at: number | null }
   /** A completed job's result (after its `state`). */

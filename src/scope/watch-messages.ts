@@ -12,6 +12,7 @@ import type { SubscriptionMessage, WatchedJob } from "../job/watch-message";
 import { hash64 } from "../job/hash";
 import { carries, type Subscription } from "../job/subscription";
 import { toJob, type JobRow } from "./job-row";
+import { TERMINAL_STATES } from "../job/states";
 import { getJob, listJobs, liveJobsOfKey } from "./read";
 
 /** A scope subscription's first message lists at most this many of its live jobs (`more` says whether there are others). */
@@ -23,23 +24,27 @@ export type Message = SubscriptionMessage;
 
 const jobTag = (id: string) => `j:${hash64(id)}`;
 const keyTag = (type: string, key: string) => `k:${hash64(`${type}\u0000${key}`)}`;
+const typeTag = (type: string) => `t:${hash64(type)}`;
 
 /** watchTags: the tags a subscription's socket is accepted with. */
 export function watchTags(sub: Subscription): string[] {
   if (sub.kind === "job") return [jobTag(sub.id)];
   if (sub.kind === "key") return [keyTag(sub.type, sub.key)];
+  if (sub.kind === "type") return [typeTag(sub.type)];
   return [TAG_ALL];
 }
 
 /** tagsOf: the tags whose sockets may follow a row. */
 export function tagsOf(row: Pick<JobRow, "id" | "type" | "dedupe_key">): string[] {
-  return row.dedupe_key === null ? [jobTag(row.id), TAG_ALL] : [jobTag(row.id), keyTag(row.type, row.dedupe_key), TAG_ALL];
+  const tags = [jobTag(row.id), typeTag(row.type), TAG_ALL];
+  return row.dedupe_key === null ? tags : [...tags, keyTag(row.type, row.dedupe_key)];
 }
 
 /** follows: whether a subscription follows this row. */
 export function follows(sub: Subscription, row: Pick<JobRow, "id" | "type" | "dedupe_key">): boolean {
   if (sub.kind === "job") return row.id === sub.id;
   if (sub.kind === "key") return row.type === sub.type && row.dedupe_key === sub.key;
+  if (sub.kind === "type") return row.type === sub.type;
   return true;
 }
 
@@ -90,6 +95,10 @@ export function firstMessage(sql: SqlStorage, sub: Subscription): Message[] | nu
   }
   const view = (r: JobRow) => watched(toJob(r), sub);
   if (sub.kind === "key") return [{ event: "state", jobs: liveJobsOfKey(sql, sub.key).filter((r) => r.type === sub.type).map(view), more: false }];
-  const rows = listJobs(sql, { states: ["pending", "running", "waiting"] }, 0, FIRST_JOBS_MAX + 1);
-  return [{ event: "state", jobs: rows.slice(0, FIRST_JOBS_MAX).map(view), more: rows.length > FIRST_JOBS_MAX }];
+  const types = sub.kind === "type" ? { types: [sub.type] } : {};
+  const rows = listJobs(sql, { states: ["pending", "running", "waiting"], ...types }, 0, FIRST_JOBS_MAX + 1);
+  const first: Message = { event: "state", jobs: rows.slice(0, FIRST_JOBS_MAX).map(view), more: rows.length > FIRST_JOBS_MAX };
+  if (sub.since === undefined) return [first];
+  const ended = listJobs(sql, { states: [...TERMINAL_STATES], ...types, finishedAfter: sub.since - 1 }, 0, FIRST_JOBS_MAX);
+  return [{ ...first, ended: ended.map(view) }];
 }

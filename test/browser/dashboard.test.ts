@@ -256,6 +256,18 @@ describe("dashboard in Chromium", () => {
     await screenshot(page, "job-signalled");
   });
 
+  test("edgequeue tail prints every failure of a type as it happens, not the first page of a listing", async () => {
+    // demo.fatal fails at once (TerminalJobError); other tests' failures of it may show too: ours must all be there.
+    const tailing = cli(["tail", "--type", "demo.fatal", "--interval", "300", "--count", "20"]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await api("POST", "/v1/jobs", { type: "demo.fatal", payload: { i } })).job.id);
+    const { code, out } = await tailing;
+    expect(code).toBe(0);
+    const failed = out.split("\n").filter((l) => l.includes(" failed "));
+    for (const id of ids) expect(failed.filter((l) => l.includes(id)), `${id} in:\n${out}`).toHaveLength(1);
+  });
+
   test("an action without the page's CSRF token is refused, and changes nothing", async () => {
     const { job } = await api("POST", "/v1/jobs", { type: PULLED, payload: {} });
     // Same browser, same session cookie: only the form's token is missing.

@@ -24,7 +24,9 @@ export const SUBSCRIPTION_PARTS_DEFAULT: readonly SubscriptionPart[] = ["progres
 export const CreateSubscriptionSchema = z
   .strictObject({
     jobId: JobId.optional().meta({ description: "Follow this job until it ends." }),
-    type: JobTypeName.optional().meta({ description: "With dedupeKey: follow the jobs of this type under the key (its live one, and any enqueued later)." }),
+    type: JobTypeName.optional().meta({
+      description: "With dedupeKey: follow the jobs of this type under the key (its live one, and any enqueued later). With scope alone: every job of this type in the scope.",
+    }),
     dedupeKey: boundedName(512).optional(),
     scope: ScopeSchema.optional().meta({ description: "Alone: follow every job of the scope. With type and dedupeKey: the key's jobs in that scope." }),
     include: z
@@ -49,11 +51,37 @@ export const CreateSubscriptionSchema = z
       for (const other of ["type", "dedupeKey", "scope"] as const) {
         if (b[other] !== undefined) ctx.addIssue({ code: "custom", path: [other], message: "is not taken with jobId: a subscription follows one job, one key or one scope" });
       }
-    } else if (b.type !== undefined && b.dedupeKey === undefined) ctx.addIssue({ code: "custom", path: ["dedupeKey"], message: "is required with type: the key whose jobs to follow" });
+    } else if (b.type !== undefined && b.dedupeKey === undefined && b.scope === undefined) {
+      ctx.addIssue({ code: "custom", path: ["dedupeKey"], message: "is required with type, unless scope is given: the key whose jobs to follow (a type's jobs everywhere: POST /v1/subscriptions/homes)" });
+    }
     else if (b.type === undefined && b.dedupeKey !== undefined) ctx.addIssue({ code: "custom", path: ["type"], message: "is required with dedupeKey: the type whose jobs hold the key" });
     else if (b.type === undefined && b.scope === undefined) ctx.addIssue({ code: "custom", path: ["jobId"], message: "give jobId, type and dedupeKey (and scope), or scope alone" });
   });
 export type CreateSubscription = z.infer<typeof CreateSubscriptionSchema>;
+
+/** Live subscriptions of every object holding jobs (of a type): `POST /v1/subscriptions/homes` (client/queue-events.ts). */
+export const CreateHomeSubscriptionsSchema = z.strictObject({
+  type: JobTypeName.optional().meta({ description: "Only this type's jobs: its own objects, then each scope holding some. Without it, every job of every object holding some." }),
+  include: z.array(z.enum(SUBSCRIPTION_PARTS)).max(SUBSCRIPTION_PARTS.length).refine((parts) => new Set(parts).size === parts.length, "names a part twice").optional(),
+  ttlMs: z.number().int().min(1000).max(SUBSCRIPTION_TTL_MAX_MS).default(SUBSCRIPTION_TTL_DEFAULT_MS),
+  limit: z.number().int().min(1).max(100).default(100).meta({ description: "Objects per page." }),
+  since: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: "Jobs that ended at or after this time (epoch ms) come in each subscription's first message (`ended`): an object found late is caught up on." }),
+  cursor: z.string().max(4096).optional().meta({ description: "A previous page's nextCursor." }),
+});
+export type CreateHomeSubscriptions = z.infer<typeof CreateHomeSubscriptionsSchema>;
+
+export const HomeSubscriptionsSchema = z.object({
+  items: z.array(z.object({ home: z.string().meta({ description: "The object (its name)." }), url: z.string(), path: z.string() })),
+  expiresAt: z.number(),
+  include: z.array(z.enum(SUBSCRIPTION_PARTS)),
+  nextCursor: z.string().nullable().meta({ description: "More objects: pass it back as `cursor`; null when done." }),
+});
+export type HomeSubscriptionsAnswer = z.infer<typeof HomeSubscriptionsSchema>;
 
 export const SubscriptionSchema = z.object({
   url: z.string().meta({
