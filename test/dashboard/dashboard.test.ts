@@ -565,6 +565,21 @@ describe("dashboard pages", () => {
     await api("DELETE", `/v1/schedules/${plain}`);
   });
 
+  it("the cost panel shows rows per job by object kind, new objects' setup apart from the jobs' work and the fixed work, and each type's jobs", async () => {
+    const { cookie } = await signIn();
+    // A new tenant's object: its migrations are setup; its summary brings them to the catalog.
+    const type = uniqueType("cost-panel");
+    const scope = uniqueScope("cost-panel");
+    await enqueue({ type, scope });
+    await flushJobs();
+    const html = await (await page("GET", "/dashboard", { cookie })).text();
+    expect(html).toContain("Cost, last hour");
+    for (const part of ["jobs", "fixed", "setup"]) expect(html).toMatch(new RegExp(`data-cost-part="${part}">[\\d.–]+ `));
+    const setupOf = (kind: string) => Number(new RegExp(`<tr data-cost-object="${kind}">[\\s\\S]*?<td class="num">[\\d,]+</td><td class="num">([\\d,]+)</td>`).exec(html)?.[1]?.replaceAll(",", ""));
+    expect(setupOf("scope")).toBeGreaterThan(0);
+    expect(html).toContain(`<tr data-cost-type="${type}">`);
+  });
+
   it("pauses and resumes an API schedule; a config schedule is refused", async () => {
     const { cookie, csrf } = await signIn();
     const name = `dash-${crypto.randomUUID().slice(0, 8)}`;

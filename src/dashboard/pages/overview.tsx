@@ -69,50 +69,100 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
   );
 }
 
+/** The object kinds whose rows grow with jobs; the rest (the catalog, the schedules, parked claims) are the queue's fixed work. */
+const PER_JOB_KINDS = new Set(["scope", "pool"]);
+
 /**
- * CostCard: what the last hour's jobs cost in what Cloudflare bills (docs/design.md "What a job costs"): rows
- * written per job created in the hour, across every object kind, and each kind's share.
+ * CostCard: what the last hour cost in what Cloudflare bills (docs/design.md "What a job costs"; docs/operating.md
+ * "What the meters count"): rows written per job created in the hour, per object kind — new objects' setup (their
+ * migrations) apart, the kinds that work per job apart from the fixed ones — and the jobs of each type behind it.
+ * Rows are counted per object, not per type: a type's share is its jobs'.
  */
 function CostCard(props: { metrics: Metrics }) {
-  const jobs = props.metrics.minutes.reduce((n, m) => n + m.enqueued, 0);
-  const byKind = new Map<string, { written: number; requests: number }>();
+  const byType = new Map<string, { enqueued: number; completed: number; failed: number }>();
+  for (const m of props.metrics.minutes) {
+    const t = byType.get(m.type) ?? { enqueued: 0, completed: 0, failed: 0 };
+    t.enqueued += m.enqueued;
+    t.completed += m.completed;
+    t.failed += m.failed;
+    byType.set(m.type, t);
+  }
+  const jobs = [...byType.values()].reduce((n, t) => n + t.enqueued, 0);
+  const byKind = new Map<string, { written: number; setup: number; requests: number }>();
   for (const u of props.metrics.objectMinutes) {
-    const k = byKind.get(u.object) ?? { written: 0, requests: 0 };
+    const k = byKind.get(u.object) ?? { written: 0, setup: 0, requests: 0 };
     k.written += u.rowsWritten;
+    k.setup += u.setupRowsWritten ?? 0;
     k.requests += u.requests;
     byKind.set(u.object, k);
   }
-  const written = [...byKind.values()].reduce((n, k) => n + k.written, 0);
+  const sum = (f: (k: { written: number; setup: number; requests: number }, kind: string) => number) => [...byKind].reduce((n, [kind, k]) => n + f(k, kind), 0);
+  const written = sum((k) => k.written);
+  const setup = sum((k) => k.setup);
+  const perJob = sum((k, kind) => (PER_JOB_KINDS.has(kind) ? k.written - k.setup : 0));
+  const fixed = written - setup - perJob;
   const per = (n: number) => (jobs === 0 ? "–" : (n / jobs).toFixed(1));
   return (
     <>
       <h2>Cost, last hour</h2>
       <p>
-        <strong data-rows-per-job>{per(written)}</strong> rows written per job ({written.toLocaleString("en")} rows, {jobs.toLocaleString("en")} jobs created)
+        <strong data-rows-per-job>{per(written)}</strong> rows written per job ({written.toLocaleString("en")} rows, {jobs.toLocaleString("en")} jobs created):{" "}
+        <span data-cost-part="jobs">{per(perJob)} the jobs' own work</span>, <span data-cost-part="fixed">{per(fixed)} fixed work</span> (the catalog, schedules, parked claims) and{" "}
+        <span data-cost-part="setup">{per(setup)} new objects' setup</span> ({setup.toLocaleString("en")} rows of migrations: a new tenant's object sets up once).
       </p>
       <table>
         <thead>
           <tr>
             <th>Object</th>
             <th class="num">Rows written</th>
+            <th class="num">of which setup</th>
             <th class="num">per job</th>
             <th class="num">Requests</th>
           </tr>
         </thead>
         <tbody>
           {[...byKind].map(([kind, k]) => (
-            <tr>
-              <td>{kind}</td>
+            <tr data-cost-object={kind}>
+              <td>
+                {kind} <span class="muted small">{PER_JOB_KINDS.has(kind) ? "per job" : "fixed"}</span>
+              </td>
               <td class="num">{k.written.toLocaleString("en")}</td>
-              <td class="num">{per(k.written)}</td>
+              <td class="num">{k.setup.toLocaleString("en")}</td>
+              <td class="num">{per(k.written - k.setup)}</td>
               <td class="num">{k.requests.toLocaleString("en")}</td>
             </tr>
           ))}
         </tbody>
       </table>
+      <table>
+        <thead>
+          <tr>
+            <th>Type</th>
+            <th class="num">Created</th>
+            <th class="num">Completed</th>
+            <th class="num">Failed</th>
+            <th class="num">share of jobs</th>
+          </tr>
+        </thead>
+        <tbody>
+          {[...byType]
+            .sort((a, b) => b[1].enqueued - a[1].enqueued)
+            .map(([type, t]) => (
+              <tr data-cost-type={type}>
+                <td>{type}</td>
+                <td class="num">{t.enqueued.toLocaleString("en")}</td>
+                <td class="num">{t.completed.toLocaleString("en")}</td>
+                <td class="num">{t.failed.toLocaleString("en")}</td>
+                <td class="num">{jobs === 0 ? "–" : `${Math.round((100 * t.enqueued) / jobs)}%`}</td>
+              </tr>
+            ))}
+        </tbody>
+      </table>
       <p class="muted small">
-        Counted by each object's meter from its statements' own cursors; Prometheus: <code>edgequeue_storage_rows_written_total</code>. A job's
-        deletion after retention falls in a later hour than its creation.
+        Counted by each object's meter from its statements' own cursors; Prometheus: <code>edgequeue_storage_rows_written_total</code>,{" "}
+        <code>edgequeue_storage_setup_rows_written_total</code>. Rows are counted per object, not per type: several types share an object. At
+        low volume the fixed work and setup are most of the bill (README "What it costs"). A job's deletion after retention falls in a later hour
+        than its creation.
       </p>
     </>
   );
