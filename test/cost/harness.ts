@@ -66,6 +66,17 @@ export interface Stopped {
   pools?: readonly string[];
   /** The workload starts these homes' objects itself (a new tenant's setup is what it counts). */
   cold?: boolean;
+  /** The stopped clock, when the workload set others' clocks to it before (stoppedClock()). */
+  clock?: ManualClock;
+}
+
+/**
+ * stoppedClock: a minute's first second, an hour ahead: no real alarm fires for it, the coordinator's timestamps are
+ * due by it, per-minute rows (counters, usage) start a minute as they would at any moment, and a workload's few
+ * simulated minutes never cross a time they should not.
+ */
+export function stoppedClock(): ManualClock {
+  return new ManualClock(Math.floor((Date.now() + 3600_000) / 60_000) * 60_000 + 1_000);
 }
 
 /** stop: these objects' clocks, and every catalog shard's, stopped at `clock`'s time (it moves only when told). */
@@ -157,9 +168,7 @@ function minus(a: Record<ObjectKind, Usage>, b: Record<ObjectKind, Usage>): Reco
  * wait for every job to end, sweep them through retention, and answer the cost per unit.
  */
 export async function measure(units: number, work: (clock: ManualClock) => Promise<string[]>, stopped: Stopped = {}): Promise<Cost> {
-  // A minute's first second, an hour ahead: per-minute rows (counters, usage) start a minute as they would at any
-  // moment, and a workload's few simulated seconds never cross into the next.
-  const clock = new ManualClock(Math.floor((Date.now() + 3600_000) / 60_000) * 60_000 + 1_000);
+  const clock = stopped.clock ?? stoppedClock();
   await stop(clock, stopped);
   await flushCatalogs();
   const before = isolateUsage();
