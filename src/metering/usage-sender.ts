@@ -29,7 +29,10 @@ export function sendUsageWhenIdle(meter: Meter, send: (report: UsageReport) => P
   let sending = false;
   let later: ReturnType<typeof setTimeout> | null = null;
   const sendNow = () => {
+    if (later !== null) clearTimeout(later);
     later = null;
+    // A clock set back (tests move objects' clocks) starts the window again rather than closing it for that long.
+    if (now() < lastSent) lastSent = -Infinity;
     // The window is the object's clock's: a timer that fires early by it leaves the send to the next idle moment.
     if (sending || now() < lastSent + USAGE_SEND_EVERY_MS) return;
     const report = meter.report();
@@ -46,6 +49,7 @@ export function sendUsageWhenIdle(meter: Meter, send: (report: UsageReport) => P
     );
   };
   meter.onIdle = () => {
+    if (now() < lastSent) lastSent = -Infinity;
     const wait = lastSent + USAGE_SEND_EVERY_MS - now();
     if (wait <= 0) sendNow();
     else later ??= setTimeout(sendNow, wait);
