@@ -65,6 +65,8 @@ export class CatalogDO extends DurableObject<Env> {
   private readonly alarmArm: AlarmArm;
   /** The requests of this instance's own usage its alarm last wrote: more since means a request other than that alarm. */
   private requestsTaken = 0;
+  /** That alarm is set (by this instance): later requests leave it where it is. */
+  private usageArmed = false;
   private droppedAt = -Infinity;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -74,9 +76,12 @@ export class CatalogDO extends DurableObject<Env> {
     this.config = loadConfig(env);
     const meter = this.meter;
     void ctx.blockConcurrencyWhile(() => meter.setup(() => migrateStorage(ctx.storage, migrations, "catalog")));
-    // After each request but its own usage's alarm, that alarm is armed (its own writes wait for the next one).
+    // The first request after the last usage alarm (other than that alarm) arms the next, 5 s on; requests meanwhile
+    // leave it where it is — no alarm write per request — and the alarm's own writes wait for the one after.
     meter.onIdle = () => {
-      if (meter.total.requests > this.requestsTaken) void this.alarmArm.set(this.clock.now() + CATALOG_USAGE_AFTER_MS).catch(() => undefined);
+      if (this.usageArmed || meter.total.requests <= this.requestsTaken) return;
+      this.usageArmed = true;
+      void this.alarmArm.set(this.clock.now() + CATALOG_USAGE_AFTER_MS).catch(() => (this.usageArmed = false));
     };
   }
 
@@ -111,6 +116,7 @@ export class CatalogDO extends DurableObject<Env> {
   /** alarm: write this shard's own usage (usage-store.ts); now and then, drop stale senders and usage minutes. */
   override async alarm(): Promise<void> {
     this.alarmArm.consumed();
+    this.usageArmed = false;
     const now = this.clock.now();
     const own = this.meter.report();
     this.requestsTaken = own.total.requests;

@@ -31,8 +31,6 @@ export function sendUsageWhenIdle(meter: Meter, send: (report: UsageReport) => P
   const sendNow = () => {
     if (later !== null) clearTimeout(later);
     later = null;
-    // A clock set back (tests move objects' clocks) starts the window again rather than closing it for that long.
-    if (now() < lastSent) lastSent = -Infinity;
     // The window is the object's clock's: a timer that fires early by it leaves the send to the next idle moment.
     if (sending || now() < lastSent + USAGE_SEND_EVERY_MS) return;
     const report = meter.report();
@@ -49,7 +47,6 @@ export function sendUsageWhenIdle(meter: Meter, send: (report: UsageReport) => P
     );
   };
   meter.onIdle = () => {
-    if (now() < lastSent) lastSent = -Infinity;
     const wait = lastSent + USAGE_SEND_EVERY_MS - now();
     if (wait <= 0) sendNow();
     else later ??= setTimeout(sendNow, wait);

@@ -75,8 +75,8 @@ export interface Stopped {
  * due by it, per-minute rows (counters, usage) start a minute as they would at any moment, and a workload's few
  * simulated minutes never cross a time they should not.
  */
-export function stoppedClock(): ManualClock {
-  return new ManualClock(Math.floor((Date.now() + 3600_000) / 60_000) * 60_000 + 1_000);
+export function stoppedClock(aheadMs = 3600_000): ManualClock {
+  return new ManualClock(Math.floor((Date.now() + aheadMs) / 60_000) * 60_000 + 1_000);
 }
 
 /** stop: these objects' clocks, and every catalog shard's, stopped at `clock`'s time (it moves only when told). */
