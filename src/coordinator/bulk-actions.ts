@@ -10,7 +10,7 @@
  * @module
  */
 import { QueueError } from "../errors";
-import { scopeHome, typeHome } from "../job/home";
+import { scopeHome } from "../job/home";
 import { BULK_LIMIT_DEFAULT, type BulkCancelRequest, type BulkResult, type BulkRetryRequest, type JobFilter } from "../job/schemas";
 import type { JobState } from "../job/states";
 import { BULK_ACTS_ON, type BulkAction } from "../job/transitions";
@@ -69,7 +69,7 @@ export class BulkActions {
       return answer(await act(home, false));
     }
     // The type's own homes first, read directly; then the catalog's, after them in name order.
-    const direct = (f.type ?? []).flatMap((t) => Array.from({ length: this.q.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name));
+    const direct = (f.type ?? []).flatMap((t) => this.q.typeHomes(t));
     const inCatalog = cursor.c === 1 || (cursor.h !== "" && !direct.includes(cursor.h));
     if (!inCatalog) {
       const from = cursor.h === "" ? 0 : direct.indexOf(cursor.h);

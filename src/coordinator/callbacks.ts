@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { scopeHome, typeHome } from "../job/home";
+import { scopeHome } from "../job/home";
 import type { DeadCallbacks, DeadCallbacksQuery } from "../job/schemas/callbacks";
 import { TERMINAL_STATES } from "../job/states";
 import { decodeCursor, encodeCursor, invalidCursor } from "./cursor";
@@ -21,7 +21,7 @@ export class Callbacks {
       return { items: await this.q.scope(scopeHome({ type: query.scopeType, id: query.scopeId }).name).deadCallbacks(query.limit), nextCursor: null };
     }
     const cursor = query.cursor ? decodeCursor(query.cursor) : { h: "", s: -1 };
-    const direct = query.type === undefined ? [] : Array.from({ length: this.q.config.typeSettings(query.type).shards }, (_, k) => typeHome(query.type!, k).name);
+    const direct = query.type === undefined ? [] : this.q.typeHomes(query.type);
     const inCatalog = cursor.c === 1 || (cursor.h !== "" && !direct.includes(cursor.h));
     if (cursor.h !== "" && !inCatalog && !direct.includes(cursor.h)) throw invalidCursor();
     const homes = inCatalog ? [] : direct.slice(cursor.h === "" ? 0 : direct.indexOf(cursor.h) + 1);

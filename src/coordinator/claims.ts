@@ -8,7 +8,7 @@
 import { requireDeclared } from "../config/known-types";
 import { guarded } from "../pool/permit-plan";
 import { QueueError } from "../errors";
-import { homeFor, typeHome } from "../job/home";
+import { homeFor } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { ClaimKeyRequest, ClaimOrEnqueueRequest, ClaimOrEnqueueResult, ClaimRequest, CompleteManyResult, LeasedJob } from "../job/schemas";
 import { prepareJob } from "../scope/api";
@@ -101,9 +101,7 @@ export class Claims {
     // Without types, pushed types' objects are never asked: their jobs belong to the handler.
     const pushTypes = config.pushTypes;
     const picked = await this.q.catalog().pickHomes(types, types ? [] : [...pushTypes], req.limit, CLAIM_SPARE_HOMES);
-    const direct = (types ?? Object.keys(config.types).filter((t) => !pushTypes.includes(t))).flatMap((t) =>
-      Array.from({ length: config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name),
-    );
+    const direct = (types ?? Object.keys(config.types).filter((t) => !pushTypes.includes(t))).flatMap((t) => this.q.typeHomes(t));
     const candidates = [...new Set([...picked, ...direct])];
     const jobs: LeasedJob[] = [];
     const failures: { home: string; error: string }[] = [];

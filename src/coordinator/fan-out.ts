@@ -8,7 +8,7 @@
  * @module
  */
 import { requireDeclared } from "../config/known-types";
-import { homeFor, scopeHome, typeHome } from "../job/home";
+import { homeFor, scopeHome } from "../job/home";
 import type { CancelKeysRequest, Job, ListQuery, ListResult, PruneRequest, RetryFailedRequest } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
 import type { FailedCursor } from "../scope/api";
@@ -50,7 +50,7 @@ export class FanOut {
     // A listing by type reads the type's own homes (its unscoped jobs, one per shard) first and directly, so a job
     // just enqueued there is listed at once; only the scopes holding jobs of the type come from the catalog, about
     // a second behind (docs/http-api.md "Listing jobs"). A cursor past the direct homes says so (`c: 1`).
-    const direct = (q.type ?? []).flatMap((t) => Array.from({ length: this.q.config.typeSettings(t).shards }, (_, k) => typeHome(t, k).name));
+    const direct = (q.type ?? []).flatMap((t) => this.q.typeHomes(t));
     const inCatalog = cursor.c === 1 || (cursor.h !== "" && !direct.includes(cursor.h));
     /** take: one home's page into `items`; the cursor to answer with when the page is full, else null. */
     const take = async (home: string, fromCatalog: boolean): Promise<string | null> => {
@@ -147,7 +147,7 @@ export class FanOut {
       })();
     }
     const types = req.type === undefined ? undefined : [req.type];
-    const direct = req.type === undefined ? [] : Array.from({ length: this.q.config.typeSettings(req.type).shards }, (_, k) => typeHome(req.type!, k).name);
+    const direct = req.type === undefined ? [] : this.q.typeHomes(req.type);
     return directThenCatalog(direct, (after, first) => this.q.catalog().listHomes({ types, states: ["failed"] }, after, first && from !== "", PRUNE_PAGE), PRUNE_PAGE, from);
   }
 

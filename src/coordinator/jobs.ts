@@ -8,7 +8,7 @@
  */
 import { requireDeclared } from "../config/known-types";
 import { QueueError } from "../errors";
-import { jobIdFor, scopeHome, typeHome } from "../job/home";
+import { jobIdFor, scopeHome } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { JobLogLine } from "../job/log-lines";
 import type { Children, EnqueueBatchItem, EnqueueRequest, EnqueueResult, Job, JobWhereQuery, Scope, StepView, Timeline } from "../job/schemas";
@@ -127,7 +127,7 @@ export class Jobs {
   private wherever(id: string, where: JobWhereQuery): { home: string; full: string }[] {
     const at = (home: string) => ({ home, full: id.startsWith(`${jobIdFor(home, "")}`) ? id : jobIdFor(home, id) });
     if (where.scopeType !== undefined && where.scopeId !== undefined) return [at(scopeHome({ type: where.scopeType, id: where.scopeId }).name)];
-    if (where.type !== undefined) return Array.from({ length: this.q.config.typeSettings(where.type).shards }, (_, k) => at(typeHome(where.type!, k).name));
+    if (where.type !== undefined) return this.q.typeHomes(where.type).map(at);
     return [{ home: this.q.homeOf(id), full: id }];
   }
 

@@ -7,7 +7,7 @@
 import { Catalogs } from "../catalog/shards";
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
-import { homeOfJobId } from "../job/home";
+import { homeOfJobId, typeHome } from "../job/home";
 import { scopeRpc, type ScopeRpc } from "../scope/api";
 import { notFound } from "./refusals";
 import { QueueError } from "../errors";
@@ -25,6 +25,11 @@ export class QueueContext {
 
   catalog(): Catalogs {
     return new Catalogs(this.env.CATALOG, this.config.catalogShards);
+  }
+
+  /** typeHomes: the objects of a type's unscoped jobs, one per shard — read directly where the catalog may lag. */
+  typeHomes(type: string): string[] {
+    return Array.from({ length: this.config.typeSettings(type).shards }, (_, k) => typeHome(type, k).name);
   }
 
   /** homeOf routes a job id; an id that cannot name one of our objects is simply not found (and wakes no object). */

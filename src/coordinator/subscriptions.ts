@@ -7,11 +7,11 @@
  * @module
  */
 import { QueueError } from "../errors";
-import { homeFor, scopeHome, typeHome } from "../job/home";
+import { homeFor, scopeHome } from "../job/home";
 import type { CreateHomeSubscriptions, CreateSubscription, HomeSubscriptionsAnswer, SubscriptionAnswer } from "../job/schemas/subscriptions";
 import { packJson, readCursor } from "./cursor";
 import { directThenCatalog } from "./homes";
-import { signSubscription, verifySubscription, type Follows } from "../job/subscription";
+import { signSubscription, verifySubscription, type Follows, type Subscription } from "../job/subscription";
 import { SUBSCRIPTION_PARTS_DEFAULT, SUBSCRIPTION_PATH } from "../job/schemas/subscriptions";
 import type { QueueContext } from "./queue-context";
 
@@ -26,14 +26,19 @@ export class Subscriptions {
   ) {}
 
   async mint(req: CreateSubscription, now: number): Promise<SubscriptionAnswer> {
-    const queueToken = this.q.env.QUEUE_TOKEN;
-    if (!queueToken) throw new QueueError("misconfigured", "a subscription URL is signed with the queue's QUEUE_TOKEN, and none is set (wrangler secret put QUEUE_TOKEN)");
     const { home, follows } = this.target(req);
     const expiresAt = now + req.ttlMs;
     const inc = [...(req.include ?? SUBSCRIPTION_PARTS_DEFAULT)];
-    const path = `${SUBSCRIPTION_PATH}/${await signSubscription(queueToken, { ...follows, home, exp: expiresAt, inc })}`;
+    return { ...(await this.signed({ ...follows, home, exp: expiresAt, inc })), expiresAt, include: inc };
+  }
+
+  /** signed: a subscription's URL and path, on the queue's publicUrl when configured, else the request's origin. */
+  private async signed(sub: Subscription): Promise<{ url: string; path: string }> {
+    const queueToken = this.q.env.QUEUE_TOKEN;
+    if (!queueToken) throw new QueueError("misconfigured", "a subscription URL is signed with the queue's QUEUE_TOKEN, and none is set (wrangler secret put QUEUE_TOKEN)");
+    const path = `${SUBSCRIPTION_PATH}/${await signSubscription(queueToken, sub)}`;
     const base = this.q.config.publicUrl ?? this.origin;
-    return { url: base === null ? path : `${base}${path}`, path, expiresAt, include: inc };
+    return { url: base === null ? path : `${base}${path}`, path };
   }
 
   private target(req: CreateSubscription): { home: string; follows: Follows } {
@@ -52,10 +57,8 @@ export class Subscriptions {
    * every job). Minting asks no scope object.
    */
   async mintHomes(req: CreateHomeSubscriptions, now: number): Promise<HomeSubscriptionsAnswer> {
-    const queueToken = this.q.env.QUEUE_TOKEN;
-    if (!queueToken) throw new QueueError("misconfigured", "a subscription URL is signed with the queue's QUEUE_TOKEN, and none is set (wrangler secret put QUEUE_TOKEN)");
     const types = req.type === undefined ? undefined : [req.type];
-    const direct = req.type === undefined ? [] : Array.from({ length: this.q.config.typeSettings(req.type).shards }, (_, k) => typeHome(req.type!, k).name);
+    const direct = req.type === undefined ? [] : this.q.typeHomes(req.type);
     const from = req.cursor === undefined ? "" : readCursor(req.cursor, ({ h }) => (typeof h === "string" ? h : null));
     const homes: string[] = [];
     let more = false;
@@ -69,13 +72,8 @@ export class Subscriptions {
     const exp = now + req.ttlMs;
     const inc = [...(req.include ?? SUBSCRIPTION_PARTS_DEFAULT)];
     const follows: Follows = req.type === undefined ? { kind: "scope" } : { kind: "type", type: req.type };
-    const base = this.q.config.publicUrl ?? this.origin;
-    const items = await Promise.all(
-      homes.map(async (home) => {
-        const path = `${SUBSCRIPTION_PATH}/${await signSubscription(queueToken, { ...follows, home, exp, inc, ...(req.since === undefined ? {} : { since: req.since }) })}`;
-        return { home, url: base === null ? path : `${base}${path}`, path };
-      }),
-    );
+    const since = req.since === undefined ? {} : { since: req.since };
+    const items = await Promise.all(homes.map(async (home) => ({ home, ...(await this.signed({ ...follows, home, exp, inc, ...since })) })));
     return { items, expiresAt: exp, include: inc, nextCursor: more ? packJson({ h: homes.at(-1)! }) : null };
   }
 

@@ -91,20 +91,27 @@ function v6Refused(w: number[]): boolean {
   return (top & 0xe000) !== 0x2000; // only global unicast (2000::/3) is public
 }
 
+/** The form a callback URL must have: http(s), then an authority — the parser would read `http:///x` as host `x`. */
+export const CALLBACK_URL_FORM = "must be an http(s) URL with a host: http(s)://host/path";
+
+/** hasHttpHost: `raw` is an http(s) URL whose authority follows the scheme, and parses. */
+export function hasHttpHost(raw: string): boolean {
+  if (!/^https?:\/\/[^/?#\\\s]/i.test(raw)) return false;
+  try {
+    return new URL(raw) !== null;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * callbackUrlProblem: why the queue refuses to call `raw`, or null when it may. `allowHosts`: hosts
  * (`name`, `name:port`, an IP literal, `[v6]:port`) let through though private (config `callbacks.allowHosts`).
  */
 export function callbackUrlProblem(raw: string, allowHosts: readonly string[]): string | null {
   if (raw.length > CALLBACK_URL_MAX) return `is ${raw.length} characters; at most ${CALLBACK_URL_MAX}`;
-  // The authority must follow the scheme: the parser would read `http:///x` as host `x`.
-  if (!/^https?:\/\/[^/?#\\\s]/i.test(raw)) return "must be an http(s) URL with a host: http(s)://host/path";
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return "is not a URL";
-  }
+  if (!hasHttpHost(raw)) return CALLBACK_URL_FORM;
+  const url = new URL(raw);
   if (url.username !== "" || url.password !== "") return "must not carry credentials (user:password@): the callback is signed instead";
   const host = url.hostname.toLowerCase();
   const allowed = new Set(allowHosts.map((h) => h.toLowerCase()));

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { CALLBACK_URL_MAX } from "../callback-url";
+import { CALLBACK_URL_FORM, CALLBACK_URL_MAX, hasHttpHost } from "../callback-url";
 import { LIMIT_KEY_MAX } from "../limit-key";
 import { TERMINAL_STATES } from "../states";
 import { MaxAttemptsSchema } from "../max-attempts";
@@ -33,19 +33,11 @@ export const TraceContextSchema = z.strictObject({
  * Where a job's end is POSTed (docs/http-api.md "Completion callbacks"). The schema holds the URL's form; where it may
  * point is the config's business (job/callback-url.ts, checked by the coordinator before anything is written).
  */
-function parses(u: string): boolean {
-  try {
-    return new URL(u) !== null;
-  } catch {
-    return false;
-  }
-}
-
 export const CallbackSchema = z.strictObject({
   url: z
     .string()
     .max(CALLBACK_URL_MAX)
-    .refine((u) => /^https?:\/\/[^/?#\\\s]/i.test(u) && parses(u), "must be an http(s) URL with a host: http(s)://host/path")
+    .refine(hasHttpHost, CALLBACK_URL_FORM)
     .meta({ description: "A public http(s) URL, no credentials; loopback, private and link-local hosts are refused unless the config's callbacks.allowHosts names them (docs/http-api.md \"Where a callback may go\")." }),
   on: z
     .array(TerminalStateSchema)

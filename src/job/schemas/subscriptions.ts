@@ -20,6 +20,10 @@ export const SUBSCRIPTION_PARTS = ["progress", "steps", "logs", "result", "paylo
 export type SubscriptionPart = (typeof SUBSCRIPTION_PARTS)[number];
 /** Without `include`: no payload, no log lines (a page on another origin shows how a job goes, not what it was given). */
 export const SUBSCRIPTION_PARTS_DEFAULT: readonly SubscriptionPart[] = ["progress", "steps", "result"];
+const IncludeSchema = z
+  .array(z.enum(SUBSCRIPTION_PARTS))
+  .max(SUBSCRIPTION_PARTS.length)
+  .refine((parts) => new Set(parts).size === parts.length, "names a part twice");
 
 export const CreateSubscriptionSchema = z
   .strictObject({
@@ -29,11 +33,7 @@ export const CreateSubscriptionSchema = z
     }),
     dedupeKey: boundedName(512).optional(),
     scope: ScopeSchema.optional().meta({ description: "Alone: follow every job of the scope. With type and dedupeKey: the key's jobs in that scope." }),
-    include: z
-      .array(z.enum(SUBSCRIPTION_PARTS))
-      .max(SUBSCRIPTION_PARTS.length)
-      .refine((parts) => new Set(parts).size === parts.length, "names a part twice")
-      .optional()
+    include: IncludeSchema.optional()
       .meta({
         description:
           "What it carries besides each job's state (its view without payload, result and progress): `progress` (the view's progress and `progress` messages), `steps` (`step` messages), `logs` (`log` messages), `result` (the view's result and `result` messages), `payload` (the view's payload). Default: progress, steps and result — never the payload or log lines unless asked.",
@@ -62,7 +62,7 @@ export type CreateSubscription = z.infer<typeof CreateSubscriptionSchema>;
 /** Live subscriptions of every object holding jobs (of a type): `POST /v1/subscriptions/homes` (client/queue-events.ts). */
 export const CreateHomeSubscriptionsSchema = z.strictObject({
   type: JobTypeName.optional().meta({ description: "Only this type's jobs: its own objects, then each scope holding some. Without it, every job of every object holding some." }),
-  include: z.array(z.enum(SUBSCRIPTION_PARTS)).max(SUBSCRIPTION_PARTS.length).refine((parts) => new Set(parts).size === parts.length, "names a part twice").optional(),
+  include: IncludeSchema.optional().meta({ description: "What each URL carries besides states, as in POST /v1/subscriptions." }),
   ttlMs: z.number().int().min(1000).max(SUBSCRIPTION_TTL_MAX_MS).default(SUBSCRIPTION_TTL_DEFAULT_MS),
   limit: z.number().int().min(1).max(100).default(100).meta({ description: "Objects per page." }),
   since: z
