@@ -49,7 +49,7 @@ beforeAll(() => {
   // `npm pack` at the root: prepack builds dist/, `files` picks what ships.
   const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], { cwd: ROOT })) as { filename: string }[];
   tarball = path.join(work, packed[0]!.filename);
-  // README "Start": `npx ./edgequeue-<version>.tgz init my-queue`, a relative path (npx runs an absolute one as a
+  // README "Start": `npx --yes ./edgequeue-<version>.tgz init my-queue`, a relative path (npx runs an absolute one as a
   // command). Through this run's own folder name: npx keys its cache by the spec as written, and another run of
   // this file at the same time must not share the install.
   const spec = `../${path.basename(work)}/${path.basename(tarball)}`;
