@@ -12,7 +12,7 @@ import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
 import type { JobState, TerminalState } from "../job/states";
 import { migrateStorage } from "../tables/migrate";
-import type { HomeSummary } from "../scope/summary";
+import type { HomeSummary } from "../scope/report/summary";
 import type { Stats, StatsResult } from "../job/schemas";
 import { MINUTE_MS, minuteOf, type Counters, type MinuteCounters } from "../metrics/counters";
 import { type HomeFilter, applyReport, busiestHomes, busyType, listHomes, listHomesWithTerminal, pickHomesForClaim, ServedHomes, stats, statsByType } from "./catalog-store";
@@ -129,7 +129,7 @@ export class CatalogDO extends DurableObject<Env> {
     });
   }
 
-  /** pauseSync: a home whose promise lapsed asks before it dispatches (scope/pause-gate.ts). */
+  /** pauseSync: a home whose promise lapsed asks before it dispatches (scope/jobs/pause-gate.ts). */
   async pauseSync(home: string): Promise<PauseSync> {
     const now = this.clock.now();
     return this.ctx.storage.transactionSync(() => promise(this.sql, home, this.shardName, now));

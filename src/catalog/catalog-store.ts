@@ -7,7 +7,7 @@
  */
 import type { Stats } from "../job/schemas";
 import type { JobState, TerminalState } from "../job/states";
-import type { HomeSummary, TypeSummary } from "../scope/summary";
+import type { HomeSummary, TypeSummary } from "../scope/report/summary";
 import { applyMetrics } from "./metrics-store";
 
 const HOME_REPORTED_AT = "SELECT reported_at FROM home WHERE name = ?";

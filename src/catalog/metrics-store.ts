@@ -10,7 +10,7 @@ import { COUNTERS, MINUTE_MS, type Counters, type MinuteCounters } from "../metr
 
 /**
  * Per-minute rows older than this are dropped; totals keep counting. Longer
- * than a scope object ever re-reports a minute (scope/minute-counters.ts METRIC_REPORT_MAX_MS),
+ * than a scope object ever re-reports a minute (scope/report/minute-counters.ts METRIC_REPORT_MAX_MS),
  * so a dropped row is never taken again and counted twice.
  */
 export const METRIC_RETENTION_MS = 24 * 60 * MINUTE_MS;

@@ -22,7 +22,7 @@ import { shardOf } from "../job/home";
 import type { JobState, TerminalState } from "../job/states";
 import type { Counters, MinuteCounters } from "../metrics/counters";
 import { COUNTERS } from "../metrics/counters";
-import type { HomeSummary } from "../scope/summary";
+import type { HomeSummary } from "../scope/report/summary";
 import type { CatalogDO, Overview, RankedHome } from "./catalog-do";
 import type { PauseSync } from "./pause-store";
 import type { HomeFilter } from "./catalog-store";
@@ -37,7 +37,7 @@ export const CATALOG_WRITES_PER_SEC_BOUND = 800;
 /**
  * catalogShardsFor: the shards `busyHomes` homes need, each reporting as often
  * as its reporter allows (once per `reportIntervalMs`: REPORT_MIN_INTERVAL_MS,
- * scope/catalog-report.ts), so that even the fullest shard stays under the
+ * scope/report/catalog-report.ts), so that even the fullest shard stays under the
  * bound: the mean is kept at 80% of it, room for how unevenly a hash spreads
  * them. The interval is the reporter's, so it is passed in: the scope objects
  * import the catalog, and the catalog must not import them back

@@ -26,7 +26,7 @@ export interface Subscription {
   close(): void;
 }
 
-/** A keep-alive the queue's runtime answers without waking its object (scope/watchers.ts), within idle proxies' limits. */
+/** A keep-alive the queue's runtime answers without waking its object (scope/watching/watchers.ts), within idle proxies' limits. */
 const PING_EVERY_MS = 30_000;
 
 export function subscribe(url: string, onMessage: (m: SubscriptionMessage) => void, options: SubscribeOptions = {}): Subscription {

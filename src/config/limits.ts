@@ -88,7 +88,7 @@ export function checkLimitKeys(config: LimitsInput, ctx: z.RefinementCtx): void 
   }
 }
 
-/** keyedType: the type is under a keyed limit, so its jobs are claimed key by key (scope/keyed-claim.ts). */
+/** keyedType: the type is under a keyed limit, so its jobs are claimed key by key (scope/jobs/keyed-claim.ts). */
 export function keyedType(config: QueueConfig, type: string): boolean {
   return config.typeSettings(type).limitKey !== null;
 }

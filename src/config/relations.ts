@@ -2,7 +2,7 @@
  * Checks that span several parts of the config: push-only options need a
  * binding, pools name declared members consistently, `waitsFor` has no cycle.
  * Guards (`concurrency`, pools, `notWhileRunning`, `waitsFor`) hold for pushed
- * and pulled types alike (a pull claim takes the permits; scope/pull-permits.ts).
+ * and pulled types alike (a pull claim takes the permits; scope/pull/pull-permits.ts).
  * Problems are zod issues (they fail startup, naming the field); a one-sided
  * `notWhileRunning` is only a warning.
  *

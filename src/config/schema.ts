@@ -254,7 +254,7 @@ export interface QueueConfig {
   waitedOn: readonly string[];
   observer: string | null;
   analytics: string | null;
-  /** Which lifecycle events get a JSON log line (scope/events.ts). */
+  /** Which lifecycle events get a JSON log line (scope/watching/events.ts). */
   logEvents: LogLevel;
   dashboard: { enabled: boolean; lagAlertMs: number };
   /** How many CatalogDO objects share the homes' summaries (catalog/shards.ts). */
@@ -268,7 +268,7 @@ export interface QueueConfig {
   limits: { payloadMaxBytes: number; batchPayloadMaxBytes: number; journalMaxBytes: number; subscribersPerObject: number };
   /** How long a signal that reached a job before its wait is kept (docs/workflows.md). */
   signals: { retainMs: number };
-  /** OpenTelemetry export (scope/tracing.ts): the config's part; the env's OTEL_ vars fill in a missing endpoint. */
+  /** OpenTelemetry export (scope/watching/tracing.ts): the config's part; the env's OTEL_ vars fill in a missing endpoint. */
   otel: { endpoint: string | null; headers: Record<string, string>; traceAll: boolean; serviceName: string };
   /** Completion callbacks: hosts let through though private (job/callback-url.ts). */
   callbacks: { allowHosts: readonly string[] };

@@ -3,7 +3,7 @@
  * decider's, let the decider enqueue its own part and record the outcome in
  * one transaction, then commit or drop every other part (the protocol, and how
  * an object settles a stage whose coordinator died, are in
- * scope/batch-stage.ts; docs/design.md "Batches over several objects").
+ * scope/batches/batch-stage.ts; docs/design.md "Batches over several objects").
  *
  * @module
  */

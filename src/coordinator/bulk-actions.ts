@@ -3,7 +3,7 @@
  * the jobs a filter matches in every home holding some — a scope's own object when the filter names one, else the
  * type's own shards (read directly, as a listing does, so a job enqueued a moment ago is not missed) and then the
  * homes the catalog lists with jobs of the filter's types in the states the action acts on. Each home acts on a
- * page of its matching jobs (scope/bulk.ts); a call looks at `limit` jobs and visits HOMES_PER_CALL homes at most,
+ * page of its matching jobs (scope/jobs/bulk.ts); a call looks at `limit` jobs and visits HOMES_PER_CALL homes at most,
  * and answers a cursor — `{h, s, c?}` as a listing's (coordinator/cursor.ts) — where the next call goes on.
  * No SQL here.
  *

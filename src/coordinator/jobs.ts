@@ -191,7 +191,7 @@ export class Jobs {
   }
 }
 
-/** withPath: a field refused while preparing a batch's job (its limit key: scope/new-job.ts) is named with the job's place in the batch. */
+/** withPath: a field refused while preparing a batch's job (its limit key: scope/jobs/new-job.ts) is named with the job's place in the batch. */
 function withPath<T>(prefix: string, f: () => T): T {
   try {
     return f();

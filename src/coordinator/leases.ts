@@ -114,7 +114,7 @@ export class Leases {
     return out.stored;
   }
 
-  /** progress: a pull worker's ctx.progress, fenced by its lease (scope/progress.ts). */
+  /** progress: a pull worker's ctx.progress, fenced by its lease (scope/watching/progress.ts). */
   async progress(id: string, req: ReportProgressRequest): Promise<number> {
     const out = await this.q.scope(this.q.homeOf(id)).progress(id, req.leaseToken, JSON.stringify(req.progress));
     if (!out.ok) throw refusalError(id, out, "report progress of");

@@ -1,5 +1,5 @@
 /**
- * Refusals: what a scope object answers as data (`{ok: false, code, reason, state}`, scope/outcome.ts)
+ * Refusals: what a scope object answers as data (`{ok: false, code, reason, state}`, scope/jobs/outcome.ts)
  * made the API's QueueError, in one place for every operation on a job (docs/design.md "Errors").
  *
  * @module

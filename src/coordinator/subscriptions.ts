@@ -2,7 +2,7 @@
  * Live subscriptions, the coordinator's side (docs/http-api.md "Live subscriptions"): `mint` signs a URL for one
  * job, a key's jobs or a scope's jobs in the object that holds them (job/subscription.ts); `open` checks a URL's
  * signature and expiry — 401 before any upgrade, and before any object hears of it — and hands the request to
- * that object, which holds the connection (scope/watchers.ts).
+ * that object, which holds the connection (scope/watching/watchers.ts).
  *
  * @module
  */

@@ -13,11 +13,11 @@ import type { AbortNotice, AbortReason, BatchControlApi, JobOutcome, JournalAnsw
 export class BatchControl extends RpcTarget implements BatchControlApi {
   private readonly queued: AbortNotice[] = [];
 
-  /** `onSettle` receives each early outcome the handler reports; `onJournal` writes a durable step (scope/steps.ts). */
+  /** `onSettle` receives each early outcome the handler reports; `onJournal` writes a durable step (scope/workflow/steps.ts). */
   constructor(
     private readonly onSettle: (outcome: unknown) => void,
     private readonly onJournal: (writes: JournalWrite[]) => JournalAnswer[] | Promise<JournalAnswer[]> = (w) => w.map(() => ({ ok: false, code: "lease_lost", message: "no journal here" })),
-    /** Keeps the jobs' progress reports (scope/progress.ts); the values were checked by the SDK and again here. */
+    /** Keeps the jobs' progress reports (scope/watching/progress.ts); the values were checked by the SDK and again here. */
     private readonly onProgress: (items: ProgressReport[]) => Promise<void> = async () => {},
   ) {
     super();

@@ -24,7 +24,7 @@
  * of the lease. A timeout, a cancel or a lost lease aborts the job's signal in
  * the handler through the batch's BatchControl; the late outcome is then
  * ignored. If the object dies, nothing renews; the instance that starts next
- * releases the orphaned attempts at once, uncounted (scope/orphans.ts), and
+ * releases the orphaned attempts at once, uncounted (scope/push/orphans.ts), and
  * the reap pass recovers any lease that still lapses.
  *
  * @module
@@ -58,7 +58,7 @@ export interface Origin {
 }
 
 export interface DispatcherDeps<R> {
-  /** The scope's jobs (scope/dispatch-port.ts). */
+  /** The scope's jobs (scope/push/dispatch-port.ts). */
   jobs: ScopePort<R>;
   config: QueueConfig;
   now(): number;
@@ -70,9 +70,9 @@ export interface DispatcherDeps<R> {
   invocationsPerCall: number;
   /** Jobs leased or settled (what the port returned): emit their events, tell the catalog, re-arm. */
   changed(rows: R[], now: number): Promise<void>;
-  /** Keep progress its calls' jobs reported, each under its lease (scope/progress.ts); absent: not kept. */
+  /** Keep progress its calls' jobs reported, each under its lease (scope/watching/progress.ts); absent: not kept. */
   progress?(items: { id: string; token: string; value: string }[]): Promise<void>;
-  /** Steps of its calls' jobs were journaled: their live subscriptions hear of them (scope/feed.ts); absent: nobody does. */
+  /** Steps of its calls' jobs were journaled: their live subscriptions hear of them (scope/watching/feed.ts); absent: nobody does. */
   journaled?(): void;
   /** Run the reap pass now (an attempt reached its timeout). */
   reapNow(): Promise<void>;
@@ -327,7 +327,7 @@ export class Dispatcher<R> {
     const live = writes.map((w) => ({ write: w, flight: this.held(call, w.id) }));
     const asked = live.filter((x) => x.flight !== undefined).map((x) => ({ write: x.write, token: x.flight!.token }));
     const answers = asked.length > 0 ? await this.deps.jobs.journal(asked, this.deps.now()) : [];
-    // Watchers of these jobs hear of the steps now, not at the call's end (scope/feed.ts).
+    // Watchers of these jobs hear of the steps now, not at the call's end (scope/watching/feed.ts).
     if (asked.length > 0) this.deps.journaled?.();
     let i = 0;
     return live.map((x) => (x.flight ? answers[i++]! : lost));

@@ -28,7 +28,7 @@ export const WaitItemSchema = z.object({
   until: z.number().int().min(0).nullable().optional(),
   held: z.boolean().optional(),
   startedAt: z.number().int().min(0),
-  // Checked by the job's object as an enqueue is (scope/invokes.ts), so its refusal names the field.
+  // Checked by the job's object as an enqueue is (scope/workflow/invokes.ts), so its refusal names the field.
   request: z.unknown().optional(),
   match: z.record(z.string(), z.unknown()).optional(),
 });

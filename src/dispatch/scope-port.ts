@@ -1,6 +1,6 @@
 /**
  * What the dispatcher asks of its scope object's jobs — and all it may ask:
- * it never sees a row or a statement. `scope/dispatch-port.ts` implements it
+ * it never sees a row or a statement. `scope/push/dispatch-port.ts` implements it
  * over the object's SQLite; the dispatcher's tests implement it in memory.
  *
  * `R` is whatever the scope wants back in `changed()` after a claim or a
@@ -29,7 +29,7 @@ export interface ScopePort<R> {
   dueTypes(now: number): string[];
   /** Due jobs of the type, counted up to `max`. */
   countDue(type: string, now: number, max: number): number;
-  /** When the type's gathering for a fuller batch ends (scope/gathering.ts), or null when its jobs may go now. */
+  /** When the type's gathering for a fuller batch ends (scope/pull/gathering.ts), or null when its jobs may go now. */
   gatherUntil(type: string, now: number): number | null;
   /** The type is serialized per scope here: one job, one call at a time. */
   serial(type: string): boolean;

@@ -1,7 +1,7 @@
 /**
  * canonicalJson: JSON text with every object's keys in sorted order, so two values that are equal as JSON — `{a, b}`
  * and `{b, a}` — have one text. Event waits compare a wait's `match` with an event's payload by it
- * (scope/event-waits.ts; the test kit, testing/run-job.ts, the same way).
+ * (scope/workflow/event-waits.ts; the test kit, testing/run-job.ts, the same way).
  *
  * @module
  */

@@ -25,7 +25,7 @@ export function eventOfTags(tags: readonly string[]): EventOfJob | null {
 /** The scope type of topics' registry objects: `scope:edgequeue.topic:<topic>` holds the topic's event waits. */
 export const TOPIC_REGISTRY_SCOPE = "edgequeue.topic";
 
-/** registryHome: the object holding a topic's event waits (scope/event-waits.ts). */
+/** registryHome: the object holding a topic's event waits (scope/workflow/event-waits.ts). */
 export function registryHome(topic: string): string {
   return scopeHome({ type: TOPIC_REGISTRY_SCOPE, id: topic }).name;
 }

@@ -25,7 +25,7 @@ export interface DispatchJob {
   scheduledFor: number | null;
   /** When this attempt was dispatched, by the queue's clock: a journaled sleep due by then is over. */
   dispatchedAt?: number;
-  /** The job's journal of durable steps, when it has one (scope/steps.ts); absent for a job that never journaled. */
+  /** The job's journal of durable steps, when it has one (scope/workflow/steps.ts); absent for a job that never journaled. */
   journal?: Journal;
   /** A topic's delivery job: the event it carries (job/event-tags.ts); absent otherwise. */
   event?: { id: string; topic: string };
@@ -135,7 +135,7 @@ export interface DispatchBatch {
 
 /**
  * The verdict on one job. An uncaught throw in the handler is a `retry`. `logs`: the attempt's `ctx.log`
- * lines, stored with the job when the outcome settles (scope/job-logs.ts).
+ * lines, stored with the job when the outcome settles (scope/watching/job-logs.ts).
  */
 export type HandlerOutcome = (
   | { kind: "completed"; result?: JsonObject | null }
@@ -172,7 +172,7 @@ export interface AbortNotice {
  *   polling loop, and no new Worker invocation per notice.
  * - `journal(writes)`: durable steps' starts or results, written in the jobs'
  *
- *   own SQLite before the step returns (scope/steps.ts).
+ *   own SQLite before the step returns (scope/workflow/steps.ts).
  * - `settle(outcome)`: the SDK reports each job as soon as it finishes, so one
  *   slow job does not hold the others' permits or leave them to run again if
  *   the object dies. The call's return value repeats every outcome; a job

@@ -1,6 +1,6 @@
 /**
  * hash64: 16 hex characters from a string — FNV-1a twice, with two primes — for names that must be short and
- * stable but need not be secret: a WebSocket tag (scope/watch-messages.ts), a span or trace id derived from a job
+ * stable but need not be secret: a WebSocket tag (scope/watching/watch-messages.ts), a span or trace id derived from a job
  * (job/trace.ts). Synchronous, so the handler SDK and the queue derive the same ids without a round trip.
  *
  * @module

@@ -1,6 +1,6 @@
 /**
  * A job's lifecycle event as the observer and the log lines tell it (docs/operating.md): the vocabulary, kept apart
- * from the scope object that makes them (scope/events.ts), so the SDK's types need none of its code.
+ * from the scope object that makes them (scope/watching/events.ts), so the SDK's types need none of its code.
  *
  * @module
  */

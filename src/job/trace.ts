@@ -33,7 +33,7 @@ export function traceIdOf(jobId: string, trace: TraceContext | null): string {
 
 export const enqueueSpanId = (jobId: string) => hash64(`enqueue:${jobId}`);
 export const attemptSpanId = (jobId: string, attempt: number) => hash64(`attempt:${attempt}:${jobId}`);
-/** The span of the sleep or wait an attempt ended in (scope/tracing.ts). */
+/** The span of the sleep or wait an attempt ended in (scope/watching/tracing.ts). */
 export const pauseSpanId = (jobId: string, attempt: number) => hash64(`pause:${attempt}:${jobId}`);
 
 /** attemptTrace: the context a handler's own spans continue (ctx.trace) — its attempt's span as their parent. */

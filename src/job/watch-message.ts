@@ -1,7 +1,7 @@
 /**
  * What a live subscription is sent (docs/http-api.md "Live subscriptions"): one JSON object per message (a
  * WebSocket text frame, or one `data:` line of Server-Sent Events), its `event` saying which. Shared by the scope
- * object that sends them (scope/watch-messages.ts) and the clients that read them (client/subscribe.ts).
+ * object that sends them (scope/watching/watch-messages.ts) and the clients that read them (client/subscribe.ts).
  *
  * @module
  */

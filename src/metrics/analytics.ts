@@ -24,7 +24,7 @@
  *
  * @module
  */
-import type { LifecycleEvent } from "../scope/events";
+import type { LifecycleEvent } from "../scope/watching/events";
 
 export type Outcome = "enqueued" | "started" | "completed" | "retry_scheduled" | "waiting" | "failed" | "cancelled" | "superseded" | "expired" | "released" | "lease_lost";
 

@@ -11,7 +11,7 @@
  *
  * Pushed and pulled types take them the same way (takePermits): the
  * dispatcher before a handler call, a pull claim before it leases
- * (scope/pull-permits.ts).
+ * (scope/pull/pull-permits.ts).
  *
  * @module
  */

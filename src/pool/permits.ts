@@ -66,7 +66,7 @@ export const WAITER_TTL_MS = 30_000;
 
 const LIVE_COST = "SELECT coalesce(sum(cost), 0) AS units, count(*) AS n FROM permit";
 const PERMIT_INSERT = "INSERT INTO permit (id, holder, expires_at, type, cost, rate_cost, window_start, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-/** Pushed permits a dead instance of the holder left: its calls died with it (scope/orphans.ts re-runs their jobs). */
+/** Pushed permits a dead instance of the holder left: its calls died with it (scope/push/orphans.ts re-runs their jobs). */
 const PERMIT_TAKE_STALE = "DELETE FROM permit WHERE holder = ? AND epoch IS NOT NULL AND epoch != ? RETURNING cost";
 const PERMIT_RENEW = "UPDATE permit SET expires_at = ? WHERE id IN (SELECT value FROM json_each(?)) RETURNING id";
 const PERMIT_TAKE = "DELETE FROM permit WHERE id IN (SELECT value FROM json_each(?)) RETURNING cost, rate_cost, window_start";

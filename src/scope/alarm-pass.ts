@@ -8,11 +8,11 @@
  * @module
  */
 import type { AlarmArm } from "../alarm-arm";
-import type { BatchPart } from "./batch-part";
-import type { CatalogReporter } from "./catalog-report";
+import type { BatchPart } from "./batches/batch-part";
+import type { CatalogReporter } from "./report/catalog-report";
 import type { Changes } from "./changes";
-import type { LeasePermits } from "./lease-permits";
-import { pruneMetrics } from "./minute-counters";
+import type { LeasePermits } from "./pull/lease-permits";
+import { pruneMetrics } from "./report/minute-counters";
 import type { HomeStore } from "./home-store";
 import { cameDueSince } from "./wake";
 import { writes } from "./writes";

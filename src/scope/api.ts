@@ -38,13 +38,13 @@ export function scopeRpc(stub: DurableObjectStub<ScopeDO>): ScopeRpc {
     },
   }) as unknown as ScopeRpc;
 }
-export type { NewJob, EnqueueRefusal } from "./enqueue";
-export type { Decision, Publication } from "./batch-stage";
+export type { NewJob, EnqueueRefusal } from "./jobs/enqueue";
+export type { Decision, Publication } from "./batches/batch-stage";
 export type { EnqueueAnswer, EnqueuedJob, JobPage, WireDecidingAnswer, WireEnqueueOutcome, WireInlineClaim } from "./wire";
-export type { FailedCursor } from "./change";
-export type { WorkerLogItem } from "./job-logs";
-export type { Outcome, Refusal } from "./outcome";
-export type { HomeSummary, TypeSummary } from "./summary";
-export { scopeOfRow } from "./job-row";
-export { limitKeyFor, prepareJob } from "./new-job";
-export { zeroKinds } from "./summary";
+export type { FailedCursor } from "./jobs/change";
+export type { WorkerLogItem } from "./watching/job-logs";
+export type { Outcome, Refusal } from "./jobs/outcome";
+export type { HomeSummary, TypeSummary } from "./report/summary";
+export { scopeOfRow } from "./jobs/job-row";
+export { limitKeyFor, prepareJob } from "./jobs/new-job";
+export { zeroKinds } from "./report/summary";

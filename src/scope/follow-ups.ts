@@ -19,14 +19,14 @@
  */
 import type { QueueConfig } from "../config/schema";
 import { rowsOf, type Changes } from "./changes";
-import type { ReportUrgency } from "./catalog-report";
-import { reapedFlights } from "./dispatch-port";
-import type { EventSink } from "./events";
-import type { JobRow } from "./job-row";
-import type { LeasePermits } from "./lease-permits";
-import type { Watchers } from "./watchers";
-import type { FeedItem } from "./feed";
-import type { Tracing } from "./tracing";
+import type { ReportUrgency } from "./report/catalog-report";
+import { reapedFlights } from "./push/dispatch-port";
+import type { EventSink } from "./watching/events";
+import type { JobRow } from "./jobs/job-row";
+import type { LeasePermits } from "./pull/lease-permits";
+import type { Watchers } from "./watching/watchers";
+import type { FeedItem } from "./watching/feed";
+import type { Tracing } from "./watching/tracing";
 
 export interface FollowUpDeps {
   config: QueueConfig;

@@ -10,11 +10,11 @@
  */
 import type { QueueConfig } from "../config/schema";
 import { randomHex } from "../random-hex";
-import type { PushedLeases } from "./pushed-leases";
-import type { CompletedSweep } from "./completed-sweep";
-import type { RecentEvents } from "./event-waits";
-import type { ExpiryMemo } from "./expiry";
-import type { Feed } from "./feed";
+import type { PushedLeases } from "./push/pushed-leases";
+import type { CompletedSweep } from "./retention/completed-sweep";
+import type { RecentEvents } from "./workflow/event-waits";
+import type { ExpiryMemo } from "./jobs/expiry";
+import type { Feed } from "./watching/feed";
 
 export interface HomeStore {
   readonly sql: SqlStorage;

@@ -18,31 +18,31 @@ import type { FailOutcome, Job, LeasedJob, StepView } from "../job/schemas";
 import type { JobLogLine } from "../job/log-lines";
 import type { JournalWrite } from "../job/handler-contract";
 import type { PauseSync } from "../catalog/pause-store";
-import type { FailedCursor } from "./change";
-import type { ClaimRequest } from "./claim";
-import type { Decision, Publication } from "./batch-stage";
-import type { EnqueueRefusal, NewJob } from "./enqueue";
-import { toJob, toLeasedJob } from "./job-row";
-import type { Outcome } from "./outcome";
-import type { CompleteItem, FailInput, SleepInput } from "./settle";
+import type { FailedCursor } from "./jobs/change";
+import type { ClaimRequest } from "./jobs/claim";
+import type { Decision, Publication } from "./batches/batch-stage";
+import type { EnqueueRefusal, NewJob } from "./jobs/enqueue";
+import { toJob, toLeasedJob } from "./jobs/job-row";
+import type { Outcome } from "./jobs/outcome";
+import type { CompleteItem, FailInput, SleepInput } from "./jobs/settle";
 import type { HomeStore } from "./home-store";
 import type { Written } from "./changes";
 import { writes } from "./writes";
 import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettled, type EnqueueAnswer, type JobPage, type WireDecidingAnswer, type WireEnqueueOutcome, type WireInlineClaim } from "./wire";
 import { ScopeParts } from "./scope-parts";
-import { jobTimeline, type TimelineStep } from "./timeline";
-import { getJob, listJobs, type ListFilter } from "./read";
-import { listSteps, signTokens, withJournal } from "./steps";
-import { buildSummary, type HomeSummary } from "./summary";
-import { jobLogs } from "./job-logs";
+import { jobTimeline, type TimelineStep } from "./jobs/timeline";
+import { getJob, listJobs, type ListFilter } from "./jobs/read";
+import { listSteps, signTokens, withJournal } from "./workflow/steps";
+import { buildSummary, type HomeSummary } from "./report/summary";
+import { jobLogs } from "./watching/job-logs";
 import { Meter, meterRequests } from "../metering/meter";
-import type { WaitInput } from "./waits";
-import { signalAnswer, type SignalAnswer } from "./signals";
-import type { OwedItem } from "./outbox";
-import { childrenOf } from "./invokes";
+import type { WaitInput } from "./workflow/waits";
+import { signalAnswer, type SignalAnswer } from "./workflow/signals";
+import type { OwedItem } from "./workflow/outbox";
+import { childrenOf } from "./workflow/invokes";
 import type { BulkAction } from "../job/transitions";
-import { countPage } from "./bulk";
-import { deadCallbacks, type DeadCallback } from "./callbacks";
+import { countPage } from "./jobs/bulk";
+import { deadCallbacks, type DeadCallback } from "./watching/callbacks";
 
 export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
 
@@ -155,7 +155,7 @@ export class ScopeDO extends DurableObject<Env> {
     return this.w((s, now) => writes.publish(s, topic, eventId, payload, now));
   }
 
-  /** deliver: what another object owed this one (scope/outbox.ts); per item, whether it was applied. */
+  /** deliver: what another object owed this one (scope/workflow/outbox.ts); per item, whether it was applied. */
   async deliver(items: OwedItem[]): Promise<boolean[]> {
     return this.parts.deliver(items);
   }

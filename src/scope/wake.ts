@@ -15,13 +15,13 @@
  *
  * @module
  */
-import { LEVEL_JOB, levelsCte } from "./levels";
-import { PENDING_UNPAUSED_COUNT, pendingTypes } from "./counts";
-import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./sweep-pass";
+import { LEVEL_JOB, levelsCte } from "./jobs/levels";
+import { PENDING_UNPAUSED_COUNT, pendingTypes } from "./jobs/counts";
+import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./retention/sweep-pass";
 import type { HomeStore } from "./home-store";
-import type { WakeMemo, WakeRow } from "./wake-memo";
+import type { WakeMemo, WakeRow } from "./jobs/wake-memo";
 // A wait with no timeout is due at the end of time, which no alarm can be set for.
-import { WAIT_FOREVER } from "./wait-entries";
+import { WAIT_FOREVER } from "./workflow/wait-entries";
 
 /**
  * jobNextWake: every time above that lives in SQLite, in one statement (it runs after every write; as a

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { toJob, toLeasedJob, type JobRow } from "./job-row";
+import { toJob, toLeasedJob, type JobRow } from "./jobs/job-row";
 import type { JobPage } from "./wire";
 
 type Loose = Record<string, unknown>;

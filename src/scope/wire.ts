@@ -7,11 +7,11 @@
  */
 import type { Journal } from "../job/handler-contract";
 import type { FailOutcome, Job, LeasedJob } from "../job/schemas";
-import type { DecidingAnswer } from "./batch-stage";
-import type { EnqueueOutcome, EnqueueRefusal } from "./enqueue";
-import type { InlineClaim } from "./inline-claim";
-import { toJob, toLeasedJob, type JobRow } from "./job-row";
-import type { Outcome } from "./outcome";
+import type { DecidingAnswer } from "./batches/batch-stage";
+import type { EnqueueOutcome, EnqueueRefusal } from "./jobs/enqueue";
+import type { InlineClaim } from "./jobs/inline-claim";
+import { toJob, toLeasedJob, type JobRow } from "./jobs/job-row";
+import type { Outcome } from "./jobs/outcome";
 
 /**
  * One job's answer to an enqueue: the id of the job made or found (null when its id is only a tombstone now), and,

@@ -108,7 +108,7 @@ export const typePause = sqliteTable("type_pause", {
 /**
  * The homes this shard has promised to tell of a pause change until `until`
  * (each report or sync renews the promise): a home whose promise has lapsed
- * asks before it dispatches or hands out a job (scope/pause-gate.ts).
+ * asks before it dispatches or hands out a job (scope/jobs/pause-gate.ts).
  */
 export const pauseWatch = sqliteTable(
   "pause_watch",

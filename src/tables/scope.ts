@@ -46,7 +46,7 @@ export const job = sqliteTable(
     leaseMs: integer("lease_ms"),
     /**
      * 0 for a pushed attempt of a type that is not one at a time: its lease is held in the object's memory
-     * (scope/pushed-leases.ts) and has no job_lease_idx entry — one row written less per attempt (docs/design.md
+     * (scope/push/pushed-leases.ts) and has no job_lease_idx entry — one row written less per attempt (docs/design.md
      * "What a job costs"); 1 for every other lease.
      */
     leaseKept: integer("lease_kept").notNull().default(1),
@@ -56,10 +56,10 @@ export const job = sqliteTable(
     finishedAt: integer("finished_at"),
     /**
      * Bumped by the statements that count their own moves in job_count and metric_minute, one upsert per
-     * type for all their rows (scope/tallies.ts): the count triggers skip a row whose `tally` changed.
+     * type for all their rows (scope/jobs/tallies.ts): the count triggers skip a row whose `tally` changed.
      */
     tally: integer("tally").notNull().default(0),
-    /** 1 when the id is the caller's own (given, or derived from one: an event's, a schedule slot's): only such an id can come back, so only it leaves a tombstone (scope/tombstones.ts). */
+    /** 1 when the id is the caller's own (given, or derived from one: an event's, a schedule slot's): only such an id can come back, so only it leaves a tombstone (scope/retention/tombstones.ts). */
     ownId: integer("own_id").notNull().default(1),
     /**
      * 1 when this object made the id from the job's seq (`<ms>~<seq>`: job/home.ts, for an enqueue without `id`):
@@ -72,18 +72,18 @@ export const job = sqliteTable(
      * prepared (job/limit-key.ts); null for a type without one.
      */
     limitKey: text("limit_key"),
-    /** 1 for a job of an ordered type (set at enqueue from the config; scope/ordered-repair.ts marks the rest when a type becomes ordered). */
+    /** 1 for a job of an ordered type (set at enqueue from the config; scope/jobs/ordered-repair.ts marks the rest when a type becomes ordered). */
     ordered: integer("ordered").notNull().default(1),
     /**
-     * What a `waiting` job waits for, as the API shows it (JSON `[{kind, name, until}]`: scope/waits.ts); null in
+     * What a `waiting` job waits for, as the API shows it (JSON `[{kind, name, until}]`: scope/workflow/waits.ts); null in
      * every other state. Its `run_at` is the earliest timeout (or WAIT_FOREVER).
      */
     wait: text("wait"),
-    /** A child job's parent (ctx.invoke; scope/invokes.ts): its id, and the step (name, position) it waits under. Null otherwise. */
+    /** A child job's parent (ctx.invoke; scope/workflow/invokes.ts): its id, and the step (name, position) it waits under. Null otherwise. */
     parentId: text("parent_id"),
     parentStep: text("parent_step"),
     parentSeq: integer("parent_seq"),
-    /** A parent's invoke entries still open (scope/invokes.ts): its child ends count it down, and the last resumes it. */
+    /** A parent's invoke entries still open (scope/workflow/invokes.ts): its child ends count it down, and the last resumes it. */
     childrenOpen: integer("children_open").notNull().default(0),
     /**
      * When a job never started expires (docs/guards.md "Expiry before start"): set at enqueue from `expiresAt`,
@@ -108,21 +108,21 @@ export const job = sqliteTable(
     trace: text("trace"),
   },
   (t) => [
-    /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/read.ts, byId). */
+    /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/jobs/read.ts, byId). */
     uniqueIndex("job_id_idx").on(t.id).where(sql`id_seq = 0`),
     /** Claim order within a type: priority desc, runAt, enqueue order. Pending rows only; the key rides along so a follower check needs no row read. */
     index("job_claim_idx")
       .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
       .where(sql`state = 'pending'`),
-    /** A keyed type's claim (scope/keyed-claim.ts): the key values with due jobs, in key order, then each key's best due jobs. */
+    /** A keyed type's claim (scope/jobs/keyed-claim.ts): the key values with due jobs, in key order, then each key's best due jobs. */
     index("job_key_claim_idx")
       .on(t.type, t.limitKey, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
       .where(sql`state = 'pending' AND limit_key IS NOT NULL`),
-    /** Earliest lease expiry (alarm, reap pass) of the leases not held in memory (`lease_kept`: scope/pushed-leases.ts). */
+    /** Earliest lease expiry (alarm, reap pass) of the leases not held in memory (`lease_kept`: scope/push/pushed-leases.ts). */
     index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running' AND lease_kept = 1`),
     /**
      * Retention sweep and prune: terminal rows by finish time — failed, cancelled and superseded ones. A completed job,
-     * the common end, has no entry: its sweep walks the table in seq order (scope/completed-sweep.ts).
+     * the common end, has no entry: its sweep walks the table in seq order (scope/retention/completed-sweep.ts).
      */
     index("job_finished_idx").on(t.state, t.finishedAt).where(sql`finished_at IS NOT NULL AND state <> 'completed'`),
     /**
@@ -138,16 +138,16 @@ export const job = sqliteTable(
      */
     index("job_key_idx").on(t.dedupeKey).where(sql`dedupe_key IS NOT NULL`),
     /**
-     * An ordered type's head: its oldest live job (scope/claim.ts, orderedHead). Only jobs of ordered types have an
+     * An ordered type's head: its oldest live job (scope/jobs/claim.ts, orderedHead). Only jobs of ordered types have an
      * entry (`ordered`): the others' inserts and completions write none.
      */
     index("job_ordered_live_idx")
       .on(t.type, t.seq)
       .where(sql.raw(`ordered = 1 AND state IN (${sqlList(LIVE_STATES)})`)),
-    /** Waiting jobs by their earliest timeout (run_at): the alarm, and the pass that ends timed-out waits (scope/waits.ts). */
+    /** Waiting jobs by their earliest timeout (run_at): the alarm, and the pass that ends timed-out waits (scope/workflow/waits.ts). */
     index("job_wait_idx").on(t.runAt).where(sql`state = 'waiting'`),
     /**
-     * Jobs that may expire, by expiry: the alarm and its expiry pass (scope/expiry.ts). Only a never-started pending job
+     * Jobs that may expire, by expiry: the alarm and its expiry pass (scope/jobs/expiry.ts). Only a never-started pending job
      * with an expiry has an entry, so a job without one writes none, and a claim's start takes it out.
      */
     index("job_expiry_idx").on(t.expiresAt).where(sql`state = 'pending' AND started_at IS NULL AND expires_at IS NOT NULL`),
@@ -170,7 +170,7 @@ export const job = sqliteTable(
  * state (failed per kind), so stats and summaries cost O(types), not O(jobs); and the counters of its latest
  * minute (`minute`, `m_*`), moved to metric_minute when a later minute begins. A job's transition writes this
  * one row — counts and counter together — by trigger or, for the statements that move many jobs, once per type
- * (scope/tallies.ts; migration `type_count`). It replaced `job_count` (a row per state: two rows per move) and
+ * (scope/jobs/tallies.ts; migration `type_count`). It replaced `job_count` (a row per state: two rows per move) and
  * a metric_minute upsert per move (docs/design.md "What a job costs").
  */
 export const typeCount = sqliteTable("type_count", {
@@ -201,7 +201,7 @@ export const typeCount = sqliteTable("type_count", {
  * triggers on `job` (migration `job_history_triggers`) in the statement that
  * changes the job: an attempt that ended back in pending, and, when a finished
  * job is retried by hand, the end it undoes. Creation, the current attempt's
- * start and the final state are read from the job row itself (scope/timeline.ts), so
+ * start and the final state are read from the job row itself (scope/jobs/timeline.ts), so
  * a job that succeeds first time writes none. Deleted with the job.
  */
 export const jobTransition = sqliteTable(
@@ -251,7 +251,7 @@ export const meta = sqliteTable("meta", {
 });
 
 /**
- * A job's journal of durable steps (scope/steps.ts; docs/handlers.md "Durable steps"):
+ * A job's journal of durable steps (scope/workflow/steps.ts; docs/handlers.md "Durable steps"):
  * one row per `ctx.step` / `ctx.sleep` position, in call order. A step's row
  * is written when it finishes (its JSON result), or when it starts if it is
  * `atMostOnce` (then `finished_at` is null until it finishes). Position -1 is
@@ -266,7 +266,7 @@ export const jobStep = sqliteTable(
     /** Position in the job's step calls, from 0; -1 is the start record. */
     seq: integer("seq").notNull(),
     name: text("name").notNull(),
-    /** `signal` / `token`: a wait (scope/waits.ts); its result is null until it ends: `{"data": …}`, or `null` on its timeout. */
+    /** `signal` / `token`: a wait (scope/workflow/waits.ts); its result is null until it ends: `{"data": …}`, or `null` on its timeout. */
     kind: text("kind", { enum: ["start", "step", "sleep", "signal", "token", "token_wait", "invoke"] }).notNull(),
     /** JSON text; null while an atMostOnce step has started and not finished. */
     result: text("result"),
@@ -278,14 +278,14 @@ export const jobStep = sqliteTable(
     wakeAt: integer("wake_at"),
     /** UTF-8 bytes of name and result, for the journal's cap. */
     bytes: integer("bytes").notNull(),
-    /** invoke: the child job's id (scope/invokes.ts), so a cancel reaches it while it runs. Null otherwise. */
+    /** invoke: the child job's id (scope/workflow/invokes.ts), so a cancel reaches it while it runs. Null otherwise. */
     ref: text("ref"),
   },
   (t) => [primaryKey({ columns: [t.jobSeq, t.seq] })],
 );
 
 /**
- * A topic's event waits (scope/event-waits.ts; docs/workflows.md "Waiting for an event"), kept in the topic's own
+ * A topic's event waits (scope/workflow/event-waits.ts; docs/workflows.md "Waiting for an event"), kept in the topic's own
  * registry object (`scope:edgequeue.topic:<topic>`): each job's open ctx.waitForEvent, by the field names its
  * `match` names and their values (canonical JSON), so an event finds its waiters with one seek per field set.
  */
@@ -323,7 +323,7 @@ export const topicEvent = sqliteTable(
 
 /**
  * What this object owes other objects, written in the transaction that owes it and sent after the commit
- * (scope/outbox.ts; docs/design.md "The outbox"): children to enqueue, a child's end for its parent, a cancel for a
+ * (scope/workflow/outbox.ts; docs/design.md "The outbox"): children to enqueue, a child's end for its parent, a cancel for a
  * child, a failure handler to enqueue. A row is deleted once its receiver answered; until then the alarm sends it
  * again, backing off. Receivers apply each idempotently (by job id, or by the journal entry it ends).
  */
@@ -331,7 +331,7 @@ export const outbox = sqliteTable(
   "outbox",
   {
     seq: integer("seq").primaryKey(),
-    /** scope/outbox.ts OwedKind: what it is, and whether `target` names an object or a job in one. */
+    /** scope/workflow/outbox.ts OwedKind: what it is, and whether `target` names an object or a job in one. */
     kind: text("kind", { enum: ["enqueue", "child_ended", "cancel", "event_wait", "event_unwait", "event_arrived"] }).notNull(),
     target: text("target").notNull(),
     /** JSON text. */
@@ -344,7 +344,7 @@ export const outbox = sqliteTable(
 );
 
 /**
- * Signals and wait-token completions that reached a job before it waited for them (scope/waits.ts; docs/workflows.md):
+ * Signals and wait-token completions that reached a job before it waited for them (scope/workflow/waits.ts; docs/workflows.md):
  * kept `signals.retainMs` for the job's next wait of that kind and name, oldest first, then dropped by the sweep.
  * Deleted with the job (trigger, migration `waiting_state`).
  */
@@ -366,7 +366,7 @@ export const jobSignal = sqliteTable(
 );
 
 /**
- * The pool permits a pulled attempt holds (scope/pull-permits.ts; README
+ * The pool permits a pulled attempt holds (scope/pull/pull-permits.ts; README
  * "Pull workers"): taken when the claim leased it, renewed by its heartbeats,
  * returned once no running attempt of that lease holds them — complete, fail,
  * release, sleep, cancel or the reap pass. One row per (pool, permit).
@@ -392,7 +392,7 @@ export const jobPermit = sqliteTable(
  * What retention leaves of a deleted job: its id, until `expires_at`
  * (`retention.idempotencyMs` after the delete), so an enqueue with the same
  * id still answers "already done" (`{created: false, job: null}`) and creates
- * nothing (scope/tombstones.ts; docs/guarantees.md "Guarantees and limits").
+ * nothing (scope/retention/tombstones.ts; docs/guarantees.md "Guarantees and limits").
  */
 export const jobTombstone = sqliteTable(
   "job_tombstone",
@@ -405,18 +405,18 @@ export const jobTombstone = sqliteTable(
 
 /**
  * The job types paused queue-wide, as this object last heard from its catalog
- * shard (scope/pause-gate.ts): none of their jobs is dispatched or claimed
+ * shard (scope/jobs/pause-gate.ts): none of their jobs is dispatched or claimed
  * here. The version and the promise's end are kept in `meta`.
  */
 export const typePause = sqliteTable("type_pause", { type: text("type").primaryKey() });
 
 /**
- * `ctx.log` lines kept with the job (scope/job-logs.ts; README "Logs kept with
+ * `ctx.log` lines kept with the job (scope/watching/job-logs.ts; README "Logs kept with
  * the job"): the newest 100 per job, each at most 2 KiB. Deleted with the job
  * (trigger, migration `job_log_triggers`).
  */
 /**
- * Completion callbacks owed (scope/callbacks.ts; docs/http-api.md "Completion callbacks"): written by the
+ * Completion callbacks owed (scope/watching/callbacks.ts; docs/http-api.md "Completion callbacks"): written by the
  * job_callback trigger in the transaction that ended the job, deleted once the URL answered 2xx, kept with
  * `dead_at` after the last try (listed by GET /v1/callbacks/dead) until the job is deleted. No index: the table
  * holds only what is owed and what died, and rows read cost a thousandth of rows written.
@@ -459,7 +459,7 @@ export const jobLog = sqliteTable(
 
 /**
  * A batch enqueue spread over several objects, staged here until its decision
- * (scope/batch-stage.ts; docs/http-api.md "The HTTP API"): the jobs are kept as they
+ * (scope/batches/batch-stage.ts; docs/http-api.md "The HTTP API"): the jobs are kept as they
  * would be enqueued, invisible to claims, dispatch, listings and stats, and
  * become jobs only when the batch commits.
  */
@@ -469,7 +469,7 @@ export const jobStage = sqliteTable(
     batch: text("batch").notNull(),
     /** The job's place among this object's part of the batch. */
     idx: integer("idx").notNull(),
-    /** The job as the enqueue would take it (scope/enqueue.ts NewJob), JSON. */
+    /** The job as the enqueue would take it (scope/jobs/enqueue.ts NewJob), JSON. */
     job: text("job").notNull(),
     stagedAt: integer("staged_at").notNull(),
     /** The object that holds the batch's decision. */

@@ -132,7 +132,7 @@ class Run implements TestRun {
     return this.deliver("token", name, resultOf(data));
   }
 
-  /** deliver: as the queue's signal (scope/waits.ts): the oldest open wait of the name ends, or it is kept. */
+  /** deliver: as the queue's signal (scope/workflow/waits.ts): the oldest open wait of the name ends, or it is kept. */
   private deliver(kind: "signal" | "token", name: string, result: string): "resumed" | "kept" {
     if (this.state === "completed" || this.state === "failed") throw new Error(`the job is ${this.state} (the queue answers 409 already_terminal)`);
     const waitKind = kind === "signal" ? "signal" : "token_wait";
@@ -190,7 +190,7 @@ class Run implements TestRun {
     return "resumed";
   }
 
-  /** endInvoke: as the queue's endInvoke (scope/invokes.ts): the entry ends with the child's outcome; true when it did not complete. */
+  /** endInvoke: as the queue's endInvoke (scope/workflow/invokes.ts): the entry ends with the child's outcome; true when it did not complete. */
   private endInvoke(entry: JournalEntry, end: TestChildEnd): boolean {
     const child = this.children.find((c) => c.step === entry.name)!;
     const done = "result" in end;
@@ -234,7 +234,7 @@ class Run implements TestRun {
     this.runAt = this.now;
   }
 
-  /** wait: the attempt ended on these waits (scope/waits.ts wait, in memory). */
+  /** wait: the attempt ended on these waits (scope/workflow/waits.ts wait, in memory). */
   private async wait(out: Extract<HandlerOutcome, { kind: "wait" }>, attempt: number): Promise<void> {
     this.start ??= out.start;
     let ended = false;
@@ -286,7 +286,7 @@ class Run implements TestRun {
 
   async attempt(crash: AttemptOptions): Promise<void> {
     await this.attemptOnce(crash);
-    // As the queue: a parent that fails cancels the children it still waits for (scope/invokes.ts abandonWaits).
+    // As the queue: a parent that fails cancels the children it still waits for (scope/workflow/invokes.ts abandonWaits).
     if (this.state === "failed") for (const c of this.children) if (c.state === "waiting") c.state = "cancelled";
   }
 
@@ -307,7 +307,7 @@ class Run implements TestRun {
       }
       const held = this.entries.get(w.seq);
       const kind = w.op === "token" ? "token" : "step";
-      // As the queue's journal does (scope/steps.ts): a position held by another name, or by a sleep, is nondeterminism.
+      // As the queue's journal does (scope/workflow/steps.ts): a position held by another name, or by a sleep, is nondeterminism.
       if (held && (held.name !== w.name || held.kind !== kind)) {
         return { ok: false, code: "nondeterminism", message: `step ${w.seq} is ${JSON.stringify(held.name)} in the journal, ${JSON.stringify(w.name)} in the code` };
       }

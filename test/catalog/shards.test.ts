@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { applyReport, pickHomesForClaim, ServedHomes } from "../../src/catalog/catalog-store";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { CATALOG_WRITES_PER_SEC_BOUND, Catalogs, catalogName, catalogShardOf, catalogShardsFor } from "../../src/catalog/shards";
-import { REPORT_MIN_INTERVAL_MS } from "../../src/scope/catalog-report";
-import type { HomeSummary } from "../../src/scope/summary";
+import { REPORT_MIN_INTERVAL_MS } from "../../src/scope/report/catalog-report";
+import type { HomeSummary } from "../../src/scope/report/summary";
 import { env } from "../helpers/scope";
 
 const failed = { retries_exhausted: 0, fatal: 0, stalled: 0, timeout: 0 };
@@ -69,7 +69,7 @@ describe("the catalog at scale (simulation)", () => {
     const prefix = `sim-${crypto.randomUUID()}`;
     const seconds = 3;
     const claimsPerSecond = 200;
-    // A busy home sends at most one summary per REPORT_MIN_INTERVAL_MS (scope/catalog-report.ts): the most it can.
+    // A busy home sends at most one summary per REPORT_MIN_INTERVAL_MS (scope/report/catalog-report.ts): the most it can.
     const reportsPerHomePerSecond = 1000 / REPORT_MIN_INTERVAL_MS;
     const byShard = new Map<number, string[]>();
     for (let i = 0; i < homes; i++) {

@@ -7,12 +7,12 @@
  * "Guarantees and limits") are checked from SQLite, and the catalog must hold
  * what the object holds.
  */
-import { allCounts } from "../../src/scope/counts";
+import { allCounts } from "../../src/scope/jobs/counts";
 import { scopeRpc } from "../../src/scope/api";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
-import type { JobRow } from "../../src/scope/job-row";
+import type { JobRow } from "../../src/scope/jobs/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { catalogOf, env, freshScope, newJob, restartCold, T0, useClock, type ScopeStub, put } from "../helpers/scope";

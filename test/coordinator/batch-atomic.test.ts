@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";
 import { createApp } from "../../src/coordinator/app";
 import { scopeHome } from "../../src/job/home";
-import { STAGE_ASK_MS, STAGE_TIMEOUT_MS } from "../../src/scope/batch-stage";
+import { STAGE_ASK_MS, STAGE_TIMEOUT_MS } from "../../src/scope/batches/batch-stage";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, TOKEN, uniqueType } from "../helpers/api";
 import { alarmAt, env, newJob, useClock, partsOf } from "../helpers/scope";

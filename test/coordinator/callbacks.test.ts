@@ -11,7 +11,7 @@ import { loadConfig } from "../../src/config/load";
 import { QueueOps } from "../../src/coordinator/operations";
 import { QueueError } from "../../src/errors";
 import { scopeRpc } from "../../src/scope/api";
-import { CALLBACK_TRIES } from "../../src/scope/callbacks";
+import { CALLBACK_TRIES } from "../../src/scope/watching/callbacks";
 import { api, waitForJob } from "../helpers/api";
 import { env, freshScope, newJob, put } from "../helpers/scope";
 

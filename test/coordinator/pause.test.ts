@@ -7,7 +7,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { homeOfJobId } from "../../src/job/home";
-import { PauseGate, PROMISE_MARGIN_MS } from "../../src/scope/pause-gate";
+import { PauseGate, PROMISE_MARGIN_MS } from "../../src/scope/jobs/pause-gate";
 import { api, uniqueScope, uniqueType, waitForJob } from "../helpers/api";
 import { probe } from "../helpers/probe";
 import { env, freshScope } from "../helpers/scope";

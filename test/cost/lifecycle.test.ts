@@ -188,7 +188,7 @@ const workloads: [name: string, per: string, run: () => Promise<Cost>][] = [
     "event",
     async () => {
       const consumers = loadConfig(env).topics["demo.fanout"]!;
-      // The topic's registry (its event waits: scope/event-waits.ts) is told of every event too.
+      // The topic's registry (its event waits: scope/workflow/event-waits.ts) is told of every event too.
       const homes = [...consumers.flatMap((t: string) => Array.from({ length: loadConfig(env).types[t]?.shards ?? 1 }, (_, k) => typeHome(t, k).name)), registryHome("demo.fanout")];
       await warm(homes);
       return measure(

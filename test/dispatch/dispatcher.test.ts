@@ -1,6 +1,6 @@
 /**
  * The dispatcher alone, deterministic: an in-memory scope (the ScopePort it
- * is given in production by scope/dispatch-port.ts), a handler whose calls
+ * is given in production by scope/push/dispatch-port.ts), a handler whose calls
  * the test ends, and fake timers. No object, no SQLite, no sleeping.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";

@@ -5,8 +5,8 @@ import { describe, expect, it, vi } from "vitest";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { homeOfJobId } from "../../src/job/home";
 import { COUNTERS } from "../../src/metrics/counters";
-import { retryFailed, type FailedCursor } from "../../src/scope/change";
-import { pruneMetrics } from "../../src/scope/minute-counters";
+import { retryFailed, type FailedCursor } from "../../src/scope/jobs/change";
+import { pruneMetrics } from "../../src/scope/report/minute-counters";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { api, flushJobs, uniqueScope, uniqueType } from "../helpers/api";
 import { env } from "../helpers/scope";
@@ -115,7 +115,7 @@ describe("metrics", () => {
     const scope = uniqueScope();
     const id = await enqueue({ type: uniqueType(), scope });
     const stub = env.SCOPE.getByName(homeOfJobId(id)!.name);
-    // The minutes kept: a type's latest in its type_count row, the ones before in metric_minute (scope/minute-counters.ts).
+    // The minutes kept: a type's latest in its type_count row, the ones before in metric_minute (scope/report/minute-counters.ts).
     const count = () =>
       runInDurableObject(stub, (o: ScopeDO) =>
         o.store.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM metric_minute) + (SELECT count(*) FROM type_count WHERE m_enqueued + m_started + m_completed + m_failed + m_retried + m_cancelled > 0) AS n").one().n,

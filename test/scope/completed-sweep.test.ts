@@ -1,6 +1,6 @@
 /**
  * Completed jobs have no job_finished_idx entry; their retention sweep walks the table in seq order
- * (scope/completed-sweep.ts, docs/design.md "What a job costs"): it deletes them on time, passes over the
+ * (scope/retention/completed-sweep.ts, docs/design.md "What a job costs"): it deletes them on time, passes over the
  * jobs still live or kept longer, goes on where a full pass stopped, and a cold instance sweeps what it
  * never saw finish.
  */
@@ -8,7 +8,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { scopeRpc } from "../../src/scope/api";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { sweepOnce } from "../../src/scope/sweep-pass";
+import { sweepOnce } from "../../src/scope/retention/sweep-pass";
 import { alarmAt, env, freshScope, newJob, restartCold, rows, T0, useClock } from "../helpers/scope";
 import { ManualClock } from "../../src/clock";
 

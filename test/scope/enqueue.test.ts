@@ -1,8 +1,8 @@
 import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
-import { jsonChunks } from "../../src/scope/json-chunks";
+import { jsonChunks } from "../../src/scope/jobs/json-chunks";
 import { describe, expect, it } from "vitest";
-import { enqueueJobs, type NewJob } from "../../src/scope/enqueue";
+import { enqueueJobs, type NewJob } from "../../src/scope/jobs/enqueue";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { freshScope, newJob, rows, T0, put } from "../helpers/scope";
 

@@ -1,5 +1,5 @@
 /**
- * Event waits across objects (src/scope/event-waits.ts; docs/workflows.md "Waiting for an event"): a job's
+ * Event waits across objects (src/scope/workflow/event-waits.ts; docs/workflows.md "Waiting for an event"): a job's
  * ctx.waitForEvent registers with its topic's registry object through the outbox; an emit ends the waits its
  * payload matches, once each; an event emitted after a wait began but before its registration arrived still ends it.
  */

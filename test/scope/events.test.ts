@@ -1,5 +1,5 @@
 /**
- * The events that are not a row's new state (scope/events.ts): a job given
+ * The events that are not a row's new state (scope/watching/events.ts): a job given
  * back unrun is job:released, a holder's refused write job:lease_lost (naming
  * the write), and a reap pass that ended attempts sends one reaper:recovered.
  * Read back from the test observer (the OBSERVER binding of vitest.config.mts).

@@ -1,5 +1,5 @@
 /**
- * Expiry before start (src/scope/expiry.ts; docs/guards.md "Expiry before start"): a job not started by its expiry
+ * Expiry before start (src/scope/jobs/expiry.ts; docs/guards.md "Expiry before start"): a job not started by its expiry
  * ends `expired` and never runs — a claim never leases it past its expiry, the alarm ends it — while a job that
  * started once never expires; counted, evented, retryable by hand (which drops the expiry); the type's default
  * counts from the run time; refusals name the field.

@@ -1,5 +1,5 @@
 /**
- * Child jobs between scope objects (src/scope/invokes.ts, outbox.ts; docs/workflows.md "Child jobs"): a wait of
+ * Child jobs between scope objects (src/scope/workflow/invokes.ts, outbox.ts; docs/workflows.md "Child jobs"): a wait of
  * 1,000 invokes journals them in one transaction and owes their enqueue in a row or two of the outbox; the children's home
  * takes them with their parent; their ends come back through its outbox and resume the parent once, every entry
  * ended in call order. Requests are checked as an enqueue is, each shape once: a refused field is named, and two
@@ -9,7 +9,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { WaitItem } from "../../src/job/handler-contract";
 import { homeOfJobId, scopeHome } from "../../src/job/home";
-import { JSON_PARAM_MAX_BYTES } from "../../src/scope/json-chunks";
+import { JSON_PARAM_MAX_BYTES } from "../../src/scope/jobs/json-chunks";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { uniqueType } from "../helpers/api";
 import { env, freshScope, newJob, row, T0, type ScopeStub } from "../helpers/scope";

@@ -1,5 +1,5 @@
 /**
- * Due-time questions without a (type, run_at) index (scope/levels.ts): each is one seek per priority level on
+ * Due-time questions without a (type, run_at) index (scope/jobs/levels.ts): each is one seek per priority level on
  * job_claim_idx, so what a question reads does not grow with the backlog — checked by the rows each
  * statement's cursor read, over 900 pending jobs on three levels, most of them due.
  */
@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { meterOf } from "../../src/metering/meter";
 import { readWakeRow } from "../../src/scope/wake";
-import { countDue, dueTypesAmong } from "../../src/scope/claim";
-import { buildSummary } from "../../src/scope/summary";
+import { countDue, dueTypesAmong } from "../../src/scope/jobs/claim";
+import { buildSummary } from "../../src/scope/report/summary";
 import { freshScope, newJob, T0 } from "../helpers/scope";
 
 describe("due times per priority level", () => {

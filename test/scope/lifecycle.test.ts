@@ -177,7 +177,7 @@ describe("scope object lifecycle", () => {
       };
     });
     expect(plans.dedupe).toMatch(/job_key_idx/);
-    // Due times are asked per priority level on the claim index (scope/levels.ts; test/scope/levels.test.ts).
+    // Due times are asked per priority level on the claim index (scope/jobs/levels.ts; test/scope/levels.test.ts).
     expect(plans.nextRun).toMatch(/job_claim_idx \(type=\? AND priority=\? AND run_at>\?\)/);
     expect(plans.lease).toMatch(/job_lease_idx/);
     expect(plans.finished).toMatch(/job_finished_idx/);

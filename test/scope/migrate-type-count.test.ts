@@ -8,8 +8,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import migrations from "../../migrations/scope/migrations.js";
 import { migrateStorage } from "../../src/tables/migrate";
-import { allCounts } from "../../src/scope/counts";
-import { metricsForReport } from "../../src/scope/minute-counters";
+import { allCounts } from "../../src/scope/jobs/counts";
+import { metricsForReport } from "../../src/scope/report/minute-counters";
 import { env } from "../helpers/scope";
 
 const upTo = (tag: string) => {

@@ -1,5 +1,5 @@
 /**
- * Orphaned pushed attempts (scope/orphans.ts): given back unspent after a
+ * Orphaned pushed attempts (scope/push/orphans.ts): given back unspent after a
  * restart — but a job whose attempts keep ending that way is counted after
  * ORPHAN_FREE_RELEASES in a row, so a job that crashes its object cannot
  * loop for ever.
@@ -7,8 +7,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { ORPHAN_FREE_RELEASES, releaseOrphans } from "../../src/scope/orphans";
-import { PUSH_WORKER } from "../../src/scope/pushed-leases";
+import { ORPHAN_FREE_RELEASES, releaseOrphans } from "../../src/scope/push/orphans";
+import { PUSH_WORKER } from "../../src/scope/push/pushed-leases";
 import { freshScope, newJob } from "../helpers/scope";
 
 /** As the dispatcher leases a pushed job: running, its lease owner `push`. */

@@ -1,5 +1,5 @@
 /**
- * The outbox between scope objects (src/scope/outbox.ts; docs/design.md "The outbox"): what one object owes
+ * The outbox between scope objects (src/scope/workflow/outbox.ts; docs/design.md "The outbox"): what one object owes
  * another reaches it however the first sends fail — the row stays, backs off, and the alarm sends it again, also
  * from a new instance after a restart — and is applied once however often it arrives. Shown with a parent's
  * child: its enqueue owed by the parent's object, its end owed by the child's.
@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock";
 import type { WaitItem } from "../../src/job/handler-contract";
 import { scopeHome } from "../../src/job/home";
-import type { OutboxDeps, OwedItem } from "../../src/scope/outbox";
+import type { OutboxDeps, OwedItem } from "../../src/scope/workflow/outbox";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { uniqueType } from "../helpers/api";
 import { env, freshScope, newJob, partsOf, restartCold, row, T0, useClock, type ScopeStub } from "../helpers/scope";

@@ -1,5 +1,5 @@
 /**
- * Guards on pulled types (scope/pull-permits.ts, docs/pull-workers.md "Pull workers"): a
+ * Guards on pulled types (scope/pull/pull-permits.ts, docs/pull-workers.md "Pull workers"): a
  * claim takes the permits a pushed call would, a heartbeat renews them, and
  * complete, fail, release, the reap pass and (once the lease would have
  * ended) cancel give them back — against the real pool objects. Each test
@@ -8,9 +8,9 @@
 import { scopeRpc } from "../../src/scope/api";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ClaimRequest } from "../../src/scope/claim";
+import type { ClaimRequest } from "../../src/scope/jobs/claim";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { WaitNotifier } from "../../src/scope/wait-notify";
+import { WaitNotifier } from "../../src/scope/pull/wait-notify";
 import { guardName, resourcePoolName, typePoolName } from "../../src/pool/pool-name";
 import { api, waitForJob, isTerminal } from "../helpers/api";
 import { env, freshScope, newJob, put, row, type ScopeStub, partsOf } from "../helpers/scope";

@@ -1,7 +1,7 @@
 import { scopeRpc } from "../../src/scope/api";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { JOB_FIND_EXPIRED_LEASES } from "../../src/scope/reap-pass";
+import { JOB_FIND_EXPIRED_LEASES } from "../../src/scope/jobs/reap-pass";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { alarmAt, freshScope, newJob, row, rows, T0, useClock, put, partsOf } from "../helpers/scope";
 

@@ -2,10 +2,10 @@ import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { HandlerOutcome } from "../../src/job/handler-contract";
-import { dispatchPort } from "../../src/scope/dispatch-port";
-import { WakeMemo } from "../../src/scope/wake-memo";
+import { dispatchPort } from "../../src/scope/push/dispatch-port";
+import { WakeMemo } from "../../src/scope/jobs/wake-memo";
 import { readWakeRow } from "../../src/scope/wake";
-import { jobLogs } from "../../src/scope/job-logs";
+import { jobLogs } from "../../src/scope/watching/job-logs";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { alarmAt, freshScope, newJob, row, T0, useClock, put } from "../helpers/scope";
 

@@ -1,11 +1,11 @@
 /**
- * Which writes tell parked pull claims of due work (scope/wait-notify.ts):
+ * Which writes tell parked pull claims of due work (scope/pull/wait-notify.ts):
  * the notices are recorded in the object instead of reaching a wait object.
  */
 import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { WaitNotifier } from "../../src/scope/wait-notify";
+import { WaitNotifier } from "../../src/scope/pull/wait-notify";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { freshScope, newJob, put, type ScopeStub, partsOf } from "../helpers/scope";
 

@@ -1,5 +1,5 @@
 /**
- * Waits in one scope object (src/scope/waits.ts; docs/workflows.md): an attempt that ends on a wait puts its job in
+ * Waits in one scope object (src/scope/workflow/waits.ts; docs/workflows.md): an attempt that ends on a wait puts its job in
  * `waiting` holding no lease or attempt; a signal ends the wait and makes it due; one that raced ahead is kept and
  * taken by the wait; a timeout ends it with null at the alarm; a wait token is signed, completed once and refused
  * once expired; cancel ends a waiting job; the counts and the key rules see it.

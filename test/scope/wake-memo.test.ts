@@ -1,10 +1,10 @@
-/** What is due and when to wake, kept while no write and no lapse of time can change it (src/scope/wake-memo.ts). */
+/** What is due and when to wake, kept while no write and no lapse of time can change it (src/scope/jobs/wake-memo.ts). */
 import { scopeRpc } from "../../src/scope/api";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { dueTypesAmong } from "../../src/scope/claim";
+import { dueTypesAmong } from "../../src/scope/jobs/claim";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { WakeMemo } from "../../src/scope/wake-memo";
+import { WakeMemo } from "../../src/scope/jobs/wake-memo";
 import { readWakeRow } from "../../src/scope/wake";
 import { freshScope, newJob, put, T0 } from "../helpers/scope";
 

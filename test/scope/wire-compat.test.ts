@@ -7,7 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { fromPrevious } from "../../src/scope/wire-compat";
-import { toJob, toLeasedJob, type JobRow } from "../../src/scope/job-row";
+import { toJob, toLeasedJob, type JobRow } from "../../src/scope/jobs/job-row";
 import { freshScope, newJob, rows } from "../helpers/scope";
 
 describe("answers from the previous version", () => {

@@ -12,7 +12,7 @@ import { changed } from "../../src/scope/changes";
 import { FollowUps } from "../../src/scope/follow-ups";
 import { writes } from "../../src/scope/writes";
 import { loadConfig } from "../../src/config/load";
-import type { JobRow } from "../../src/scope/job-row";
+import type { JobRow } from "../../src/scope/jobs/job-row";
 import { ManualClock } from "../../src/clock";
 import { env, freshScope, newJob, partsOf } from "../helpers/scope";
 

@@ -14,7 +14,7 @@ import { api, TOKEN, uniqueScope, uniqueType, waitForJob } from "../helpers/api"
 import { env, partsOf } from "../helpers/scope";
 import { ManualClock } from "../../src/clock";
 import { mint, socket, stream, type Msg } from "../helpers/watch";
-import { SOCKET_MESSAGES_PER_SECOND, STREAM_HIGH_WATER, SUBSCRIPTION_HEADER } from "../../src/scope/watchers";
+import { SOCKET_MESSAGES_PER_SECOND, STREAM_HIGH_WATER, SUBSCRIPTION_HEADER } from "../../src/scope/watching/watchers";
 
 const events = (ms: Msg[]) => ms.map((m) => (m.event === "state" ? `state:${m.job?.state ?? `jobs:${m.jobs.length}`}` : m.event === "progress" ? `progress:${JSON.stringify(m.progress)}` : m.event));
 

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { FailureKindSchema, JobStateSchema, JsonObjectSchema, ProgressSchema, ScopeSchema } from "./pieces";
 import { JOURNAL_KINDS } from "../handler-contract";
 
-/** One wait of a waiting job (scope/waits.ts WaitView). */
+/** One wait of a waiting job (scope/workflow/waits.ts WaitView). */
 export const WaitViewSchema = z.object({
   kind: z.enum(["signal", "token", "invoke", "event"]).meta({ description: "signal: a signal of this name ends it; token: the completion of the wait token of this name; invoke: the end of the child job started under this step name; event: an event on the topic of this name whose payload matches." }),
   name: z.string(),

@@ -1,0 +1,91 @@
+/**
+ * Ending an attempt that did not complete: back to pending after a backoff
+ * while attempts remain, else failed with a kind. Shared by `fail` (a worker
+ * reports the error) and the reap pass (the lease ran out), so both count
+ * attempts and choose delays the same way (invariant 5).
+ *
+ * @module
+ */
+import { hasJournal } from "../workflow/steps";
+import { owedOnFailure } from "../workflow/failure-handlers";
+import { retryDelayMs, type Backoff } from "../../job/backoff";
+import { sqlList, type FailureKind } from "../../job/states";
+import { TRANSITIONS } from "../../job/transitions";
+import { jobRows, type JobRow } from "./job-row";
+import type { HomeStore } from "../home-store";
+
+export type AttemptEnd =
+  | { to: "pending"; runAt: number; attempts: number; error: string | null }
+  | { to: "failed"; failureKind: FailureKind; error: string };
+
+export interface AttemptFailure {
+  error: string;
+  /** Fail now, whatever attempts remain. */
+  fatal: boolean;
+  /** false: give the attempt back (a retry that does not count). */
+  consumesAttempt: boolean;
+  retryAfterMs?: number;
+  /** The kind recorded if this was the last attempt. */
+  exhaustedKind: FailureKind;
+}
+
+/** decideAttemptEnd: pure; `row` is the running job whose attempt just ended. */
+export function decideAttemptEnd(store: HomeStore, row: JobRow, f: AttemptFailure, now: number): AttemptEnd {
+  if (f.fatal) return { to: "failed", failureKind: "fatal", error: f.error };
+  const attempts = f.consumesAttempt ? row.attempts : Math.max(row.attempts - 1, 0);
+  if (f.consumesAttempt && row.attempts >= row.max_attempts) return { to: "failed", failureKind: f.exhaustedKind, error: f.error };
+  // The job's own backoff (enqueue `backoff`) before its type's.
+  const backoff: Backoff = row.backoff !== null ? (JSON.parse(row.backoff) as Backoff) : store.config.typeSettings(row.type).backoff;
+  const delay = retryDelayMs(backoff, Math.max(row.attempts, 1), f.retryAfterMs, store.random);
+  return { to: "pending", runAt: now + delay, attempts, error: f.error };
+}
+
+/** jobRetryIfLeased: running → pending, guarded by state and lease token. Primary key lookup. */
+const JOB_RETRY_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.attemptRetry.to}', attempts = ?, run_at = ?, last_error = ?, updated_at = ?,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+ WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.attemptRetry.from)}) AND lease_token = ?
+RETURNING *`;
+
+/** jobFailIfLeased: running → failed, guarded by state and lease token. Primary key lookup. */
+const JOB_FAIL_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.attemptFail.to}', failure_kind = ?, last_error = ?, finished_at = ?, updated_at = ?,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+ WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.attemptFail.from)}) AND lease_token = ?
+RETURNING *`;
+
+/** jobSupersedeIfLeased: running → cancelled, when a pending follower of its key already covers its work. */
+const JOB_SUPERSEDE_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.supersede.to}', cancel_reason = ?, last_error = ?, finished_at = ?, updated_at = ?,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+ WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.supersede.from)}) AND lease_token = ?
+RETURNING *`;
+/** jobPendingOfKey: job_dedupe_pending_idx. */
+const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state = 'pending'";
+
+/**
+ * applyAttemptEnd writes the decision; null if the lease changed meanwhile
+ * (cannot happen inside one transaction, but the guard keeps it honest). An
+ * attempt that would go back to pending while a follower of its key is already
+ * pending is superseded instead (state `superseded`, naming the follower): the follower
+ * carries the newer request, and a key has one pending job at most.
+ */
+export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: number): JobRow | null {
+  if (end.to === "pending" && row.dedupe_key !== null) {
+    const follower = store.sql.exec<{ id: string }>(JOB_PENDING_OF_KEY, row.dedupe_key).toArray()[0];
+    // A job with a journal is never superseded: its finished steps' side effects happened, and a follower that
+    // started from the top would do them again under new idempotency keys. It goes back to pending and its
+    // follower waits behind it (claim.ts, NOT_BEHIND_KEY) — docs/guarantees.md "Keys and journals".
+    if (follower && !hasJournal(store.sql, row.seq)) {
+      return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
+    }
+  }
+  if (end.to === "pending") return jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token))[0] ?? null;
+  const failed = jobRows(store.sql.exec(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
+  // Its failure handler and its children's cancels are owed in this same transaction (failure-handlers.ts).
+  if (failed) owedOnFailure(store, failed, now);
+  return failed;
+}

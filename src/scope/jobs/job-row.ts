@@ -1,0 +1,171 @@
+/**
+ * A `job` row as SQLite returns it, and its mapping to the API's Job object.
+ * Scope objects return rows (JSON still as text) so the parse work happens in
+ * the stateless coordinator, not in the object that serializes every claim.
+ *
+ * @module
+ */
+import type { Job, LeasedJob, Scope } from "../../job/schemas";
+import type { Journal } from "../../job/handler-contract";
+import type { FailureKind, JobState } from "../../job/states";
+
+export type JobRow = {
+  seq: number;
+  id: string;
+  type: string;
+  payload: string;
+  scope_type: string | null;
+  scope_id: string | null;
+  state: JobState;
+  failure_kind: FailureKind | null;
+  priority: number;
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  timeout_ms: number | null;
+  dedupe_key: string | null;
+  dedupe_mode: string | null;
+  scheduled_for: number | null;
+  /** JSON {kind, baseMs, maxMs}, or null: the type's backoff. */
+  backoff: string | null;
+  tags: string;
+  last_error: string | null;
+  result: string | null;
+  cancel_reason: string | null;
+  lease_token: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  lease_ms: number | null;
+  /** 0: a pushed attempt whose lease the object holds in memory, without a job_lease_idx entry (pushed-leases.ts). */
+  lease_kept: number;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  /** A waiting job's waits (JSON: scope/workflow/waits.ts WaitView[]); null in every other state. */
+  wait: string | null;
+  /** A child job's parent (ctx.invoke; scope/workflow/invokes.ts), and the step it waits under; null otherwise. */
+  parent_id: string | null;
+  parent_step: string | null;
+  /** The value its type's keyed limits count it under (job/limit-key.ts), or null. */
+  limit_key: string | null;
+  /** When it expires if not started by then (scope/jobs/expiry.ts), or null. */
+  expires_at: number | null;
+  /** The latest ctx.progress as JSON text (job/progress.ts), and when it was reported; null until one is. */
+  progress: string | null;
+  progress_at: number | null;
+  /** JSON {url, on}: where its end is POSTed (callbacks.ts), or null. */
+  callback: string | null;
+  /** JSON {traceparent, tracestate?}: the trace context its enqueue carried (job/trace.ts), or null. */
+  trace: string | null;
+};
+
+/** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
+type JobColumn = keyof JobRow;
+
+/**
+ * jobRows: a statement's job rows (`SELECT *`, `RETURNING *`) as JobRow objects, read as arrays and built here.
+ * The cursor's own toArray() builds each object one property at a time through the runtime: a 100-row claim
+ * or complete took ~35% longer that way in the test runtime (docs/design.md, What a push batch costs).
+ */
+export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): JobRow[] {
+  const at = {} as Record<JobColumn, number>;
+  cursor.columnNames.forEach((name, i) => {
+    at[name as JobColumn] = i;
+  });
+  // The runtime's raw cursor has toArray() (one call for all rows); its type does not say so.
+  const raw = cursor.raw() as IterableIterator<SqlStorageValue[]> & { toArray?: () => SqlStorageValue[][] };
+  const rows = (raw.toArray ? raw.toArray() : [...raw]) as never[][];
+  // Typed by the table (src/tables/scope.ts), as the generic exec<JobRow>() was.
+  return rows.map((r) => ({
+    seq: r[at.seq]!,
+    id: r[at.id]!,
+    type: r[at.type]!,
+    payload: r[at.payload]!,
+    scope_type: r[at.scope_type]!,
+    scope_id: r[at.scope_id]!,
+    state: r[at.state]!,
+    failure_kind: r[at.failure_kind]!,
+    priority: r[at.priority]!,
+    run_at: r[at.run_at]!,
+    attempts: r[at.attempts]!,
+    max_attempts: r[at.max_attempts]!,
+    timeout_ms: r[at.timeout_ms]!,
+    dedupe_key: r[at.dedupe_key]!,
+    dedupe_mode: r[at.dedupe_mode]!,
+    scheduled_for: r[at.scheduled_for]!,
+    backoff: r[at.backoff]!,
+    tags: r[at.tags]!,
+    last_error: r[at.last_error]!,
+    result: r[at.result]!,
+    cancel_reason: r[at.cancel_reason]!,
+    lease_token: r[at.lease_token]!,
+    lease_owner: r[at.lease_owner]!,
+    lease_expires_at: r[at.lease_expires_at]!,
+    lease_ms: r[at.lease_ms]!,
+    lease_kept: r[at.lease_kept]!,
+    created_at: r[at.created_at]!,
+    updated_at: r[at.updated_at]!,
+    started_at: r[at.started_at]!,
+    finished_at: r[at.finished_at]!,
+    // A statement that names its columns may leave it out (undefined reads as none).
+    wait: at.wait === undefined ? null : r[at.wait]!,
+    parent_id: at.parent_id === undefined ? null : r[at.parent_id]!,
+    parent_step: at.parent_step === undefined ? null : r[at.parent_step]!,
+    limit_key: at.limit_key === undefined ? null : r[at.limit_key]!,
+    expires_at: at.expires_at === undefined ? null : r[at.expires_at]!,
+    progress: at.progress === undefined ? null : r[at.progress]!,
+    progress_at: at.progress_at === undefined ? null : r[at.progress_at]!,
+    callback: at.callback === undefined ? null : r[at.callback]!,
+    trace: at.trace === undefined ? null : r[at.trace]!,
+  }));
+}
+
+/** scopeOfRow: the scope a row's two columns name, or null for an unscoped job (job and schedule rows alike). */
+export function scopeOfRow(row: { scope_type: string | null; scope_id: string | null }): Scope | null {
+  return row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null;
+}
+
+export function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    type: row.type,
+    payload: JSON.parse(row.payload),
+    scope: scopeOfRow(row),
+    state: row.state,
+    failureKind: row.failure_kind,
+    priority: row.priority,
+    runAt: row.run_at,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    timeoutMs: row.timeout_ms,
+    dedupeKey: row.dedupe_key,
+    tags: JSON.parse(row.tags),
+    lastError: row.last_error,
+    result: row.result === null ? null : JSON.parse(row.result),
+    cancelReason: row.cancel_reason,
+    dedupeMode: row.dedupe_mode,
+    scheduledFor: row.scheduled_for,
+    backoff: row.backoff === null ? null : JSON.parse(row.backoff),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : null,
+    parentId: row.parent_id ?? null,
+    concurrencyKey: row.limit_key ?? null,
+    expiresAt: row.expires_at ?? null,
+    progress: row.progress ? (JSON.parse(row.progress) as Job["progress"]) : null,
+    progressAt: row.progress_at ?? null,
+    callback: row.callback ? (JSON.parse(row.callback) as Job["callback"]) : null,
+    trace: row.trace ? (JSON.parse(row.trace) as Job["trace"]) : null,
+  };
+}
+
+/** toLeasedJob: a freshly claimed row, with the token the worker must present. */
+/** toLeasedJob: a leased row as the claimer sees it, with its journal of durable steps when it has one. */
+export function toLeasedJob(row: JobRow & { journal?: Journal }): LeasedJob {
+  if (row.lease_token === null || row.lease_expires_at === null) throw new Error(`job ${row.id} has no lease`);
+  const leased = { ...toJob(row), leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at };
+  return row.journal ? { ...leased, journal: row.journal } : leased;
+}

@@ -1,0 +1,211 @@
+/**
+ * heartbeat / complete / fail: the calls a lease holder makes. Each is fenced
+ * by the lease token and by the lease being unexpired; anything else changes
+ * nothing and comes back as a refusal that says why (invariant 3).
+ *
+ * @module
+ */
+import { tallyMoved } from "./tallies";
+import type { FailOutcome } from "../../job/schemas";
+import { sqlList } from "../../job/states";
+import { TRANSITIONS } from "../../job/transitions";
+import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
+import { jobRows, type JobRow } from "./job-row";
+import type { Outcome, Refusal } from "./outcome";
+import { JOB_FIND_LEASED, leased, leaseRefusal } from "./lease";
+import { byId, idSeq } from "./read";
+import { jsonChunks } from "./json-chunks";
+import { keepLogs, workerLogLines, type WorkerLogItem } from "../watching/job-logs";
+import type { HomeStore } from "../home-store";
+import { writeStep } from "../workflow/steps";
+import { noteLastTransition } from "./timeline";
+import type { JournalStart } from "../../job/handler-contract";
+
+
+/** jobExtendLeaseIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 leaseMs or null (keep the claim's), ?5 idSeq(id). Never past startedAt + timeoutMs. */
+const JOB_EXTEND_LEASE_IF_LEASED = `
+UPDATE job
+   SET lease_ms = coalesce(?4, lease_ms),
+       lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + coalesce(?4, lease_ms)
+                               ELSE min(?1 + coalesce(?4, lease_ms), started_at + timeout_ms) END,
+       updated_at = ?1
+ WHERE ${leased("?5")}
+RETURNING lease_expires_at`;
+
+/** jobCompleteIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 result JSON or null, ?5 idSeq(id). */
+const JOB_COMPLETE_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.complete.to}', result = ?4, finished_at = ?1, updated_at = ?1,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+ WHERE ${leased("?5")} AND state IN (${sqlList(TRANSITIONS.complete.from)})
+RETURNING *`;
+
+
+export function heartbeat(store: HomeStore, id: string, token: string, leaseMs: number | null, now: number): Outcome<{ leaseExpiresAt: number }> {
+  const row = store.sql.exec<{ lease_expires_at: number }>(JOB_EXTEND_LEASE_IF_LEASED, now, id, token, leaseMs, idSeq(id)).toArray()[0];
+  if (row) return { ok: true, leaseExpiresAt: row.lease_expires_at };
+  // The same refusals as complete and fail: a completed or failed job answers already_terminal, whichever call comes late.
+  return leaseRefusal(store, id, token, now);
+}
+
+export function complete(store: HomeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const row = jobRows(store.sql.exec(JOB_COMPLETE_IF_LEASED, now, id, token, result, idSeq(id)))[0];
+    if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    return { ok: true, row };
+  });
+}
+
+/**
+ * jobCompleteManyIfLeased: complete for a whole handler call in one statement. Params ?1 now, ?2 JSON
+ * [[id, leaseToken, result JSON text or null, idSeq(id)], …]; each row only under its live lease, as complete. Counted
+ * in bulk (tallies.ts: it bumps `tally`).
+ */
+const JOB_COMPLETE_MANY_IF_LEASED = `
+UPDATE job
+   SET state = '${TRANSITIONS.complete.to}', result = v.value ->> 2, finished_at = ?1, updated_at = ?1,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1
+  FROM json_each(?2) AS v
+ WHERE ${byId("v.value ->> 0", "v.value ->> 3")} AND job.lease_token = v.value ->> 1 AND job.lease_expires_at > ?1
+   AND job.state IN (${sqlList(TRANSITIONS.complete.from)})
+RETURNING *`;
+
+/** A completion; `logs`: a pull worker's lines of the attempt, kept only if the completion lands (job-logs.ts). */
+export interface CompleteItem {
+  id: string;
+  token: string;
+  result: string | null;
+  logs?: readonly WorkerLogItem[];
+}
+
+/** completeMany: complete each job still under its lease; returns the rows completed (the others changed nothing). */
+export function completeMany(store: HomeStore, items: readonly CompleteItem[], now: number): JobRow[] {
+  if (items.length === 0) return [];
+  return store.atomic(() => {
+    const rows: JobRow[] = [];
+    for (const part of jsonChunks(items, (i) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16)) {
+      const done = jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result, idSeq(i.id)]))));
+      tallyMoved(store.sql, done, TRANSITIONS.complete.from[0], TRANSITIONS.complete.to, "completed", now);
+      rows.push(...done);
+    }
+    if (rows.length > 0 && items.some((i) => i.logs)) {
+      const completed = new Map(rows.map((r) => [r.id, r]));
+      for (const i of items) {
+        const row = completed.get(i.id);
+        if (row && i.logs) keepLogs(store, i.id, workerLogLines(i.logs, row.attempts));
+      }
+    }
+    if (rows.length > 0) store.touched(now);
+    return rows;
+  });
+}
+
+export interface FailInput {
+  error: string;
+  retryAfterMs?: number;
+  fatal?: boolean;
+  consumesAttempt?: boolean;
+}
+
+/**
+ * snooze: the holder puts the job back to sleep for `delayMs` without
+ * spending the attempt (exact delay, no jitter) — "not now", not a failure.
+ */
+export function snooze(store: HomeStore, id: string, token: string, delayMs: number, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
+    if (!leased) return leaseRefusal(store, id, token, now);
+    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+    if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    return { ok: true, row };
+  });
+}
+
+export interface SleepInput {
+  name: string;
+  seq: number;
+  /** The handler's wake time: kept only when it sends no duration (a replay, whose wake time the journal has). */
+  until: number;
+  /** How long it sleeps, from now on this object's clock (a handler's clock may be off). */
+  durationMs?: number | null;
+  startedAt: number;
+  start: JournalStart;
+}
+
+
+/**
+ * sleep (ctx.sleep): journal the sleep at its position and put the job back to
+ * pending until then, without spending the attempt — no call, lease or permit
+ * is held while it sleeps. One transaction, fenced by the lease.
+ */
+export function sleep(store: HomeStore, id: string, token: string, s: SleepInput, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
+    if (!leased) return leaseRefusal(store, id, token, now);
+    const until = s.durationMs === undefined || s.durationMs === null ? s.until : now + s.durationMs;
+    const refused = writeStep(store, leased, { seq: s.seq, name: s.name, kind: "sleep", result: null, startedAt: s.startedAt, finishedAt: now, wakeAt: until }, s.start);
+    if (refused) {
+      // The journal cannot take the sleep (its cap, or another step at its position): every replay would end here
+      // again, so the job fails now, saying why, rather than hold its lease until the reap pass retries it.
+      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error: refused.reason }, now);
+      if (!failed) return leaseRefusal(store, id, token, now);
+      store.touched(now);
+      return { ok: true, row: failed };
+    }
+    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+    if (!row) return leaseRefusal(store, id, token, now);
+    if (row.state === "pending") noteLastTransition(store.sql, row.seq, `sleep ${JSON.stringify(s.name)} until ${new Date(until).toISOString()}`);
+    store.touched(now);
+    return { ok: true, row };
+  });
+}
+
+/**
+ * release: the holder gives the job back unrun — pending, due now, its attempt
+ * not counted (a worker shutting down, a deploy). A pending follower of its key
+ * supersedes it, as for fail.
+ */
+export function release(store: HomeStore, id: string, token: string, why: string, now: number): Outcome<{ row: JobRow }> {
+  return store.atomic(() => {
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
+    if (!leased) return leaseRefusal(store, id, token, now);
+    const row = releaseLeased(store, leased, why, now);
+    if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    return { ok: true, row };
+  });
+}
+
+/** releaseLeased: a running row back to pending, due now, unspent (inside the caller's transaction); the timeline says why. */
+export function releaseLeased(store: HomeStore, leased: JobRow, why: string, now: number): JobRow | null {
+  const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+  if (row?.state === "pending") noteLastTransition(store.sql, row.seq, `released: ${why}`);
+  return row;
+}
+
+export function fail(store: HomeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {
+  return store.atomic(() => {
+    const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
+    if (!leased) return leaseRefusal(store, id, token, now);
+    const end = decideAttemptEnd(
+      store,
+      leased,
+      {
+        error: input.error,
+        fatal: input.fatal ?? false,
+        consumesAttempt: input.consumesAttempt ?? true,
+        retryAfterMs: input.retryAfterMs,
+        exhaustedKind: "retries_exhausted",
+      },
+      now,
+    );
+    const row = applyAttemptEnd(store, leased, end, now);
+    if (!row) return leaseRefusal(store, id, token, now);
+    store.touched(now);
+    // What happened, from the row: a retry can turn into a supersede when a follower of the key is pending.
+    return { ok: true, row, outcome: row.state === "pending" ? "retry_scheduled" : row.state === "failed" ? "failed" : "superseded" };
+  });
+}
+

@@ -1,0 +1,89 @@
+/**
+ * Counting a type's jobs in its `type_count` row (src/tables/scope.ts): its
+ * live counts per state, and the counters of its latest minute, together in
+ * one row, so a move writes one row. Triggers count every statement that does
+ * not count its own (migration `type_count`); the statements that move many
+ * jobs at once — the enqueue's insert, a claim, a completion, the retention
+ * sweep — bump each row's `tally` (which the triggers skip) and count here,
+ * once per type for all their rows: a 100-job claim writes one count row, not
+ * 100. Called in the statement's transaction, with the rows it returned, so
+ * counts never drift from rows.
+ *
+ * @module
+ */
+import { COUNTERS, minuteOf, type CounterName } from "../../metrics/counters";
+import { FAILURE_KINDS } from "../../job/states";
+
+/** type_count's count columns, one per state (failed per kind). */
+export const STATE_COLUMNS = ["pending", "running", "waiting", "completed", "cancelled", "superseded", "expired", ...FAILURE_KINDS.map((k) => `failed_${k}` as const)] as const;
+export type StateColumn = (typeof STATE_COLUMNS)[number];
+
+/** stateColumn: the column that counts jobs in `state` (of `kind`, when failed). */
+export function stateColumn(state: string, kind: string | null): StateColumn {
+  return (state === "failed" ? `failed_${kind}` : state) as StateColumn;
+}
+
+const ENSURE = "INSERT INTO type_count (type) VALUES (?) ON CONFLICT (type) DO NOTHING";
+const CTR = COUNTERS.join(", ");
+const ADD_COUNTERS = COUNTERS.map((c) => `${c} = ${c} + excluded.${c}`).join(", ");
+/** typeCountRoll: the row's minute is over (before ?2): its counters go to metric_minute. Writes only then. */
+const ROLL = `
+INSERT INTO metric_minute (minute, type, ${CTR})
+SELECT minute, type, ${COUNTERS.map((c) => `m_${c}`).join(", ")} FROM type_count
+ WHERE type = ?1 AND minute < ?2 AND ${COUNTERS.map((c) => `m_${c}`).join(" + ")} > 0
+ON CONFLICT (minute, type) DO UPDATE SET ${ADD_COUNTERS}`;
+/** typeCountLate: a move in a minute before the row's (a clock that went back) is counted in that minute's metric_minute row. */
+const LATE = `
+INSERT INTO metric_minute (minute, type, ${CTR})
+SELECT ?2, ?1, ${COUNTERS.map((_, i) => `?${i + 3}`).join(", ")} FROM type_count WHERE type = ?1 AND minute > ?2
+ON CONFLICT (minute, type) DO UPDATE SET ${ADD_COUNTERS}`;
+const BUMP = `
+UPDATE type_count SET
+  ${STATE_COLUMNS.map((c, i) => `${c} = ${c} + ?${i + 3}`).join(", ")},
+  ${COUNTERS.map((c, i) => `m_${c} = CASE WHEN minute < ?2 THEN 0 ELSE m_${c} END + CASE WHEN minute <= ?2 THEN ?${STATE_COLUMNS.length + 3 + i} ELSE 0 END`).join(",\n  ")},
+  minute = max(minute, ?2)
+ WHERE type = ?1`;
+
+/** bump: one type's counts move by `deltas` and its counters of `now`'s minute grow by `counters`: one row written. */
+function bump(sql: SqlStorage, type: string, now: number, deltas: Partial<Record<StateColumn, number>>, counters: Partial<Record<CounterName, number>>): void {
+  const minute = minuteOf(now);
+  const ctr = COUNTERS.map((c) => counters[c] ?? 0);
+  sql.exec(ROLL, type, minute);
+  if (ctr.some((n) => n !== 0)) sql.exec(LATE, type, minute, ...ctr);
+  sql.exec(BUMP, type, minute, ...STATE_COLUMNS.map((c) => deltas[c] ?? 0), ...ctr);
+}
+
+function byType<R extends { readonly type: string }>(rows: readonly R[]): Map<string, R[]> {
+  const out = new Map<string, R[]>();
+  for (const r of rows) {
+    const list = out.get(r.type);
+    if (list) list.push(r);
+    else out.set(r.type, [r]);
+  }
+  return out;
+}
+
+/** tallyCreated: `rows` were inserted pending — counted, and `enqueued` in the minute. */
+export function tallyCreated(sql: SqlStorage, rows: readonly { type: string }[], now: number): void {
+  for (const [type, list] of byType(rows)) {
+    sql.exec(ENSURE, type);
+    bump(sql, type, now, { pending: list.length }, { enqueued: list.length });
+  }
+}
+
+/** tallyMoved: `rows` went from `from` to `to` (neither failed) at `now`, counted in `metric`'s minute. */
+export function tallyMoved(sql: SqlStorage, rows: readonly { type: string }[], from: "pending" | "running", to: "running" | "completed", metric: "started" | "completed", now: number): void {
+  for (const [type, list] of byType(rows)) bump(sql, type, now, { [from]: -list.length, [to]: list.length }, { [metric]: list.length });
+}
+
+/** tallyDeleted: `rows` were deleted (retention or prune), each in its state. */
+export function tallyDeleted(sql: SqlStorage, rows: readonly { type: string; state: string; failure_kind: string | null }[], now: number): void {
+  for (const [type, list] of byType(rows)) {
+    const deltas: Partial<Record<StateColumn, number>> = {};
+    for (const r of list) {
+      const col = stateColumn(r.state, r.failure_kind);
+      deltas[col] = (deltas[col] ?? 0) - 1;
+    }
+    bump(sql, type, now, deltas, {});
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The scope object's side of push dispatch (dispatch/scope-port.ts): the
+ * dispatcher's claims, settles, renewals and journal writes as transactions
+ * over this object's SQLite. The dispatcher gets jobs to send and opaque rows
+ * to hand back for events; it never sees the SQL.
+ *
+ * @module
+ */
+import { keyedType } from "../../config/limits";
+import type { QueueConfig } from "../../config/schema";
+import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../../job/handler-contract";
+import type { Leased, ScopePort } from "../../dispatch/scope-port";
+import { applyOutcome, resultText } from "./apply-outcome";
+import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "../jobs/claim";
+import { gatherUntil } from "../pull/gathering";
+import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
+import { scopeOfRow, type JobRow } from "../jobs/job-row";
+import { eventOfTags } from "../../job/event-tags";
+import { completeMany, heartbeat } from "../jobs/settle";
+import { appendStep, journalsOf, signTokens } from "../workflow/steps";
+import { keepLogs } from "../watching/job-logs";
+import type { HomeStore } from "../home-store";
+import type { WakeMemo } from "../jobs/wake-memo";
+import { PUSH_WORKER } from "./pushed-leases";
+import { attemptTrace, type TraceContext } from "../../job/trace";
+
+
+/**
+ * `pauseFresh`: whether the paused set can be trusted now (scope/jobs/pause-gate.ts); until it can, nothing is due.
+ * `memo`: keeps the due types while no write or lapse of time can change them (wake-memo.ts).
+ */
+export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: (now: number) => boolean, memo: WakeMemo): ScopePort<JobRow> {
+  return {
+    dueTypes(now) {
+      if (config.pushTypes.length === 0) return [];
+      // One statement finds the types with a job due (and not held behind its key); of those, a one-at-a-time type
+      // (serializeByScope in a scope's object, ordered) must also pass countStartable.
+      const due = memo.due(now, () =>
+        dueTypesAmong(store.sql, config.pushTypes, now).filter((t) => !isSerial(store, t) || countStartable(store, t, now, 1) > 0),
+      );
+      // Asked only when something would run: an idle object never syncs.
+      return due.length > 0 && pauseFresh(now) ? due : [];
+    },
+    countDue: (type, now, max) => countStartable(store, type, now, max),
+    gatherUntil: (type, now) => gatherUntil(store, type, now),
+    serial: (type) => isSerial(store, type),
+    busyHere: (types, now) => busyHere(store.sql, types, now),
+
+    keyed: (type) => keyedType(config, type),
+    nextDueKey: (type, now, after) => nextDueKey(store.sql, type, now, after),
+    // A one-at-a-time type (serializeByScope here) starts at most one, of whichever key.
+    countDueOfKey: (type, key, now, max) =>
+      isSerial(store, type) ? Math.min(countStartable(store, type, now, 1), countDueOfKey(store.sql, type, key, now, 1)) : countDueOfKey(store.sql, type, key, now, max),
+
+    claim(type, limit, leaseMs, now, keys) {
+      const rows = claimJobs(store, { worker: PUSH_WORKER, types: [type], limit, leaseMs, ...(keys ? { keys: new Map([[type, keys]]) } : {}) }, now);
+      // Their leases are held here, not in job_lease_idx (pushed-leases.ts).
+      store.pushed.note(rows);
+      // Each job's journal of durable steps rides with it, so a replayed step answers without a call back (steps.ts).
+      const journals = journalsOf(store, rows.map((r) => r.seq));
+      const leased: Leased[] = rows.map((r) => ({
+        id: r.id,
+        token: r.lease_token!,
+        timeoutAt: r.timeout_ms !== null && r.started_at !== null ? r.started_at + r.timeout_ms : null,
+        key: r.limit_key,
+        job: toDispatchJob(r, now, journals.get(r.seq)),
+      }));
+      return { leased, changed: rows };
+    },
+
+    settle(items, now) {
+      const settled = store.atomic(() => {
+        // A call's completions in one statement; anything else (a retry, a failure, a result too large) one by one.
+        const completions: { id: string; token: string; result: string | null }[] = [];
+        const changed: JobRow[] = [];
+        // An outcome's lines are kept only where the outcome lands under its lease, as a pull worker's are
+        // (docs/handlers.md, Logs kept with the job): a late answer for a reaped or cancelled attempt leaves none.
+        for (const { id, token, outcome } of items) {
+          const result = outcome.kind === "completed" ? resultText(config, outcome) : undefined;
+          if (result !== undefined) completions.push({ id, token, result, ...(outcome.logs ? { logs: outcome.logs } : {}) });
+          else settleOne(store, config, id, token, outcome, now, changed);
+        }
+        try {
+          changed.push(...completeMany(store, completions, now));
+        } catch (e) {
+          // The leases stay in SQL (and held in memory) and are not renewed: the reap pass recovers the jobs.
+          console.error(JSON.stringify({ event: "dispatch:settle_failed", jobs: completions.length, error: String(e) }));
+        }
+        return changed;
+      });
+      // After the commit: a rolled-back settle leaves its leases held.
+      store.pushed.note(settled);
+      return settled;
+    },
+
+    renew(id, token, leaseMs, now) {
+      const out = heartbeat(store, id, token, leaseMs, now);
+      if (out.ok) store.pushed.renewed(id, out.leaseExpiresAt);
+      if (out.ok) return { ok: true };
+      return { ok: false, reason: out.code === "lease_lost" && (out.reason === "cancelled" || out.reason === "timeout") ? out.reason : "lease_lost" };
+    },
+
+    journal(writes, now) {
+      // The writes of one moment in one transaction: one commit for a batch whose jobs finish a step together.
+      const run = (ws: readonly JournalWrite[]) => store.atomic(() => ws.map((write, i) => journalOne(store, write, writes[i]!.token, now)));
+      const asked = writes.map((w) => w.write);
+      // A wait token is signed first, which is asynchronous (steps.ts, signTokens); steps alone stay synchronous.
+      return asked.some((w) => w.op === "token") ? signTokens(store, asked, now).then(run) : run(asked);
+    },
+  };
+}
+
+/** settleOne: one outcome under its lease; never throws (a failed write leaves the lease to the reap pass). */
+function settleOne(store: HomeStore, config: QueueConfig, id: string, token: string, outcome: HandlerOutcome, now: number, changed: JobRow[]): void {
+  try {
+    const out = applyOutcome(store, config, id, token, outcome, now);
+    if (!out.ok) return;
+    changed.push(out.row);
+    if (outcome.logs) keepLogs(store, id, outcome.logs);
+  } catch (e) {
+    console.error(JSON.stringify({ event: "dispatch:settle_failed", id, error: String(e) }));
+  }
+}
+
+function journalOne(store: HomeStore, w: JournalWrite, token: string, now: number): JournalAnswer {
+  try {
+    const out = appendStep(store, w, token, now);
+    if (out.ok) return out.result === undefined ? { ok: true } : { ok: true, result: out.result };
+    if (out.code === "lease_lost" || out.code === "already_terminal" || out.code === "not_found") return { ok: false, code: "lease_lost", message: `this attempt no longer holds the job (${out.code})` };
+    if (out.code === "conflict" || out.code === "gone") return { ok: false, code: "lease_lost", message: out.reason };
+    if (out.code === "refused") return { ok: false, code: "refused", message: out.reason };
+    return { ok: false, code: out.code, message: out.reason };
+  } catch (e) {
+    // Storage failed: the step did not journal, and the handler must not go on as if it had.
+    return { ok: false, code: "lease_lost", message: `the journal write failed: ${String(e)}` };
+  }
+}
+
+function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]): DispatchJob {
+  // Only a tagged job can be a delivery: the common untagged one parses nothing.
+  const event = row.tags === "[]" ? null : eventOfTags(JSON.parse(row.tags) as string[]);
+  return {
+    dispatchedAt: now,
+    ...(journal ? { journal } : {}),
+    ...(event ? { event } : {}),
+    ...(row.limit_key !== null ? { limitKey: row.limit_key } : {}),
+    // The handler's spans continue its attempt's (job/trace.ts).
+    ...(row.trace !== null ? { trace: attemptTrace(row.id, row.attempts, JSON.parse(row.trace) as TraceContext) } : {}),
+    id: row.id,
+    type: row.type,
+    payloadJson: row.payload,
+    attempt: row.attempts,
+    maxAttempts: row.max_attempts,
+    scope: scopeOfRow(row),
+    runAt: row.run_at,
+    scheduledFor: row.scheduled_for,
+  };
+}
+
+/** reapedFlights: what the dispatcher needs of rows the reap pass ended — which, and whether the timeout did it. */
+export function reapedFlights(rows: readonly JobRow[], now: number): { id: string; timedOut: boolean }[] {
+  return rows.map((r) => ({ id: r.id, timedOut: r.timeout_ms !== null && r.started_at !== null && now >= r.started_at + r.timeout_ms }));
+}

@@ -1,0 +1,77 @@
+/**
+ * A job's `ctx.log` lines, stored with it (docs/handlers.md "Logs kept with the job";
+ * job/log-lines.ts has the line's shape and limits). A pushed handler's lines
+ * ride with its outcome (kept only if it lands under the lease), so keeping them costs no call of their own; a pull
+ * worker sends them with its completion, or before any other settle (POST /v1/jobs/{id}/logs). An attempt
+ * that dies without an outcome takes its lines with it.
+ *
+ * @module
+ */
+import { LOG_LINES_PER_JOB, readLogLines, type JobLogLine } from "../../job/log-lines";
+import { leased, leaseRefusal } from "../jobs/lease";
+import { byId, idSeq } from "../jobs/read";
+import type { Refusal } from "../jobs/outcome";
+import type { HomeStore } from "../home-store";
+
+const JOB_SEQ = `SELECT seq FROM job WHERE ${byId("?1", "?2")}`;
+const LOG_INSERT = `
+INSERT INTO job_log (job_seq, at, attempt, message, fields)
+SELECT ?1, value ->> 'at', value ->> 'attempt', value ->> 'message',
+       CASE WHEN value ->> 'fields' IS NULL THEN NULL ELSE value -> 'fields' END FROM json_each(?2)`;
+/** Keep the newest LOG_LINES_PER_JOB: job_log_job_idx (job_seq, id). */
+const LOG_TRIM = `
+DELETE FROM job_log WHERE job_seq = ?1 AND id <= (
+  SELECT id FROM job_log WHERE job_seq = ?1 ORDER BY id DESC LIMIT 1 OFFSET ${LOG_LINES_PER_JOB})`;
+const LOG_LIST = "SELECT at, attempt, message, fields FROM job_log WHERE job_seq = ? ORDER BY id";
+
+/** appendLogs: inside the caller's transaction; lines of a job that is gone are dropped. Its watchers hear of them (feed.ts). */
+export function appendLogs(store: Pick<HomeStore, "sql" | "feed">, id: string, lines: readonly JobLogLine[]): void {
+  if (lines.length === 0) return;
+  const { sql } = store;
+  const row = sql.exec<{ seq: number }>(JOB_SEQ, id, idSeq(id)).toArray()[0];
+  if (!row) return;
+  const kept = lines.slice(-LOG_LINES_PER_JOB).map((l) => ({ ...l, fields: l.fields ?? null }));
+  sql.exec(LOG_INSERT, row.seq, JSON.stringify(kept));
+  sql.exec(LOG_TRIM, row.seq);
+  store.feed.log(id, kept);
+}
+
+/** keepLogs: appendLogs for an outcome that landed; a failure to keep its lines never costs the job its outcome (job/log-lines.ts). */
+export function keepLogs(store: Pick<HomeStore, "sql" | "feed">, id: string, lines: readonly JobLogLine[]): void {
+  try {
+    appendLogs(store, id, lines);
+  } catch (e) {
+    console.error(JSON.stringify({ event: "job:logs_not_kept", id, error: String(e) }));
+  }
+}
+
+const JOB_LEASED_ATTEMPT = `SELECT attempts FROM job WHERE ${leased("?4")}`;
+
+/** A line as a pull worker sends it: without an attempt, it is the lease's. */
+export type WorkerLogItem = { at: number; attempt?: number; message: string; fields?: unknown };
+
+/** workerLogLines: a pull worker's lines, clipped as a pushed handler's are, the attempt filled in. */
+export function workerLogLines(items: readonly WorkerLogItem[], attempt: number): JobLogLine[] {
+  return readLogLines(items.map((i) => ({ ...i, attempt: i.attempt ?? attempt })));
+}
+
+/** appendLeasedLogs: a pull worker's lines, fenced by its lease; an item without an attempt is the lease's. */
+export function appendLeasedLogs(store: HomeStore, id: string, token: string, items: readonly WorkerLogItem[], now: number): { ok: true; stored: number } | Refusal {
+  return store.atomic(() => {
+    const row = store.sql.exec<{ attempts: number }>(JOB_LEASED_ATTEMPT, now, id, token, idSeq(id)).toArray()[0];
+    if (!row) return leaseRefusal(store, id, token, now);
+    const lines = workerLogLines(items, row.attempts);
+    appendLogs(store, id, lines);
+    return { ok: true as const, stored: lines.length };
+  });
+}
+
+/** jobLogs: oldest first; null when there is no such job. */
+export function jobLogs(sql: SqlStorage, id: string): JobLogLine[] | null {
+  const row = sql.exec<{ seq: number }>(JOB_SEQ, id, idSeq(id)).toArray()[0];
+  if (!row) return null;
+  return sql
+    .exec<{ at: number; attempt: number; message: string; fields: string | null }>(LOG_LIST, row.seq)
+    .toArray()
+    .map((r) => ({ at: r.at, attempt: r.attempt, message: r.message, fields: r.fields === null ? null : (JSON.parse(r.fields) as JobLogLine["fields"]) }));
+}
