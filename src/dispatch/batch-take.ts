@@ -58,7 +58,7 @@ export async function takeBatchOf<R>(d: TakeDeps<R>, type: string): Promise<Batc
     if (busy) return blocked(WAITS_FOR_RETRY_MS, `waitsFor ${busy}: it has due or running work`);
   }
   if (settings.batch !== null && settings.batch.maxWaitMs > 0) {
-    // A batch type gathering for a fuller call (scope/pull/gathering.ts) is held until then, or until more of it comes
+    // A batch type gathering for a fuller call (scope/jobs/gathering.ts) is held until then, or until more of it comes
     // due (the dispatcher's `fresh` ends the hold: backoff.ts).
     const until = jobs.gatherUntil(type, d.now());
     if (until !== null) {

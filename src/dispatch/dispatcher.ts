@@ -72,7 +72,7 @@ export interface DispatcherDeps<R> {
   changed(rows: R[], now: number): Promise<void>;
   /** Keep progress its calls' jobs reported, each under its lease (scope/watching/progress.ts); absent: not kept. */
   progress?(items: { id: string; token: string; value: string }[]): Promise<void>;
-  /** Steps of its calls' jobs were journaled: their live subscriptions hear of them (scope/watching/feed.ts); absent: nobody does. */
+  /** Steps of its calls' jobs were journaled: their live subscriptions hear of them (scope/jobs/feed.ts); absent: nobody does. */
   journaled?(): void;
   /** Run the reap pass now (an attempt reached its timeout). */
   reapNow(): Promise<void>;
@@ -327,7 +327,7 @@ export class Dispatcher<R> {
     const live = writes.map((w) => ({ write: w, flight: this.held(call, w.id) }));
     const asked = live.filter((x) => x.flight !== undefined).map((x) => ({ write: x.write, token: x.flight!.token }));
     const answers = asked.length > 0 ? await this.deps.jobs.journal(asked, this.deps.now()) : [];
-    // Watchers of these jobs hear of the steps now, not at the call's end (scope/watching/feed.ts).
+    // Watchers of these jobs hear of the steps now, not at the call's end (scope/jobs/feed.ts).
     if (asked.length > 0) this.deps.journaled?.();
     let i = 0;
     return live.map((x) => (x.flight ? answers[i++]! : lost));

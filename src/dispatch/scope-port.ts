@@ -29,7 +29,7 @@ export interface ScopePort<R> {
   dueTypes(now: number): string[];
   /** Due jobs of the type, counted up to `max`. */
   countDue(type: string, now: number, max: number): number;
-  /** When the type's gathering for a fuller batch ends (scope/pull/gathering.ts), or null when its jobs may go now. */
+  /** When the type's gathering for a fuller batch ends (scope/jobs/gathering.ts), or null when its jobs may go now. */
   gatherUntil(type: string, now: number): number | null;
   /** The type is serialized per scope here: one job, one call at a time. */
   serial(type: string): boolean;

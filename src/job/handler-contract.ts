@@ -135,7 +135,7 @@ export interface DispatchBatch {
 
 /**
  * The verdict on one job. An uncaught throw in the handler is a `retry`. `logs`: the attempt's `ctx.log`
- * lines, stored with the job when the outcome settles (scope/watching/job-logs.ts).
+ * lines, stored with the job when the outcome settles (scope/jobs/job-logs.ts).
  */
 export type HandlerOutcome = (
   | { kind: "completed"; result?: JsonObject | null }

@@ -10,10 +10,10 @@
 import type { AlarmArm } from "../alarm-arm";
 import type { BatchPart } from "./batches/batch-part";
 import type { CatalogReporter } from "./report/catalog-report";
-import type { Changes } from "./changes";
+import type { Changes } from "./jobs/changes";
 import type { LeasePermits } from "./pull/lease-permits";
 import { pruneMetrics } from "./report/minute-counters";
-import type { HomeStore } from "./home-store";
+import type { HomeStore } from "./jobs/home-store";
 import { cameDueSince } from "./wake";
 import { writes } from "./writes";
 

@@ -42,7 +42,7 @@ export type { NewJob, EnqueueRefusal } from "./jobs/enqueue";
 export type { Decision, Publication } from "./batches/batch-stage";
 export type { EnqueueAnswer, EnqueuedJob, JobPage, WireDecidingAnswer, WireEnqueueOutcome, WireInlineClaim } from "./wire";
 export type { FailedCursor } from "./jobs/change";
-export type { WorkerLogItem } from "./watching/job-logs";
+export type { WorkerLogItem } from "./jobs/job-logs";
 export type { Outcome, Refusal } from "./jobs/outcome";
 export type { HomeSummary, TypeSummary } from "./report/summary";
 export { scopeOfRow } from "./jobs/job-row";

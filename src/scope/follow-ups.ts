@@ -18,14 +18,14 @@
  * @module
  */
 import type { QueueConfig } from "../config/schema";
-import { rowsOf, type Changes } from "./changes";
+import { rowsOf, type Changes } from "./jobs/changes";
 import type { ReportUrgency } from "./report/catalog-report";
 import { reapedFlights } from "./push/dispatch-port";
 import type { EventSink } from "./watching/events";
 import type { JobRow } from "./jobs/job-row";
 import type { LeasePermits } from "./pull/lease-permits";
 import type { Watchers } from "./watching/watchers";
-import type { FeedItem } from "./watching/feed";
+import type { FeedItem } from "./jobs/feed";
 import type { Tracing } from "./watching/tracing";
 
 export interface FollowUpDeps {

@@ -18,7 +18,7 @@
 import { LEVEL_JOB, levelsCte } from "./jobs/levels";
 import { PENDING_UNPAUSED_COUNT, pendingTypes } from "./jobs/counts";
 import { OLDEST_FINISHED_COLUMNS, sweepAtOf } from "./retention/sweep-pass";
-import type { HomeStore } from "./home-store";
+import type { HomeStore } from "./jobs/home-store";
 import type { WakeMemo, WakeRow } from "./jobs/wake-memo";
 // A wait with no timeout is due at the end of time, which no alarm can be set for.
 import { WAIT_FOREVER } from "./workflow/wait-entries";

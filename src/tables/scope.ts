@@ -46,7 +46,7 @@ export const job = sqliteTable(
     leaseMs: integer("lease_ms"),
     /**
      * 0 for a pushed attempt of a type that is not one at a time: its lease is held in the object's memory
-     * (scope/push/pushed-leases.ts) and has no job_lease_idx entry — one row written less per attempt (docs/design.md
+     * (scope/jobs/pushed-leases.ts) and has no job_lease_idx entry — one row written less per attempt (docs/design.md
      * "What a job costs"); 1 for every other lease.
      */
     leaseKept: integer("lease_kept").notNull().default(1),
@@ -59,7 +59,7 @@ export const job = sqliteTable(
      * type for all their rows (scope/jobs/tallies.ts): the count triggers skip a row whose `tally` changed.
      */
     tally: integer("tally").notNull().default(0),
-    /** 1 when the id is the caller's own (given, or derived from one: an event's, a schedule slot's): only such an id can come back, so only it leaves a tombstone (scope/retention/tombstones.ts). */
+    /** 1 when the id is the caller's own (given, or derived from one: an event's, a schedule slot's): only such an id can come back, so only it leaves a tombstone (scope/jobs/tombstones.ts). */
     ownId: integer("own_id").notNull().default(1),
     /**
      * 1 when this object made the id from the job's seq (`<ms>~<seq>`: job/home.ts, for an enqueue without `id`):
@@ -118,7 +118,7 @@ export const job = sqliteTable(
     index("job_key_claim_idx")
       .on(t.type, t.limitKey, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
       .where(sql`state = 'pending' AND limit_key IS NOT NULL`),
-    /** Earliest lease expiry (alarm, reap pass) of the leases not held in memory (`lease_kept`: scope/push/pushed-leases.ts). */
+    /** Earliest lease expiry (alarm, reap pass) of the leases not held in memory (`lease_kept`: scope/jobs/pushed-leases.ts). */
     index("job_lease_idx").on(t.leaseExpiresAt).where(sql`state = 'running' AND lease_kept = 1`),
     /**
      * Retention sweep and prune: terminal rows by finish time — failed, cancelled and superseded ones. A completed job,
@@ -392,7 +392,7 @@ export const jobPermit = sqliteTable(
  * What retention leaves of a deleted job: its id, until `expires_at`
  * (`retention.idempotencyMs` after the delete), so an enqueue with the same
  * id still answers "already done" (`{created: false, job: null}`) and creates
- * nothing (scope/retention/tombstones.ts; docs/guarantees.md "Guarantees and limits").
+ * nothing (scope/jobs/tombstones.ts; docs/guarantees.md "Guarantees and limits").
  */
 export const jobTombstone = sqliteTable(
   "job_tombstone",
@@ -411,7 +411,7 @@ export const jobTombstone = sqliteTable(
 export const typePause = sqliteTable("type_pause", { type: text("type").primaryKey() });
 
 /**
- * `ctx.log` lines kept with the job (scope/watching/job-logs.ts; README "Logs kept with
+ * `ctx.log` lines kept with the job (scope/jobs/job-logs.ts; README "Logs kept with
  * the job"): the newest 100 per job, each at most 2 KiB. Deleted with the job
  * (trigger, migration `job_log_triggers`).
  */

@@ -8,7 +8,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { ORPHAN_FREE_RELEASES, releaseOrphans } from "../../src/scope/push/orphans";
-import { PUSH_WORKER } from "../../src/scope/push/pushed-leases";
+import { PUSH_WORKER } from "../../src/scope/jobs/pushed-leases";
 import { freshScope, newJob } from "../helpers/scope";
 
 /** As the dispatcher leases a pushed job: running, its lease owner `push`. */

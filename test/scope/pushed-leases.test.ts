@@ -1,13 +1,13 @@
 /**
  * A pushed attempt's lease is held in its object's memory, with no job_lease_idx entry
- * (scope/push/pushed-leases.ts, docs/design.md "Storage"): the claim writes one index entry fewer, the alarm and
+ * (scope/jobs/pushed-leases.ts, docs/design.md "Storage"): the claim writes one index entry fewer, the alarm and
  * the reap pass still end a lease that runs out, and a one-at-a-time type keeps its entry.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { claimJobs } from "../../src/scope/jobs/claim";
 import { reapOnce } from "../../src/scope/jobs/reap-pass";
-import { PUSH_WORKER, PushedLeases } from "../../src/scope/push/pushed-leases";
+import { PUSH_WORKER, PushedLeases } from "../../src/scope/jobs/pushed-leases";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { freshScope, newJob } from "../helpers/scope";
 

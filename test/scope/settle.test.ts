@@ -5,7 +5,7 @@ import type { HandlerOutcome } from "../../src/job/handler-contract";
 import { dispatchPort } from "../../src/scope/push/dispatch-port";
 import { WakeMemo } from "../../src/scope/jobs/wake-memo";
 import { readWakeRow } from "../../src/scope/wake";
-import { jobLogs } from "../../src/scope/watching/job-logs";
+import { jobLogs } from "../../src/scope/jobs/job-logs";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { alarmAt, freshScope, newJob, row, T0, useClock, put } from "../helpers/scope";
 

@@ -7,8 +7,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import type { Changes } from "../../src/scope/changes";
-import { changed } from "../../src/scope/changes";
+import type { Changes } from "../../src/scope/jobs/changes";
+import { changed } from "../../src/scope/jobs/changes";
 import { FollowUps } from "../../src/scope/follow-ups";
 import { writes } from "../../src/scope/writes";
 import { loadConfig } from "../../src/config/load";

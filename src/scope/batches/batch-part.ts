@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { nothing, type Changes } from "../changes";
+import { nothing, type Changes } from "../jobs/changes";
 import { commitDeciding, decide, partAsItIs, stage, staged, STAGE_ASK_MS, STAGE_TIMEOUT_MS, take, type Decision, type DecidingAnswer, type Publication } from "./batch-stage";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "../jobs/enqueue";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import { enqueuedChanges } from "../writes";
 
 export interface BatchPartDeps {

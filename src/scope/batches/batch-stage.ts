@@ -27,7 +27,7 @@
 import { enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "../jobs/enqueue";
 import { getJobs } from "../jobs/read";
 import { publish } from "../workflow/event-waits";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
 export const STAGE_TIMEOUT_MS = 30_000;

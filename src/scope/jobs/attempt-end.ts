@@ -12,7 +12,7 @@ import { retryDelayMs, type Backoff } from "../../job/backoff";
 import { sqlList, type FailureKind } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "./home-store";
 
 export type AttemptEnd =
   | { to: "pending"; runAt: number; attempts: number; error: string | null }

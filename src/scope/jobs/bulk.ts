@@ -8,7 +8,7 @@
  */
 import { BULK_ACTS_ON as ACTS_ON, type BulkAction } from "../../job/transitions";
 import { cancelJob, retryJob } from "./change";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "./home-store";
 import type { JobRow } from "./job-row";
 import { holdPermits } from "../pull/pull-permits";
 import { listJobs, type ListFilter } from "./read";

@@ -12,7 +12,7 @@ import { TRANSITIONS } from "../../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { byId, getJob, idSeq, liveJobsOfKey } from "./read";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "./home-store";
 
 const CANCEL_SET = `
    SET state = '${TRANSITIONS.cancel.to}', cancel_reason = ?, finished_at = ?, updated_at = ?,

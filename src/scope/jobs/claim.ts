@@ -18,8 +18,8 @@ import { LIVE_STATES, sqlList } from "../../job/states";
 import { jobRows, type JobRow } from "./job-row";
 import { tallyMoved } from "./tallies";
 import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
-import { newLeaseToken, type HomeStore } from "../home-store";
-import { leaseKept } from "../push/pushed-leases";
+import { newLeaseToken, type HomeStore } from "./home-store";
+import { leaseKept } from "./pushed-leases";
 import { NOT_BEHIND_KEY } from "./not-behind-key";
 import { bestDueOfKey } from "./keyed-claim";
 

@@ -16,7 +16,7 @@
  * @module
  */
 import { TRANSITIONS } from "../../job/transitions";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "./home-store";
 import { jobRows, type JobRow } from "./job-row";
 
 /** The reason an expired job carries (`cancelReason`), and its history shows. */

@@ -16,7 +16,7 @@ import { JOB_SET_RUNNING_IF_PENDING, mayStart } from "./claim";
 import { isPaused } from "./pause-gate";
 import { enqueueJobs, type EnqueueRefusal, type NewJob } from "./enqueue";
 import { liveJobsOfKey } from "./read";
-import { newLeaseToken, type HomeStore } from "../home-store";
+import { newLeaseToken, type HomeStore } from "./home-store";
 
 export type InlineClaim = { ok: true; job: JobRow; created: boolean; leased: JobRow | null } | EnqueueRefusal;
 

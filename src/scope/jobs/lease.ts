@@ -6,7 +6,7 @@
  */
 import type { Refusal } from "./outcome";
 import { byId, getJob } from "./read";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "./home-store";
 
 /**
  * leased: the live lease — right token, not yet expired (only running jobs hold a token). Params ?1 now, ?2 id,

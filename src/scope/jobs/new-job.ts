@@ -17,7 +17,7 @@ import { CALLBACK_ON_DEFAULT } from "../watching/callbacks";
 
 /**
  * prepareJob: the job as its home takes it. `idMadeUp`: the body's id was derived from one the queue made up (an
- * event emitted without an id), so it leaves no tombstone either (scope/retention/tombstones.ts).
+ * event emitted without an id), so it leaves no tombstone either (scope/jobs/tombstones.ts).
  */
 export function prepareJob(
   config: QueueConfig,

@@ -8,7 +8,7 @@
  */
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
 import { jobRows, type JobRow } from "./job-row";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "./home-store";
 import { getJobs } from "./read";
 
 /** jobFindExpiredLeases: uses job_lease_idx (lease_expires_at) WHERE running — the leases not held in memory. */

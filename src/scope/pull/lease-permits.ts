@@ -13,7 +13,7 @@ import { KeyTurns } from "../../pool/key-turns";
 import type { JobRow } from "../jobs/job-row";
 import { anyPermits, permitsOfLease, pullClaim, returnable, type PullClaimDeps } from "./pull-permits";
 import type { ClaimRequest } from "../jobs/claim";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 
 export interface LeasePermitDeps {
   store: HomeStore;

@@ -22,7 +22,7 @@
  * @module
  */
 import { keyedType } from "../../config/limits";
-import { gatherUntil } from "./gathering";
+import { gatherUntil } from "../jobs/gathering";
 import { perKeyJobs, permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../../pool/permit-plan";
 import type { KeyTurns } from "../../pool/key-turns";
 import { permitsOf, takeKeyed, unusedOf } from "../../pool/keyed-take";
@@ -30,7 +30,7 @@ import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
 import { busyHere, claimJobs, countStartable, type ClaimRequest } from "../jobs/claim";
 import { pendingTypes } from "../jobs/counts";
 import type { JobRow } from "../jobs/job-row";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import { byId, idSeq } from "../jobs/read";
 
 const PERMIT_INSERT = "INSERT INTO job_permit (pool, permit_id, job_seq, lease_token) VALUES (?, ?, ?, ?)";

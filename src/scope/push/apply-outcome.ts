@@ -10,7 +10,7 @@ import { utf8Length } from "../../job/json-size";
 import type { JobRow } from "../jobs/job-row";
 import type { Outcome } from "../jobs/outcome";
 import { complete, fail, sleep, snooze } from "../jobs/settle";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import type { HandlerOutcome } from "../../job/handler-contract";
 import { wait } from "../workflow/waits";
 

@@ -12,16 +12,16 @@ import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from ".
 import type { Leased, ScopePort } from "../../dispatch/scope-port";
 import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "../jobs/claim";
-import { gatherUntil } from "../pull/gathering";
+import { gatherUntil } from "../jobs/gathering";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
 import { scopeOfRow, type JobRow } from "../jobs/job-row";
 import { eventOfTags } from "../../job/event-tags";
 import { completeMany, heartbeat } from "../jobs/settle";
 import { appendStep, journalsOf, signTokens } from "../workflow/steps";
-import { keepLogs } from "../watching/job-logs";
-import type { HomeStore } from "../home-store";
+import { keepLogs } from "../jobs/job-logs";
+import type { HomeStore } from "../jobs/home-store";
 import type { WakeMemo } from "../jobs/wake-memo";
-import { PUSH_WORKER } from "./pushed-leases";
+import { PUSH_WORKER } from "../jobs/pushed-leases";
 import { attemptTrace, type TraceContext } from "../../job/trace";
 
 

@@ -15,11 +15,11 @@
  *
  * @module
  */
-import { PUSH_WORKER } from "./pushed-leases";
+import { PUSH_WORKER } from "../jobs/pushed-leases";
 import { jobRows, type JobRow } from "../jobs/job-row";
 import { applyAttemptEnd, decideAttemptEnd } from "../jobs/attempt-end";
 import { releaseLeased } from "../jobs/settle";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 
 /** Why a restart's orphans were given back: their timeline and their `job:released` events say so. */
 export const ORPHAN_REASON = "its object restarted while the handler call was in flight";

@@ -24,7 +24,7 @@
  * @module
  */
 import type { JobRow } from "../jobs/job-row";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 
 /** Rows a pass reads at most before it stops and comes back. */
 export const WALK_READS = 20_000;

@@ -5,8 +5,8 @@
  * @module
  */
 import { TERMINAL_STATES, type TerminalState } from "../../job/states";
-import type { HomeStore } from "../home-store";
-import { bury, sweepTombstones } from "./tombstones";
+import type { HomeStore } from "../jobs/home-store";
+import { bury, sweepTombstones } from "../jobs/tombstones";
 import { tallyDeleted } from "../jobs/tallies";
 import { JOB_DELETE_BY_SEQ } from "./completed-sweep";
 import { sweepKeptSignals } from "../workflow/signals";

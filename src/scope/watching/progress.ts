@@ -10,7 +10,7 @@ import { jobRows, type JobRow } from "../jobs/job-row";
 import { leased, leaseRefusal } from "../jobs/lease";
 import type { Refusal } from "../jobs/outcome";
 import { idSeq } from "../jobs/read";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 
 /** One report: the job, the lease it is made under, and the value as JSON text (checked by the caller). */
 export interface ProgressItem {

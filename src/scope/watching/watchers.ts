@@ -18,7 +18,7 @@
 import { QueueError } from "../../errors";
 import type { Subscription } from "../../job/subscription";
 import type { JobRow } from "../jobs/job-row";
-import type { FeedItem } from "./feed";
+import type { FeedItem } from "../jobs/feed";
 import { byId, idSeq } from "../jobs/read";
 import { carryKey, fedTo, firstMessage, follows, messagesFor, TAG_ALL, tagsOf, watchTags, type Carrying, type Message } from "./watch-messages";
 

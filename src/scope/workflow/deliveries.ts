@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { Written } from "../changes";
+import type { Written } from "../jobs/changes";
 import type { ArrivedEvent, EventWait } from "./event-waits";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import type { ChildEnd, OwedJob } from "./invokes";
 import type { OwedItem } from "./outbox";
 import { writes } from "../writes";

@@ -13,7 +13,7 @@
  */
 import { canonicalJson } from "../../job/canonical-json";
 import { registryHome } from "../../job/event-tags";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import type { JobRow } from "../jobs/job-row";
 import { owe } from "./outbox";
 import { getJob } from "../jobs/read";

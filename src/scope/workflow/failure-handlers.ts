@@ -10,7 +10,7 @@
 import { QueueError } from "../../errors";
 import { hash128Hex } from "../../job/derived-id";
 import { abandonWaits } from "./invokes";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import { scopeOfRow, toJob, type JobRow } from "../jobs/job-row";
 import { prepareJob } from "../jobs/new-job";
 import { owe } from "./outbox";

@@ -16,7 +16,7 @@ import { checkJsonSize, utf8Length } from "../../job/json-size";
 import type { EnqueueRequest } from "../../job/schemas";
 import { checkRequest, type RequestShapes } from "./invoke-request";
 import { enqueueJobs, type EnqueueOutcome, type NewJob } from "../jobs/enqueue";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import type { JobRow } from "../jobs/job-row";
 import { prepareJob } from "../jobs/new-job";
 import { OUTBOX_GRACE_MS, owe } from "./outbox";

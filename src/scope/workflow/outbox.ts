@@ -12,7 +12,7 @@
 import { homeOfJobId } from "../../job/home";
 import { withTimeout } from "../../deadlines";
 import { SendRounds } from "../../send-rounds";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 
 /**
  * How long a row waits for the send right after its commit before the alarm sends it (the child-end trigger of

@@ -8,7 +8,7 @@
  */
 import { utf8Length } from "../../job/json-size";
 import { parseToken } from "../../job/wait-token";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import type { JobRow } from "../jobs/job-row";
 import type { Outcome } from "../jobs/outcome";
 import { getJob, liveJobsOfKey } from "../jobs/read";

@@ -21,7 +21,7 @@ import type { Outcome, Refusal } from "../jobs/outcome";
 import { getJob } from "../jobs/read";
 import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
 import { idSeq } from "../jobs/read";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import { makeToken } from "../../job/wait-token";
 
 /** The journal's row at a position (nondeterminism and the cap check). */

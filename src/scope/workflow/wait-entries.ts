@@ -9,7 +9,7 @@ import type { WaitItem } from "../../job/handler-contract";
 import { utf8Length } from "../../job/json-size";
 import { sqlList } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import { jobRows, type JobRow } from "../jobs/job-row";
 import { JOURNAL_BYTES } from "./steps";
 import { noteLastTransition } from "../jobs/timeline";

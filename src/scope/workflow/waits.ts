@@ -13,7 +13,7 @@ import type { JournalStart, WaitItem } from "../../job/handler-contract";
 import { sqlList } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
 import { applyAttemptEnd } from "../jobs/attempt-end";
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "../jobs/home-store";
 import { jobRows, type JobRow } from "../jobs/job-row";
 import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
 import type { Outcome } from "../jobs/outcome";

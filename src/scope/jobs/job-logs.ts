@@ -8,10 +8,10 @@
  * @module
  */
 import { LOG_LINES_PER_JOB, readLogLines, type JobLogLine } from "../../job/log-lines";
-import { leased, leaseRefusal } from "../jobs/lease";
-import { byId, idSeq } from "../jobs/read";
-import type { Refusal } from "../jobs/outcome";
-import type { HomeStore } from "../home-store";
+import { leased, leaseRefusal } from "./lease";
+import { byId, idSeq } from "./read";
+import type { Refusal } from "./outcome";
+import type { HomeStore } from "./home-store";
 
 const JOB_SEQ = `SELECT seq FROM job WHERE ${byId("?1", "?2")}`;
 const LOG_INSERT = `

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { JobRow } from "../jobs/job-row";
+import type { JobRow } from "./job-row";
 
 /** The lease owner the dispatcher's claims carry (scope/push/orphans.ts releases them when an instance restarts). */
 export const PUSH_WORKER = "push";

@@ -7,7 +7,7 @@
  * @module
  */
 import type { JobLogLine } from "../../job/log-lines";
-import type { Message } from "./watch-messages";
+import type { Message } from "../watching/watch-messages";
 
 export type FeedItem = Extract<Message, { event: "step" | "log" }>;
 type Step = FeedItem & { event: "step" };

@@ -8,13 +8,13 @@
  *
  * @module
  */
-import type { QueueConfig } from "../config/schema";
-import { randomHex } from "../random-hex";
-import type { PushedLeases } from "./push/pushed-leases";
-import type { CompletedSweep } from "./retention/completed-sweep";
-import type { RecentEvents } from "./workflow/event-waits";
-import type { ExpiryMemo } from "./jobs/expiry";
-import type { Feed } from "./watching/feed";
+import type { QueueConfig } from "../../config/schema";
+import { randomHex } from "../../random-hex";
+import type { PushedLeases } from "./pushed-leases";
+import type { CompletedSweep } from "../retention/completed-sweep";
+import type { RecentEvents } from "../workflow/event-waits";
+import type { ExpiryMemo } from "./expiry";
+import type { Feed } from "./feed";
 
 export interface HomeStore {
   readonly sql: SqlStorage;

@@ -6,9 +6,9 @@
  * @module
  */
 import type { QueueConfig } from "../../config/schema";
-import { countDue, oldestDue } from "../jobs/claim";
-import { pendingTypes } from "../jobs/counts";
-import type { HomeStore } from "../home-store";
+import { countDue, oldestDue } from "./claim";
+import { pendingTypes } from "./counts";
+import type { HomeStore } from "./home-store";
 
 /** gatherUntil: when the type's gathering here ends, or null when its jobs may be taken now (or it does not gather). */
 export function gatherUntil(store: HomeStore, type: string, now: number): number | null {

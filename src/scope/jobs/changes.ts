@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { JobRow } from "./jobs/job-row";
-import type { ReportUrgency } from "./report/catalog-report";
+import type { JobRow } from "./job-row";
+import type { ReportUrgency } from "../report/catalog-report";
 
 export interface Changes {
   /** Rows whose new state is a lifecycle event (`job:started`, `job:completed`, …): emitted, as they now read. */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { HomeStore } from "../home-store";
+import type { HomeStore } from "./home-store";
 
 const TOMBSTONE_PUT = "INSERT OR REPLACE INTO job_tombstone (id, expires_at) SELECT value, ? FROM json_each(?)";
 /** tombstonesHeld: which of these ids (json array) are tombstones still in force. */
