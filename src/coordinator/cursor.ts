@@ -3,7 +3,7 @@
  * job listing's is `{h: home, s: seq}`: `s >= 0` resumes inside home `h` after
  * that seq; `s = -1` means `h` is finished and the next page starts at the
  * home after it; `c: 1` says the listing is past the homes it reads directly
- * and goes on with the catalog's (coordinator/fan-out.ts, list). Other
+ * and goes on with the catalog's (coordinator/home-walk.ts). Other
  * listings read theirs with `readCursor`.
  *
  * @module

@@ -12,7 +12,8 @@ import { homeFor, scopeHome } from "../job/home";
 import type { CancelKeysRequest, Job, ListQuery, ListResult, PruneRequest, RetryFailedRequest } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
 import type { FailedCursor } from "../scope/api";
-import { decodeCursor, encodeCursor, invalidCursor, packJson, readCursor } from "./cursor";
+import { packJson, readCursor } from "./cursor";
+import { scopeFilter, walkHomes } from "./home-walk";
 import { catalogPages, directThenCatalog, groupByHome, inParallel } from "./homes";
 import type { Overview } from "./overview";
 import type { QueueContext } from "./queue-context";
@@ -33,56 +34,19 @@ export class FanOut {
     private readonly overview: Overview,
   ) {}
 
+  /** list: a page of the jobs the query matches, across the homes holding some (coordinator/home-walk.ts). */
   async list(q: ListQuery): Promise<ListResult> {
-    const { createdAfter, createdBefore, finishedAfter, finishedBefore } = q;
-    const filter = { types: q.type, states: q.state, tag: q.tag, failureKinds: q.failureKind, dedupeKey: q.dedupeKey, createdAfter, createdBefore, finishedAfter, finishedBefore };
-    if (q.scopeType !== undefined && q.scopeId !== undefined) {
-      const home = scopeHome({ type: q.scopeType, id: q.scopeId }).name;
-      const cursor = q.cursor ? decodeCursor(q.cursor) : { h: home, s: 0 };
-      if (cursor.h !== home || cursor.s < 0) throw invalidCursor();
-      const page = await this.q.scope(home).list(filter, cursor.s, q.limit);
-      return { items: page.jobs, nextCursor: page.next === null ? null : encodeCursor({ h: home, s: page.next }) };
-    }
-
-    const cursor = q.cursor ? decodeCursor(q.cursor) : { h: "", s: -1 };
-    const items: Job[] = [];
-    let visited = 0;
-    // A listing by type reads the type's own homes (its unscoped jobs, one per shard) first and directly, so a job
-    // just enqueued there is listed at once; only the scopes holding jobs of the type come from the catalog, about
-    // a second behind (docs/http-api.md "Listing jobs"). A cursor past the direct homes says so (`c: 1`).
-    const direct = (q.type ?? []).flatMap((t) => this.q.typeHomes(t));
-    const inCatalog = cursor.c === 1 || (cursor.h !== "" && !direct.includes(cursor.h));
-    /** take: one home's page into `items`; the cursor to answer with when the page is full, else null. */
-    const take = async (home: string, fromCatalog: boolean): Promise<string | null> => {
-      visited++;
-      const need = q.limit - items.length;
-      const page = await this.q.scope(home).list(filter, home === cursor.h ? Math.max(cursor.s, 0) : 0, need);
-      items.push(...page.jobs);
-      const c = fromCatalog ? { c: 1 as const } : {};
-      if (page.next !== null) return encodeCursor({ h: home, s: page.next, ...c });
-      if (items.length === q.limit || visited === LIST_HOMES_PER_PAGE) return encodeCursor({ h: home, s: -1, ...c });
-      return null;
-    };
-    if (!inCatalog) {
-      const from = cursor.h === "" ? 0 : direct.indexOf(cursor.h);
-      for (const home of direct.slice(from)) {
-        if (home === cursor.h && cursor.s < 0) continue;
-        const next = await take(home, false);
-        if (next) return { items, nextCursor: next };
-      }
-    }
-    const after = inCatalog ? cursor.h : "";
+    const filter = scopeFilter(q, q.state);
     // A failure-kind filter only finds failed jobs: only homes holding some are visited.
     const states = q.failureKind ? (q.state ?? ["failed"]).filter((s) => s === "failed") : q.state;
-    const budget = LIST_HOMES_PER_PAGE - visited;
-    const homes = await this.q.catalog().listHomes({ types: q.type, states }, after, inCatalog && cursor.s >= 0, budget);
-    for (const home of homes) {
-      if (direct.includes(home)) continue;
-      const next = await take(home, true);
-      if (next) return { items, nextCursor: next };
-    }
-    const lastHome = homes[homes.length - 1];
-    return { items, nextCursor: homes.length === budget && lastHome ? encodeCursor({ h: lastHome, s: -1, c: 1 }) : null };
+    const walk = { scopeType: q.scopeType, scopeId: q.scopeId, types: q.type, states, cursor: q.cursor, maxHomes: LIST_HOMES_PER_PAGE };
+    const items: Job[] = [];
+    const nextCursor = await walkHomes(this.q, walk, async (home, from) => {
+      const page = await this.q.scope(home).list(filter, from, q.limit - items.length);
+      items.push(...page.jobs);
+      return page.next ?? (items.length === q.limit ? "full" : null);
+    });
+    return { items, nextCursor };
   }
 
   /** retryFailed: every failed job of a scope, or of every home holding failed jobs (of `type`), back to pending. */
