@@ -8,13 +8,13 @@
  * @module
  */
 import { requireDeclared } from "../config/known-types";
-import { homeFor, scopeHome } from "../job/home";
+import { groupByHome, homeFor, scopeHome } from "../job/home";
 import type { CancelKeysRequest, Job, ListQuery, ListResult, PruneRequest, RetryFailedRequest } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
 import type { FailedCursor } from "../scope/api";
 import { packJson, readCursor } from "./cursor";
 import { scopeFilter, walkHomes } from "./home-walk";
-import { catalogPages, directThenCatalog, groupByHome, inParallel } from "./homes";
+import { catalogPages, directThenCatalog, inParallel } from "./homes";
 import type { Overview } from "./overview";
 import type { QueueContext } from "./queue-context";
 

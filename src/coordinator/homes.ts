@@ -1,22 +1,11 @@
 /**
- * Working over many homes (scope objects and type shards): items grouped by the home they go to,
- * calls made in parallel up to a width, and the catalog's pages of homes walked to the end — each
- * written once for every operation that fans out (docs/design.md "The catalog at scale").
+ * Working over many homes (scope objects and type shards): calls made in parallel up to a width, and the
+ * catalog's pages of homes walked to the end — each written once for every operation that fans out
+ * (docs/design.md "The catalog at scale"); items are grouped by the home they go to with job/home.ts's
+ * groupByHome.
  *
  * @module
  */
-
-/** groupByHome: the items by the home `homeOf` names, each group in the items' order, homes in first-seen order. */
-export function groupByHome<T>(items: Iterable<T>, homeOf: (item: T) => string): Map<string, T[]> {
-  const byHome = new Map<string, T[]>();
-  for (const item of items) {
-    const home = homeOf(item);
-    const group = byHome.get(home);
-    if (group) group.push(item);
-    else byHome.set(home, [item]);
-  }
-  return byHome;
-}
 
 /** inParallel runs `fn` over `items` with at most `width` calls in flight; after a failure it starts no more. */
 export async function inParallel<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -8,13 +8,13 @@
  */
 import { requireDeclared } from "../config/known-types";
 import { QueueError } from "../errors";
-import { jobIdFor, scopeHome } from "../job/home";
+import { groupByHome, jobIdFor, scopeHome } from "../job/home";
 import { checkJsonSize } from "../job/json-size";
 import type { JobLogLine } from "../job/log-lines";
 import type { Children, EnqueueBatchItem, EnqueueRequest, EnqueueResult, Job, JobWhereQuery, Scope, StepView, Timeline } from "../job/schemas";
 import { type EnqueueAnswer, type EnqueuedJob, type EnqueueRefusal, type NewJob, prepareJob } from "../scope/api";
 import { commitAcross, PartRefused, type DecidedBy } from "./batch-commit";
-import { groupByHome, inParallel } from "./homes";
+import { inParallel } from "./homes";
 import type { QueueContext } from "./queue-context";
 import { notFound, refusalError } from "./refusals";
 

@@ -10,7 +10,7 @@ import { checkJsonSize } from "../job/json-size";
 import type { AppendLogsRequest, AppendStepRequest, CompleteManyResult, FailOutcome, FailRequest, Job, ReportProgressRequest, SleepRequest, WaitRequest } from "../job/schemas";
 import type { WaitToken } from "../job/handler-contract";
 import type { WorkerLogItem } from "../scope/api";
-import { groupByHome } from "./homes";
+import { groupByHome } from "../job/home";
 import type { QueueContext } from "./queue-context";
 import { refusalError } from "./refusals";
 

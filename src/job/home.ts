@@ -35,6 +35,21 @@ export function homeFor(job: { type: string; scope?: Scope | null; dedupeKey?: s
   return typeHome(job.type, shardOf(job.dedupeKey ?? job.localId, shards));
 }
 
+/**
+ * groupByHome: the items by the home `homeOf` names, each group in the items' order, homes in first-seen order —
+ * what goes to one object in one call (the coordinator's fan-out, the schedule object's fires).
+ */
+export function groupByHome<T>(items: Iterable<T>, homeOf: (item: T) => string): Map<string, T[]> {
+  const byHome = new Map<string, T[]>();
+  for (const item of items) {
+    const home = homeOf(item);
+    const group = byHome.get(home);
+    if (group) group.push(item);
+    else byHome.set(home, [item]);
+  }
+  return byHome;
+}
+
 /** parseHome reads a home name back; null for anything that is not one. */
 export function parseHome(name: string): Home | null {
   const parts = name.split(":");

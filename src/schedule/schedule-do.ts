@@ -18,7 +18,8 @@ import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
 import { ownName } from "../object-name";
-import { type NewJob, scopeOfRow, prepareJob } from "../scope/api";
+import { scopeOfRow, prepareJob } from "../scope/api";
+import { groupByHome } from "../job/home";
 import type { EnqueueRequest } from "../job/schemas";
 import {
   deleteSchedule,
@@ -153,25 +154,20 @@ export class ScheduleDO extends DurableObject<Env> {
         JSON.stringify({ event: "schedule:catchup_skipped", schedule: row.name, skipped: plan.skipped, oldestSkipped: plan.oldestSkipped, kept: plan.fire.length }),
       );
     }
-    const byHome = new Map<string, NewJob[]>();
+    const prepared: ReturnType<typeof prepareJob>[] = [];
     // Parsed once per pass, not per slot: a stored payload that is not JSON fails this schedule here, before any job carries it.
     const payload = JSON.parse(row.payload) as EnqueueRequest["payload"];
     for (const slot of plan.fire) {
       const body = { type: row.type, payload, scope: scopeOfRow(row) ?? undefined, id: `schedule:${row.name}:${row.generation}:${slot}` };
-      let prepared: ReturnType<typeof prepareJob>;
       try {
-        prepared = prepareJob(this.config, body, row.payload, now, slot);
+        prepared.push(prepareJob(this.config, body, row.payload, now, slot));
       } catch (e) {
         // Its type's keyed limits find no key in the payload (docs/guards.md "Keyed limits"): the slot is not fired.
         console.error(JSON.stringify({ event: "schedule:enqueue_refused", schedule: row.name, message: String((e as Error).message ?? e) }));
-        continue;
       }
-      const { home, job } = prepared;
-      const list = byHome.get(home);
-      if (list) list.push(job);
-      else byHome.set(home, [job]);
     }
-    for (const [home, jobs] of byHome) {
+    for (const [home, group] of groupByHome(prepared, (p) => p.home)) {
+      const jobs = group.map((p) => p.job);
       // A catch-up can be many slots: bounded calls, well under the RPC size limit.
       for (let i = 0; i < jobs.length; i += FIRE_CHUNK) {
         const out = await this.env.SCOPE.getByName(home).enqueue(jobs.slice(i, i + FIRE_CHUNK));
