@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseConfig } from "../../src/config/load";
 import type { AbortNotice, BatchControlApi, DispatchBatch, HandlerEntrypointApi, HandlerOutcome } from "../../src/job/handler-contract";
-import { WAITS_FOR_RETRY_MS } from "../../src/dispatch/batch-take";
+import { WAITS_FOR_RETRY_MS } from "../../src/pool/admit";
 import { Dispatcher, INVOCATIONS_PER_EVENT, MAX_CALLS_IN_FLIGHT } from "../../src/dispatch/dispatcher";
 import type { PoolApi } from "../../src/pool/permit-plan";
 import type { Leased, ScopePort } from "../../src/dispatch/scope-port";

@@ -23,9 +23,10 @@
  */
 import { keyedType } from "../../config/limits";
 import { gatherUntil } from "../jobs/gathering";
-import { perKeyJobs, permitPlan, PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../../pool/permit-plan";
+import { admit, claimGranted, type AdmitDeps } from "../../pool/admit";
+import { PERMIT_TTL_FACTOR, takePermits, type Held, type PoolApi } from "../../pool/permit-plan";
 import type { KeyTurns } from "../../pool/key-turns";
-import { permitsOf, takeKeyed, unusedOf } from "../../pool/keyed-take";
+import { permitsOf } from "../../pool/keyed-take";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
 import { busyHere, claimJobs, countStartable, type ClaimRequest } from "../jobs/claim";
 import { pendingTypes } from "../jobs/counts";
@@ -67,10 +68,10 @@ export interface PullClaimDeps {
 }
 
 /**
- * pullClaim: the claim of a pull worker. Unguarded types are claimed as
- * before; each guarded type asked for is first checked (waitsFor) and granted
- * permits, outside any transaction, and is then claimed at most that many
- * times — all in the one claim transaction, so priority order across types holds.
+ * pullClaim: the claim of a pull worker. Each type asked for is let past its guards as a pushed call of it is
+ * (pool/admit.ts: the gathering hold, waitsFor, its permits, outside any transaction; unguarded types are claimed
+ * as before) and is then claimed at most that many times — all in the one claim transaction, so priority order
+ * across types holds; what no leased job took goes back refunded.
  */
 export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise<JobRow[]> {
   const { store } = deps;
@@ -80,65 +81,35 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
   const keys = new Map<string, ReadonlyMap<string, number>>();
   /** Per type, per key value ("" for an unkeyed type): the permits granted. */
   const held = new Map<string, ReadonlyMap<string, Held[]>>();
+  const ask = { holder: deps.holder, ttlMs: req.leaseMs * PERMIT_TTL_FACTOR };
+  const admitDeps: AdmitDeps = {
+    config,
+    now: () => deps.now(),
+    turns: deps.turns,
+    countDue: (type, now, max) => countStartable(store, type, now, max),
+    gatherUntil: (type, now) => gatherUntil(store, type, now),
+    busyHere: (types, now) => busyHere(store.sql, types, now),
+    busyType: (types) => deps.busyType(types),
+    keyed: (type) => keyedType(config, type),
+    nextDueKey: (type, now, after) => nextDueKey(store.sql, type, now, after),
+    countDueOfKey: (type, key, now, max) => countDueOfKey(store.sql, type, key, now, max),
+    take: (plan, want) => takePermits(plan, { ...ask, want }, deps.pool, deps.giveBack),
+  };
   for (const type of present) {
-    // A batch type gathering for a fuller batch is not handed out yet; the alarm wakes parked claims when it ends.
-    if (gatherUntil(store, type, deps.now()) !== null) {
-      caps.set(type, 0);
-      continue;
-    }
-    const plan = permitPlan(config, type);
-    const { waitsFor } = config.typeSettings(type);
-    if (plan.length === 0 && waitsFor.length === 0) continue;
-    caps.set(type, 0);
-    const due = countStartable(store, type, deps.now(), req.limit);
-    if (due === 0) continue;
-    if (waitsFor.length > 0) {
-      // This object's own work first (exact), then everyone's (the catalog, about a second behind at most).
-      const busy = busyHere(store.sql, waitsFor, deps.now()) ?? (await deps.busyType(waitsFor).catch(() => waitsFor[0]!));
-      if (busy !== null) continue;
-    }
-    if (plan.length === 0) {
-      caps.set(type, due);
-      continue;
-    }
-    const ask = { holder: deps.holder, ttlMs: req.leaseMs * PERMIT_TTL_FACTOR };
-    if (keyedType(config, type)) {
-      // Key value by key value, in turn (pool/keyed-take.ts); a refused one waits for its pool's poke.
-      const at = deps.now();
-      const taken = await takeKeyed(
-        {
-          turns: deps.turns,
-          type,
-          now: at,
-          nextDueKey: (after) => nextDueKey(store.sql, type, at, after),
-          countDue: (key, max) => countDueOfKey(store.sql, type, key, at, max),
-          take: (key, n) => takePermits(permitPlan(config, type, key), { ...ask, want: n }, deps.pool, deps.giveBack),
-          perKey: perKeyJobs(config, type),
-        },
-        due,
-      );
-      if (!taken.ok) continue;
-      caps.set(type, taken.count);
-      keys.set(type, taken.keys);
-      held.set(type, taken.held);
-      continue;
-    }
-    const taken = await takePermits(plan, { ...ask, want: due }, deps.pool, deps.giveBack);
-    if (!taken.ok) continue;
-    caps.set(type, taken.count);
-    held.set(type, new Map([["", taken.held]]));
+    // A refused type (gathering, none due, waitsFor, a pool) takes none; a refused key value waits for its pool's poke.
+    const admitted = await admit(admitDeps, { type, limit: req.limit, count: "first" });
+    caps.set(type, admitted.ok ? admitted.want : 0);
+    if (!admitted.ok) continue;
+    if (admitted.keys) keys.set(type, admitted.keys);
+    if (admitted.held.size > 0) held.set(type, admitted.held);
   }
-  let rows: JobRow[] = [];
   const keyOf = (r: JobRow) => (keys.has(r.type) ? (r.limit_key ?? "") : "");
-  try {
-    rows = claimJobs(store, { ...req, caps, keys }, deps.now(), (leased) => recordPermits(store.sql, leased, held, keyOf));
-  } finally {
-    // What no leased job holds goes back refunded — all of it when the claim failed.
-    for (const [type, steps] of held) {
-      for (const u of unusedOf(steps, rows.filter((r) => r.type === type).map(keyOf))) deps.giveBack(u.pool, u.ids);
-    }
-  }
-  return rows;
+  return claimGranted(
+    held,
+    () => claimJobs(store, { ...req, caps, keys }, deps.now(), (leased) => recordPermits(store.sql, leased, held, keyOf)),
+    (r) => ({ type: r.type, key: keyOf(r) }),
+    deps.giveBack,
+  );
 }
 
 /** recordPermits: the i-th leased job of a type (and key value) takes the i-th permit of each pool it was granted. */
@@ -177,8 +148,6 @@ export function anyPermits(sql: SqlStorage): boolean {
 export function holdPermitsOfKeys(sql: SqlStorage, type: string, keys: readonly string[]): void {
   sql.exec(PERMITS_HOLD_OF_KEYS, type, JSON.stringify(keys));
 }
-
-
 
 function byPool(rows: { pool: string; permit_id: string }[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
