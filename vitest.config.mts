@@ -134,9 +134,12 @@ const workersPool = cloudflareTest({
           "pull.batch.gather": { batch: { maxSize: 3, maxWaitMs: 1000 } },
           "test.batch.keyed": { binding: "TEST", batch: { maxSize: 5, key: "payload.user" } },
           "pull.batch.keyed": { batch: { maxSize: 10, key: "payload.user" } },
+          // The scenarios' types (test/scenarios/handlers.ts), pushed to the test handler; one FIFO type for a guard.
+          ...Object.fromEntries(["scenario.steps", "scenario.retry", "scenario.echo", "scenario.signals", "scenario.token", "scenario.event", "scenario.parent", "scenario.sleep", "scenario.hang"].map((t) => [t, { binding: "TEST" }])),
+          "scenario.ordered": { binding: "TEST", ordered: true },
         },
         pools: { ...shipped.pools, "pull-rate": { ratePerMinute: 2, types: ["pull.rated"] }, "wait-pool": { concurrency: 1, types: ["test.wait.pooled"] }, "wait-pool-pulled": { concurrency: 1, types: ["pull.wait.pooled"] } },
-        topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] } },
+        topics: { ...shipped.topics, "test.ordered.topic": { consumers: ["test.ordered.consumer"] }, "scenario.paid": { consumers: [] } },
         // Few, so test/coordinator/subscriptions.test.ts reaches the bound with real sockets (the shipped default is 5,000).
         limits: { ...shipped.limits, subscribersPerObject: 20 },
         // Spans of jobs that carry a trace context go to the local receiver (test/receiver.mjs; test/coordinator/otel.test.ts).

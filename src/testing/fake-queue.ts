@@ -5,8 +5,9 @@
  *
  * - `createFakeQueue()` records what was enqueued and answers as the queue
  *   would for what producers rely on: an `id` enqueued again is the same job
- *   (`created: false`), a live `dedupeKey` in the default `active` mode gets
- *   the live job, `delayMs`/`runAt` make a job scheduled. Nothing runs.
+ *   (`created: false`), a live `dedupeKey` answers as the queue's key modes do
+ *   (fake-keys.ts: active, pending, coalescing, debounce, throttle),
+ *   `delayMs`/`runAt` make a job scheduled. Nothing runs.
  * - `createInlineQueue(handlers)` runs each enqueued job in process through
  *   its handler — the real SDK: `ctx`, steps, the error classes' mapping —
  *   retrying as the queue would (no waiting: backoffs and sleeps pass at
@@ -19,6 +20,8 @@ import { QueueClientError } from "../client/errors";
 import type { JsonObject } from "../job/json-safe";
 import type { Job, LeasedJob, ListResult, StatsResult } from "../job/schemas";
 import type { Metrics } from "../metrics/schemas";
+import { keyModeOf } from "../job/key-mode";
+import { keyAnswer, scopeKey } from "./fake-keys";
 import { runJob, type AnyHandlers, type TestRun } from "./run-job";
 
 export interface FakeQueue extends QueueClient {
@@ -48,14 +51,13 @@ class Store {
       const same = this.jobs.find((j) => j.id === `${scopeKey(input)}.${input.id}`);
       if (same) return { job: same, created: false };
     }
+    const now = this.clock();
     if (input.dedupeKey !== undefined) {
-      // active: the key's pending or running job; pending: its pending follower (a running job alone gets one created).
-      const states = input.dedupeMode === "pending" ? ["pending"] : ["pending", "running"];
-      const live = this.jobs.find((j) => j.dedupeKey === input.dedupeKey && scopeKey(j) === scopeKey(input) && states.includes(j.state));
+      // The key's live job, under its mode (fake-keys.ts): a duplicate gets it, or its payload replaced.
+      const live = keyAnswer(this.jobs, input as Input & { dedupeKey: string }, now);
       if (live) return { job: live, created: false };
     }
-    const now = this.clock();
-    const runAt = input.runAt ?? now + (input.delayMs ?? 0);
+    const runAt = input.debounceMs !== undefined ? now + input.debounceMs : (input.runAt ?? now + (input.delayMs ?? 0));
     const job: Job = {
       id: `${scopeKey(input)}.${input.id ?? `fake-${++this.seq}`}`,
       type: input.type,
@@ -73,7 +75,7 @@ class Store {
       lastError: null,
       result: null,
       cancelReason: null,
-      dedupeMode: input.dedupeKey === undefined ? null : input.dedupeMode ?? "active",
+      dedupeMode: input.dedupeKey === undefined ? null : keyModeOf(input),
       scheduledFor: null,
       backoff: input.backoff ? { kind: input.backoff.kind ?? "exponential", baseMs: input.backoff.baseMs, maxMs: input.backoff.maxMs ?? Math.max(input.backoff.baseMs, 300_000) } : null,
       createdAt: now,
@@ -202,11 +204,11 @@ class Store {
     };
   }
 
-  /** leaseKey: the key's pending job, marked running and handed out, when none of the key runs. */
+  /** leaseKey: the key's pending job, marked running and handed out, when none of the key runs or waits. */
   private leaseKey(key: string, type: string): LeasedJob | null {
-    const live = this.jobs.filter((j) => j.dedupeKey === key && j.type === type && (j.state === "pending" || j.state === "running"));
+    const live = this.jobs.filter((j) => j.dedupeKey === key && j.type === type && (j.state === "pending" || j.state === "running" || j.state === "waiting"));
     const pending = live.find((j) => j.state === "pending");
-    if (live.some((j) => j.state === "running") || !pending) return null;
+    if (live.some((j) => j.state === "running" || j.state === "waiting") || !pending) return null;
     const now = this.clock();
     // Not started by its expiry: it ends expired and never runs, as in the queue (docs/guards.md "Expiry before start").
     if (pending.expiresAt !== null && pending.startedAt === null && now >= pending.expiresAt) {
@@ -263,7 +265,7 @@ export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknow
       attempts: run.attempts,
       result: run.result,
       lastError: run.error,
-      failureKind: run.state === "failed" ? (run.outcome.kind === "failed" ? "fatal" : run.outcome.kind === "crashed" ? "stalled" : "retries_exhausted") : null,
+      failureKind: run.failureKind,
       startedAt: job.startedAt ?? clock(),
       finishedAt: run.state === "completed" || run.state === "failed" ? clock() : null,
       updatedAt: clock(),
@@ -273,7 +275,7 @@ export function createInlineQueue(handlers: AnyHandlers, options: { env?: unknow
     async (job) => {
       if (!Object.hasOwn(handlers, job.type)) return; // no handler here: it stays pending, as a pulled type would
       // ctx.invoke's children run through the same handlers, in process, before their parent goes on.
-      await finish(job, await runJob(handlers, job.payload, { type: job.type, id: job.id, maxAttempts: job.maxAttempts, scope: job.scope, env: options.env, now: clock(), childHandlers: handlers }));
+      await finish(job, await runJob(handlers, job.payload, { type: job.type, id: job.id, maxAttempts: job.maxAttempts, backoff: job.backoff ?? undefined, scope: job.scope, env: options.env, now: clock(), childHandlers: handlers }));
     },
     async (job, name, data) => {
       const run = waiting.get(job.id);
@@ -295,11 +297,6 @@ function waitsOf(run: TestRun): NonNullable<Job["waitingFor"]> {
     const child = kind === "invoke" ? run.children.find((c) => c.step === s.name && c.state === "waiting")?.id : undefined;
     return [{ kind, name: s.name, until: s.wakeAt, ...(child === undefined ? {} : { child }) }];
   });
-}
-
-/** scopeKey: the home a job lives in, as the fake names it. */
-function scopeKey(j: { scope?: { type: string; id: string } | null; type: string }): string {
-  return j.scope ? `scope:${j.scope.type}:${j.scope.id}` : `type:${j.type}`;
 }
 
 /** anyOf: a list filter as the API reads it — absent (any), one value, several, or comma-separated text. */

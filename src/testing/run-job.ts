@@ -22,12 +22,13 @@
  * @module
  */
 import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite, WaitToken } from "../job/handler-contract";
-import type { AnyHandler, AnyHandlers, Handlers } from "../handler/context";
+import type { AnyHandler, AnyHandlers, Handlers, InvokeRequest } from "../handler/context";
 import { JobAbortedError } from "../handler/errors";
 import { runOne } from "../handler/run-one";
 import type { JsonObject } from "../job/json-safe";
 import { canonicalJson } from "../job/canonical-json";
 import { childLocalId } from "../job/derived-id";
+import { retryDelayMs, type Backoff } from "../job/backoff";
 import type { AttemptOptions, RunOptions, TestChild, TestChildEnd, TestOutcome, TestRun, TestState, TestStep, TestLog } from "./test-run";
 
 export type { AnyHandler, AnyHandlers } from "../handler/context";
@@ -71,6 +72,7 @@ class Run implements TestRun {
   private readonly type: string;
   private readonly id: string;
   private readonly maxAttempts: number;
+  private readonly backoff: Backoff | null;
 
   constructor(
     private handler: AnyHandler | AnyHandlers,
@@ -81,6 +83,7 @@ class Run implements TestRun {
     this.runAt = this.now;
     this.id = options.id ?? "test-job";
     this.maxAttempts = options.maxAttempts ?? 3;
+    this.backoff = options.backoff ? { kind: options.backoff.kind, baseMs: options.backoff.baseMs, maxMs: options.backoff.maxMs ?? Math.max(options.backoff.baseMs, 300_000) } : null;
     for (const sig of options.signals ?? []) this.kept.push({ kind: "signal", name: sig.name, result: resultOf(sig.data) });
     for (const t of options.tokens ?? []) {
       this.completedTokens.add(t.name);
@@ -100,6 +103,25 @@ class Run implements TestRun {
     return [...this.entries.values()]
       .sort((a, b) => a.seq - b.seq)
       .map((e) => ({ ...e, result: e.result === null ? null : (JSON.parse(e.result) as unknown) }));
+  }
+
+  get failureKind(): "fatal" | "stalled" | "retries_exhausted" | null {
+    return this.state === "failed" ? failureKindOf(this.outcome) : null;
+  }
+
+  get dueAt(): number | null {
+    if (this.state === "completed" || this.state === "failed") return null;
+    if (this.state !== "waiting") return this.runAt;
+    // As the queue's runAt of a waiting job: its earliest wait timeout (none: it waits until something ends a wait).
+    const until = Math.min(...this.openWaits().map((e) => e.wakeAt ?? Infinity));
+    return until === Infinity ? null : until;
+  }
+
+  advanceTo(at: number): TestRun {
+    this.now = Math.max(this.now, at);
+    // As the queue's alarm: a wait whose timeout has come ends with null, and the job is due.
+    if (this.state === "waiting" && (this.dueAt ?? Infinity) <= this.now) this.timeOut();
+    return this;
   }
 
   async resume(options: AttemptOptions = {}): Promise<TestRun> {
@@ -127,6 +149,8 @@ class Run implements TestRun {
 
   completeToken(token: WaitToken | string, data: unknown = null): "resumed" | "kept" {
     const name = typeof token === "string" ? token : token.name;
+    // As the queue (scope/workflow/signals.ts): a finished job refuses first (already_terminal), then a token completed before (conflict).
+    if (this.state === "completed" || this.state === "failed") throw new Error(`the job is ${this.state} (the queue answers 409 already_terminal)`);
     if (this.completedTokens.has(name)) throw new Error(`completeToken: wait token ${JSON.stringify(name)} was completed already (the queue answers 409)`);
     this.completedTokens.add(name);
     return this.deliver("token", name, resultOf(data));
@@ -199,19 +223,24 @@ class Run implements TestRun {
     const result = done ? end.result : null;
     const error = done ? null : (end.error ?? `the child ${state}`);
     const failureKind = done ? null : state === "failed" ? (end.failureKind ?? "retries_exhausted") : null;
-    this.entries.set(entry.seq, { ...entry, result: JSON.stringify({ child: child.id, state, result: result ?? null, error, failureKind }), finishedAt: this.now });
+    // The entry's result as the queue journals it: a completed child's result alone, else its error and failure kind.
+    const ended = done ? { child: child.id, state, result: result ?? null } : { child: child.id, state, result: null, error, failureKind };
+    this.entries.set(entry.seq, { ...entry, result: JSON.stringify(ended), finishedAt: this.now });
     return !done;
   }
 
   /** runChild: a child run by its handler (its own runJob, settled); null when no handler or result is given for it. */
-  private async childEnd(step: string, type: string, payload: unknown, id: string): Promise<TestChildEnd | null> {
+  private async childEnd(step: string, request: InvokeRequest, id: string): Promise<TestChildEnd | null> {
+    const { type, payload } = request;
     const given = this.options.childResults?.[step];
     if (given) return given;
     const handlers = this.options.childHandlers;
     if (!handlers || !Object.hasOwn(handlers, type)) return null;
-    const run = await (await runJob(handlers, payload as JsonObject, { type, id, now: this.now, childHandlers: handlers })).settle();
+    const { maxAttempts, backoff, scope } = request;
+    const run = await (await runJob(handlers, payload as JsonObject, { type, id, now: this.now, childHandlers: handlers, maxAttempts, backoff, scope: scope ?? null })).settle();
     if (run.state === "completed") return { result: run.result };
-    if (run.state === "failed") return { state: "failed", error: run.error ?? "failed", failureKind: "retries_exhausted" };
+    // As the queue tells a parent: the child's own failure kind (a TerminalJobError is fatal, not retries_exhausted).
+    if (run.state === "failed") return { state: "failed", error: run.error ?? "failed", failureKind: failureKindOf(run.outcome) };
     throw new Error(`runJob: child ${JSON.stringify(step)} (${type}) is still ${run.state} after settle(): give its end in childResults, or end it with run.endChild`);
   }
 
@@ -257,12 +286,12 @@ class Run implements TestRun {
       }
       if (w.kind === "invoke") {
         if (held) continue;
-        const request = w.request as { type: string; payload: unknown };
+        const request = w.request as InvokeRequest;
         const id = childLocalId(this.id, w.seq);
         const entry: JournalEntry = { seq: w.seq, name: w.name, kind: "invoke", result: null, startedAt: w.startedAt, finishedAt: null, attempt, wakeAt: null };
         this.entries.set(w.seq, entry);
         this.children.push({ step: w.name, id, type: request.type, payload: request.payload, state: "waiting" });
-        const end = await this.childEnd(w.name, request.type, request.payload, id);
+        const end = await this.childEnd(w.name, request, id);
         // As the queue: the job is due again at a child that did not complete, or once none is left open (below).
         if (end && this.endInvoke(entry, end)) ended = true;
         continue;
@@ -393,7 +422,8 @@ class Run implements TestRun {
         this.error = out.error;
         if (out.consumesAttempt === false) this.attempts--;
         this.state = this.attempts >= this.maxAttempts && out.consumesAttempt !== false ? "failed" : "pending";
-        this.runAt = this.now + (out.retryAfterMs ?? 0);
+        // As the queue (scope attempt-end): the job's backoff, with the handler's retryAfterMs as a floor; none given, the floor alone.
+        this.runAt = this.now + (this.backoff ? retryDelayMs(this.backoff, attempt, out.retryAfterMs, Math.random) : (out.retryAfterMs ?? 0));
         break;
       case "snooze":
         this.attempts--;
@@ -416,6 +446,11 @@ class Run implements TestRun {
         break;
     }
   }
+}
+
+/** failureKindOf: the failure kind the queue records for a run that failed, by how its last attempt ended. */
+function failureKindOf(outcome: TestOutcome): "fatal" | "stalled" | "retries_exhausted" {
+  return outcome.kind === "failed" ? "fatal" : outcome.kind === "crashed" ? "stalled" : "retries_exhausted";
 }
 
 function resultOf(data: unknown): string {

@@ -17,6 +17,12 @@ export interface RunOptions {
   /** The job's id (default "test-job"): the default idempotency keys are `<id>:<step>`. */
   id?: string;
   maxAttempts?: number;
+  /**
+   * The job's backoff, as an enqueue gives it: a retry is due after the delay the queue would choose (exponential with
+   * full jitter, or fixed), the handler's `retryAfterMs` a floor on top. Left out: a retry is due after `retryAfterMs`
+   * alone (the type's backoff lives in the queue's config, which the kit does not read).
+   */
+  backoff?: { kind?: "exponential" | "fixed"; baseMs: number; maxMs?: number };
   scope?: Scope | null;
   /** `ctx.event`: run the handler as a topic consumer delivering this event. */
   event?: { id: string; topic: string };
@@ -105,12 +111,26 @@ export interface TestRun {
   readonly result: JsonObject | null;
   /** The last error of a failed or retried attempt. */
   readonly error: string | null;
+  /** A failed job's failure kind, as the queue records it: `fatal` (TerminalJobError), `stalled` (a crash on the last attempt) or `retries_exhausted`. */
+  readonly failureKind: "fatal" | "stalled" | "retries_exhausted" | null;
+  /**
+   * When `resume()` runs the next attempt, on the run's clock: a pending or sleeping job's run time (a retry's
+   * backoff, a sleep, a snooze), a waiting job's earliest wait timeout — as the queue's `runAt` — and null for a
+   * job that waits with no timeout, or has completed or failed.
+   */
+  readonly dueAt: number | null;
   readonly steps: TestStep[];
   readonly logs: TestLog[];
   /** Every ctx.progress value reported, in order, with its attempt (the queue keeps the latest: docs/handlers.md "Progress"). */
   readonly progress: { attempt: number; value: number | JsonObject }[];
   /** The run's clock (epoch ms). */
   readonly now: number;
+  /**
+   * Moves the run's clock on to `at` (never back), running nothing: time passes while the job waits or before it is
+   * due, as on the queue. A signal, token or event sent next is stamped then, and `resume()` runs the next attempt
+   * then. A wait whose timeout has come by then ends with null (the job is pending), as the queue's alarm ends it.
+   */
+  advanceTo(at: number): TestRun;
   /**
    * Runs the next attempt (after a retry, a crash or a snooze; after a sleep, once its time has passed). A waiting
    * job's clock moves to its earliest wait timeout, which answers null — send a signal first to end the wait.
