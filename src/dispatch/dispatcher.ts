@@ -32,7 +32,7 @@
 import type { QueueConfig } from "../config/schema";
 import { TypeBackoff } from "./backoff";
 import { BatchControl } from "./batch-control";
-import type { AbortReason, HandlerEntrypointApi, HandlerOutcome, JournalAnswer, JournalWrite, ProgressReport } from "../job/handler-contract";
+import type { AbortReason, HandlerEntrypoint, HandlerOutcome, JournalAnswer, JournalWrite, ProgressReport } from "../job/handler-contract";
 import { Flights, type Flight } from "./flights";
 import { readOutcome, readOutcomes } from "./outcome";
 import { PermitLedger, type Permit } from "./permit-ledger";
@@ -63,7 +63,7 @@ export interface DispatcherDeps<R> {
   config: QueueConfig;
   now(): number;
   home(): string;
-  handler(binding: string): HandlerEntrypointApi;
+  handler(binding: string): HandlerEntrypoint;
   pool(name: string): PoolApi;
   keepAlive(p: Promise<unknown>): void;
   /** Invocations a call may cost its event: the call itself, plus observer batches when an observer is set. */

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import type { BatchControlApi, DispatchBatch, JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
+import type { BatchControlApi, DispatchBatch, HandlerEntrypoint, JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { Handlers } from "./context";
 import { JobAbortedError } from "./errors";
 import { runOne } from "./run-one";
@@ -34,9 +34,7 @@ const EARLY_SETTLE_AFTER_MS = 50;
 /** A handlers class knows the job types it runs. */
 export type HandlersClass<C> = C & { readonly jobTypes: readonly string[] };
 
-export interface HandlerEntrypoint {
-  run(batch: DispatchBatch, control: BatchControlApi): Promise<JobOutcome[]>;
-}
+export type { HandlerEntrypoint };
 
 /**
  * handlersOn: the entrypoint class over a base — WorkerEntrypoint in a Worker

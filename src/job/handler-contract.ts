@@ -200,7 +200,13 @@ export interface ProgressReport {
   value: string;
 }
 
-/** What `defineHandlers` produces and what a type's `binding` must point at. */
-export interface HandlerEntrypointApi {
+/**
+ * What `defineHandlers` produces and what a type's `binding` must point at; `edgequeue/handler` exports it
+ * (handler/define-handlers.ts implements it).
+ */
+export interface HandlerEntrypoint {
   run(batch: DispatchBatch, control: BatchControlApi): Promise<JobOutcome[]>;
 }
+
+/** HandlerEntrypointApi: HandlerEntrypoint under the name the scope object's files use (one type, two names). */
+export type HandlerEntrypointApi = HandlerEntrypoint;

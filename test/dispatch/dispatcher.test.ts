@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseConfig } from "../../src/config/load";
-import type { AbortNotice, BatchControlApi, DispatchBatch, HandlerEntrypointApi, HandlerOutcome } from "../../src/job/handler-contract";
+import type { AbortNotice, BatchControlApi, DispatchBatch, HandlerEntrypoint, HandlerOutcome } from "../../src/job/handler-contract";
 import { WAITS_FOR_RETRY_MS } from "../../src/pool/admit";
 import { Dispatcher, INVOCATIONS_PER_EVENT, MAX_CALLS_IN_FLIGHT } from "../../src/dispatch/dispatcher";
 import type { PoolApi } from "../../src/pool/permit-plan";
@@ -88,7 +88,7 @@ class FakeScope implements ScopePort<Settled> {
 }
 
 /** FakeHandler: each run() waits until the test ends it (or answers at once when `auto`). */
-class FakeHandler implements HandlerEntrypointApi {
+class FakeHandler implements HandlerEntrypoint {
   calls: { batch: DispatchBatch; control: BatchControlApi; end: (answer?: unknown) => void }[] = [];
   auto = false;
 
