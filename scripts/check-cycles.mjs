@@ -14,6 +14,11 @@
 //
 // Then the boundaries (BOUNDARIES below): the coordinator and the schedule object reach src/scope/ only
 // through src/scope/api.ts, type imports included.
+//
+// Last, the house inside src/scope/ (docs/design.md "The scope object: a core and its capabilities"), type
+// imports included: its folders and top-level files form no cycle; the core (scope/jobs/) imports nothing else of
+// scope/; the workflow capability imports only the core; every other capability folder imports only the core and
+// workflow/; and no folder imports the shell's top-level files.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
@@ -161,3 +166,54 @@ if (crossings.length > 0) {
   process.exit(1);
 }
 console.log(`${BOUNDARIES.map((b) => `src/${b.folder}`).join(", ")} reached only through ${BOUNDARIES.map((b) => b.only).join(", ")}`);
+
+// Inside src/scope/: each subfolder is one node, each top-level file another.
+const SCOPE = path.join(SRC, "scope");
+const scopeNode = (file) => {
+  const rel = path.relative(SCOPE, file);
+  if (rel.startsWith("..")) return null;
+  const parts = rel.split(path.sep);
+  return parts.length === 1 ? parts[0] : parts[0] + "/";
+};
+const CORE = "jobs/";
+const MAY_IMPORT = (from) => (from === CORE ? [] : from === "workflow/" ? [CORE] : [CORE, "workflow/"]);
+const scopeEdges = new Map();
+const scopeCrossings = [];
+for (const file of filesUnder(SCOPE)) {
+  const from = scopeNode(file);
+  for (const { spec, line } of runtimeImports(file, readFileSync(file, "utf8"), true)) {
+    const target = resolve(file, spec);
+    const to = target && scopeNode(target);
+    if (!to || to === from) continue;
+    if (!scopeEdges.has(from)) scopeEdges.set(from, new Set());
+    scopeEdges.get(from).add(to);
+    if (from.endsWith("/") && !MAY_IMPORT(from).includes(to)) {
+      scopeCrossings.push(`  ${path.relative(ROOT, file)}:${line} imports "${spec}": src/scope/${from} ${MAY_IMPORT(from).length === 0 ? "imports nothing else of src/scope/" : `may import only ${MAY_IMPORT(from).map((n) => `src/scope/${n}`).join(" and ")}`}`);
+    }
+  }
+}
+if (scopeCrossings.length > 0) {
+  console.error(["Imports across the capabilities of src/scope/:", ...scopeCrossings].join("\n"));
+  process.exit(1);
+}
+// A cycle among the shell's top-level files (folders cannot be on one: they only import downward).
+const seen = new Map();
+const onPath = (n, trail) => {
+  if (trail.includes(n)) return [...trail.slice(trail.indexOf(n)), n];
+  if (seen.get(n)) return null;
+  seen.set(n, true);
+  for (const m of scopeEdges.get(n) ?? []) {
+    const c = onPath(m, [...trail, n]);
+    if (c) return c;
+  }
+  return null;
+};
+for (const n of scopeEdges.keys()) {
+  const c = onPath(n, []);
+  if (c) {
+    console.error(`An import cycle inside src/scope/: ${c.map((x) => `src/scope/${x}`).join(" → ")}`);
+    process.exit(1);
+  }
+}
+console.log(`src/scope/: no cycle among its ${new Set([...scopeEdges.keys(), ...[...scopeEdges.values()].flatMap((s) => [...s])]).size} folders and files; jobs/ stands alone, workflow/ on jobs/, the other capabilities on both`);
+

@@ -5,6 +5,11 @@
  * @module
  */
 
+/** Inside alarm(), never re-arm for "now": a pass that filled its batch comes back this soon. */
+export const ALARM_AGAIN_MS = 20;
+/** After a failed alarm pass, try again this much later. */
+export const ALARM_RETRY_MS = 5_000;
+
 export class AlarmArm {
   /** undefined: not known yet (fresh instance) — read it once. */
   private armedAt: number | null | undefined = undefined;
@@ -36,5 +41,16 @@ export class AlarmArm {
       this.armedAt = undefined; // not known now: the next call reads it again
       throw e;
     }
+  }
+
+  /**
+   * setAfterPass: arm from inside alarm() — a failed pass comes back within ALARM_RETRY_MS, one that filled its
+   * batch within ALARM_AGAIN_MS, and never for "now" (the pass that runs is the one that would be woken).
+   */
+  async setAfterPass(at: number | null, now: number, pass: { failed: boolean; more: boolean }): Promise<void> {
+    if (pass.failed) at = Math.min(at ?? Infinity, now + ALARM_RETRY_MS);
+    if (pass.more) at = Math.min(at ?? Infinity, now + ALARM_AGAIN_MS);
+    if (at !== null && at <= now) at = now + (pass.failed ? ALARM_RETRY_MS : ALARM_AGAIN_MS);
+    await this.set(at);
   }
 }

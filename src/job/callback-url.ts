@@ -13,6 +13,11 @@
  * @module
  */
 
+import type { TerminalState } from "./states";
+
+/** Callbacks call back on these end states unless the enqueue says otherwise. */
+export const CALLBACK_ON_DEFAULT: readonly TerminalState[] = ["completed", "failed"];
+
 /** A callback URL's most characters. */
 export const CALLBACK_URL_MAX = 2048;
 

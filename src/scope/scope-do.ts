@@ -24,8 +24,9 @@ import type { Decision, Publication } from "./batches/batch-stage";
 import type { EnqueueRefusal, NewJob } from "./jobs/enqueue";
 import { toJob, toLeasedJob } from "./jobs/job-row";
 import type { Outcome } from "./jobs/outcome";
-import type { CompleteItem, FailInput, SleepInput } from "./jobs/settle";
-import type { HomeStore } from "./jobs/home-store";
+import type { CompleteItem, FailInput } from "./jobs/settle";
+import type { SleepInput } from "./workflow/sleep";
+import type { ScopeStore } from "./scope-parts";
 import type { Written } from "./jobs/changes";
 import { writes } from "./writes";
 import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettled, type EnqueueAnswer, type JobPage, type WireDecidingAnswer, type WireEnqueueOutcome, type WireInlineClaim } from "./wire";
@@ -63,7 +64,7 @@ export class ScopeDO extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(() => this.parts.start());
   }
 
-  get store(): HomeStore {
+  get store(): ScopeStore {
     return this.parts.store;
   }
 
@@ -73,7 +74,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   /** w: one write of writes.ts, through the one commit path. A field, not a method: every method is a request (meterRequests). */
-  private readonly w = <A>(op: (store: HomeStore, now: number) => Written<A>): Promise<A> => this.parts.write((now) => op(this.parts.store, now));
+  private readonly w = <A>(op: (store: ScopeStore, now: number) => Written<A>): Promise<A> => this.parts.write((now) => op(this.parts.store, now));
 
   // ------------------------------------------------------------ writes (writes.ts says what each changes)
 
@@ -295,12 +296,12 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** drain: resolves once no handler call is in flight here and every answer is settled (tests, shutdown). */
   async drain(): Promise<void> {
-    await this.parts.dispatcher.idle();
+    await this.parts.push.dispatcher.idle();
   }
 
   /** flushCatalog: resolves once the catalog has every change made so far, with the alarm recomputed (tests and operators). */
   async flushCatalog(): Promise<void> {
-    await this.parts.reporter.flush();
+    await this.parts.report.reporter.flush();
     await this.parts.arm(this.clock.now());
   }
 

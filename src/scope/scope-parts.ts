@@ -1,8 +1,9 @@
 /**
- * The parts of one scope object, wired together: its store, the dispatcher
- * of its pushed jobs, the catalog reporter, the pause gate, pulled leases'
- * permits, its side of batches, and the one path that runs what follows a
- * write (follow-ups.ts). `ScopeDO` (scope-do.ts) is the RPC shell over this.
+ * The parts of one scope object: its store, the core's own parts (the pause
+ * gate, the wake-up's memo) and the list of its capabilities
+ * (capability.ts), which every walk — what follows a write (follow-ups.ts),
+ * the wake-up (wake.ts), the alarm (alarm-pass.ts), the start — takes in the
+ * list's order. `ScopeDO` (scope-do.ts) is the RPC shell over this.
  *
  * @module
  */
@@ -13,44 +14,48 @@ import type { Clock } from "../clock";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
-import { markOrderedJobs } from "./jobs/ordered-repair";
-import { markKeyedJobs } from "./jobs/keyed-claim";
-import { PushedLeases } from "./jobs/pushed-leases";
-import { CompletedSweep } from "./retention/completed-sweep";
-import { homeOfJobId } from "../job/home";
-import { keepName, ownName } from "../object-name";
-import { Dispatcher } from "../dispatch/dispatcher";
+import { ownName } from "../object-name";
 import type { HandlerEntrypointApi, Journal } from "../job/handler-contract";
 import { withTimeout } from "../deadlines";
-import { guarded, permitPlan, POOL_CALL_TIMEOUT_MS } from "../pool/permit-plan";
+import { POOL_CALL_TIMEOUT_MS } from "../pool/permit-plan";
 import { Catalogs } from "../catalog/shards";
-import { alarmPass } from "./alarm-pass";
-import { BatchPart } from "./batches/batch-part";
-import { CatalogReporter } from "./report/catalog-report";
 import type { Meter } from "../metering/meter";
-import { changed, nothing, type Written } from "./jobs/changes";
-import type { ClaimRequest } from "./jobs/claim";
-import { pendingTypes } from "./jobs/counts";
-import { dispatchPort } from "./push/dispatch-port";
-import { EventSink, type Observer } from "./watching/events";
+import type { Capability } from "./jobs/capability";
+import { alarmPass } from "./alarm-pass";
 import { FollowUps } from "./follow-ups";
-import { OutboxSender, type OwedItem } from "./workflow/outbox";
-import { RecentEvents } from "./workflow/event-waits";
-import { applyOwed } from "./workflow/deliveries";
+import { nextWakeAt, wakeStatement } from "./wake";
+import { changed, type Written } from "./jobs/changes";
+import type { ClaimRequest } from "./jobs/claim";
 import type { JobRow } from "./jobs/job-row";
-import { LeasePermits } from "./pull/lease-permits";
-import { PauseGate } from "./jobs/pause-gate";
 import { journalsOf } from "./workflow/steps";
-import type { HomeStore } from "./jobs/home-store";
-import { buildSummary, type HomeSummary } from "./report/summary";
-import { WakeMemo } from "./jobs/wake-memo";
-import { WaitNotifier } from "./pull/wait-notify";
-import { Feed } from "./jobs/feed";
-import { Watching } from "./watching/watching";
+import { Core } from "./jobs/core";
+import { CompletedSweep } from "./retention/completed-sweep";
 import { ExpiryMemo } from "./jobs/expiry";
-import { gatheringsOver, nextGatherEnd } from "./jobs/gathering";
-import { nextWakeAt, readWakeRow } from "./wake";
-import { reportFor, writes } from "./writes";
+import { Feed } from "./jobs/feed";
+import { joinHooks } from "./jobs/job-hooks";
+import { markKeyedJobs } from "./jobs/keyed-claim";
+import { markOrderedJobs } from "./jobs/ordered-repair";
+import { PauseGate } from "./jobs/pause-gate";
+import { PushedLeases } from "./jobs/pushed-leases";
+import { WakeMemo, type WakeRow } from "./jobs/wake-memo";
+import { BatchPart } from "./batches/batch-part";
+import { Pull } from "./pull/pull";
+import { Push } from "./push/push";
+import { Report } from "./report/report";
+import { buildSummary, type HomeSummary } from "./report/summary";
+import { Retention } from "./retention/retention";
+import type { RetentionStore } from "./retention/retention-store";
+import { Watching } from "./watching/watching";
+import { RecentEvents } from "./workflow/event-waits";
+import { Workflow } from "./workflow/workflow";
+import type { WorkflowStore } from "./workflow/workflow-store";
+import { applyOwed } from "./workflow/deliveries";
+import type { OwedItem } from "./workflow/outbox";
+import { reportFor } from "./jobs/job-writes";
+import { writes } from "./writes";
+
+/** The store as the shell holds it: the core's, and what each capability keeps beside it. */
+export type ScopeStore = WorkflowStore & RetentionStore;
 
 /** What the shell lends its parts: the clock and randomness tests swap in. */
 export interface ScopeHost {
@@ -59,28 +64,28 @@ export interface ScopeHost {
 }
 
 export class ScopeParts {
-  readonly store: HomeStore;
+  readonly store: ScopeStore;
   readonly alarmArm: AlarmArm;
-  reporter!: CatalogReporter;
-  pause!: PauseGate;
-  readonly events: EventSink;
-  readonly dispatcher: Dispatcher<JobRow>;
-  /** Tells parked pull claims of due work (tests put their own in its place). */
-  waits: WaitNotifier;
-  /** The catalog's shards: this object reports to the one its home hashes to (catalog/shards.ts). */
   readonly catalogs: Catalogs;
-  readonly permits: LeasePermits;
-  readonly batches: BatchPart;
-  readonly followUps: FollowUps;
-  /** Sends what this object owes others, after the commit and again from the alarm (outbox.ts). */
-  readonly outbox: OutboxSender;
-  /** Live subscriptions, completion callbacks and spans: what follows the jobs from outside (watching.ts). */
-  readonly watching: Watching;
   /** The due types and the wake-up's row, kept while no write or lapse of time can change them (wake-memo.ts). */
   readonly memo: WakeMemo;
-  /** A write owed other objects something since the last follow-ups (HomeStore.owed). */
-  private owedSince = false;
-  /** This object's name, kept in its storage: an instance its alarm woke cold is not told it (object-name.ts). */
+  readonly core: Core;
+  readonly retention: Retention;
+  readonly batches: BatchPart;
+  readonly pull: Pull;
+  readonly workflow: Workflow;
+  readonly push: Push;
+  readonly watching: Watching;
+  readonly report: Report;
+  /**
+   * The capabilities, in the order of every walk: what a write ended is noted (retention, push) before it is told
+   * (watching); permits go back (pull) before the outbox sends (workflow); a report is kicked (report) last, and the
+   * alarm's report goes out after every other share of the pass. A new capability is one entry here.
+   */
+  readonly capabilities: readonly Capability[];
+  readonly followUps: FollowUps;
+  private pause_: PauseGate | null = null;
+  /** This object's name, kept in its storage at its first named call (object-name.ts). */
   private name: string | null;
 
   constructor(
@@ -92,13 +97,16 @@ export class ScopeParts {
   ) {
     const sql = ctx.storage.sql;
     this.name = ownName(ctx);
-    const self = this;
     const now = () => this.now();
     const keepAlive = (p: Promise<unknown>) => ctx.waitUntil(p);
+    const rearm = () => this.arm(this.now());
+    const config = loadConfig(env);
+    const pool = stubsOf(env.POOL);
     const feed = new Feed(() => this.watching.watchers.count > 0);
+    const scoped = () => this.name?.startsWith("scope:") ?? false;
     this.store = {
       sql,
-      // What a transaction that rolled back gathered for the watchers goes with it (feed.ts).
+      // What a transaction that rolled back gathered goes with it (feed.ts).
       atomic: (fn) => {
         const mark = feed.mark();
         try {
@@ -108,126 +116,95 @@ export class ScopeParts {
           throw e;
         }
       },
-      feed,
-      config: loadConfig(env),
+      config,
       random: () => host.random(),
-      touched: (at) => this.reporter.touched(at),
-      owed: () => {
-        this.owedSince = true;
+      touched: (at) => this.report.reporter.touched(at),
+      get scoped() {
+        return scoped();
       },
+      get hooks() {
+        return hooks;
+      },
+      feed,
       pushed: new PushedLeases(),
+      expiries: new ExpiryMemo(sql),
       completed: new CompletedSweep(),
       recentEvents: new RecentEvents(),
-      expiries: new ExpiryMemo(sql),
       queueToken: env.QUEUE_TOKEN ?? null,
-      // A getter, not a value: a serialized type must stay serialized in an instance woken cold, once its name is known.
-      get scoped() {
-        return self.knownHome()?.startsWith("scope:") ?? false;
-      },
     };
-    const config = this.store.config;
-    const binding = (name: string) => (env as unknown as Record<string, unknown>)[name];
+    const store = this.store;
     this.alarmArm = new AlarmArm(ctx.storage);
-    this.memo = new WakeMemo(sql, (at) => readWakeRow(this.store, at));
     this.catalogs = new Catalogs(env.CATALOG, config.catalogShards);
-    this.waits = new WaitNotifier((type) => env.WAIT.getByName(`wait:${type}`).notify(this.home), keepAlive);
-    this.events = new EventSink(
-      config,
-      config.observer ? (binding(config.observer) as Observer) : null,
+    this.core = new Core(store, () => this.pause);
+    this.retention = new Retention(store);
+    this.batches = new BatchPart({ store, now, home: () => this.name, decider: (name) => env.SCOPE.getByName(name), commit: (c, at) => this.followUps.run(c, at) });
+    this.pull = new Pull({ store, pool, now, keepAlive, notify: (type) => env.WAIT.getByName(`wait:${type}`).notify(this.home) });
+    this.workflow = new Workflow({
+      store,
+      now,
       keepAlive,
-      config.analytics ? (binding(config.analytics) as AnalyticsEngineDataset) : null,
-    );
-    const pool = stubsOf(env.POOL);
-    this.permits = new LeasePermits({ store: this.store, pool, now, keepAlive });
-    this.dispatcher = new Dispatcher<JobRow>({
-      jobs: dispatchPort(this.store, config, (at) => this.pauseFresh(at), this.memo),
-      config,
+      rearm,
+      // What this object owes itself (a scoped child of a scoped parent) is applied here, not sent round.
+      deliver: (home, items) => (home === this.name ? this.deliver(items) : env.SCOPE.getByName(home).deliver(items)),
+    });
+    this.watching = new Watching({ ctx, env, config, now, keepAlive, rearm, home: () => this.name ?? "?" });
+    this.memo = new WakeMemo(sql, (at) => this.readWake(at));
+    const binding = (name: string) => (env as unknown as Record<string, unknown>)[name];
+    this.push = new Push({
+      store,
+      memo: this.memo,
       now,
       home: () => this.home,
+      keepAlive,
       handler: (name) => binding(name) as HandlerEntrypointApi,
       pool,
-      keepAlive,
-      invocationsPerCall: this.events.invocationsPerCall,
-      // The dispatcher's own claims and settles of pushed jobs: events, catalog and alarm as for any write.
-      changed: (rows, at) => this.followUps.run(changed({ events: rows, report: reportFor(this.store, rows) }), at),
+      pauseFresh: (at) => this.pauseFresh(at),
+      invocationsPerCall: this.watching.events.invocationsPerCall,
       busyType: (types) => this.catalogs.busyType(types),
-      reapNow: async () => void (await this.write((at) => writes.reap(this.store, at))),
-      progress: async (items) => void (await this.write((at) => writes.progress(this.store, items, at))),
-      // A pushed call's steps were written outside a write's record: the watchers take what the feed gathered.
-      journaled: () => {
-        if (this.watching.watchers.count > 0) void this.followUps.run(nothing(), this.now());
-      },
+      write: (op) => this.write(op),
+      commit: (c, at) => this.followUps.run(c, at),
+      reportFor: (rows) => reportFor(store, rows),
+      reapNow: async () => void (await this.write((at) => writes.reap(store, at))),
+      progress: async (items) => void (await this.write((at) => writes.progress(store, items, at))),
+      watched: () => this.watching.watchers.count > 0,
     });
-    this.outbox = new OutboxSender({
+    this.report = new Report({
       sql,
       now,
-      // What this object owes itself (a scoped child of a scoped parent) is applied here, not sent round.
-      deliver: (home, items) => (home === this.knownHome() ? this.deliver(items) : env.SCOPE.getByName(home).deliver(items)),
+      build: (unreportedSince) => buildSummary(sql, this.home, this.now(), unreportedSince),
+      send: (summary) => this.sendSummary(summary),
       keepAlive,
-      rearm: () => this.arm(this.now()),
+      rearm,
+      home: () => this.name,
+      pushTypes: config.pushTypes,
+      waitedOn: config.waitedOn,
     });
-    this.watching = new Watching({ ctx, env, config, now, keepAlive, rearm: () => this.arm(this.now()) });
-    this.followUps = new FollowUps({
-      watchers: this.watching.watchers,
-      tracing: this.watching.tracing,
-      feed: () => this.store.feed.take(),
-      ended: (rows) => {
-        this.store.completed.note(rows, this.store.config.retention.completedMs);
-        // A pushed attempt ended by any write (a cancel, a release) is forgotten at once, not at its expiry.
-        this.store.pushed.note(rows);
-      },
-      config,
-      events: this.events,
-      home: () => this.knownHome() ?? "?",
-      dispatcher: {
-        cancelled: (id) => this.dispatcher.cancelled(id),
-        reaped: (flights) => this.dispatcher.reaped(flights),
-        fillNow: (due) => {
-          this.dispatcher.fresh(due);
-          void this.dispatcher.fill(this.dispatcher.newOrigin());
-        },
-      },
-      permits: this.permits,
-      wake: (types, at) => this.waits.due(types, at),
-      report: (urgency) => this.reporter.kick(urgency),
-      arm: (at) => this.arm(at),
-      sendOwed: () => this.outbox.kick(),
-      callBack: () => this.watching.callbacks.kick(),
-      takeOwed: () => {
-        const owed = this.owedSince;
-        this.owedSince = false;
-        return owed;
-      },
-    });
-    this.batches = new BatchPart({
-      store: this.store,
-      now,
-      home: () => this.knownHome(),
-      decider: (name) => env.SCOPE.getByName(name),
-      commit: (changes, at) => this.followUps.run(changes, at),
-    });
+    this.capabilities = [this.core, this.retention, this.batches, this.pull, this.workflow, this.push, this.watching, this.report];
+    const hooks = joinHooks(this.capabilities.flatMap((c) => (c.hooks ? [c.hooks] : [])));
+    this.wakeSql = wakeStatement(this.capabilities);
+    this.followUps = new FollowUps(this.capabilities, { feed, arm: (at) => this.arm(at) });
   }
+
+  /** The one wake-up statement, assembled once from the capabilities' columns (wake.ts). */
+  private readonly wakeSql: string;
 
   now(): number {
     return this.host.clock.now();
   }
 
-  /** start: the storage migrated, the reporter and pause gate made, and the last instance's orphans given back. */
+  get pause(): PauseGate {
+    if (this.pause_ === null) throw new Error("the scope object has not started");
+    return this.pause_;
+  }
+
+  /** start: the storage migrated, the capabilities started, and the last instance's orphans given back. */
   async start(): Promise<void> {
     const { ctx, store } = this;
     const { sql, config } = store;
     await this.meter.setup(() => migrateStorage(ctx.storage, migrations, "scope"));
     markOrderedJobs(sql, config);
     markKeyedJobs(sql, config);
-    this.reporter = new CatalogReporter({
-      sql,
-      now: () => this.now(),
-      build: (unreportedSince) => buildSummary(sql, this.home, this.now(), unreportedSince),
-      send: (summary) => this.sendSummary(summary),
-      keepAlive: (p) => ctx.waitUntil(p),
-      rearm: () => this.arm(this.now()),
-    });
-    this.pause = new PauseGate({
+    this.pause_ = new PauseGate({
       sql,
       atomic: (fn) => ctx.storage.transactionSync(fn),
       now: () => this.now(),
@@ -238,53 +215,19 @@ export class ScopeParts {
         // Held-back or resumed work: parked claims of pulled types and the dispatcher look again, and the alarm is
         // set anew — while the type was paused, its delayed jobs were left out of every wake-up.
         const at = this.now();
-        this.waits.due(pendingTypes(sql).filter((t) => !config.pushTypes.includes(t)), at);
-        void this.dispatcher.fill(this.dispatcher.newOrigin());
+        this.pull.waits.due(this.pull.pendingPulled(), at);
+        void this.push.dispatcher.fill(this.push.dispatcher.newOrigin());
         ctx.waitUntil(this.arm(at));
       },
     });
-    // Pushed attempts of the previous instance have no call any more: give them back now, unspent (orphans.ts).
-    const orphans = await this.write((at) => writes.orphans(store, at));
-    if (orphans.n > 0) {
-      console.log(JSON.stringify({ event: "dispatch:released_orphans", home: this.name, jobs: orphans.n }));
-      // Their permits lived in the dead instance's memory: the pools they came from drop what it held, so a limit it
-      // filled is free at once — for this object's next acquire (which drops them itself too) and for the others
-      // waiting there (poked). Not awaited: nothing here needs the answers (docs/design.md "Restart").
-      const pools = new Set(orphans.rows.flatMap((r) => permitPlan(config, r.type, r.limit_key).map((s) => s.pool)));
-      const home = this.home;
-      const epoch = this.dispatcher.epoch;
-      for (const p of pools) {
-        this.ctx.waitUntil(
-          withTimeout(this.env.POOL.getByName(p).dropStale(home, epoch), POOL_CALL_TIMEOUT_MS).catch((e: unknown) =>
-            console.error(JSON.stringify({ event: "pool:drop_stale_failed", pool: p, error: String(e) })),
-          ),
-        );
-      }
-      await this.alarmArm.set(this.now());
-    }
+    for (const c of this.capabilities) await c.start?.(this.now());
+    if (await this.push.giveBackOrphans()) await this.alarmArm.set(this.now());
   }
 
   /** The object's name, e.g. `scope:Account:a1` (docs/design.md "Where a job lives, and its id"). */
   get home(): string {
-    const name = this.knownHome();
-    if (!name) throw new Error("ScopeDO must be reached by name (getByName)");
-    return name;
-  }
-
-  /**
-   * knownHome: the kept name or, for an object that holds jobs but predates
-   * keeping it, the home its job ids name (each id starts with it) — written
-   * down at once. Null only for such an object with no jobs left.
-   */
-  knownHome(): string | null {
-    if (this.name !== null) return this.name;
-    const row = this.store.sql.exec<{ id: string }>("SELECT id FROM job LIMIT 1").toArray()[0];
-    const home = row ? homeOfJobId(row.id)?.name ?? null : null;
-    if (home !== null) {
-      this.name = home;
-      keepName(this.ctx, home);
-    }
-    return home;
+    if (this.name === null) throw new Error("ScopeDO must be reached by name (getByName)");
+    return this.name;
   }
 
   /** write: the one commit path — run a write, then what its record calls for (follow-ups.ts). */
@@ -295,29 +238,24 @@ export class ScopeParts {
     return answer;
   }
 
-  /** claim (pull): never hands out jobs of push types — those belong to their handler. Guarded types take permits first. */
-  async claim(req: ClaimRequest): Promise<(JobRow & { journal?: Journal })[]> {
-    await this.pause.ensure();
-    const rows = await this.permits.claim({ ...req, exclude: this.store.config.pushTypes }, { holder: this.home, busyType: (types) => this.catalogs.busyType(types) });
-    if (rows.length > 0) await this.followUps.run(changed({ events: rows }), this.now());
-    // A job with durable steps goes out with its journal, so the worker replays them without asking (scope/workflow/steps.ts).
-    const journals = journalsOf(this.store, rows.map((r) => r.seq));
-    return journals.size === 0 ? rows : rows.map((r) => (journals.has(r.seq) ? { ...r, journal: journals.get(r.seq)! } : r));
-  }
-
-  /** deliver: what another object owed this one, applied idempotently (deliveries.ts); per item, whether it was. */
+  /** deliver: what another object owed this one, applied idempotently (workflow/deliveries.ts); per item, whether it was. */
   deliver(items: readonly OwedItem[]): Promise<boolean[]> {
     return applyOwed(this.store, this.home, items, (op) => this.write(op));
   }
 
+  /** claim (pull): guarded types take permits first; a job with durable steps goes out with its journal (workflow/steps.ts). */
+  async claim(req: ClaimRequest): Promise<(JobRow & { journal?: Journal })[]> {
+    await this.pause.ensure();
+    const rows = await this.pull.claim(req, { holder: this.home, busyType: (types) => this.catalogs.busyType(types) });
+    if (rows.length > 0) await this.followUps.run(changed({ events: rows }), this.now());
+    const journals = journalsOf(this.store, rows.map((r) => r.seq));
+    return journals.size === 0 ? rows : rows.map((r) => (journals.has(r.seq) ? { ...r, journal: journals.get(r.seq)! } : r));
+  }
+
   /** poke: a pool freed a slot this object was waiting for — for a pushed type, or for a claim of a pulled one. */
   async poke(pool?: string): Promise<void> {
-    const config = this.store.config;
-    if (pool === undefined) this.permits.turns.unblockAll();
-    else this.permits.turns.unblockPool(pool);
-    this.waits.due(pendingTypes(this.store.sql).filter((t) => !config.pushTypes.includes(t) && guarded(config, t)), this.now());
-    this.dispatcher.unblock(pool);
-    await this.dispatcher.fill(this.dispatcher.newOrigin());
+    this.pull.poke(pool, this.now());
+    await this.push.poke(pool);
   }
 
   async alarm(info?: AlarmInvocationInfo): Promise<void> {
@@ -325,17 +263,11 @@ export class ScopeParts {
       {
         store: this.store,
         alarmArm: this.alarmArm,
-        reporter: this.reporter,
-        batches: this.batches,
-        permits: this.permits,
-        home: () => this.knownHome(),
+        capabilities: this.capabilities,
+        lastReported: () => this.report.reporter.lastSent(),
+        home: () => this.name,
         followUp: (changes, at) => this.followUps.run(changes, at),
-        // Pulled batch types whose gathering ended (gathering.ts): their parked claims look again.
-        wake: (types, at) => this.waits.due([...new Set([...types, ...gatheringsOver(this.store, at)])], at),
-        // The alarm is the safety net and the timer for delayed and retried push jobs.
-        fill: () => this.dispatcher.fill(this.dispatcher.newOrigin()),
         wakeAt: (at) => this.wakeAt(at),
-        sendOwed: async () => void (await Promise.all([this.outbox.flushDue(), this.watching.callbacks.flushDue()])),
       },
       this.now(),
       info,
@@ -348,15 +280,12 @@ export class ScopeParts {
   }
 
   private wakeAt(now: number): number | null {
-    const times = [
-      nextWakeAt(this.store, now, this.reporter.deadline(), this.memo),
-      this.dispatcher.wakeAt(now),
-      this.batches.deadline(),
-      this.pause.heldBackUntil(now),
-      nextGatherEnd(this.store, now),
-    ];
-    const due = times.filter((t): t is number => t !== null);
-    return due.length === 0 ? null : Math.min(...due);
+    return nextWakeAt(this.capabilities, this.memo.wake(now), now);
+  }
+
+  /** readWake: the wake-up statement's row at `now` (the memo keeps it while it stands). */
+  readWake(now: number): WakeRow {
+    return this.store.sql.exec<WakeRow>(this.wakeSql, now).one();
   }
 
   private async sendSummary(summary: HomeSummary): Promise<void> {

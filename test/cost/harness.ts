@@ -144,7 +144,7 @@ async function sweep(homes: readonly string[]): Promise<void> {
       const stub = env.SCOPE.getByName(home);
       await runInDurableObject(stub, (o: ScopeDO) => void (o.clock = new ManualClock(at)));
       await runDurableObjectAlarm(stub);
-      await runInDurableObject(stub, (o: ScopeDO) => partsOf(o).reporter.flush());
+      await runInDurableObject(stub, (o: ScopeDO) => partsOf(o).report.reporter.flush());
     }
   }
   const left = await Promise.all(homes.map((h) => look(h, (sql) => sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM job) + (SELECT count(*) FROM job_tombstone) AS n").one().n)));

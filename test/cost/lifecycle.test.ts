@@ -274,7 +274,7 @@ describe("what a job costs, over its whole life and every object", () => {
     const tick = typeHome("demo.tick", 0).name;
     await warm([tick]);
     await settled([tick], 0);
-    await runInDurableObject(env.SCOPE.getByName(tick), (o: ScopeDO) => partsOf(o).reporter.flush());
+    await runInDurableObject(env.SCOPE.getByName(tick), (o: ScopeDO) => partsOf(o).report.reporter.flush());
   });
 
   it.each(workloads)("%s", async (name, per, run) => {

@@ -57,7 +57,7 @@ describe("a batch handler, pushed", () => {
 
   it("gathers for maxWaitMs: fewer than maxSize due wait for the longest-due job's maxWaitMs; a full batch goes at once", async () => {
     const { home, stub, clock } = await freshScope();
-    const idle = () => runInDurableObject(stub, (o: ScopeDO) => partsOf(o).dispatcher.idle());
+    const idle = () => runInDurableObject(stub, (o: ScopeDO) => partsOf(o).push.dispatcher.idle());
     await runInDurableObject(stub, (o: ScopeDO) => o.enqueue([newJob(home, { type: "test.batch.gather" }), newJob(home, { type: "test.batch.gather" })]));
     await idle();
     expect((await rows(stub)).map((r) => r.state)).toEqual(["pending", "pending"]);

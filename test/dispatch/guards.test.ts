@@ -180,7 +180,7 @@ describe("starvation", () => {
       const { before, after, until } = await runInDurableObject(env.SCOPE.getByName(homeOfJobId(job.id)!.name), (o: ScopeDO) => {
         // The dispatcher's refusal path (dispatch/batch-take.ts), with the epoch its take passes: without it the
         // refusal counts as one asked before an unblock, and the type is never backed off.
-        const d = (partsOf(o) as unknown as { dispatcher: { backoff: TypeBackoff } }).dispatcher;
+        const d = (partsOf(o).push as unknown as { dispatcher: { backoff: TypeBackoff } }).dispatcher;
         const before = o.clock.now();
         for (let i = 0; i < 20; i++) d.backoff.blocked("demo.single", 30_000, why, d.backoff.epoch);
         return { before, after: o.clock.now(), until: d.backoff.blockedUntil("demo.single") };

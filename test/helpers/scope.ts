@@ -34,6 +34,11 @@ export function partsOf(o: ScopeDO): ScopeParts {
   return (o as unknown as { parts: ScopeParts }).parts;
 }
 
+/** readWakeRow: the one wake-up statement's row at `now` (scope/wake.ts), as the instance assembled it. */
+export function readWakeRow(o: ScopeDO, now: number): Record<string, number | null> & { due: number | null; lease: number | null } {
+  return partsOf(o).readWake(now);
+}
+
 export async function freshScope(clock: ManualClock | null = new ManualClock(T0)): Promise<{ home: string; stub: ScopeStub; clock: ManualClock | null }> {
   const home = scopeHome({ type: "Test", id: crypto.randomUUID() }).name;
   const stub = env.SCOPE.getByName(home);

@@ -41,7 +41,7 @@ describe("analytics points", () => {
     const points = await runInDurableObject(stub, async (o: ScopeDO) => {
       const written: AnalyticsEngineDataPoint[] = [];
       // The object's own EventSink, given a dataset we can read (the local one drops what it gets).
-      (partsOf(o).events as unknown as { analytics: AnalyticsEngineDataset }).analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
+      (partsOf(o).watching.events as unknown as { analytics: AnalyticsEngineDataset }).analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
       const scope = { type: "Test", id: "analytics" };
       await o.enqueue([newJob(home, { type: "pulled.analytics", scope }), newJob(home, { type: "pulled.analytics", scope })]);
       const [claimed] = await o.claim({ worker: "w", types: ["pulled.analytics"], limit: 1, leaseMs: 30_000 });

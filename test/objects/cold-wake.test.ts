@@ -86,19 +86,6 @@ describe("a scope object woken cold by its alarm", () => {
     await cold.flushCatalog();
     expect(await catalogRow(home, "test.span")).toMatchObject({ pending: 0, scheduled: 0, running: 0, completed: 1 });
   });
-
-  it("an object that holds jobs but never kept its name learns it from its job ids", async () => {
-    const scope = uniqueScope("legacy");
-    const home = scopeHome(scope).name;
-    const named = env.SCOPE.getByName(home);
-    expect((await api("POST", "/v1/jobs", { type: uniqueType("legacy"), payload: {}, scope })).status).toBe(201);
-    // As an object written before names were kept: the kept name is gone.
-    await runInDurableObject(named, (_o: ScopeDO, state) => state.storage.kv.delete("edgequeue:name"));
-    const cold = await restartCold(env.SCOPE, named);
-    expect(await runInDurableObject(cold, (o: ScopeDO) => o.home)).toBe(home);
-    // ...and keeps it from then on.
-    expect(await runInDurableObject(cold, (_o: ScopeDO, state) => state.storage.kv.get("edgequeue:name"))).toBe(home);
-  });
 });
 
 describe("the other objects woken cold by their alarm", () => {

@@ -1,7 +1,8 @@
 /** The catalog reporter: what a summary must carry when writes never stop. */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { CatalogReporter, REPORT_HOLD_MS, REPORT_MIN_INTERVAL_MS, type ReportUrgency } from "../../src/scope/report/catalog-report";
+import { CatalogReporter, REPORT_HOLD_MS, REPORT_MIN_INTERVAL_MS } from "../../src/scope/report/catalog-report";
+import type { ReportUrgency } from "../../src/scope/jobs/changes";
 import type { HomeSummary } from "../../src/scope/report/summary";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { freshScope, T0 } from "../helpers/scope";

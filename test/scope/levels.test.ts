@@ -7,10 +7,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { meterOf } from "../../src/metering/meter";
-import { readWakeRow } from "../../src/scope/wake";
 import { countDue, dueTypesAmong } from "../../src/scope/jobs/claim";
 import { buildSummary } from "../../src/scope/report/summary";
-import { freshScope, newJob, T0 } from "../helpers/scope";
+import { freshScope, newJob, T0, readWakeRow } from "../helpers/scope";
 
 describe("due times per priority level", () => {
   it("answer from a few index entries, whatever the backlog", async () => {
@@ -27,7 +26,7 @@ describe("due times per priority level", () => {
         return { answer, read: meterOf(o)!.report().total.rowsRead - before };
       };
       return {
-        wake: read(() => readWakeRow(o.store, T0).due),
+        wake: read(() => readWakeRow(o, T0).due),
         due: read(() => countDue(sql, "test.job", T0, 1)),
         count: read(() => countDue(sql, "test.job", T0, 10)),
         among: read(() => dueTypesAmong(sql, ["test.job", "other"], T0)),

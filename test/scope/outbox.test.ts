@@ -22,7 +22,7 @@ const outbox = (stub: ScopeStub) => runInDurableObject(stub, (_o: ScopeDO, state
 /** failSends: the object's next `n` sends fail as an unreachable receiver's do; what they carried is recorded. */
 async function failSends(stub: ScopeStub, n: number, carried: OwedItem[][] = []): Promise<OwedItem[][]> {
   await runInDurableObject(stub, (o: ScopeDO) => {
-    const deps = (partsOf(o).outbox as unknown as { d: OutboxDeps }).d;
+    const deps = (partsOf(o).workflow.outbox as unknown as { d: OutboxDeps }).d;
     const real = deps.deliver;
     let left = n;
     deps.deliver = async (home, items) => {

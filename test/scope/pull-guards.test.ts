@@ -28,7 +28,7 @@ const expiriesIn = (name: string) =>
 async function recordNotices(stub: ScopeStub): Promise<string[]> {
   const told: string[] = [];
   await runInDurableObject(stub, (o: ScopeDO) => {
-    partsOf(o).waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
+    partsOf(o).pull.waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
   });
   return told;
 }

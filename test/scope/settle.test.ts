@@ -4,10 +4,9 @@ import { describe, expect, it } from "vitest";
 import type { HandlerOutcome } from "../../src/job/handler-contract";
 import { dispatchPort } from "../../src/scope/push/dispatch-port";
 import { WakeMemo } from "../../src/scope/jobs/wake-memo";
-import { readWakeRow } from "../../src/scope/wake";
 import { jobLogs } from "../../src/scope/jobs/job-logs";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { alarmAt, freshScope, newJob, row, T0, useClock, put } from "../helpers/scope";
+import { alarmAt, freshScope, newJob, row, T0, useClock, put, readWakeRow } from "../helpers/scope";
 
 async function claimedJob(over = {}) {
   const ctx = await freshScope();
@@ -144,7 +143,7 @@ describe("a pushed outcome's log lines (dispatch-port.ts)", () => {
     const line = (message: string) => [{ at: T0, attempt: 1, message, fields: null }];
     const [done, again] = ["done", "again"].map((k) => leased.find((j) => j.id.endsWith(`.${k}`))!);
     const settle = (items: { id: string; token: string; outcome: HandlerOutcome }[]) =>
-      runInDurableObject(stub, (o: ScopeDO) => dispatchPort(o.store, o.store.config, () => true, new WakeMemo(o.store.sql, (now) => readWakeRow(o.store, now))).settle(items, clock!.now()).map((r) => r.id));
+      runInDurableObject(stub, (o: ScopeDO) => dispatchPort(o.store, o.store.config, () => true, new WakeMemo(o.store.sql, (now) => readWakeRow(o, now))).settle(items, clock!.now()).map((r) => r.id));
     const logs = (id: string) => runInDurableObject(stub, (o: ScopeDO) => jobLogs(o.store.sql, id));
 
     // Stale tokens: neither outcome lands, so neither's lines are kept.

@@ -13,7 +13,7 @@ import { freshScope, newJob, put, type ScopeStub, partsOf } from "../helpers/sco
 async function recordNotices(stub: ScopeStub): Promise<string[]> {
   const told: string[] = [];
   await runInDurableObject(stub, (o: ScopeDO) => {
-    partsOf(o).waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
+    partsOf(o).pull.waits = new WaitNotifier(async (type) => told.push(type), () => undefined);
   });
   return told;
 }

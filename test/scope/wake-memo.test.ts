@@ -5,8 +5,7 @@ import { describe, expect, it } from "vitest";
 import { dueTypesAmong } from "../../src/scope/jobs/claim";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { WakeMemo } from "../../src/scope/jobs/wake-memo";
-import { readWakeRow } from "../../src/scope/wake";
-import { freshScope, newJob, put, T0 } from "../helpers/scope";
+import { freshScope, newJob, put, T0, readWakeRow } from "../helpers/scope";
 
 describe("WakeMemo", () => {
   it("reads again after a write, and once the clock reaches the next run_at or lease expiry; not otherwise", async () => {
@@ -16,7 +15,7 @@ describe("WakeMemo", () => {
       let reads = 0;
       const memo = new WakeMemo(o.store.sql, (now) => {
         reads++;
-        return readWakeRow(o.store, now);
+        return readWakeRow(o, now);
       });
       const due = (now: number) => memo.due(now, () => dueTypesAmong(o.store.sql, ["t.later", "t.now"], now));
       const seen: { at: string; due: string[]; reads: number }[] = [];
@@ -47,7 +46,7 @@ describe("WakeMemo", () => {
       let reads = 0;
       const memo = new WakeMemo(o.store.sql, (now) => {
         reads++;
-        return readWakeRow(o.store, now);
+        return readWakeRow(o, now);
       });
       const lease = memo.wake(T0).lease;
       memo.wake(T0 + 29_999);

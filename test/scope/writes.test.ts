@@ -8,7 +8,10 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { Changes } from "../../src/scope/jobs/changes";
-import { changed } from "../../src/scope/jobs/changes";
+import { changed, nothing } from "../../src/scope/jobs/changes";
+import { Feed } from "../../src/scope/jobs/feed";
+import type { Capability } from "../../src/scope/jobs/capability";
+import { wakeTypes } from "../../src/scope/pull/pull";
 import { FollowUps } from "../../src/scope/follow-ups";
 import { writes } from "../../src/scope/writes";
 import { loadConfig } from "../../src/config/load";
@@ -128,50 +131,41 @@ describe("each write's record", () => {
 });
 
 describe("what follows a write", () => {
-  it("runs in one order: events, watchers, aborts, permits, wake-ups, fill, outbox, catalog, alarm", async () => {
-    const config = loadConfig(env);
+  it("walks the capabilities in one list: each is told, then each follows, then the alarm is set", async () => {
     const calls: string[] = [];
-    const log = (name: string) => () => void calls.push(name);
-    let owedOnce = 1;
-    const followUps = new FollowUps({
-      config,
-      events: { enqueued: log("enqueued"), emit: log("emit"), released: log("released"), leaseLost: log("leaseLost"), reaped: log("reapSummary"), progress: log("progress") },
-      home: () => "scope:T:1",
-      dispatcher: { cancelled: log("abort"), reaped: log("abortReaped"), fillNow: log("fill") },
-      permits: { renew: async () => void calls.push("renew"), returnFree: async () => void calls.push("returnPermits") },
-      watchers: { changed: (rows) => void calls.push(`watchers:${rows.length}`) },
-      feed: () => [],
-      tracing: { changed: () => undefined },
-      wake: (types) => void calls.push(`wake:${[...types].join(",")}`),
-      report: (u) => void calls.push(`report:${u}`),
-      arm: async () => void calls.push("arm"),
-      sendOwed: log("sendOwed"),
-      callBack: log("callBack"),
-      // Owed once: the first run's write owed something, the second's did not.
-      takeOwed: () => owedOnce-- > 0,
-      ended: log("ended"),
+    const feed = new Feed(() => true);
+    const cap = (name: string): Capability => ({
+      name,
+      told: (c, rows) => void calls.push(`${name}.told:${rows.length}:${c.gathered.fed.length}`),
+      follow: async () => void calls.push(`${name}.follow`),
     });
+    const followUps = new FollowUps([cap("a"), cap("b")], { feed, arm: async () => void calls.push("arm") });
     const row = (over: Partial<JobRow>) => ({ id: "j", type: "test.job", state: "pending", run_at: 0, dedupe_key: null, ...over }) as JobRow;
-    const lost = row({ state: "running" });
-    await followUps.run(
-      changed({
-        events: [row({})],
-        created: [row({})],
-        released: { rows: [row({})], reason: "r" },
-        leaseLost: [{ row: lost, write: "complete", reason: "expired" }],
-        aborted: ["j"],
-        reaped: [row({})],
-        permits: { refundLease: null },
-        renew: { id: "j", token: "t", ttlMs: 1 },
-        fill: true,
-      }),
-      1,
-    );
-    expect(calls).toEqual(["ended", "enqueued", "emit", "released", "leaseLost", "watchers:2", "reapSummary", "abort", "abortReaped", "renew", "returnPermits", "wake:test.job", "fill", "sendOwed", "report:now", "arm"]);
-    // Pushed types are never woken: their object dispatches them itself.
+    // What the write gathered in its transaction rides in its record: a step for the watchers, an outbox mark.
+    feed.step("j", { seq: 0, name: "s", kind: "step", startedAt: 0, finishedAt: 0, attempt: 1 });
+    await followUps.run(changed({ events: [row({})], quiet: [row({})] }), 1);
+    expect(calls).toEqual(["a.told:2:1", "b.told:2:1", "a.follow", "b.follow", "arm"]);
+    // A write that arms nothing still sets the alarm when it owed another object something (its row's send time).
     calls.length = 0;
-    await followUps.run(changed({ quiet: [row({ type: "test.span" })] }), 1);
-    expect(calls).toEqual(["ended", "enqueued", "emit", "watchers:1", "report:now", "arm"]);
+    feed.owe();
+    await followUps.run(nothing(), 1);
+    expect(calls).toEqual(["a.told:0:0", "b.told:0:0", "a.follow", "b.follow", "arm"]);
+    calls.length = 0;
+    await followUps.run(nothing(), 1);
+    expect(calls).toEqual(["a.told:0:0", "b.told:0:0", "a.follow", "b.follow"]);
+  });
+
+  it("the list's order: noted (retention, push) before told (watching); permits back (pull) before the outbox; the report last", async () => {
+    const { stub } = await freshScope();
+    const names = await runInDurableObject(stub, (o: ScopeDO) => partsOf(o).capabilities.map((c) => c.name));
+    expect(names).toEqual(["jobs", "retention", "batches", "pull", "workflow", "push", "watching", "report"]);
+  });
+
+  it("pulled types wake; pushed ones never (their object dispatches them itself)", () => {
+    const config = loadConfig(env);
+    const row = (over: Partial<JobRow>) => ({ id: "j", type: "test.job", state: "pending", run_at: 0, dedupe_key: null, ...over }) as JobRow;
+    const pushed = new Set(config.pushTypes);
+    expect([...wakeTypes(config, pushed, [row({}), row({ type: "test.span" })], 1)]).toEqual(["test.job"]);
   });
 });
 
@@ -182,7 +176,7 @@ describe("follow-ups the hand-picked paths missed", () => {
     return runInDurableObject(stub, async (o: ScopeDO) => {
       const set = await setup(o, home);
       const told: string[] = [];
-      partsOf(o).waits.due = (types) => void told.push(...types);
+      partsOf(o).pull.waits.due = (types) => void told.push(...types);
       await act(o, set);
       return told;
     });
@@ -216,7 +210,7 @@ describe("follow-ups the hand-picked paths missed", () => {
     const { home, stub } = await freshScope();
     const points = await runInDurableObject(stub, async (o: ScopeDO) => {
       const written: AnalyticsEngineDataPoint[] = [];
-      (partsOf(o).events as unknown as { analytics: AnalyticsEngineDataset }).analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
+      (partsOf(o).watching.events as unknown as { analytics: AnalyticsEngineDataset }).analytics = { writeDataPoint: (p?: AnalyticsEngineDataPoint) => void written.push(p!) };
       await o.claimOrEnqueue(newJob(home, { dedupeKey: "k", keyMode: "pending" }), "w", 30_000);
       return written.map((p) => p.blobs?.[1]);
     });

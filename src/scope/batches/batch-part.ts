@@ -1,18 +1,20 @@
 /**
- * A scope object's side of batches over several objects (batch-stage.ts has
- * the protocol): its part staged, committed, dropped, decided — or, when no
- * word came, settled by its alarm with the decider's answer.
+ * The batches capability (capability.ts): a scope object's side of batches
+ * over several objects (batch-stage.ts has the protocol) — its part staged,
+ * committed, dropped, decided — or, when no word came, settled by its alarm
+ * with the decider's answer.
  *
  * @module
  */
 import { nothing, type Changes } from "../jobs/changes";
 import { commitDeciding, decide, partAsItIs, stage, staged, STAGE_ASK_MS, STAGE_TIMEOUT_MS, take, type Decision, type DecidingAnswer, type Publication } from "./batch-stage";
 import { checkEnqueue, enqueueJobs, type EnqueueOutcome, type EnqueueRefusal, type NewJob } from "../jobs/enqueue";
-import type { HomeStore } from "../jobs/home-store";
-import { enqueuedChanges } from "../writes";
+import type { WorkflowStore } from "../workflow/workflow-store";
+import { enqueuedChanges } from "../jobs/job-writes";
+import type { AlarmPass, Capability } from "../jobs/capability";
 
 export interface BatchPartDeps {
-  store: HomeStore;
+  store: WorkflowStore;
   now(): number;
   /** This object's name, or null for one woken cold that has none yet. */
   home(): string | null;
@@ -28,7 +30,8 @@ const STAGE_RETRY_MS = 5_000;
 /** Staging only moves the alarm (its stage timeout): nothing anyone counts or claims changed. */
 const STAGED: Changes = { ...nothing(), arm: true };
 
-export class BatchPart {
+export class BatchPart implements Capability {
+  readonly name = "batches";
   /** Some part may be staged here (unknown after a restart, so true): while false, the alarm skips the stage queries. */
   private held = true;
   /** When each staged batch next asks its decider, and the interval it doubles (lost on restart: it then asks at once). */
@@ -107,6 +110,15 @@ export class BatchPart {
         console.error(JSON.stringify({ event: "batch:settle_failed", home: this.deps.home(), batch: s.batch, decider: s.decider, error: String(e) }));
       }
     }
+  }
+
+  /** Batches staged here whose commit never came: their decider says what they became (batch-stage.ts). */
+  async alarm(pass: AlarmPass): Promise<void> {
+    await this.settleStale(pass.now);
+  }
+
+  nextWake(): number | null {
+    return this.deadline();
   }
 
   /** deadline: when the next staged part must ask its decider; most objects never hold one. */

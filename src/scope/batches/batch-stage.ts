@@ -28,6 +28,7 @@ import { enqueueJobs, type Enqueued, type EnqueueOutcome, type EnqueueRefusal, t
 import { getJobs } from "../jobs/read";
 import { publish } from "../workflow/event-waits";
 import type { HomeStore } from "../jobs/home-store";
+import type { WorkflowStore } from "../workflow/workflow-store";
 
 /** How long a stage waits for its commit before the alarm asks the decider (which then aborts it unless committed). */
 export const STAGE_TIMEOUT_MS = 30_000;
@@ -95,7 +96,7 @@ export interface Publication {
  * already there wins: `abort` (a stage's alarm asked first) writes nothing; `commit` (this call sent again
  * after a lost answer) answers with the part's jobs as they are now, read by id (`created: false`).
  */
-export function commitDeciding(store: HomeStore, batch: string, jobs: readonly NewJob[], now: number, publication?: Publication): DecidingAnswer {
+export function commitDeciding(store: WorkflowStore, batch: string, jobs: readonly NewJob[], now: number, publication?: Publication): DecidingAnswer {
   return store.atomic((): DecidingAnswer => {
     store.sql.exec(DECISION_DROP, now - DECISION_KEEP_MS);
     const prior = store.sql.exec<{ decision: Decision }>(DECISION_GET, batch).toArray()[0]?.decision;

@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { hasJournal } from "../workflow/steps";
-import { owedOnFailure } from "../workflow/failure-handlers";
+import { hasJournal } from "./read";
 import { retryDelayMs, type Backoff } from "../../job/backoff";
 import { sqlList, type FailureKind } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
@@ -85,7 +84,7 @@ export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, 
   }
   if (end.to === "pending") return jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token))[0] ?? null;
   const failed = jobRows(store.sql.exec(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
-  // Its failure handler and its children's cancels are owed in this same transaction (failure-handlers.ts).
-  if (failed) owedOnFailure(store, failed, now);
+  // What its failure owes (a failure handler, its children's cancels: workflow/failure-handlers.ts), in this same transaction.
+  if (failed) store.hooks.failed(store, failed, now);
   return failed;
 }

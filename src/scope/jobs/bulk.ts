@@ -10,7 +10,6 @@ import { BULK_ACTS_ON as ACTS_ON, type BulkAction } from "../../job/transitions"
 import { cancelJob, retryJob } from "./change";
 import type { HomeStore } from "./home-store";
 import type { JobRow } from "./job-row";
-import { holdPermits } from "../pull/pull-permits";
 import { listJobs, type ListFilter } from "./read";
 
 
@@ -42,7 +41,7 @@ export function actOnPage(store: HomeStore, action: BulkAction, filter: ListFilt
   const page = pageOf(store.sql, action, filter, afterSeq, limit);
   const changed: JobRow[] = [];
   for (const job of page) {
-    if (action === "cancel") holdPermits(store.sql, job.id);
+    if (action === "cancel") store.hooks.cancelling(store, { ids: [job.id] });
     const out = action === "cancel" ? cancelJob(store, job.id, reason, now) : retryJob(store, job.id, now);
     if (out.ok) changed.push(out.row);
   }

@@ -4,9 +4,6 @@
  *
  * @module
  */
-import { forgetUnfinished } from "../workflow/steps";
-import { abandonWaits } from "../workflow/invokes";
-import { registerAgain } from "../workflow/event-waits";
 import { sqlList } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
@@ -33,7 +30,7 @@ const JOB_CANCEL_LIVE_OF_KEYS = `UPDATE job ${CANCEL_SET}
 export function cancelKeys(store: HomeStore, type: string, keys: readonly string[], reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
     const rows = jobRows(store.sql.exec(JOB_CANCEL_LIVE_OF_KEYS, reason, now, now, JSON.stringify(keys), type));
-    abandonWaits(store, rows, now);
+    store.hooks.ended(store, rows, now, true);
     if (rows.length > 0) store.touched(now);
     return rows;
   });
@@ -53,7 +50,7 @@ export function cancelJob(store: HomeStore, id: string, reason: string | null, n
   return store.atomic(() => {
     const row = jobRows(store.sql.exec(JOB_CANCEL_IF_LIVE, reason, now, now, id, idSeq(id)))[0];
     if (row) {
-      abandonWaits(store, [row], now, cascade);
+      store.hooks.ended(store, [row], now, cascade);
       store.touched(now);
       return { ok: true, row };
     }
@@ -65,7 +62,7 @@ export function cancelJob(store: HomeStore, id: string, reason: string | null, n
 export function cancelAll(store: HomeStore, pendingOnly: boolean, reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
     const rows = jobRows(store.sql.exec(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now));
-    abandonWaits(store, rows, now);
+    store.hooks.ended(store, rows, now, true);
     if (rows.length > 0) store.touched(now);
     return rows;
   });
@@ -82,11 +79,12 @@ export function retryJob(store: HomeStore, id: string, now: number): Outcome<{ r
       const holder = liveJobsOfKey(store.sql, current.dedupe_key)[0];
       if (holder) return { ok: false, code: "conflict", reason: `live job ${holder.id} holds dedupe key ${JSON.stringify(current.dedupe_key)}`, state: current.state };
     }
-    // An atMostOnce step that started and never finished runs again: the operator chose to retry, not to resolve it.
-    forgetUnfinished(store, current.seq);
+    // An atMostOnce step that started and never finished runs again: the operator chose to retry, not to resolve it
+    // (workflow/steps.ts forgets it).
+    store.hooks.retrying(store, current, now);
     const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id, idSeq(id)).one();
-    // Its open event waits were dropped from their registries when it ended: they register again.
-    registerAgain(store, row, now);
+    // Its open event waits were dropped from their registries when it ended: they register again (workflow/event-waits.ts).
+    store.hooks.retried(store, row, now);
     store.touched(now);
     return { ok: true, row };
   });

@@ -8,7 +8,14 @@
  * @module
  */
 import type { JobRow } from "./job-row";
-import type { ReportUrgency } from "../report/catalog-report";
+import type { FeedItem } from "./feed";
+
+/**
+ * How soon a change must reach the catalog (report/catalog-report.ts): `urgent` skips the pause after a send (new
+ * work of a type others wait for), `now` goes at once unless a summary went out less than REPORT_MIN_INTERVAL_MS
+ * ago, `hold` waits REPORT_HOLD_MS for the rest of its burst.
+ */
+export type ReportUrgency = "urgent" | "now" | "hold";
 
 export interface Changes {
   /** Rows whose new state is a lifecycle event (`job:started`, `job:completed`, …): emitted, as they now read. */
@@ -40,6 +47,11 @@ export interface Changes {
   readonly report: ReportUrgency | null;
   /** Whether the alarm is set anew. */
   readonly arm: boolean;
+  /**
+   * What the write gathered in its transaction beyond rows (feed.ts): steps and log lines for the live
+   * subscriptions, and whether it owed another object something. The commit path fills it in (follow-ups.ts).
+   */
+  readonly gathered: { readonly fed: readonly FeedItem[]; readonly owed: boolean };
 }
 
 /** A write's answer, and what it changed. */
@@ -62,6 +74,7 @@ const NOTHING: Changes = {
   fill: false,
   report: null,
   arm: false,
+  gathered: { fed: [], owed: false },
 };
 
 /** nothing: a write that changed nothing (refused, or found nothing to do). */

@@ -6,11 +6,10 @@
  *
  * @module
  */
-import { hasJournal } from "../workflow/steps";
 import { baseMode, replacesPayload, type KeyMode } from "../../job/key-mode";
 import type { Scope } from "../../job/schemas";
 import { jobRows, type JobRow } from "./job-row";
-import { getJob, liveJobsOfKey } from "./read";
+import { getJob, hasJournal, liveJobsOfKey } from "./read";
 import type { HomeStore } from "./home-store";
 import { buried } from "./tombstones";
 import { jsonChunks } from "./json-chunks";

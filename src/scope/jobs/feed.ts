@@ -1,19 +1,22 @@
 /**
- * What writes added to jobs' journals and logs — a step journaled, a `ctx.log` line kept — gathered for the live
- * subscriptions (watchers.ts) while the object has any: the one commit path takes it with the write's record
- * (follow-ups.ts) and the watchers of each job hear of it as `step` and `log` messages. An object with no watchers
- * gathers nothing. What a transaction gathered before it rolled back is dropped with it (the store's `atomic`).
+ * What a write gathered inside its transaction beyond its rows, for what follows its commit: the steps journaled
+ * and `ctx.log` lines kept (for the live subscriptions while the object has any — an object with no watchers
+ * gathers none), and whether it owed another object something (workflow/outbox.ts `owe`). The one commit path puts
+ * them into the write's record (changes.ts `gathered`, follow-ups.ts), the only channel the capabilities read.
+ * What a transaction gathered before it rolled back is dropped with it (the store's `atomic`).
  *
  * @module
  */
 import type { JobLogLine } from "../../job/log-lines";
-import type { Message } from "../watching/watch-messages";
+import type { SubscriptionMessage } from "../../job/watch-message";
 
-export type FeedItem = Extract<Message, { event: "step" | "log" }>;
+export type FeedItem = Extract<SubscriptionMessage, { event: "step" | "log" }>;
 type Step = FeedItem & { event: "step" };
 
 export class Feed {
   private items: FeedItem[] = [];
+  /** A write owed another object something since last taken (outbox rows are sent after the commit). */
+  private owes = false;
 
   /** `listening`: whether anyone watches here now (the watchers' count). */
   constructor(private readonly listening: () => boolean) {}
@@ -26,6 +29,11 @@ export class Feed {
     if (this.listening()) this.items.push({ event: "step", id, step });
   }
 
+  /** owe: a write put a row in the outbox; a rollback keeps the mark (a send that finds nothing is harmless). */
+  owe(): void {
+    this.owes = true;
+  }
+
   /** mark / rollback: what a transaction that failed gathered is dropped. */
   mark(): number {
     return this.items.length;
@@ -35,10 +43,13 @@ export class Feed {
     this.items.length = Math.min(this.items.length, mark);
   }
 
-  take(): FeedItem[] {
-    if (this.items.length === 0) return [];
-    const taken = this.items;
+  /** take: what was gathered since last taken, and the owed mark; both start anew. */
+  take(): { fed: FeedItem[]; owed: boolean } {
+    const owed = this.owes;
+    this.owes = false;
+    if (this.items.length === 0) return { fed: [], owed };
+    const fed = this.items;
     this.items = [];
-    return taken;
+    return { fed, owed };
   }
 }

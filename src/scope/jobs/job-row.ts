@@ -169,3 +169,17 @@ export function toLeasedJob(row: JobRow & { journal?: Journal }): LeasedJob {
   const leased = { ...toJob(row), leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at };
   return row.journal ? { ...leased, journal: row.journal } : leased;
 }
+
+/**
+ * attemptDeadline: when the running attempt's `timeoutMs` ends it (its start plus the timeout); null without one.
+ * The one "timed out" rule: the reap pass, a refused holder's write and the dispatcher's calls all read it.
+ */
+export function attemptDeadline(row: Pick<JobRow, "timeout_ms" | "started_at">): number | null {
+  return row.timeout_ms !== null && row.started_at !== null ? row.started_at + row.timeout_ms : null;
+}
+
+/** timedOut: whether the attempt's `timeoutMs` had run out at `at`. */
+export function timedOut(row: Pick<JobRow, "timeout_ms" | "started_at">, at: number): boolean {
+  const deadline = attemptDeadline(row);
+  return deadline !== null && at >= deadline;
+}

@@ -6,6 +6,7 @@
  */
 import type { Refusal } from "./outcome";
 import { byId, getJob } from "./read";
+import { timedOut } from "./job-row";
 import type { HomeStore } from "./home-store";
 
 /**
@@ -37,8 +38,7 @@ export function leaseRefusal(store: HomeStore, id: string, token: string, now: n
       return { ok: false, code: "lease_lost", reason: "expired", state: row.state };
     case "running": {
       if (row.lease_token !== token) return { ok: false, code: "lease_lost", reason: "stale_token", state: row.state };
-      const timedOut = row.timeout_ms !== null && row.started_at !== null && now >= row.started_at + row.timeout_ms;
-      return { ok: false, code: "lease_lost", reason: timedOut ? "timeout" : "expired", state: row.state };
+      return { ok: false, code: "lease_lost", reason: timedOut(row, now) ? "timeout" : "expired", state: row.state };
     }
   }
 }

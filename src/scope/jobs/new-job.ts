@@ -13,7 +13,7 @@ import type { EnqueueRequest } from "../../job/schemas";
 import { limitKeyOf } from "../../job/limit-key";
 import { QueueError } from "../../errors";
 import type { NewJob } from "./enqueue";
-import { CALLBACK_ON_DEFAULT } from "../watching/callbacks";
+import { CALLBACK_ON_DEFAULT } from "../../job/callback-url";
 
 /**
  * prepareJob: the job as its home takes it. `idMadeUp`: the body's id was derived from one the queue made up (an

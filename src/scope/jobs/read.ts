@@ -84,3 +84,10 @@ export function listJobs(sql: SqlStorage, filter: ListFilter, afterSeq: number, 
   const times = [f.createdAfter, f.createdBefore, f.finishedAfter, f.finishedBefore].map((t) => t ?? null);
   return jobRows(sql.exec(JOB_LIST_AFTER, afterSeq, list(f.types), list(f.states), f.tag ?? null, limit, list(f.failureKinds), f.dedupeKey ?? null, ...times));
 }
+
+const JOB_HAS_JOURNAL = "SELECT 1 FROM job_step WHERE job_seq = ? LIMIT 1";
+
+/** hasJournal: whether the job has journaled a step or a sleep (or its start record): it is never superseded (attempt-end.ts), nor replaced by a duplicate of its key (enqueue.ts). */
+export function hasJournal(sql: SqlStorage, jobSeq: number): boolean {
+  return sql.exec(JOB_HAS_JOURNAL, jobSeq).toArray().length > 0;
+}

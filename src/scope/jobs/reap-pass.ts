@@ -7,7 +7,7 @@
  * @module
  */
 import { applyAttemptEnd, decideAttemptEnd } from "./attempt-end";
-import { jobRows, type JobRow } from "./job-row";
+import { jobRows, timedOut as timedOutAt, type JobRow } from "./job-row";
 import type { HomeStore } from "./home-store";
 import { getJobs } from "./read";
 
@@ -46,7 +46,7 @@ export function reapOnce(store: HomeStore, now: number, limit = REAP_BATCH): Rea
     let failed = 0;
     const rows: JobRow[] = [];
     for (const row of expired) {
-      const timedOut = row.timeout_ms !== null && row.started_at !== null && (row.lease_expires_at ?? 0) >= row.started_at + row.timeout_ms;
+      const timedOut = timedOutAt(row, row.lease_expires_at ?? 0);
       const end = decideAttemptEnd(
         store,
         row,

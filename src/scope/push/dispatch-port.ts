@@ -14,12 +14,12 @@ import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "../jobs/claim";
 import { gatherUntil } from "../jobs/gathering";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
-import { scopeOfRow, type JobRow } from "../jobs/job-row";
+import { attemptDeadline, scopeOfRow, timedOut, type JobRow } from "../jobs/job-row";
 import { eventOfTags } from "../../job/event-tags";
 import { completeMany, heartbeat } from "../jobs/settle";
 import { appendStep, journalsOf, signTokens } from "../workflow/steps";
 import { keepLogs } from "../jobs/job-logs";
-import type { HomeStore } from "../jobs/home-store";
+import type { WorkflowStore } from "../workflow/workflow-store";
 import type { WakeMemo } from "../jobs/wake-memo";
 import { PUSH_WORKER } from "../jobs/pushed-leases";
 import { attemptTrace, type TraceContext } from "../../job/trace";
@@ -29,7 +29,7 @@ import { attemptTrace, type TraceContext } from "../../job/trace";
  * `pauseFresh`: whether the paused set can be trusted now (scope/jobs/pause-gate.ts); until it can, nothing is due.
  * `memo`: keeps the due types while no write or lapse of time can change them (wake-memo.ts).
  */
-export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: (now: number) => boolean, memo: WakeMemo): ScopePort<JobRow> {
+export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFresh: (now: number) => boolean, memo: WakeMemo): ScopePort<JobRow> {
   return {
     dueTypes(now) {
       if (config.pushTypes.length === 0) return [];
@@ -61,7 +61,7 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
       const leased: Leased[] = rows.map((r) => ({
         id: r.id,
         token: r.lease_token!,
-        timeoutAt: r.timeout_ms !== null && r.started_at !== null ? r.started_at + r.timeout_ms : null,
+        timeoutAt: attemptDeadline(r),
         key: r.limit_key,
         job: toDispatchJob(r, now, journals.get(r.seq)),
       }));
@@ -111,7 +111,7 @@ export function dispatchPort(store: HomeStore, config: QueueConfig, pauseFresh: 
 }
 
 /** settleOne: one outcome under its lease; never throws (a failed write leaves the lease to the reap pass). */
-function settleOne(store: HomeStore, config: QueueConfig, id: string, token: string, outcome: HandlerOutcome, now: number, changed: JobRow[]): void {
+function settleOne(store: WorkflowStore, config: QueueConfig, id: string, token: string, outcome: HandlerOutcome, now: number, changed: JobRow[]): void {
   try {
     const out = applyOutcome(store, config, id, token, outcome, now);
     if (!out.ok) return;
@@ -122,7 +122,7 @@ function settleOne(store: HomeStore, config: QueueConfig, id: string, token: str
   }
 }
 
-function journalOne(store: HomeStore, w: JournalWrite, token: string, now: number): JournalAnswer {
+function journalOne(store: WorkflowStore, w: JournalWrite, token: string, now: number): JournalAnswer {
   try {
     const out = appendStep(store, w, token, now);
     if (out.ok) return out.result === undefined ? { ok: true } : { ok: true, result: out.result };
@@ -159,5 +159,5 @@ function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]
 
 /** reapedFlights: what the dispatcher needs of rows the reap pass ended — which, and whether the timeout did it. */
 export function reapedFlights(rows: readonly JobRow[], now: number): { id: string; timedOut: boolean }[] {
-  return rows.map((r) => ({ id: r.id, timedOut: r.timeout_ms !== null && r.started_at !== null && now >= r.started_at + r.timeout_ms }));
+  return rows.map((r) => ({ id: r.id, timedOut: timedOut(r, now) }));
 }

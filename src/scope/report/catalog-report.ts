@@ -22,18 +22,13 @@
  *
  * @module
  */
+import type { ReportUrgency } from "../jobs/changes";
 import type { HomeSummary } from "./summary";
 
 export const REPORT_MIN_INTERVAL_MS = 1000;
 /** A change no reader waits for waits this long for the rest of its burst (`kick("hold")`). */
 export const REPORT_HOLD_MS = 1000;
 
-/**
- * How soon a change must reach the catalog: `urgent` skips the pause after a send (new work of a type others
- * wait for), `now` goes at once unless a summary went out less than REPORT_MIN_INTERVAL_MS ago, `hold` waits
- * REPORT_HOLD_MS for the rest of its burst.
- */
-export type ReportUrgency = "urgent" | "now" | "hold";
 export const REPORT_GRACE_MS = 10_000;
 /** After a failed send, the next try waits this long (the catalog may be overloaded). */
 export const REPORT_RETRY_MS = 5_000;

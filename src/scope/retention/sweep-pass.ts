@@ -6,6 +6,7 @@
  */
 import { TERMINAL_STATES, type TerminalState } from "../../job/states";
 import type { HomeStore } from "../jobs/home-store";
+import type { RetentionStore } from "./retention-store";
 import { bury, sweepTombstones } from "../jobs/tombstones";
 import { tallyDeleted } from "../jobs/tallies";
 import { JOB_DELETE_BY_SEQ } from "./completed-sweep";
@@ -29,10 +30,15 @@ const INDEXED_STATES = TERMINAL_STATES.filter((s) => s !== "completed");
  * jobOldestFinishedByState: one seek of job_finished_idx per indexed terminal state, in one statement; the wake-up
  * after every write reads the same columns inside its own statement (scope/wake.ts).
  */
-export const OLDEST_FINISHED_COLUMNS = `${INDEXED_STATES.map(
-  (st, i) => `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND state <> 'completed' AND finished_at IS NOT NULL) AS t${i}`,
-).join(", ")}, (SELECT min(expires_at) FROM job_tombstone) AS tombstone, (SELECT min(expires_at) FROM job_signal WHERE expires_at < ${WAIT_FOREVER}) AS kept_signal, (SELECT coalesce(sum(completed), 0) FROM type_count) AS completed_kept`;
-const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${OLDEST_FINISHED_COLUMNS}`;
+export const RETENTION_WAKE_COLUMNS: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(
+    INDEXED_STATES.map((st, i) => [`t${i}`, `(SELECT min(finished_at) FROM job WHERE state = '${st}' AND state <> 'completed' AND finished_at IS NOT NULL)`]),
+  ),
+  tombstone: "(SELECT min(expires_at) FROM job_tombstone)",
+  kept_signal: `(SELECT min(expires_at) FROM job_signal WHERE expires_at < ${WAIT_FOREVER})`,
+  completed_kept: "(SELECT coalesce(sum(completed), 0) FROM type_count)",
+};
+const JOB_OLDEST_FINISHED_BY_STATE = `SELECT ${Object.entries(RETENTION_WAKE_COLUMNS).map(([name, sql]) => `${sql} AS ${name}`).join(", ")}`;
 
 export const SWEEP_BATCH = 1000;
 
@@ -42,7 +48,7 @@ function retentionMs(store: HomeStore, state: TerminalState): number | null {
   return state === "completed" ? r.completedMs : state === "failed" ? r.failedMs : r.cancelledMs;
 }
 
-export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
+export function sweepOnce(store: RetentionStore, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
   // Every alarm calls this; one read says whether anything passed its retention, where the deletes below are five
   // transactions (they showed in the 64-scope profile: docs/design.md, What each busy object costs).
   const oldest = store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one();
@@ -68,10 +74,10 @@ export function sweepOnce(store: HomeStore, now: number, limit = SWEEP_BATCH): {
 }
 
 /**
- * sweepAtOf: when the oldest terminal job of any state passes its retention (null when there are none), from a row holding OLDEST_FINISHED_COLUMNS (scope/wake.ts reads them with the rest of a
+ * sweepAtOf: when the oldest terminal job of any state passes its retention (null when there are none), from a row holding RETENTION_WAKE_COLUMNS (scope/wake.ts reads them with the rest of a
  * wake-up), and, for completed jobs, what the instance knows (completed-sweep.ts).
  */
-export function sweepAtOf(store: HomeStore, oldest: Record<string, number | null>, now: number): number | null {
+export function sweepAtOf(store: RetentionStore, oldest: Record<string, number | null>, now: number): number | null {
   const keepCompleted = retentionMs(store, "completed");
   let next: number | null = keepCompleted === null ? null : store.completed.dueAt(oldest.completed_kept ?? 0, now, keepCompleted);
   INDEXED_STATES.forEach((state, i) => {
@@ -87,7 +93,7 @@ export function sweepAtOf(store: HomeStore, oldest: Record<string, number | null
 }
 
 /** prune deletes terminal jobs of the given states that finished before `olderThan`. */
-export function prune(store: HomeStore, olderThan: number, states: readonly TerminalState[], now: number): number {
+export function prune(store: RetentionStore, olderThan: number, states: readonly TerminalState[], now: number): number {
   let deleted = 0;
   for (const state of states) {
     for (;;) {
@@ -104,7 +110,7 @@ export function prune(store: HomeStore, olderThan: number, states: readonly Term
  * deleteFinished: one bounded delete, counted, and the ids a caller gave kept as tombstones in the same
  * transaction (tombstones.ts). An id the queue made up cannot come back: it leaves none.
  */
-function deleteFinished(store: HomeStore, state: TerminalState, before: number, limit: number, now: number): number {
+function deleteFinished(store: RetentionStore, state: TerminalState, before: number, limit: number, now: number): number {
   return store.atomic(() => buryDeleted(store, store.sql.exec<Deleted>(JOB_DELETE_FINISHED_BEFORE, state, before, limit).toArray(), now));
 }
 
@@ -112,7 +118,7 @@ function deleteFinished(store: HomeStore, state: TerminalState, before: number, 
  * deleteCompleted: the completed jobs finished before `before` that one walk of the table finds (completed-sweep.ts);
  * `keepMs` null for a prune by hand, which sets no due time.
  */
-function deleteCompleted(store: HomeStore, before: number, keepMs: number | null, limit: number, now: number): { n: number; more: boolean } {
+function deleteCompleted(store: RetentionStore, before: number, keepMs: number | null, limit: number, now: number): { n: number; more: boolean } {
   // The walk moves the sweep's cursor and due time in memory: a delete rolled back must leave them where they were.
   const kept = store.completed.snapshot();
   try {
@@ -130,7 +136,7 @@ function deleteCompleted(store: HomeStore, before: number, keepMs: number | null
 type Deleted = { id: string; own_id: number; type: string; state: string; failure_kind: string | null };
 
 /** buryDeleted: deleted rows counted, and the ids a caller gave kept as tombstones (tombstones.ts); how many. */
-function buryDeleted(store: HomeStore, gone: Deleted[], now: number): number {
+function buryDeleted(store: RetentionStore, gone: Deleted[], now: number): number {
   tallyDeleted(store.sql, gone, now);
   bury(store, gone.filter((r) => r.own_id === 1).map((r) => r.id), now);
   return gone.length;

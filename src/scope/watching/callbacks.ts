@@ -19,8 +19,6 @@ import { DeadlineError, withTimeout } from "../../deadlines";
 import { SendRounds } from "../../send-rounds";
 import { jobRows, toJob, type JobRow } from "../jobs/job-row";
 
-/** Callbacks call back on these end states unless the enqueue says otherwise. */
-export const CALLBACK_ON_DEFAULT: readonly TerminalState[] = ["completed", "failed"];
 /** Tries before a callback is dead (1 + 2 + … + 256 s: about 8.5 minutes of backoff). */
 export const CALLBACK_TRIES = 10;
 /**

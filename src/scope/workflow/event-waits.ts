@@ -14,6 +14,7 @@
 import { canonicalJson } from "../../job/canonical-json";
 import { registryHome } from "../../job/event-tags";
 import type { HomeStore } from "../jobs/home-store";
+import type { WorkflowStore } from "./workflow-store";
 import type { JobRow } from "../jobs/job-row";
 import { owe } from "./outbox";
 import { getJob } from "../jobs/read";
@@ -107,7 +108,7 @@ const WAITERS_OF = "DELETE FROM event_waiter WHERE fields = ? AND match = ? AND 
  * registerWait (registry): a wait arrives. An event kept since the wait began that matches ends it at once;
  * otherwise it is kept until an event matches or its timeout passes. Sent twice, it is kept once.
  */
-export function registerWait(store: HomeStore, w: EventWait, now: number): void {
+export function registerWait(store: WorkflowStore, w: EventWait, now: number): void {
   store.recentEvents.registered(now);
   store.atomic(() => {
     const { fields, values } = matchKey(w.match);
@@ -137,7 +138,7 @@ export function unwait(store: HomeStore, jobId: string, seq: number): void {
  * publish (registry): an event of the topic — kept for late registrations, and owed to every waiter it matches
  * (taken: one event per wait). The same event id again changes nothing. Answers how many waits it ended.
  */
-export function publish(store: HomeStore, topic: string, eventId: string, payloadJson: string, now: number): number {
+export function publish(store: WorkflowStore, topic: string, eventId: string, payloadJson: string, now: number): number {
   const payload = JSON.parse(payloadJson) as Record<string, unknown>;
   return store.atomic(() => {
     const fieldSets = store.sql.exec<{ fields: string }>(FIELD_SETS).toArray();

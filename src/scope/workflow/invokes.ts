@@ -253,7 +253,7 @@ export function abandonWaits(store: HomeStore, rows: readonly JobRow[], now: num
   unwaitEvents(store, rows, now);
   if (!cascade) return;
   for (const r of rows) {
-    if (store.sql.exec(CANCEL_CHILDREN, r.seq, `its parent ${r.id} is ${r.state}`, now + OUTBOX_GRACE_MS).rowsWritten > 0) store.owed();
+    if (store.sql.exec(CANCEL_CHILDREN, r.seq, `its parent ${r.id} is ${r.state}`, now + OUTBOX_GRACE_MS).rowsWritten > 0) store.feed.owe();
   }
 }
 

@@ -52,7 +52,7 @@ const OUTBOX_LATER = "UPDATE outbox SET tries = tries + 1, next_at = ?2 + min(?3
 /** owe: an item for another object, inside the caller's transaction; `laterMs`: not sent before then (a retry's wait). */
 export function owe(store: HomeStore, kind: OwedKind, target: string, body: string, now: number, laterMs = 0): void {
   store.sql.exec(OUTBOX_INSERT, kind, target, body, now + OUTBOX_GRACE_MS + laterMs);
-  store.owed();
+  store.feed.owe();
 }
 
 /**

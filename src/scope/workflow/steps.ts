@@ -22,6 +22,7 @@ import { getJob } from "../jobs/read";
 import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
 import { idSeq } from "../jobs/read";
 import type { HomeStore } from "../jobs/home-store";
+import type { WorkflowStore } from "./workflow-store";
 import { makeToken } from "../../job/wait-token";
 
 /** The journal's row at a position (nondeterminism and the cap check). */
@@ -108,7 +109,7 @@ export function appendStep(store: HomeStore, w: JournalWrite, token: string, now
  * (job/wait-token.ts), before the transaction that journals it — Web Crypto signs asynchronously. Without a
  * QUEUE_TOKEN to sign with (or a job to bind it to), the result is null and appendStep refuses the write.
  */
-export async function signTokens(store: HomeStore, writes: readonly JournalWrite[], now: number): Promise<JournalWrite[]> {
+export async function signTokens(store: WorkflowStore, writes: readonly JournalWrite[], now: number): Promise<JournalWrite[]> {
   return Promise.all(
     writes.map(async (w) => {
       if (w.op !== "token") return w;
@@ -247,13 +248,6 @@ export function resolveStep(store: HomeStore, id: string, name: string, result: 
 }
 
 /** jobHasJournal: job_step's primary key (job_seq, seq). */
-const JOB_HAS_JOURNAL = "SELECT 1 FROM job_step WHERE job_seq = ? LIMIT 1";
-
-/** hasJournal: whether the job has journaled a step or a sleep (or its start record): it is never superseded (attempt-end.ts). */
-export function hasJournal(sql: SqlStorage, jobSeq: number): boolean {
-  return sql.exec(JOB_HAS_JOURNAL, jobSeq).toArray().length > 0;
-}
-
 function toEntry(r: StepRow): JournalEntry {
   return { seq: r.seq, name: r.name, kind: r.kind as JournalKind, result: r.result, startedAt: r.started_at, finishedAt: r.finished_at, attempt: r.attempt, wakeAt: r.wake_at };
 }
