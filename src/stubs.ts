@@ -16,3 +16,12 @@ export function stubsOf<T extends Rpc.DurableObjectBranded | undefined>(ns: Dura
     return stub;
   };
 }
+
+/**
+ * ObjectMethods: a Durable Object's methods as a caller holds them — every async method but `alarm` and `fetch` — as
+ * scope/api.ts's ScopeRpc is. Their answers are plain data, which RPC passes as it is; typing a stub through the
+ * runtime's Rpc.Stub instead costs the compiler a recursive walk of every answer (too deep for it, in places).
+ */
+export type ObjectMethods<T> = {
+  [K in keyof T as K extends "alarm" | "fetch" ? never : T[K] extends (...args: never[]) => Promise<unknown> ? K : never]: T[K];
+};

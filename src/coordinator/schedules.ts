@@ -11,17 +11,12 @@ import type { Env } from "../env";
 import { loadConfig } from "../config/load";
 import { QueueError } from "../errors";
 import { checkJsonSize } from "../job/json-size";
-import { SCHEDULES_OBJECT, type PutOutcome } from "../schedule/schedule-do";
+import { SCHEDULES_OBJECT, type ScheduleDO } from "../schedule/schedule-do";
+import type { ObjectMethods } from "../stubs";
 import type { Schedule, ScheduleSpec } from "../job/schedule-spec";
 
-/** The schedule object's methods as this module uses them (the generated stub type is too deep for TypeScript here). */
-interface ScheduleApi {
-  put(name: string, spec: ScheduleSpec): Promise<PutOutcome>;
-  list(): Promise<Schedule[]>;
-  get(name: string): Promise<Schedule | null>;
-  remove(name: string): Promise<{ ok: true } | { ok: false; code: "not_found" | "conflict"; message: string }>;
-  setPaused(name: string, paused: boolean): Promise<{ ok: true; schedule: Schedule } | { ok: false; code: "not_found" | "conflict"; message: string }>;
-}
+/** The schedule object's methods as a caller holds them, derived from its class (the generated stub type is too deep for TypeScript here). */
+type ScheduleApi = ObjectMethods<ScheduleDO>;
 
 export class Schedules {
   constructor(

@@ -7,29 +7,12 @@
 import { scopeOfRow } from "../scope/api";
 import { localTime } from "../cron";
 import { firstSlotAfter, triggerOf } from "./slots";
-import { MAX_CATCHUP_DEFAULT, type Misfire, type Schedule, type ScheduleSpec } from "../job/schedule-spec";
+import { MAX_CATCHUP_DEFAULT, type Schedule, type ScheduleSpec } from "../job/schedule-spec";
+import type { schedule } from "../tables/schedule";
+import type { SqlRow } from "../tables/sql-row";
 
-type Row = {
-  name: string;
-  type: string;
-  payload: string;
-  scope_type: string | null;
-  scope_id: string | null;
-  cron: string | null;
-  tz: string | null;
-  every_ms: number | null;
-  at: number | null;
-  anchor: number;
-  misfire: Misfire;
-  max_catchup: number | null;
-  paused: number;
-  source: "api" | "config";
-  generation: number;
-  next_run_at: number | null;
-  last_fired_at: number | null;
-  created_at: number;
-  updated_at: number;
-};
+/** A schedule row as a statement returns it (`SELECT *`): the table's (src/tables/schedule.ts). */
+type Row = SqlRow<typeof schedule>;
 export type ScheduleRow = Row;
 
 const GET = "SELECT * FROM schedule WHERE name = ?";

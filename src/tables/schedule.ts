@@ -5,6 +5,7 @@
  * @module
  */
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { Misfire } from "../job/schedule-spec";
 
 export const schedule = sqliteTable(
   "schedule",
@@ -22,11 +23,11 @@ export const schedule = sqliteTable(
     at: integer("at"),
     /** everyMs: the grid's first slot; slots are anchor + k·everyMs. */
     anchor: integer("anchor").notNull(),
-    misfire: text("misfire").notNull(),
+    misfire: text("misfire").$type<Misfire>().notNull(),
     maxCatchup: integer("max_catchup"),
     paused: integer("paused", { mode: "boolean" }).notNull(),
     /** api or config. */
-    source: text("source").notNull(),
+    source: text("source").$type<"api" | "config">().notNull(),
     /** Bumped whenever the schedule is replaced: its fires' job ids carry it, and a pass records only for its own generation. */
     generation: integer("generation").notNull(),
     /** The first slot not yet fired or skipped; null when done (a past `at`). */
