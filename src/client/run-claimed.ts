@@ -2,7 +2,7 @@
  * runClaimed: run a job the caller leased inline (`claimOrEnqueue`), then the
  * followers its key gathered meanwhile (docs/producers.md "Inline claims").
  *
- * The lease is renewed every third of it while `fn` runs (pull-worker/lease.ts). A
+ * The lease is renewed every third of it while `fn` runs (runtime/lease.ts). A
  * renewal refused (the job was cancelled, or its lease lost) aborts `fn`'s
  * signal, and so does the lease's end by this machine's clock when no renewal
  * was confirmed (the queue out of reach): the queue gives an expired lease's
@@ -18,17 +18,17 @@
  *
  * @module
  */
-import type { JobContext } from "../handler/context";
-import { runOne } from "../handler/run-one";
+import type { JobContext } from "../runtime/context";
+import { runOne } from "../runtime/run-one";
 import type { JournalAnswer, JournalWrite } from "../job/handler-contract";
 import type { JsonObject } from "../job/json-safe";
 import type { LeasedJob, Scope } from "../job/schemas";
-import { grantedMs, Lease } from "../pull-worker/lease";
-import { dispatchOf, journalRefusal, settleWrite, stepAnswer, stepWrite, type LeaseWrite } from "../pull-worker/lease-writes";
+import { grantedMs, Lease } from "../runtime/lease";
+import { dispatchOf, journalRefusal, settleWrite, stepAnswer, stepWrite, type LeaseWrite } from "../runtime/lease-writes";
 import { QueueClientError } from "./errors";
 
 /**
- * When each handle's claim was sent, by this machine's clock: its lease began no earlier (pull-worker/lease.ts). The
+ * When each handle's claim was sent, by this machine's clock: its lease began no earlier (runtime/lease.ts). The
  * client's claimOrEnqueue notes it; a handle it did not make is renewed first, so its lease is placed from then.
  */
 const claimSentAt = new WeakMap<object, number>();

@@ -24,9 +24,9 @@
  * @module
  */
 import type { BatchControlApi, DispatchBatch, HandlerEntrypoint, JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
-import type { Handlers } from "./context";
-import { JobAbortedError } from "./errors";
-import { runOne } from "./run-one";
+import type { Handlers } from "../runtime/context";
+import { JobAbortedError } from "../runtime/errors";
+import { runOne } from "../runtime/run-one";
 
 /** How long a finished job waits for the rest of its batch before it is reported on its own. */
 const EARLY_SETTLE_AFTER_MS = 50;
@@ -76,7 +76,7 @@ export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handle
               env: this.env,
               journal: { write: (w) => journal.write({ ...w, id: job.id }) },
               progress: (value) => control.progress([{ id: job.id, value }]),
-              // The call's jobs are one delivery: a batch handler gets them together (batch.ts).
+              // The call's jobs are one delivery: a batch handler gets them together (runtime/batch.ts).
               batchGroup: batch,
             });
             // A job that finishes well before the rest of its batch is reported on its own, so a slow job does not

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Handlers } from "./context";
+import type { Handlers } from "../runtime/context";
 import { type HandlerEntrypoint, type HandlersClass, handlersOn } from "./define-handlers";
 
 class PlainEntrypoint<E> {
@@ -22,7 +22,7 @@ export function defineHandlers<E = unknown>(handlers: Handlers<E>): HandlersClas
 }
 
 export type { HandlerEntrypoint } from "./define-handlers";
-export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "./context";
-export { batch, type BatchContext, type BatchHandler, type BatchJob } from "./batch";
-export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
+export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "../runtime/context";
+export { batch, type BatchContext, type BatchHandler, type BatchJob } from "../runtime/batch";
+export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../runtime/errors";
 export type { JobTypes, JobTypeName, PayloadOf } from "../sdk";

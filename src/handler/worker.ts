@@ -5,7 +5,7 @@
  * @module
  */
 import { WorkerEntrypoint } from "cloudflare:workers";
-import type { Handlers } from "./context";
+import type { Handlers } from "../runtime/context";
 import { type HandlerEntrypoint, type HandlersClass, handlersOn } from "./define-handlers";
 
 /**

@@ -29,7 +29,7 @@ export interface DispatchJob {
   journal?: Journal;
   /** A topic's delivery job: the event it carries (job/event-tags.ts); absent otherwise. */
   event?: { id: string; topic: string };
-  /** The value its type's key counts it under (a keyed limit's, a batch's: handler/batch.ts groups by it); absent when none. */
+  /** The value its type's key counts it under (a keyed limit's, a batch's: runtime/batch.ts groups by it); absent when none. */
   limitKey?: string;
   /** The W3C trace context the handler's spans continue — its attempt's span as parent (job/trace.ts); absent when the job has none. */
   trace?: TraceContext;
@@ -189,7 +189,7 @@ export interface BatchControlApi {
   journal(writes: JournalWrite[]): Promise<JournalAnswer[]>;
   /**
    * progress: the latest ctx.progress of the batch's running jobs (job/progress.ts), kept under each job's lease;
-   * a report for a job the call no longer holds is dropped. The SDK coalesces reports (handler/progress.ts).
+   * a report for a job the call no longer holds is dropped. The SDK coalesces reports (runtime/progress.ts).
    */
   progress(items: ProgressReport[]): Promise<void>;
 }

@@ -12,7 +12,7 @@ import { isJsonObject, type JsonObject } from "./json-safe";
 export const PROGRESS_MAX_BYTES = 4096;
 /**
  * An attempt sends its progress at most once per this interval; the values reported meanwhile are coalesced into the
- * latest (handler/progress.ts): a handler reporting in a tight loop costs a few writes a second, not one per call.
+ * latest (runtime/progress.ts): a handler reporting in a tight loop costs a few writes a second, not one per call.
  */
 export const PROGRESS_INTERVAL_MS = 250;
 

@@ -1,7 +1,7 @@
 /**
  * Attempt: one leased job run by the pull worker — its handler through the
- * same contract as `defineHandlers` (handler/run-one.ts), its lease kept
- * (pull-worker/lease.ts), and what it writes, fenced by that lease: once the lease
+ * same contract as `defineHandlers` (runtime/run-one.ts), its lease kept
+ * (runtime/lease.ts), and what it writes, fenced by that lease: once the lease
  * is lost (the queue said so, or its deadline passed unconfirmed) or the job
  * was given back, nothing more is written for it (docs/pull-workers.md "Pull
  * workers", Leases).
@@ -9,14 +9,14 @@
  * @module
  */
 import type { JobOutcome, JournalAnswer, JournalWrite } from "../job/handler-contract";
-import type { WorkerHandlers } from "../handler/context";
-import { JobAbortedError } from "../handler/errors";
-import { runOne } from "../handler/run-one";
+import type { WorkerHandlers } from "../runtime/context";
+import { JobAbortedError } from "../runtime/errors";
+import { runOne } from "../runtime/run-one";
 import type { LeasedJob } from "../job/schemas";
 import { refusesField } from "./answers";
-import { dispatchOf, isOver, journalRefusal, settleWrite, stepAnswer, stepWrite } from "./lease-writes";
+import { dispatchOf, isOver, journalRefusal, settleWrite, stepAnswer, stepWrite } from "../runtime/lease-writes";
 import { jobPath, type Call } from "./api";
-import { Lease } from "./lease";
+import { Lease } from "../runtime/lease";
 
 export interface AttemptDeps {
   call: Call;
@@ -48,7 +48,7 @@ export class Attempt {
     readonly job: LeasedJob,
     sentAt: number,
     private readonly deps: AttemptDeps,
-    /** The claim it came in: a batch handler runs a claim's jobs together (handler/batch.ts). */
+    /** The claim it came in: a batch handler runs a claim's jobs together (runtime/batch.ts). */
     private readonly group?: object,
   ) {
     this.lease = new Lease({

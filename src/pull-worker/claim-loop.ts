@@ -19,7 +19,7 @@ export interface ClaimLoopDeps {
   waitMs: number;
   /** Free slots now, and a promise that resolves when one frees (or the worker is stopping). */
   slots: { readonly free: number; untilFree(): Promise<void> };
-  /** `group`: the claim's answer, the same for each of its jobs (a batch handler runs them together: handler/batch.ts). */
+  /** `group`: the claim's answer, the same for each of its jobs (a batch handler runs them together: runtime/batch.ts). */
   run(job: LeasedJob, sentAt: number, group: object): void;
   /** Give a leased job back unstarted: pending, due now, its attempt not counted. */
   release(job: LeasedJob): Promise<void>;

@@ -16,7 +16,7 @@ import type { Completing, CompletionAnswer, Completions } from "./completions";
 
 /**
  * What one claim leased and, per job, when its lease began by this machine's clock (each is kept from then;
- * pull-worker/lease.ts). The earliest it can have begun: the claim arrived no sooner than it was sent, and the
+ * runtime/lease.ts). The earliest it can have begun: the claim arrived no sooner than it was sent, and the
  * lease began `startedAt − askedAt` after it arrived, by the queue's clock — so a claim that waited for work keeps
  * the rest of its lease, and neither the claim's way there nor its answer's way back is counted as lease not yet
  * used. A queue that does not say when the claim arrived (`askedAt`, a queue of 0.1.0): the send time.

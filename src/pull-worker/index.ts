@@ -29,7 +29,7 @@
  *
  * @module
  */
-import type { WorkerHandlers } from "../handler/context";
+import type { WorkerHandlers } from "../runtime/context";
 import type { LeasedJob } from "../job/schemas";
 import { preflight, refusedForGood } from "./answers";
 import { jobPath, queueCall } from "./api";
@@ -41,9 +41,9 @@ import { Slots } from "./slots";
 import { onSignals, stopWorker } from "./stop";
 
 // What a pull handler throws and is given, from the worker's own entry point (no edgequeue/handler import needed).
-export { batch, type BatchContext, type BatchHandler, type BatchJob } from "../handler/batch";
-export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../handler/errors";
-export type { JobContext, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken, WorkerHandlers } from "../handler/context";
+export { batch, type BatchContext, type BatchHandler, type BatchJob } from "../runtime/batch";
+export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../runtime/errors";
+export type { JobContext, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken, WorkerHandlers } from "../runtime/context";
 
 export interface WorkerOptions {
   /** The queue's base URL, e.g. https://edgequeue.<you>.workers.dev */

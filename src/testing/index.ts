@@ -12,4 +12,4 @@
  */
 export { runJob, type AnyHandler, type AnyHandlers, type AttemptOptions, type RunOptions, type TestChild, type TestChildEnd, type TestLog, type TestOutcome, type TestRun, type TestState, type TestStep } from "./run-job";
 export { createFakeQueue, createInlineQueue, type FakeQueue } from "./fake-queue";
-export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "../handler/context";
+export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "../runtime/context";

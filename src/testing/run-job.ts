@@ -22,16 +22,16 @@
  * @module
  */
 import type { HandlerOutcome, Journal, JournalAnswer, JournalEntry, JournalStart, JournalWrite, WaitToken } from "../job/handler-contract";
-import type { AnyHandler, AnyHandlers, Handlers, InvokeRequest } from "../handler/context";
-import { JobAbortedError } from "../handler/errors";
-import { runOne } from "../handler/run-one";
+import type { AnyHandler, AnyHandlers, Handlers, InvokeRequest } from "../runtime/context";
+import { JobAbortedError } from "../runtime/errors";
+import { runOne } from "../runtime/run-one";
 import type { JsonObject } from "../job/json-safe";
 import { canonicalJson } from "../job/canonical-json";
 import { childLocalId } from "../job/derived-id";
 import { retryDelayMs, type Backoff } from "../job/backoff";
 import type { AttemptOptions, RunOptions, TestChild, TestChildEnd, TestOutcome, TestRun, TestState, TestStep, TestLog } from "./test-run";
 
-export type { AnyHandler, AnyHandlers } from "../handler/context";
+export type { AnyHandler, AnyHandlers } from "../runtime/context";
 export type { AttemptOptions, RunOptions, TestChild, TestChildEnd, TestLog, TestOutcome, TestRun, TestState, TestStep } from "./test-run";
 
 /** runJob runs the first attempt of a job with `payload` through `handler` and returns the run to inspect and resume. */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { HandlerOutcome, JournalKind, WaitToken } from "../job/handler-contract";
-import type { AnyHandler, AnyHandlers } from "../handler/context";
+import type { AnyHandler, AnyHandlers } from "../runtime/context";
 import type { JsonObject } from "../job/json-safe";
 import type { Scope } from "../job/schemas";
 

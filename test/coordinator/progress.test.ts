@@ -6,7 +6,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { createWorker } from "../../src/pull-worker";
-import { ProgressReporter } from "../../src/handler/progress";
+import { ProgressReporter } from "../../src/runtime/progress";
 import { runJob } from "../../src/testing";
 import { api, TOKEN, uniqueType, waitForJob } from "../helpers/api";
 import { probe } from "../helpers/probe";

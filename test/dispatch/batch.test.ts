@@ -1,5 +1,5 @@
 /**
- * Batch handlers (src/handler/batch.ts; docs/handlers.md "Batch handlers"): a type with `batch = { maxSize,
+ * Batch handlers (src/runtime/batch.ts; docs/handlers.md "Batch handlers"): a type with `batch = { maxSize,
  * maxWaitMs }` runs up to maxSize due jobs in one call of its function — pushed (gathered for at most maxWaitMs,
  * sent at once when full) and pulled (a claim's jobs) — each job ending as its own entry says, or every job of the
  * call retrying when the function throws.

@@ -6,8 +6,8 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { JobAbortedError } from "../../src/handler/errors";
-import type { JobContext } from "../../src/handler/context";
+import { JobAbortedError } from "../../src/runtime/errors";
+import type { JobContext } from "../../src/runtime/context";
 import { createWorker, type WorkerOptions } from "../../src/pull-worker";
 import { api, TOKEN, uniqueType, waitForJob } from "../helpers/api";
 

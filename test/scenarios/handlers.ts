@@ -7,8 +7,8 @@
  * scenario checks comes back in a result or the journal, never through a side channel (the handler Worker's module
  * state is not the test's): a step journals the attempt that ran it, so a replayed step shows the earlier attempt.
  */
-import type { AnyHandler, JobContext } from "../../src/handler/context";
-import { ChildJobFailedError, RetryableJobError, TerminalJobError } from "../../src/handler/errors";
+import type { AnyHandler, JobContext } from "../../src/runtime/context";
+import { ChildJobFailedError, RetryableJobError, TerminalJobError } from "../../src/runtime/errors";
 
 /** The topic the event scenarios wait on (declared in vitest.config.mts, no consumers). */
 export const SCENARIO_TOPIC = "scenario.paid";

@@ -5,7 +5,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { StepRunner, SleepRequest } from "../../src/handler/steps";
+import { StepRunner, SleepRequest } from "../../src/runtime/steps";
 import { freshScope, newJob, row, T0 } from "../helpers/scope";
 
 describe("a sleep's wake time", () => {

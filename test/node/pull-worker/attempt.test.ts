@@ -5,8 +5,8 @@
  * nothing more is written for it.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { JobContext, WorkerHandlers } from "../../../src/handler/context";
-import { JobAbortedError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../../../src/handler/errors";
+import type { JobContext, WorkerHandlers } from "../../../src/runtime/context";
+import { JobAbortedError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../../../src/runtime/errors";
 import { Attempt, type AttemptDeps } from "../../../src/pull-worker/attempt";
 import { fakeCall, leasedJob, refusal, type CallMade } from "./fake-queue-api";
 

@@ -5,8 +5,8 @@
  * written for its job (docs/pull-workers.md "Pull workers", Leases).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { JobContext } from "../../../src/handler/context";
-import type { JobAbortedError } from "../../../src/handler/errors";
+import type { JobContext } from "../../../src/runtime/context";
+import type { JobAbortedError } from "../../../src/runtime/errors";
 import { createWorker } from "../../../src/pull-worker";
 import { fakeQueueApi } from "./fake-queue-api";
 

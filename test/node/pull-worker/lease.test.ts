@@ -1,10 +1,10 @@
 /**
- * pull-worker/lease.ts on vitest's fake clock: the deadline kept from durations the
+ * runtime/lease.ts on vitest's fake clock: the deadline kept from durations the
  * queue granted (never its timestamps read as local times), renewals that move
  * it, and the lapse when none was confirmed.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { grantedMs, Lease, leaseMargin, type LeaseOptions } from "../../../src/pull-worker/lease";
+import { grantedMs, Lease, leaseMargin, type LeaseOptions } from "../../../src/runtime/lease";
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -1,6 +1,7 @@
 /**
  * What a handler function receives: `(payload, ctx)`. The same contract for
- * pushed handlers (`defineHandlers`), and for `edgequeue/testing`.
+ * pushed handlers (`defineHandlers`), pulled ones (`edgequeue/worker`), an
+ * inline claim's `runClaimed`, and `edgequeue/testing`.
  *
  * @module
  */

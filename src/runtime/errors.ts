@@ -1,7 +1,8 @@
 /**
  * What a handler throws to say how its attempt ended. These classes live only
- * inside the handler Worker: the SDK turns them into the tagged outcome that
- * crosses the binding (error classes do not survive RPC).
+ * where the handler runs (a handler Worker, a pull worker, `runClaimed`): the
+ * SDK turns them into the tagged outcome that crosses the binding or the wire
+ * (error classes do not survive RPC).
  *
  * @module
  */

@@ -1,8 +1,9 @@
 /**
  * Running one job through its handler function and turning how it ended into
  * the tagged outcome that crosses the binding (error classes do not survive
- * RPC). Shared by `defineHandlers` and `edgequeue/testing`; imports nothing of
- * the Workers runtime.
+ * RPC). Shared by `defineHandlers`, the pull worker, `runClaimed` and
+ * `edgequeue/testing` (src/runtime/ is the SDK's job runtime they all run);
+ * imports nothing of the Workers runtime.
  *
  * @module
  */
@@ -27,7 +28,7 @@ export interface RunOneOptions<E> {
    */
   log?: (line: Record<string, unknown>, kept: boolean) => void;
   clock?: () => number;
-  /** Where `ctx.progress` values go (JSON text), coalesced by handler/progress.ts; absent: checked, then dropped. */
+  /** Where `ctx.progress` values go (JSON text), coalesced by runtime/progress.ts; absent: checked, then dropped. */
   progress?: (json: string) => Promise<void>;
   /** The coalescing interval of ctx.progress (default PROGRESS_INTERVAL_MS; the test kit sends each at once). */
   progressIntervalMs?: number;

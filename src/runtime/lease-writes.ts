@@ -1,7 +1,7 @@
 /**
  * What an attempt run under a pull lease writes — a durable step, a wait token, a sleep, its waits, a retry or a
  * failure — as the API's bodies (docs/http-api.md), and what the handler hears of a refused journal write, whatever
- * carries them: the pull worker's HTTP calls (attempt.ts) or a client's operations (runClaimed:
+ * carries them: the pull worker's HTTP calls (pull-worker/attempt.ts) or a client's operations (runClaimed:
  * client/run-claimed.ts). Each body goes to `POST /v1/jobs/{id}/<path>` with the attempt's lease token.
  *
  * @module
@@ -77,7 +77,7 @@ export function settleWrite(out: Exclude<JobOutcome, { kind: "completed" }>): Le
   }
 }
 
-/** dispatchOf: a leased job as a handler runs it (handler/run-one.ts), with its journal. */
+/** dispatchOf: a leased job as a handler runs it (runtime/run-one.ts), with its journal. */
 export function dispatchOf(job: LeasedJob): DispatchJob {
   return {
     id: job.id,
