@@ -10,7 +10,6 @@
  * @module
  */
 import type { LeasedJob } from "../job/schemas";
-import { refusesField } from "./answers";
 import type { Call } from "./api";
 import type { Completing, CompletionAnswer, Completions } from "./completions";
 
@@ -65,8 +64,6 @@ export class Claims<A extends Completing> {
         return { jobs: out.jobs, since: sinceOf(out.jobs, out.askedAt, sentAt, this.now()) };
       } catch (e) {
         // Whether they landed is unknown: they go again alone (a completion that landed answers already_terminal).
-        // A queue that predates `complete` refuses the field: from then on completions go alone.
-        if (refusesField(e, "complete")) completions.carrying = false;
         await completions.send(live);
         throw e;
       } finally {

@@ -12,15 +12,13 @@
  */
 import type { JobOutcome } from "../job/handler-contract";
 import type { CompleteManyResult, LeasedJob } from "../job/schemas";
-import { refusesField } from "./answers";
 import type { Call } from "./api";
 
-/** What a completion is for: an attempt, its lease, and its one write of its own (its log lines, on an older queue). */
+/** What a completion is for: an attempt and its lease. */
 export interface Completing {
   readonly job: LeasedJob;
   readonly live: boolean;
   lost(): void;
-  write(path: string, body: Record<string, unknown>): Promise<void>;
 }
 
 export interface Completion<A extends Completing = Completing> {
@@ -49,10 +47,6 @@ export class Completions<A extends Completing> {
   private gathering: Completion<A>[] = [];
   /** Handed to the loop's next claim. */
   private carried: Completion<A>[] = [];
-  /** Completions ride with claims until a queue refuses the field (one older than `complete`). */
-  carrying = true;
-  /** A completion carries its job's log lines until a queue refuses the field (one older than complete items' `logs`). */
-  private logsRide = true;
 
   constructor(private readonly deps: CompletionsDeps<A>) {}
 
@@ -73,7 +67,7 @@ export class Completions<A extends Completing> {
 
   /** items: the completions as a request carries them (POST /v1/jobs/complete `items`, POST /v1/claim `complete`). */
   items(live: Completion<A>[]): CompletionItem[] {
-    return live.map((q) => ({ id: q.a.job.id, leaseToken: q.a.job.leaseToken, ...(q.result ? { result: q.result } : {}), ...(this.logsRide && q.logs?.length ? { logs: q.logs } : {}) }));
+    return live.map((q) => ({ id: q.a.job.id, leaseToken: q.a.job.leaseToken, ...(q.result ? { result: q.result } : {}), ...(q.logs?.length ? { logs: q.logs } : {}) }));
   }
 
   /** answer: the queue's answer per completion, in order; one it refused as over deposes its attempt. */
@@ -98,7 +92,7 @@ export class Completions<A extends Completing> {
   private async flush(): Promise<void> {
     const sent = this.gathering;
     this.gathering = [];
-    if (this.carrying && this.deps.loopWaiting()) {
+    if (this.deps.loopWaiting()) {
       this.carried.push(...sent);
       this.deps.handedOver(sent);
       return;
@@ -111,12 +105,6 @@ export class Completions<A extends Completing> {
       const { results } = await this.deps.call<{ results: CompletionAnswer[] }>("POST", "/v1/jobs/complete", { items: this.items(live) });
       this.answer(live, results);
     } catch (e) {
-      // A queue older than complete items' `logs` refuses the field: from then on the lines go first on their own.
-      if (this.logsRide && refusesField(e, "logs")) {
-        this.logsRide = false;
-        for (const q of live) if (q.logs?.length) await q.a.write("logs", { items: q.logs });
-        return this.post(live);
-      }
       for (const q of live) this.deps.log({ event: "worker:write_failed", id: q.a.job.id, path: "complete", error: String(e) });
     }
   }

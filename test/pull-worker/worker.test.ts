@@ -133,26 +133,6 @@ describe("createWorker", () => {
     expect(posts.filter((p) => p.endsWith("/logs"))).toEqual([`/v1/jobs/${failing}/logs`]);
   });
 
-  it("against a queue that refuses logs on complete items, the lines go on their own and the completions again", async () => {
-    const type = uniqueType("old-queue");
-    const id = await enqueue(type);
-    const posts: string[] = [];
-    // An older queue: any complete item (alone or on a claim) carrying `logs` is refused as an unknown field.
-    const older = ((input: string, init?: RequestInit) => {
-      const path = new URL(input).pathname;
-      if (init?.method === "POST") posts.push(path);
-      if ((path === "/v1/jobs/complete" || path === "/v1/claim") && String(init?.body).includes('"logs"')) {
-        return Promise.resolve(Response.json({ error: { code: "invalid_request", message: 'items[0]: Unrecognized key: "logs"' } }, { status: 400 }));
-      }
-      return fetchCoordinator(input, init);
-    }) as typeof fetch;
-    const w = worker([type], { [type]: async (_p: object, ctx: JobContext) => (ctx.log("working"), { ok: true }) }, { fetch: older });
-    expect(await w.runOnce()).toBe(1);
-    expect((await api("GET", `/v1/jobs/${id}`)).body.job.state).toBe("completed");
-    expect((await api("GET", `/v1/jobs/${id}/logs`)).body.items.map((l: { message: string }) => l.message)).toEqual(["working"]);
-    expect(posts).toEqual(["/v1/claim", "/v1/jobs/complete", `/v1/jobs/${id}/logs`, "/v1/jobs/complete"]);
-  });
-
   it("renews the lease by itself: a handler running for 2.5 leases keeps its job", async () => {
     const type = uniqueType("long");
     const id = await enqueue(type);

@@ -17,7 +17,7 @@ afterEach(() => {
 });
 
 function attempt(id: string) {
-  const a = { job: leasedJob(id, "t", 0, 30_000), live: true, lost: () => void (a.live = false), write: async () => {} };
+  const a = { job: leasedJob(id, "t", 0, 30_000), live: true, lost: () => void (a.live = false) };
   return a satisfies Completing;
 }
 type A = ReturnType<typeof attempt>;
@@ -82,15 +82,14 @@ describe("Claims", () => {
     expect(a.live).toBe(false);
   });
 
-  it("a queue that refuses `complete` on claims: the completions go alone, and from then on are not handed over", async () => {
-    const { claims, completions, calls, complete } = claimsOf((c) => {
-      if (c.path === "/v1/claim" && c.body!.complete) throw refusal("invalid_request", 'Unrecognized key: "complete"', 400);
-      return c.path === "/v1/claim" ? { jobs: [] } : { results: [{ id: "a", ok: true }] };
+  it("a claim carrying completions that fails: the completions go again alone, and the claim's failure is thrown", async () => {
+    const { claims, calls, complete } = claimsOf((c) => {
+      if (c.path === "/v1/claim") throw refusal("internal", "boom", 500);
+      return { results: [{ id: "a", ok: true }] };
     });
     await complete(attempt("a"));
-    await expect(claims.claim(1, 0)).rejects.toThrow("complete");
+    await expect(claims.claim(1, 0)).rejects.toThrow("boom");
     expect(calls.map((c) => c.path)).toEqual(["/v1/claim", "/v1/jobs/complete"]);
-    expect(completions.carrying).toBe(false);
   });
 
   it("a job a waiting claim got keeps the rest of its lease: its start is the send time plus how long after the claim arrived it was leased (askedAt)", async () => {

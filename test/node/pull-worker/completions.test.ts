@@ -2,11 +2,11 @@
  * pull-worker/completions.ts on vitest's fake clock, with a stand-in `Call`:
  * completions of one moment go in one request; while the loop waits for a slot
  * they are handed to its next claim instead; a refusal per item deposes that
- * attempt; an older queue that refuses `logs` gets the lines on their own.
+ * attempt.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Completions, type Completing } from "../../../src/pull-worker/completions";
-import { fakeCall, leasedJob, refusal } from "./fake-queue-api";
+import { fakeCall, leasedJob } from "./fake-queue-api";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -16,13 +16,7 @@ afterEach(() => {
 });
 
 function attempt(id: string) {
-  const a = {
-    job: leasedJob(id, "t", 0, 30_000),
-    live: true,
-    writes: [] as string[],
-    lost: () => void (a.live = false),
-    write: async (path: string, body: Record<string, unknown>) => void a.writes.push(`${path} ${JSON.stringify(body)}`),
-  };
+  const a = { job: leasedJob(id, "t", 0, 30_000), live: true, lost: () => void (a.live = false) };
   return a satisfies Completing;
 }
 type A = ReturnType<typeof attempt>;
@@ -69,14 +63,6 @@ describe("Completions", () => {
     expect(answered).toBe(2);
   });
 
-  it("once a queue refused `complete` on claims (carrying false), they go alone even while the loop waits", async () => {
-    const { c, calls, handed } = completions(allOk, true);
-    c.carrying = false;
-    await Promise.all([c.soon(attempt("a"), undefined, undefined), vi.advanceTimersByTimeAsync(0)]);
-    expect(handed).toEqual([]);
-    expect(calls.map((x) => x.path)).toEqual(["/v1/jobs/complete"]);
-  });
-
   it("an item answered lease_lost or already_terminal deposes its attempt; another refusal is logged; an attempt no longer live is not sent", async () => {
     const { c, calls, lines } = completions(() => ({
       results: [
@@ -91,19 +77,6 @@ describe("Completions", () => {
     expect((calls[0]!.body!.items as { id: string }[]).map((i) => i.id)).toEqual(["a", "b", "c"]);
     expect([a.live, b.live, cc.live]).toEqual([false, false, true]);
     expect(lines).toEqual([{ event: "worker:write_failed", id: "c", path: "complete", error: "boom" }]);
-  });
-
-  it("a queue that refuses `logs` on complete items: the lines go on their own, the completions again without them, and from then on so", async () => {
-    const { c, calls } = completions((x) => {
-      if (JSON.stringify(x.body).includes('"logs"')) throw refusal("invalid_request", 'items[0]: Unrecognized key: "logs"', 400);
-      return allOk(x);
-    });
-    const a = attempt("a");
-    await Promise.all([c.soon(a, undefined, [line]), vi.advanceTimersByTimeAsync(0)]);
-    expect(a.writes).toEqual([`logs ${JSON.stringify({ items: [line] })}`]);
-    expect(calls).toHaveLength(2);
-    expect(calls[1]!.body).toEqual({ items: [{ id: "a", leaseToken: "token-a" }] });
-    expect(c.items([{ a: attempt("b"), result: undefined, logs: [line], resolve: () => {} }])).toEqual([{ id: "b", leaseToken: "token-b" }]);
   });
 
   it("a request that fails is logged per job, and each completion still resolves", async () => {
