@@ -3,12 +3,11 @@
  * (outbox.ts) and completion callbacks (callbacks.ts): one send at a time per instance, so a row is never sent twice
  * by it; a kick during a send asks for one more round, and a kick that came while the alarm was being set starts
  * one at once. A round's `fresh` says it was asked for by a commit: it may take rows still within their grace.
+ * Each sender is a subclass that says what one round sends.
  *
  * @module
  */
 export interface RoundsDeps {
-  /** One round: what is due (`fresh`: also what a commit just owed); true when it found anything. */
-  round(fresh: boolean): Promise<boolean>;
   keepAlive(p: Promise<unknown>): void;
   /** Set the alarm anew: rows were sent or left for later. */
   rearm(): Promise<void>;
@@ -16,12 +15,15 @@ export interface RoundsDeps {
   failure: string;
 }
 
-export class SendRounds {
+export abstract class SendRounds {
   /** The send in flight. */
   private running: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly d: RoundsDeps) {}
+  constructor(private readonly rounds: RoundsDeps) {}
+
+  /** One round: what is due (`fresh`: also what a commit just owed); true when it found anything. */
+  protected abstract round(fresh: boolean): Promise<boolean>;
 
   /** kick: send what a write just owed, now, without the caller waiting. */
   kick(): void {
@@ -29,7 +31,7 @@ export class SendRounds {
       this.again = true;
       return;
     }
-    this.d.keepAlive(this.run(true));
+    this.rounds.keepAlive(this.run(true));
   }
 
   /** flushDue: the alarm's pass — every row whose time came, awaited. */
@@ -47,14 +49,14 @@ export class SendRounds {
       let round = fresh;
       do {
         this.again = false;
-        touched = (await this.d.round(round)) || touched;
+        touched = (await this.round(round)) || touched;
         // A kick during the round asked for what was owed since: those rows are within their grace.
         round = true;
       } while (this.again);
       // Rows sent or left for later move the next wake-up: a landed send needs no alarm at its grace's end.
-      if (touched) await this.d.rearm();
+      if (touched) await this.rounds.rearm();
     })()
-      .catch((e: unknown) => console.error(JSON.stringify({ event: this.d.failure, error: String(e) })))
+      .catch((e: unknown) => console.error(JSON.stringify({ event: this.rounds.failure, error: String(e) })))
       .finally(() => {
         this.running = null;
         release();

@@ -208,5 +208,3 @@ export interface HandlerEntrypoint {
   run(batch: DispatchBatch, control: BatchControlApi): Promise<JobOutcome[]>;
 }
 
-/** HandlerEntrypointApi: HandlerEntrypoint under the name the scope object's files use (one type, two names). */
-export type HandlerEntrypointApi = HandlerEntrypoint;

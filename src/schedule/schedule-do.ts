@@ -42,8 +42,6 @@ import type { Schedule, ScheduleSpec } from "../job/schedule-spec";
 export const SCHEDULES_OBJECT = "schedules";
 const DUE_BATCH = 100;
 const FIRE_CHUNK = 100;
-const ALARM_AGAIN_MS = 20;
-const ALARM_RETRY_MS = 5_000;
 
 export type PutOutcome = { ok: true; schedule: Schedule; created: boolean } | { ok: false; code: "conflict"; message: string };
 
@@ -134,11 +132,8 @@ export class ScheduleDO extends DurableObject<Env> {
       failed = true;
       console.error(JSON.stringify({ event: "schedule:alarm_failed", error: String(e) }));
     }
-    let at = nextScheduleWake(this.sql);
-    if (failed) at = Math.min(at ?? Infinity, now + ALARM_RETRY_MS);
-    if (more) at = Math.min(at ?? Infinity, now + ALARM_AGAIN_MS);
-    if (at !== null && at <= now) at = now + (failed ? ALARM_RETRY_MS : ALARM_AGAIN_MS);
-    await this.alarmArm.set(at);
+    // A failed pass comes back within ALARM_RETRY_MS, a full one within ALARM_AGAIN_MS, never for "now" (alarm-arm.ts).
+    await this.alarmArm.setAfterPass(nextScheduleWake(this.sql), now, { failed, more });
   }
 
   /**

@@ -9,19 +9,14 @@
  *
  * @module
  */
+import type { ObjectMethods } from "../stubs";
 import type { ScopeDO } from "./scope-do";
 import { fromPrevious } from "./wire-compat";
 
 export type { ScopeDO };
 
-/**
- * ScopeRpc: the scope object's methods as a caller holds them. Their answers are plain data (wire.ts), which
- * RPC passes as it is; typing a stub through the runtime's Rpc.Stub instead costs the compiler a recursive walk of
- * every job view (too deep for it, in places) to learn nothing more.
- */
-export type ScopeRpc = {
-  [K in keyof ScopeDO as K extends "alarm" | "fetch" ? never : ScopeDO[K] extends (...args: never[]) => Promise<unknown> ? K : never]: ScopeDO[K];
-};
+/** ScopeRpc: the scope object's methods as a caller holds them (stubs.ts ObjectMethods; answers are wire.ts's plain data). */
+export type ScopeRpc = ObjectMethods<ScopeDO>;
 
 /**
  * scopeRpc: a scope object's stub, typed as ScopeRpc; an answer from an object still running the previous

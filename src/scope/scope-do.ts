@@ -31,6 +31,7 @@ import type { Written } from "./jobs/changes";
 import { writes } from "./writes";
 import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettled, type EnqueueAnswer, type JobPage, type WireDecidingAnswer, type WireEnqueueOutcome, type WireInlineClaim } from "./wire";
 import { ScopeParts } from "./scope-parts";
+import { Retention } from "./retention/retention";
 import { jobTimeline, type TimelineStep } from "./jobs/timeline";
 import { getJob, listJobs, type ListFilter } from "./jobs/read";
 import { listSteps, signTokens, withJournal } from "./workflow/steps";
@@ -188,7 +189,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   async prune(olderThan: number, states: TerminalState[]): Promise<number> {
-    return this.w((s, now) => writes.prune(s, olderThan, states, now));
+    return this.parts.write((now) => this.parts.find(Retention).prune(olderThan, states, now));
   }
 
   async claimOrEnqueue(job: NewJob, worker: string, leaseMs: number): Promise<WireInlineClaim> {

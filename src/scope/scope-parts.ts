@@ -15,7 +15,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
 import { ownName } from "../object-name";
-import type { HandlerEntrypointApi, Journal } from "../job/handler-contract";
+import type { HandlerEntrypoint, Journal } from "../job/handler-contract";
 import { withTimeout } from "../deadlines";
 import { POOL_CALL_TIMEOUT_MS } from "../pool/permit-plan";
 import { Catalogs } from "../catalog/shards";
@@ -29,7 +29,6 @@ import type { ClaimRequest } from "./jobs/claim";
 import type { JobRow } from "./jobs/job-row";
 import { journalsOf } from "./workflow/steps";
 import { Core } from "./jobs/core";
-import { CompletedSweep } from "./retention/completed-sweep";
 import { ExpiryMemo } from "./jobs/expiry";
 import { Feed } from "./jobs/feed";
 import { joinHooks } from "./jobs/job-hooks";
@@ -44,7 +43,6 @@ import { Push } from "./push/push";
 import { Report } from "./report/report";
 import { buildSummary, type HomeSummary } from "./report/summary";
 import { Retention } from "./retention/retention";
-import type { RetentionStore } from "./retention/retention-store";
 import { Watching } from "./watching/watching";
 import { RecentEvents } from "./workflow/event-waits";
 import { Workflow } from "./workflow/workflow";
@@ -55,7 +53,7 @@ import { reportFor } from "./jobs/job-writes";
 import { writes } from "./writes";
 
 /** The store as the shell holds it: the core's, and what each capability keeps beside it. */
-export type ScopeStore = WorkflowStore & RetentionStore;
+export type ScopeStore = WorkflowStore;
 
 /** What the shell lends its parts: the clock and randomness tests swap in. */
 export interface ScopeHost {
@@ -70,7 +68,6 @@ export class ScopeParts {
   /** The due types and the wake-up's row, kept while no write or lapse of time can change them (wake-memo.ts). */
   readonly memo: WakeMemo;
   readonly core: Core;
-  readonly retention: Retention;
   readonly batches: BatchPart;
   readonly pull: Pull;
   readonly workflow: Workflow;
@@ -128,7 +125,6 @@ export class ScopeParts {
       feed,
       pushed: new PushedLeases(),
       expiries: new ExpiryMemo(sql),
-      completed: new CompletedSweep(),
       recentEvents: new RecentEvents(),
       queueToken: env.QUEUE_TOKEN ?? null,
     };
@@ -136,7 +132,6 @@ export class ScopeParts {
     this.alarmArm = new AlarmArm(ctx.storage);
     this.catalogs = new Catalogs(env.CATALOG, config.catalogShards);
     this.core = new Core(store, () => this.pause);
-    this.retention = new Retention(store);
     this.batches = new BatchPart({ store, now, home: () => this.name, decider: (name) => env.SCOPE.getByName(name), commit: (c, at) => this.followUps.run(c, at) });
     this.pull = new Pull({ store, pool, now, keepAlive, notify: (type) => env.WAIT.getByName(`wait:${type}`).notify(this.home) });
     this.workflow = new Workflow({
@@ -156,7 +151,7 @@ export class ScopeParts {
       now,
       home: () => this.home,
       keepAlive,
-      handler: (name) => binding(name) as HandlerEntrypointApi,
+      handler: (name) => binding(name) as HandlerEntrypoint,
       pool,
       pauseFresh: (at) => this.pauseFresh(at),
       invocationsPerCall: this.watching.events.invocationsPerCall,
@@ -179,7 +174,7 @@ export class ScopeParts {
       pushTypes: config.pushTypes,
       waitedOn: config.waitedOn,
     });
-    this.capabilities = [this.core, this.retention, this.batches, this.pull, this.workflow, this.push, this.watching, this.report];
+    this.capabilities = [this.core, new Retention(store), this.batches, this.pull, this.workflow, this.push, this.watching, this.report];
     const hooks = joinHooks(this.capabilities.flatMap((c) => (c.hooks ? [c.hooks] : [])));
     this.wakeSql = wakeStatement(this.capabilities);
     this.followUps = new FollowUps(this.capabilities, { feed, arm: (at) => this.arm(at) });
@@ -195,6 +190,13 @@ export class ScopeParts {
   get pause(): PauseGate {
     if (this.pause_ === null) throw new Error("the scope object has not started");
     return this.pause_;
+  }
+
+  /** find: the capability of this class in the list (a door of ScopeDO reaches a capability that keeps no field here). */
+  find<T extends Capability>(kind: abstract new (...args: never[]) => T): T {
+    const found = this.capabilities.find((c): c is T => c instanceof kind);
+    if (!found) throw new Error(`no ${kind.name} capability in the list`);
+    return found;
   }
 
   /** start: the storage migrated, the capabilities started, and the last instance's orphans given back. */

@@ -9,10 +9,9 @@
  */
 import { jobWrites } from "./jobs/job-writes";
 import { pushWrites } from "./push/push-writes";
-import { retentionWrites } from "./retention/retention-writes";
 import { watchingWrites } from "./watching/watching-writes";
 import { workflowWrites } from "./workflow/workflow-writes";
 
 export { enqueuedChanges, reportFor } from "./jobs/job-writes";
 
-export const writes = { ...jobWrites, ...workflowWrites, ...watchingWrites, ...retentionWrites, ...pushWrites };
+export const writes = { ...jobWrites, ...workflowWrites, ...watchingWrites, ...pushWrites };

@@ -9,8 +9,12 @@ import { describe, expect, it } from "vitest";
 import { scopeRpc } from "../../src/scope/api";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { sweepOnce } from "../../src/scope/retention/sweep-pass";
-import { alarmAt, env, freshScope, newJob, restartCold, rows, T0, useClock } from "../helpers/scope";
+import { Retention } from "../../src/scope/retention/retention";
+import { alarmAt, env, freshScope, newJob, partsOf, restartCold, rows, T0, useClock } from "../helpers/scope";
 import { ManualClock } from "../../src/clock";
+
+/** swept: what the instance knows of its completed jobs' retention (the retention capability's own). */
+const swept = (o: ScopeDO) => partsOf(o).find(Retention).completed;
 
 const DAY = 86_400_000;
 const lease = (limit: number) => ({ worker: "w", types: ["test.job"], limit, leaseMs: 30_000 });
@@ -67,7 +71,7 @@ describe("the sweep of completed jobs", () => {
     await finish(stub, home, 5, 0);
     const passes = await runInDurableObject(stub, (o: ScopeDO) => {
       const now = clock!.now() + DAY;
-      return [sweepOnce(o.store, now, 2), sweepOnce(o.store, now, 2), sweepOnce(o.store, now, 2)];
+      return [sweepOnce(o.store, swept(o), now, 2), sweepOnce(o.store, swept(o), now, 2), sweepOnce(o.store, swept(o), now, 2)];
     });
     expect(passes).toEqual([
       { deleted: 2, more: true },
@@ -88,8 +92,8 @@ describe("the sweep of completed jobs", () => {
     await scopeRpc(stub).complete(leased[0]!.id, leased[0]!.leaseToken!, null);
     const passes = await runInDurableObject(stub, (o: ScopeDO) => {
       const now = T0 + DAY;
-      const first = [sweepOnce(o.store, now, 2), sweepOnce(o.store, now, 2)];
-      return { first, later: sweepOnce(o.store, T0 + 3_600_000 + DAY, 2) };
+      const first = [sweepOnce(o.store, swept(o), now, 2), sweepOnce(o.store, swept(o), now, 2)];
+      return { first, later: sweepOnce(o.store, swept(o), T0 + 3_600_000 + DAY, 2) };
     });
     expect(passes.first).toEqual([
       { deleted: 2, more: true },
@@ -112,14 +116,14 @@ describe("the sweep of completed jobs", () => {
       };
       const failed = (() => {
         try {
-          sweepOnce(o.store, now);
+          sweepOnce(o.store, swept(o), now);
           return "no throw";
         } catch (e) {
           return String(e);
         }
       })();
       sql.exec = real;
-      return { failed, again: sweepOnce(o.store, now) };
+      return { failed, again: sweepOnce(o.store, swept(o), now) };
     });
     expect(out.failed).toContain("storage failed");
     expect(out.again).toEqual({ deleted: 3, more: false });
@@ -131,7 +135,7 @@ describe("the sweep of completed jobs", () => {
     const cold = await restartCold(env.SCOPE, stub);
     await useClock(cold, new ManualClock(T0 + 2 * DAY));
     // It knows of them only from the type's count: it walks at once, and finds both past their retention.
-    await runInDurableObject(cold, (o: ScopeDO) => sweepOnce(o.store, o.clock.now()));
+    await runInDurableObject(cold, (o: ScopeDO) => sweepOnce(o.store, swept(o), o.clock.now()));
     expect(await rows(cold)).toEqual([]);
   });
 });

@@ -12,6 +12,9 @@ import { changed, nothing } from "../../src/scope/jobs/changes";
 import { Feed } from "../../src/scope/jobs/feed";
 import type { Capability } from "../../src/scope/jobs/capability";
 import { wakeTypes } from "../../src/scope/pull/pull";
+import { Retention } from "../../src/scope/retention/retention";
+
+const retention = (o: ScopeDO) => partsOf(o).find(Retention);
 import { FollowUps } from "../../src/scope/follow-ups";
 import { writes } from "../../src/scope/writes";
 import { loadConfig } from "../../src/config/load";
@@ -87,14 +90,14 @@ describe("each write's record", () => {
       note("claimOrEnqueue follower", writes.claimOrEnqueue(s, newJob(home, { dedupeKey: "inline", keyMode: "pending" }), "w", 30_000, now).changes);
       note("claimKey held", writes.claimKey(s, "test.job", "inline", "w", 30_000, now).changes);
       note("cancelAll", writes.cancelAll(s, false, null, now).changes);
-      note("prune", writes.prune(s, now + 1, ["cancelled"], now).changes);
+      note("prune", retention(o).prune(now + 1, ["cancelled"], now).changes);
       enq();
       held = await lease();
       note("reap", writes.reap(s, now + 10 * 60_000).changes);
       note("reap nothing", writes.reap(s, now + 10 * 60_000).changes);
       note("orphans", writes.orphans(s, now).changes);
-      note("sweep nothing", writes.sweep(s, now).changes);
-      note("sweep", writes.sweep(s, now + 30 * 86_400_000).changes);
+      note("sweep nothing", retention(o).sweep(now).changes);
+      note("sweep", retention(o).sweep(now + 30 * 86_400_000).changes);
       expect(keyed.dedupe_key).toBe("k");
       return out;
     });

@@ -10,7 +10,7 @@
  */
 import type { QueueConfig } from "../../config/schema";
 import { Dispatcher } from "../../dispatch/dispatcher";
-import type { HandlerEntrypointApi } from "../../job/handler-contract";
+import type { HandlerEntrypoint } from "../../job/handler-contract";
 import { withTimeout } from "../../deadlines";
 import { permitPlan, POOL_CALL_TIMEOUT_MS, type PoolApi } from "../../pool/permit-plan";
 import type { Capability } from "../jobs/capability";
@@ -28,7 +28,7 @@ export interface PushDeps {
   now(): number;
   home(): string;
   keepAlive(p: Promise<unknown>): void;
-  handler(binding: string): HandlerEntrypointApi;
+  handler(binding: string): HandlerEntrypoint;
   pool(name: string): PoolApi;
   /** Whether the paused set may be trusted now (jobs/pause-gate.ts); if not, a sync starts. */
   pauseFresh(now: number): boolean;

@@ -6,10 +6,9 @@
  */
 import { TERMINAL_STATES, type TerminalState } from "../../job/states";
 import type { HomeStore } from "../jobs/home-store";
-import type { RetentionStore } from "./retention-store";
 import { bury, sweepTombstones } from "../jobs/tombstones";
 import { tallyDeleted } from "../jobs/tallies";
-import { JOB_DELETE_BY_SEQ } from "./completed-sweep";
+import { JOB_DELETE_BY_SEQ, type CompletedSweep } from "./completed-sweep";
 import { sweepKeptSignals } from "../workflow/signals";
 import { WAIT_FOREVER } from "../workflow/wait-entries";
 
@@ -48,11 +47,11 @@ function retentionMs(store: HomeStore, state: TerminalState): number | null {
   return state === "completed" ? r.completedMs : state === "failed" ? r.failedMs : r.cancelledMs;
 }
 
-export function sweepOnce(store: RetentionStore, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
+export function sweepOnce(store: HomeStore, completed: CompletedSweep, now: number, limit = SWEEP_BATCH): { deleted: number; more: boolean } {
   // Every alarm calls this; one read says whether anything passed its retention, where the deletes below are five
   // transactions (they showed in the 64-scope profile: docs/design.md, What each busy object costs).
   const oldest = store.sql.exec<Record<string, number | null>>(JOB_OLDEST_FINISHED_BY_STATE).one();
-  const due = sweepAtOf(store, oldest, now);
+  const due = sweepAtOf(store, completed, oldest, now);
   if (due === null || due > now) return { deleted: 0, more: false };
   let deleted = 0;
   let more = false;
@@ -61,8 +60,8 @@ export function sweepOnce(store: RetentionStore, now: number, limit = SWEEP_BATC
     if (keep === null) continue;
     // Due at finished_at + retention exactly (sweepAtOf), hence the + 1 on a strict "before".
     // Completed jobs are walked only when their own sweep is due (another state's, or a tombstone's, may be).
-    if (state === "completed" && (store.completed.dueAt(oldest.completed_kept ?? 0, now, keep) ?? Infinity) > now) continue;
-    const out = state === "completed" ? deleteCompleted(store, now - keep + 1, keep, limit, now) : { n: deleteFinished(store, state, now - keep + 1, limit, now), more: false };
+    if (state === "completed" && (completed.dueAt(oldest.completed_kept ?? 0, now, keep) ?? Infinity) > now) continue;
+    const out = state === "completed" ? deleteCompleted(store, completed, now - keep + 1, keep, limit, now) : { n: deleteFinished(store, state, now - keep + 1, limit, now), more: false };
     deleted += out.n;
     more ||= out.more || out.n === limit;
   }
@@ -77,9 +76,9 @@ export function sweepOnce(store: RetentionStore, now: number, limit = SWEEP_BATC
  * sweepAtOf: when the oldest terminal job of any state passes its retention (null when there are none), from a row holding RETENTION_WAKE_COLUMNS (scope/wake.ts reads them with the rest of a
  * wake-up), and, for completed jobs, what the instance knows (completed-sweep.ts).
  */
-export function sweepAtOf(store: RetentionStore, oldest: Record<string, number | null>, now: number): number | null {
+export function sweepAtOf(store: HomeStore, completed: CompletedSweep, oldest: Record<string, number | null>, now: number): number | null {
   const keepCompleted = retentionMs(store, "completed");
-  let next: number | null = keepCompleted === null ? null : store.completed.dueAt(oldest.completed_kept ?? 0, now, keepCompleted);
+  let next: number | null = keepCompleted === null ? null : completed.dueAt(oldest.completed_kept ?? 0, now, keepCompleted);
   INDEXED_STATES.forEach((state, i) => {
     const t = oldest[`t${i}`] ?? null;
     const keep = retentionMs(store, state);
@@ -93,11 +92,11 @@ export function sweepAtOf(store: RetentionStore, oldest: Record<string, number |
 }
 
 /** prune deletes terminal jobs of the given states that finished before `olderThan`. */
-export function prune(store: RetentionStore, olderThan: number, states: readonly TerminalState[], now: number): number {
+export function prune(store: HomeStore, completed: CompletedSweep, olderThan: number, states: readonly TerminalState[], now: number): number {
   let deleted = 0;
   for (const state of states) {
     for (;;) {
-      const out = state === "completed" ? deleteCompleted(store, olderThan, null, SWEEP_BATCH, now) : { n: deleteFinished(store, state, olderThan, SWEEP_BATCH, now), more: false };
+      const out = state === "completed" ? deleteCompleted(store, completed, olderThan, null, SWEEP_BATCH, now) : { n: deleteFinished(store, state, olderThan, SWEEP_BATCH, now), more: false };
       deleted += out.n;
       if (!out.more && out.n < SWEEP_BATCH) break;
     }
@@ -110,7 +109,7 @@ export function prune(store: RetentionStore, olderThan: number, states: readonly
  * deleteFinished: one bounded delete, counted, and the ids a caller gave kept as tombstones in the same
  * transaction (tombstones.ts). An id the queue made up cannot come back: it leaves none.
  */
-function deleteFinished(store: RetentionStore, state: TerminalState, before: number, limit: number, now: number): number {
+function deleteFinished(store: HomeStore, state: TerminalState, before: number, limit: number, now: number): number {
   return store.atomic(() => buryDeleted(store, store.sql.exec<Deleted>(JOB_DELETE_FINISHED_BEFORE, state, before, limit).toArray(), now));
 }
 
@@ -118,17 +117,17 @@ function deleteFinished(store: RetentionStore, state: TerminalState, before: num
  * deleteCompleted: the completed jobs finished before `before` that one walk of the table finds (completed-sweep.ts);
  * `keepMs` null for a prune by hand, which sets no due time.
  */
-function deleteCompleted(store: RetentionStore, before: number, keepMs: number | null, limit: number, now: number): { n: number; more: boolean } {
+function deleteCompleted(store: HomeStore, completed: CompletedSweep, before: number, keepMs: number | null, limit: number, now: number): { n: number; more: boolean } {
   // The walk moves the sweep's cursor and due time in memory: a delete rolled back must leave them where they were.
-  const kept = store.completed.snapshot();
+  const kept = completed.snapshot();
   try {
     return store.atomic(() => {
-      const { seqs, more } = store.completed.walk(store.sql, before, keepMs, limit);
+      const { seqs, more } = completed.walk(store.sql, before, keepMs, limit);
       if (seqs.length === 0) return { n: 0, more };
       return { n: buryDeleted(store, store.sql.exec<Deleted>(JOB_DELETE_BY_SEQ, JSON.stringify(seqs)).toArray(), now), more };
     });
   } catch (e) {
-    store.completed.restore(kept);
+    completed.restore(kept);
     throw e;
   }
 }
@@ -136,7 +135,7 @@ function deleteCompleted(store: RetentionStore, before: number, keepMs: number |
 type Deleted = { id: string; own_id: number; type: string; state: string; failure_kind: string | null };
 
 /** buryDeleted: deleted rows counted, and the ids a caller gave kept as tombstones (tombstones.ts); how many. */
-function buryDeleted(store: RetentionStore, gone: Deleted[], now: number): number {
+function buryDeleted(store: HomeStore, gone: Deleted[], now: number): number {
   tallyDeleted(store.sql, gone, now);
   bury(store, gone.filter((r) => r.own_id === 1).map((r) => r.id), now);
   return gone.length;

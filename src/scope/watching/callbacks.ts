@@ -95,25 +95,14 @@ export interface CallbackDeps {
   rearm(): Promise<void>;
 }
 
-export class CallbackSender {
-  private readonly rounds: SendRounds;
-
+/** The completion callbacks' sender: `kick` after a commit, `flushDue` from the alarm (send-rounds.ts). */
+export class CallbackSender extends SendRounds {
   constructor(private readonly d: CallbackDeps) {
-    this.rounds = new SendRounds({ round: (fresh) => this.round(fresh), keepAlive: d.keepAlive, rearm: d.rearm, failure: "callback:send_failed" });
-  }
-
-  /** kick: send what a write just owed (within its grace), now, without the caller waiting. */
-  kick(): void {
-    this.rounds.kick();
-  }
-
-  /** flushDue: the alarm's pass — every callback whose time came, awaited. */
-  flushDue(): Promise<void> {
-    return this.rounds.flushDue();
+    super({ keepAlive: d.keepAlive, rearm: d.rearm, failure: "callback:send_failed" });
   }
 
   /** round: the due callbacks (`fresh`: those within their grace too), a page at a time; true when it found any. */
-  private async round(fresh: boolean): Promise<boolean> {
+  protected async round(fresh: boolean): Promise<boolean> {
     let found = false;
     for (;;) {
       const now = this.d.now();

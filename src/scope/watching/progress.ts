@@ -1,7 +1,7 @@
 /**
  * Progress kept on the job (docs/handlers.md "Progress"; job/progress.ts has the value's shape): the holder of a
  * live lease writes the latest value over the last, one row written per report. The SDK coalesces a handler's
- * reports (handler/progress.ts), so a tight loop costs a few writes a second; a report changes nothing anyone
+ * reports (runtime/progress.ts), so a tight loop costs a few writes a second; a report changes nothing anyone
  * counts, and its watchers and the observer hear of it (follow-ups.ts).
  *
  * @module

@@ -83,25 +83,14 @@ export interface OutboxDeps {
 
 type Row = { seq: number; kind: OwedKind; target: string; body: string; tries: number };
 
-export class OutboxSender {
-  private readonly rounds: SendRounds;
-
+/** What this object owes others, sent: `kick` after a commit, `flushDue` from the alarm (send-rounds.ts). */
+export class OutboxSender extends SendRounds {
   constructor(private readonly d: OutboxDeps) {
-    this.rounds = new SendRounds({ round: (fresh) => this.sendRound(fresh), keepAlive: d.keepAlive, rearm: d.rearm, failure: "outbox:send_failed" });
+    super({ keepAlive: d.keepAlive, rearm: d.rearm, failure: "outbox:send_failed" });
   }
 
-  /** kick: send what the write just owed, now (its rows are within their grace), without the caller waiting. */
-  kick(): void {
-    this.rounds.kick();
-  }
-
-  /** flushDue: the alarm's pass — every row whose time came, awaited. */
-  flushDue(): Promise<void> {
-    return this.rounds.flushDue();
-  }
-
-  /** sendRound: the due rows, page by page, each object's in one call; true when it found any. */
-  private async sendRound(fresh: boolean): Promise<boolean> {
+  /** round: the due rows, page by page, each object's in one call; true when it found any. */
+  protected async round(fresh: boolean): Promise<boolean> {
     let found = false;
     for (;;) {
       const now = this.d.now();
