@@ -7,8 +7,8 @@
  * times the core keeps so the wake-up need not read them (a home is a scope,
  * or a shard of a type's unscoped jobs: docs/design.md "Where a job lives,
  * and its id"). A capability that keeps more asks for its own store type
- * (workflow/workflow-store.ts, retention/retention-store.ts); the shell's
- * store is all of them. Tests build one over a real object's storage and call
+ * (workflow/workflow-store.ts) or keeps it itself (retention/retention.ts);
+ * the shell's store is all of them. Tests build one over a real object's storage and call
  * the operations directly.
  *
  * @module
