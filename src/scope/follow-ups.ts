@@ -39,7 +39,11 @@ export class FollowUps {
     const c: Changes = { ...changes, gathered: { fed: [...changes.gathered.fed, ...taken.fed], owed: changes.gathered.owed || taken.owed } };
     const rows = rowsOf(c);
     for (const cap of this.capabilities) cap.told?.(c, rows, now);
-    for (const cap of this.capabilities) await cap.follow?.(c, rows, now);
+    for (const cap of this.capabilities) {
+      // Awaited only when a share has something to wait for: most writes' follow-ups are all synchronous.
+      const p = cap.follow?.(c, rows, now);
+      if (p) await p;
+    }
     if (c.arm || c.gathered.owed) await this.d.arm(now);
   }
 }

@@ -73,9 +73,17 @@ export class Pull implements Capability {
   }
 
   /** Permits renewed with a heartbeat, or returned (awaited: a pull worker's slot is free once its settle answers); claims woken. */
-  async follow(c: Changes, rows: readonly JobRow[], now: number): Promise<void> {
+  follow(c: Changes, rows: readonly JobRow[], now: number): Promise<void> | void {
+    if (!c.renew && !c.permits) return this.wake(rows, now);
+    return this.permitsOf(c).then(() => this.wake(rows, now));
+  }
+
+  private async permitsOf(c: Changes): Promise<void> {
     if (c.renew) await this.permits.renew(c.renew.id, c.renew.token, c.renew.ttlMs);
     if (c.permits) await this.permits.returnFree(c.permits.refundLease);
+  }
+
+  private wake(rows: readonly JobRow[], now: number): void {
     const types = wakeTypes(this.d.store.config, this.pushed, rows, now);
     if (types.size > 0) this.waits.due(types, now);
   }
