@@ -16,9 +16,9 @@
 import type { QueueConfig } from "../../config/schema";
 import { randomHex } from "../../random-hex";
 import type { PushedLeases } from "./pushed-leases";
-import type { ExpiryMemo } from "./expiry";
+import type { ExpiryMemo } from "./expiry-memo";
 import type { Feed } from "./feed";
-import type { JobHooks } from "./job-hooks";
+import type { JobRow } from "./job-row";
 
 export interface HomeStore {
   readonly sql: SqlStorage;
@@ -39,6 +39,27 @@ export interface HomeStore {
   readonly pushed: PushedLeases;
   /** The earliest expiry of a job never started, kept in memory (expiry.ts). */
   readonly expiries: ExpiryMemo;
+}
+
+/**
+ * The hooks: what the capabilities do inside the core's writes, joined in the capability list's order
+ * (job-hooks.ts `joinHooks`). A hook runs inside the write's transaction, so what it writes commits or rolls back
+ * with the job's own row.
+ */
+/** Which jobs a cancel is about to end: by id, by a type's dedupe keys, or every running one (null). */
+export type Cancelling = { readonly ids: readonly string[] } | { readonly type: string; readonly keys: readonly string[] } | null;
+
+export interface JobHooks {
+  /** Jobs a cancel ended: what they left open ends with them; `cascade` false leaves their children running. */
+  ended(store: HomeStore, rows: readonly JobRow[], now: number, cascade: boolean): void;
+  /** A job its attempt's end failed for good: what its failure owes (a failure handler, its children's cancels). */
+  failed(store: HomeStore, row: JobRow, now: number): void;
+  /** A job retried by hand, before its row goes back to pending: what its last run left unfinished is forgotten. */
+  retrying(store: HomeStore, row: JobRow, now: number): void;
+  /** A job retried by hand, pending again: what it waited on is asked for again. */
+  retried(store: HomeStore, row: JobRow, now: number): void;
+  /** Before a cancel, outside its transaction: what the jobs hold is kept until their leases would have ended. */
+  cancelling(store: HomeStore, which: Cancelling): void;
 }
 
 /** newLeaseToken: 128 random bits, hex. */

@@ -8,24 +8,9 @@
  *
  * @module
  */
-import type { JobRow } from "./job-row";
-import type { HomeStore } from "./home-store";
+import type { JobHooks } from "./home-store";
 
-/** Which jobs a cancel is about to end: by id, by a type's dedupe keys, or every running one (null). */
-export type Cancelling = { readonly ids: readonly string[] } | { readonly type: string; readonly keys: readonly string[] } | null;
-
-export interface JobHooks {
-  /** Jobs a cancel ended: what they left open ends with them; `cascade` false leaves their children running. */
-  ended(store: HomeStore, rows: readonly JobRow[], now: number, cascade: boolean): void;
-  /** A job its attempt's end failed for good: what its failure owes (a failure handler, its children's cancels). */
-  failed(store: HomeStore, row: JobRow, now: number): void;
-  /** A job retried by hand, before its row goes back to pending: what its last run left unfinished is forgotten. */
-  retrying(store: HomeStore, row: JobRow, now: number): void;
-  /** A job retried by hand, pending again: what it waited on is asked for again. */
-  retried(store: HomeStore, row: JobRow, now: number): void;
-  /** Before a cancel, outside its transaction: what the jobs hold is kept until their leases would have ended. */
-  cancelling(store: HomeStore, which: Cancelling): void;
-}
+export type { Cancelling, JobHooks } from "./home-store";
 
 /** NO_HOOKS: a core with no capability (tests of the core alone). */
 export const NO_HOOKS: JobHooks = {

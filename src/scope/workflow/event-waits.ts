@@ -15,12 +15,13 @@ import { canonicalJson } from "../../job/canonical-json";
 import { registryHome } from "../../job/event-tags";
 import type { HomeStore } from "../jobs/home-store";
 import type { WorkflowStore } from "./workflow-store";
+import { EVENT_KEEP_MS, type ArrivedEvent } from "./recent-events";
+
+export { EVENT_KEEP_MS, type ArrivedEvent } from "./recent-events";
 import type { JobRow } from "../jobs/job-row";
 import { owe } from "./outbox";
 import { getJob } from "../jobs/read";
 
-/** How long a registry keeps a topic's events for waits that register late. */
-export const EVENT_KEEP_MS = 300_000;
 /** Old events and expired waiters one publish deletes at most (the rest go with the next). */
 const PRUNE_BATCH = 100;
 
@@ -35,14 +36,6 @@ export interface EventWait {
   until: number | null;
 }
 
-/** An event as it reaches a waiting job (and what the wait answers). */
-export interface ArrivedEvent {
-  id: string;
-  topic: string;
-  payload: Record<string, unknown>;
-  /** When the registry heard of it (epoch ms). */
-  at: number;
-}
 
 /**
  * matchKey: a match's field names, sorted, and their values in that order — both as canonical JSON (keys sorted at
@@ -58,41 +51,6 @@ function project(payload: Record<string, unknown>, fields: readonly string[]): s
   if (!fields.every((f) => Object.hasOwn(payload, f))) return null;
   return canonicalJson(fields.map((f) => payload[f]));
 }
-
-/** RecentEvents: a registry instance's events of the last EVENT_KEEP_MS, in emit order (at most RECENT_MAX). */
-export class RecentEvents {
-  private readonly list: ArrivedEvent[] = [];
-  private registeredAt = -Infinity;
-
-  /** add: false when this event id is held already (emitted again). */
-  add(e: ArrivedEvent): boolean {
-    this.prune(e.at);
-    if (this.list.some((x) => x.id === e.id)) return false;
-    this.list.push(e);
-    if (this.list.length > RECENT_MAX) this.list.shift();
-    return true;
-  }
-
-  since(at: number): ArrivedEvent[] {
-    return this.list.filter((e) => e.at >= at);
-  }
-
-  registered(now: number): void {
-    this.registeredAt = now;
-  }
-
-  /** awaited: a wait was registered within the window (this instance's knowledge). */
-  awaited(now: number): boolean {
-    return this.registeredAt > now - EVENT_KEEP_MS;
-  }
-
-  private prune(now: number): void {
-    while (this.list.length > 0 && this.list[0]!.at < now - EVENT_KEEP_MS) this.list.shift();
-  }
-}
-
-/** Events a registry instance holds in memory at most. */
-const RECENT_MAX = 10_000;
 
 const EVENT_INSERT = "INSERT INTO topic_event (event_id, payload, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING";
 const EVENTS_SINCE = "SELECT event_id, payload, at FROM topic_event WHERE at >= ? ORDER BY at, event_id";

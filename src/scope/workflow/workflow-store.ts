@@ -6,7 +6,7 @@
  * @module
  */
 import type { HomeStore } from "../jobs/home-store";
-import type { RecentEvents } from "./event-waits";
+import type { RecentEvents } from "./recent-events";
 
 export interface WorkflowStore extends HomeStore {
   /** A topic registry's events of the last few minutes, in memory (event-waits.ts). */
