@@ -22,8 +22,20 @@ export abstract class SendRounds {
 
   constructor(private readonly rounds: RoundsDeps) {}
 
-  /** One round: what is due (`fresh`: also what a commit just owed); true when it found anything. */
-  protected abstract round(fresh: boolean): Promise<boolean>;
+  /**
+   * One page of a round: what is due (`fresh`: also what a commit just owed), sent — `empty` when nothing was,
+   * `more` when a whole page went and more may follow, `last` when this round stops here (the alarm takes the rest).
+   */
+  protected abstract page(fresh: boolean): Promise<"empty" | "more" | "last">;
+
+  /** round: page after page until one says stop; true when it found anything. */
+  private async round(fresh: boolean): Promise<boolean> {
+    for (let found = false; ; found = true) {
+      const page = await this.page(fresh);
+      if (page === "empty") return found;
+      if (page === "last") return true;
+    }
+  }
 
   /** kick: send what a write just owed, now, without the caller waiting. */
   kick(): void {

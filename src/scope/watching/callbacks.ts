@@ -101,18 +101,13 @@ export class CallbackSender extends SendRounds {
     super({ keepAlive: d.keepAlive, rearm: d.rearm, failure: "callback:send_failed" });
   }
 
-  /** round: the due callbacks (`fresh`: those within their grace too), a page at a time; true when it found any. */
-  protected async round(fresh: boolean): Promise<boolean> {
-    let found = false;
-    for (;;) {
-      const now = this.d.now();
-      const due = this.d.sql.exec<Owed>(DUE, now, CALLBACK_PAGE, fresh ? 1 : 0).toArray();
-      if (due.length === 0) return found;
-      found = true;
-      const jobs = new Map(jobRows(this.d.sql.exec(JOBS, JSON.stringify(due.map((d) => d.job_seq)))).map((r) => [r.seq, r]));
-      await Promise.all(due.map((d) => this.send(d, jobs.get(d.job_seq))));
-      if (due.length < CALLBACK_PAGE) return true;
-    }
+  /** page: the due callbacks (`fresh`: those within their grace too), sent at once. */
+  protected async page(fresh: boolean): Promise<"empty" | "more" | "last"> {
+    const due = this.d.sql.exec<Owed>(DUE, this.d.now(), CALLBACK_PAGE, fresh ? 1 : 0).toArray();
+    if (due.length === 0) return "empty";
+    const jobs = new Map(jobRows(this.d.sql.exec(JOBS, JSON.stringify(due.map((d) => d.job_seq)))).map((r) => [r.seq, r]));
+    await Promise.all(due.map((d) => this.send(d, jobs.get(d.job_seq))));
+    return due.length < CALLBACK_PAGE ? "last" : "more";
   }
 
   private async send(owed: Owed, current: JobRow | undefined): Promise<void> {

@@ -89,57 +89,53 @@ export class OutboxSender extends SendRounds {
     super({ keepAlive: d.keepAlive, rearm: d.rearm, failure: "outbox:send_failed" });
   }
 
-  /** round: the due rows, page by page, each object's in one call; true when it found any. */
-  protected async round(fresh: boolean): Promise<boolean> {
-    let found = false;
-    for (;;) {
-      const now = this.d.now();
-      const rows = this.d.sql.exec<Row>(OUTBOX_DUE, fresh ? now + OUTBOX_GRACE_MS : now, OUTBOX_PAGE).toArray();
-      if (rows.length === 0) return found;
-      found = true;
-      const byHome = new Map<string, { rows: Row[]; bytes: number }[]>();
-      const done: number[] = [];
-      const later: number[] = [];
-      const homes = new Map<string, string | null>();
-      for (const r of rows) {
-        const home = receiverOf(r, homes);
-        // A target that names no object of ours can never be delivered: dropped, and said.
-        if (home === null) {
-          console.error(JSON.stringify({ event: "outbox:undeliverable", kind: r.kind, target: r.target }));
-          done.push(r.seq);
-          continue;
-        }
-        const calls = byHome.get(home) ?? [];
-        if (calls.length === 0) byHome.set(home, calls);
-        // Body length in UTF-16 units: a bound close enough for the call's size.
-        const last = calls.at(-1);
-        if (last && last.bytes + r.body.length <= DELIVER_MAX_BYTES) {
-          last.rows.push(r);
-          last.bytes += r.body.length;
-        } else calls.push({ rows: [r], bytes: r.body.length });
+  /** page: the due rows, each object's in one call; a page with rows left for later ends the round. */
+  protected async page(fresh: boolean): Promise<"empty" | "more" | "last"> {
+    const now = this.d.now();
+    const rows = this.d.sql.exec<Row>(OUTBOX_DUE, fresh ? now + OUTBOX_GRACE_MS : now, OUTBOX_PAGE).toArray();
+    if (rows.length === 0) return "empty";
+    const byHome = new Map<string, { rows: Row[]; bytes: number }[]>();
+    const done: number[] = [];
+    const later: number[] = [];
+    const homes = new Map<string, string | null>();
+    for (const r of rows) {
+      const home = receiverOf(r, homes);
+      // A target that names no object of ours can never be delivered: dropped, and said.
+      if (home === null) {
+        console.error(JSON.stringify({ event: "outbox:undeliverable", kind: r.kind, target: r.target }));
+        done.push(r.seq);
+        continue;
       }
-      await Promise.all(
-        [...byHome].flatMap(([home, calls]) => calls.map((c) => [home, c.rows] as const)).map(async ([home, list]) => {
-          try {
-            // Bounded: a receiver that hangs must not hold every other send of this object, nor its alarm.
-            const applied = await withTimeout(
-              this.d.deliver(
-                home,
-                list.map((r) => ({ kind: r.kind, target: r.target, body: r.body })),
-              ),
-              DELIVER_TIMEOUT_MS,
-            );
-            list.forEach((r, i) => (applied[i] === true ? done : later).push(r.seq));
-          } catch (e) {
-            console.warn(JSON.stringify({ event: "outbox:deliver_failed", home, items: list.length, error: String(e) }));
-            for (const r of list) later.push(r.seq);
-          }
-        }),
-      );
-      if (done.length > 0) this.d.sql.exec(OUTBOX_DONE, JSON.stringify(done));
-      if (later.length > 0) this.d.sql.exec(OUTBOX_LATER, JSON.stringify(later), this.d.now(), OUTBOX_BACKOFF_MAX_MS);
-      // A page with rows left for later is where this round stops: the alarm takes the rest.
-      if (rows.length < OUTBOX_PAGE || later.length > 0) return true;
+      const calls = byHome.get(home) ?? [];
+      if (calls.length === 0) byHome.set(home, calls);
+      // Body length in UTF-16 units: a bound close enough for the call's size.
+      const last = calls.at(-1);
+      if (last && last.bytes + r.body.length <= DELIVER_MAX_BYTES) {
+        last.rows.push(r);
+        last.bytes += r.body.length;
+      } else calls.push({ rows: [r], bytes: r.body.length });
     }
+    await Promise.all(
+      [...byHome].flatMap(([home, calls]) => calls.map((c) => [home, c.rows] as const)).map(async ([home, list]) => {
+        try {
+          // Bounded: a receiver that hangs must not hold every other send of this object, nor its alarm.
+          const applied = await withTimeout(
+            this.d.deliver(
+              home,
+              list.map((r) => ({ kind: r.kind, target: r.target, body: r.body })),
+            ),
+            DELIVER_TIMEOUT_MS,
+          );
+          list.forEach((r, i) => (applied[i] === true ? done : later).push(r.seq));
+        } catch (e) {
+          console.warn(JSON.stringify({ event: "outbox:deliver_failed", home, items: list.length, error: String(e) }));
+          for (const r of list) later.push(r.seq);
+        }
+      }),
+    );
+    if (done.length > 0) this.d.sql.exec(OUTBOX_DONE, JSON.stringify(done));
+    if (later.length > 0) this.d.sql.exec(OUTBOX_LATER, JSON.stringify(later), this.d.now(), OUTBOX_BACKOFF_MAX_MS);
+    // A page with rows left for later is where this round stops: the alarm takes the rest.
+    return rows.length < OUTBOX_PAGE || later.length > 0 ? "last" : "more";
   }
 }
