@@ -163,6 +163,9 @@ function minus(a: Record<ObjectKind, Usage>, b: Record<ObjectKind, Usage>): Reco
   return out;
 }
 
+/** Every scope object and pool a measured workload used (the idle check reads their alarms after). */
+export const touched = { homes: new Set<string>(), pools: new Set<string>() };
+
 /**
  * measure: run `work` (it answers the ids of the jobs it made, `units` of which are counted: jobs, or events),
  * wait for every job to end, sweep them through retention, and answer the cost per unit.
@@ -176,6 +179,8 @@ export async function measure(units: number, work: (clock: ManualClock) => Promi
   const ids = await work(clock);
   const homes = [...new Set(ids.map((id) => homeOfJobId(id)!.name))];
   if (homes.some((h) => !(stopped.homes ?? []).includes(h))) throw new Error(`homes ${homes.join(", ")} are not all stopped (${(stopped.homes ?? []).join(", ")}): name them in measure()`);
+  for (const h of homes) touched.homes.add(h);
+  for (const p of stopped.pools ?? []) touched.pools.add(p);
   await settled(homes, ids.length, clock, stopped.pools);
   // The summaries held back by the stopped clock go now, once: a second later, each home's alarm.
   clock.advance(2_000);

@@ -17,11 +17,14 @@ import { registryHome } from "../../src/job/event-tags";
 import { loadConfig } from "../../src/config/load";
 import type { ScheduleDO } from "../../src/schedule/schedule-do";
 import type { ScopeDO } from "../../src/scope/scope-do";
+import type { PoolDO } from "../../src/pool/pool-do";
+import { ManualClock, systemClock } from "../../src/clock";
 import { createWorker } from "../../src/pull-worker";
 import { exports } from "cloudflare:workers";
 import { api, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
 import { env, partsOf } from "../helpers/scope";
-import { measure, settled, stoppedClock, warm, type Cost } from "./harness";
+import { measure, settled, stoppedClock, touched, warm, type Cost } from "./harness";
+import { catalogName } from "../../src/catalog/shards";
 
 const N = 100;
 /** The schedule object's clock for the whole file: stopped two days ahead (beforeAll), moved only by the cron workload. */
@@ -282,6 +285,34 @@ describe("what a job costs, over its whole life and every object", () => {
     results[name] = { ...cost, per };
     expect(cost.rowsWritten, `${name}: rows written per ${per}`).toBeLessThanOrEqual(CEILING[name]!.rowsWritten);
     expect(cost.requests, `${name}: requests per ${per}`).toBeLessThanOrEqual(CEILING[name]!.requests);
+  });
+
+  it("idle: once every job is swept (and a key's pool object has deleted itself), no object keeps an alarm — 0 requests and 0 rows an hour", async () => {
+    const alarms: string[] = [];
+    const alarmOf = async (name: string, stub: DurableObjectStub) => {
+      const at = await runInDurableObject(stub, (_o: unknown, state: DurableObjectState) => state.storage.getAlarm());
+      if (at !== null) alarms.push(`${name} at ${new Date(at).toISOString()}`);
+    };
+    // A key value's pool object keeps one alarm past its last permit: a minute idle, it deletes its storage
+    // (KEY_IDLE_KEEP_MS) and sets none. That one alarm fires here, on a clock past it.
+    const later = new ManualClock(Date.now() + 2 * 3600_000);
+    for (const pool of touched.pools) {
+      const stub = env.POOL.getByName(pool);
+      await runInDurableObject(stub, (o: PoolDO) => void (o.clock = later));
+      await runDurableObjectAlarm(stub);
+      await runInDurableObject(stub, (o: PoolDO) => void (o.clock = systemClock));
+    }
+    // What those last alarms used reaches the catalog shards, which write it once at their usage alarm.
+    const shards = loadConfig(env).catalogShards;
+    for (let k = 0; k < shards; k++) {
+      const stub = env.CATALOG.getByName(catalogName(k));
+      if (await runInDurableObject(stub, (_o: unknown, state: DurableObjectState) => state.storage.getAlarm())) await runDurableObjectAlarm(stub);
+    }
+    for (const home of touched.homes) await alarmOf(home, env.SCOPE.getByName(home));
+    for (const pool of touched.pools) await alarmOf(pool, env.POOL.getByName(pool));
+    for (let k = 0; k < shards; k++) await alarmOf(catalogName(k), env.CATALOG.getByName(catalogName(k)));
+    expect(touched.homes.size).toBeGreaterThan(10);
+    expect(alarms).toEqual([]);
   });
 
   it("a step costs at most 3 rows written more than a job without", () => {
