@@ -100,6 +100,20 @@ export function kitBackend(handlers: AnyHandlers, start: number): Backend {
     throw e;
   };
 
+  /** deliver: a signal or token completion to a live run, its refusals as the queue's, the job's view followed. */
+  const deliver = async (t: Tracked, send: () => Delivery["delivered"]): Promise<Delivery> => {
+    let delivered: Delivery["delivered"];
+    try {
+      delivered = send();
+    } catch (e) {
+      return refusedBy(e);
+    }
+    sync(t);
+    const answer = { delivered, waitingFor: t.job.waitingFor };
+    await idle();
+    return answer;
+  };
+
   return {
     name: "kit",
     now: () => clock,
@@ -136,19 +150,9 @@ export function kitBackend(handlers: AnyHandlers, start: number): Backend {
     async signal(id, name, data = null): Promise<Delivery> {
       const t = tracking(id);
       const run = live(t);
-      let delivered: Delivery["delivered"];
-      if (!run) {
-        t.early.push({ name, data });
-        delivered = "kept";
-      } else {
-        try {
-          delivered = run.signal(name, data);
-        } catch (e) {
-          return refusedBy(e);
-        }
-        sync(t);
-      }
-      const answer = { delivered, waitingFor: t.job.waitingFor };
+      if (run) return deliver(t, () => run.signal(name, data));
+      t.early.push({ name, data });
+      const answer = { delivered: "kept" as const, waitingFor: t.job.waitingFor };
       await idle();
       return answer;
     },
@@ -157,16 +161,7 @@ export function kitBackend(handlers: AnyHandlers, start: number): Backend {
       const t = tracking(id);
       const run = live(t);
       if (!run || !run.steps.some((s) => s.kind === "token" && s.name === name)) throw new Refused("not_found", `job ${id} made no wait token ${JSON.stringify(name)}`);
-      let delivered: Delivery["delivered"];
-      try {
-        delivered = run.completeToken(name, data);
-      } catch (e) {
-        return refusedBy(e);
-      }
-      sync(t);
-      const answer = { delivered, waitingFor: t.job.waitingFor };
-      await idle();
-      return answer;
+      return deliver(t, () => run.completeToken(name, data));
     },
 
     async emit(topic, payload, eventId) {
