@@ -16,8 +16,6 @@ import type { Changes } from "./jobs/changes";
 import type { HomeStore } from "./jobs/home-store";
 import { cameDueSince } from "./wake";
 
-export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "../alarm-arm";
-
 export interface AlarmDeps {
   store: HomeStore;
   alarmArm: AlarmArm;

@@ -46,7 +46,6 @@ import type { BulkAction } from "../job/transitions";
 import { countPage } from "./jobs/bulk";
 import { deadCallbacks, type DeadCallback } from "./watching/callbacks";
 
-export { ALARM_AGAIN_MS, ALARM_RETRY_MS } from "./alarm-pass";
 
 type LogItem = { at: number; attempt?: number; message: string; fields?: unknown };
 

@@ -49,7 +49,6 @@ import { Workflow } from "./workflow/workflow";
 import type { WorkflowStore } from "./workflow/workflow-store";
 import { applyOwed } from "./workflow/deliveries";
 import type { OwedItem } from "./workflow/outbox";
-import { reportFor } from "./jobs/job-writes";
 import { writes } from "./writes";
 
 /** The store as the shell holds it: the core's, and what each capability keeps beside it. */
@@ -99,8 +98,10 @@ export class ScopeParts {
     const rearm = () => this.arm(this.now());
     const config = loadConfig(env);
     const pool = stubsOf(env.POOL);
-    const feed = new Feed(() => this.watching.watchers.count > 0);
-    const scoped = () => this.name?.startsWith("scope:") ?? false;
+    // Live subscriptions here now: only then are steps and log lines gathered for them (feed.ts).
+    const watched = () => this.watching.watchers.count > 0;
+    const feed = new Feed(watched);
+    const parts = this;
     this.store = {
       sql,
       // What a transaction that rolled back gathered goes with it (feed.ts).
@@ -117,8 +118,9 @@ export class ScopeParts {
       random: () => host.random(),
       touched: (at) => this.report.reporter.touched(at),
       get scoped() {
-        return scoped();
+        return parts.name?.startsWith("scope:") ?? false;
       },
+      // The capabilities, built over this store, give the hooks: joined below, once the list is made.
       get hooks() {
         return hooks;
       },
@@ -158,10 +160,8 @@ export class ScopeParts {
       busyType: (types) => this.catalogs.busyType(types),
       write: (op) => this.write(op),
       commit: (c, at) => this.followUps.run(c, at),
-      reportFor: (rows) => reportFor(store, rows),
-      reapNow: async () => void (await this.write((at) => writes.reap(store, at))),
       progress: async (items) => void (await this.write((at) => writes.progress(store, items, at))),
-      watched: () => this.watching.watchers.count > 0,
+      watched,
     });
     this.report = new Report({
       sql,

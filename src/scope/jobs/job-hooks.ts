@@ -12,15 +12,6 @@ import type { JobHooks } from "./home-store";
 
 export type { Cancelling, JobHooks } from "./home-store";
 
-/** NO_HOOKS: a core with no capability (tests of the core alone). */
-export const NO_HOOKS: JobHooks = {
-  ended() {},
-  failed() {},
-  retrying() {},
-  retried() {},
-  cancelling() {},
-};
-
 /** joinHooks: each hook runs every capability's part, in list order. */
 export function joinHooks(parts: readonly Partial<JobHooks>[]): JobHooks {
   const all = <K extends keyof JobHooks>(k: K) => parts.flatMap((p) => (p[k] ? [p[k]!] : [])) as ((...a: Parameters<JobHooks[K]>) => void)[];

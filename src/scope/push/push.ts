@@ -16,6 +16,7 @@ import { permitPlan, POOL_CALL_TIMEOUT_MS, type PoolApi } from "../../pool/permi
 import type { Capability } from "../jobs/capability";
 import { earliest } from "../jobs/capability";
 import { changed, nothing, type Changes, type Written } from "../jobs/changes";
+import { jobWrites, reportFor } from "../jobs/job-writes";
 import type { JobRow } from "../jobs/job-row";
 import type { WakeMemo } from "../jobs/wake-memo";
 import type { WorkflowStore } from "../workflow/workflow-store";
@@ -38,9 +39,6 @@ export interface PushDeps {
   write<A>(op: (now: number) => Written<A>): Promise<A>;
   /** Runs what follows rows the dispatcher's own claims and settles changed (events, catalog, alarm). */
   commit(changes: Changes, now: number): Promise<void>;
-  /** The dispatcher's claims and settles tell the catalog as soon as a write of theirs asks. */
-  reportFor(rows: readonly JobRow[]): Changes["report"];
-  reapNow(): Promise<void>;
   progress(items: { id: string; token: string; value: string }[]): Promise<void>;
   /** Whether anyone watches here now: a pushed call's journaled steps are then fed to them. */
   watched(): boolean;
@@ -62,9 +60,9 @@ export class Push implements Capability {
       keepAlive: d.keepAlive,
       invocationsPerCall: d.invocationsPerCall,
       // The dispatcher's own claims and settles of pushed jobs: events, catalog and alarm as for any write.
-      changed: (rows, at) => d.commit(changed({ events: rows, report: d.reportFor(rows) }), at),
+      changed: (rows, at) => d.commit(changed({ events: rows, report: reportFor(d.store, rows) }), at),
       busyType: d.busyType,
-      reapNow: d.reapNow,
+      reapNow: async () => void (await d.write((at) => jobWrites.reap(d.store, at))),
       progress: d.progress,
       // A pushed call's steps were written outside a write's record: the commit path takes what the feed gathered.
       journaled: () => {
