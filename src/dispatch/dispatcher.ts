@@ -198,6 +198,31 @@ export class Dispatcher<R> {
     }
   }
 
+  /**
+   * room: how many jobs of a type that needs no permit may go straight to handler calls now (docs/design.md
+   * "Straight to a handler"): its calls' free places (each carries up to its batch size) within MAX_CALLS_IN_FLIGHT
+   * and one event's invocations, none while the type is backed off (a handler unreachable) or a fill runs (its
+   * jobs would overtake the ones the fill is leasing), and none for a serialized type.
+   */
+  room(type: string, batchSize: number, now: number): number {
+    if (this.filling || this.backoff.isBlocked(type, now) || this.deps.jobs.serial(type)) return 0;
+    const calls = Math.min(MAX_CALLS_IN_FLIGHT - this.calls.size, Math.floor(INVOCATIONS_PER_EVENT / this.deps.invocationsPerCall));
+    return Math.max(0, calls) * batchSize;
+  }
+
+  /**
+   * startLeased: calls for jobs a write leased to this dispatcher as it inserted them (straight to a handler): in
+   * calls of up to `batchSize`, within `origin`'s invocations; their rows' events went out with that write.
+   */
+  startLeased(type: string, leased: readonly Leased[], origin: Origin): void {
+    const settings = this.deps.config.typeSettings(type);
+    for (let i = 0; i < leased.length; i += settings.batchSize) {
+      const part = leased.slice(i, i + settings.batchSize);
+      origin.invocations += this.deps.invocationsPerCall;
+      this.start({ type, leased: part, changed: [], permits: part.map(() => []), leaseMs: settings.leaseMs, binding: settings.binding!, now: this.deps.now() }, origin);
+    }
+  }
+
   /** How many handler calls are in flight (tests, the dashboard's future use). */
   get callCount(): number {
     return this.calls.size;
@@ -312,7 +337,7 @@ export class Dispatcher<R> {
       .finally(() => this.callsInFlight.delete(promise));
     this.callsInFlight.add(promise);
     this.deps.keepAlive(promise);
-    this.deps.keepAlive(this.deps.changed(b.changed, b.now));
+    if (b.changed.length > 0) this.deps.keepAlive(this.deps.changed(b.changed, b.now));
   }
 
   /** held: the job's flight, if this call still runs it under the token it leased. */

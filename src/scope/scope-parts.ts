@@ -30,6 +30,8 @@ import type { JobRow } from "./jobs/job-row";
 import { journalsOf } from "./workflow/steps";
 import { Core } from "./jobs/core";
 import { ExpiryMemo } from "./jobs/expiry-memo";
+import { CountDebt } from "./jobs/count-debt";
+import { payCounts } from "./jobs/tallies";
 import { Feed } from "./jobs/feed";
 import { joinHooks } from "./jobs/job-hooks";
 import { markKeyedJobs } from "./jobs/keyed-claim";
@@ -101,16 +103,19 @@ export class ScopeParts {
     // Live subscriptions here now: only then are steps and log lines gathered for them (feed.ts).
     const watched = () => this.watching.watchers.count > 0;
     const feed = new Feed(watched);
+    const debt = new CountDebt();
     const parts = this;
     this.store = {
       sql,
-      // What a transaction that rolled back gathered goes with it (feed.ts).
+      // What a transaction that rolled back gathered, owed or paid goes with it (feed.ts, jobs/count-debt.ts).
       atomic: (fn) => {
         const mark = feed.mark();
+        const owed = debt.mark();
         try {
           return ctx.storage.transactionSync(fn);
         } catch (e) {
           feed.rollback(mark);
+          debt.rollback(owed);
           throw e;
         }
       },
@@ -127,6 +132,7 @@ export class ScopeParts {
       feed,
       pushed: new PushedLeases(),
       expiries: new ExpiryMemo(sql),
+      debt,
       recentEvents: new RecentEvents(),
       queueToken: env.QUEUE_TOKEN ?? null,
     };
@@ -166,7 +172,8 @@ export class ScopeParts {
     this.report = new Report({
       sql,
       now,
-      build: (unreportedSince) => buildSummary(sql, this.home, this.now(), unreportedSince),
+      // The counts owed are written first: a summary reads them (jobs/count-debt.ts).
+      build: (unreportedSince) => (payCounts(store), buildSummary(sql, this.home, this.now(), unreportedSince)),
       send: (summary) => this.sendSummary(summary),
       keepAlive,
       rearm,
@@ -261,6 +268,8 @@ export class ScopeParts {
   }
 
   async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    // The pass reads the counts (the retention sweep's, the summary's): what is owed is written first (jobs/count-debt.ts).
+    payCounts(this.store);
     await alarmPass(
       {
         store: this.store,

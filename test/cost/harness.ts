@@ -81,7 +81,11 @@ export function stoppedClock(aheadMs = 3600_000): ManualClock {
 
 /** stop: these objects' clocks, and every catalog shard's, stopped at `clock`'s time (it moves only when told). */
 async function stop(clock: Clock, { homes = [], pools = [] }: Stopped): Promise<void> {
-  for (const home of homes) await useClock(env.SCOPE.getByName(home), clock as ManualClock, seeded());
+  for (const home of homes) {
+    await useClock(env.SCOPE.getByName(home), clock as ManualClock, seeded());
+    // The paused set as a busy object knows it, by its new clock (its promise is counted on that clock).
+    await runInDurableObject(env.SCOPE.getByName(home), (o: ScopeDO) => partsOf(o).pause.ensure());
+  }
   for (const pool of pools) await runInDurableObject(env.POOL.getByName(pool), (o: PoolDO) => void (o.clock = clock));
   const shards = loadConfig(env).catalogShards;
   for (let k = 0; k < shards; k++) await runInDurableObject(env.CATALOG.getByName(catalogName(k)), (o: CatalogDO) => void (o.clock = clock));

@@ -158,7 +158,8 @@ export class BatchPart implements Capability {
     const now = this.deps.now();
     const out = store.atomic(() => {
       const jobs = take(store, batch);
-      return jobs === null ? null : enqueueJobs(store, jobs, now, { decided: true });
+      // Its jobs due now may go straight to a handler: the commit below starts their calls (scope/push/straight.ts).
+      return jobs === null ? null : enqueueJobs(store, jobs, now, { decided: true, straight: true });
     });
     await this.deps.commit(out?.ok ? enqueuedChanges(store, out) : STAGED, now);
     return out;

@@ -157,7 +157,7 @@ export function claimJobs(store: HomeStore, req: ClaimRequest, now: number, with
       const order = new Map(picked.map((c, i) => [c.seq, i]));
       const leases = JSON.stringify(picked.map((c) => [c.seq, newLeaseToken()]));
       claimed = jobRows(store.sql.exec(JOB_SET_RUNNING_MANY, now, req.leaseMs, req.worker, leases, kept));
-      tallyMoved(store.sql, claimed, TRANSITIONS.claim.from[0], TRANSITIONS.claim.to, "started", now);
+      tallyMoved(store, claimed, TRANSITIONS.claim.from[0], TRANSITIONS.claim.to, "started", now);
       claimed.sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
     }
     if (claimed.length > 0) store.touched(now);

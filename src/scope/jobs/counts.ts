@@ -26,6 +26,11 @@ const PENDING_TYPES = `SELECT c.type FROM type_count AS c WHERE ${PENDING_UNPAUS
 const PENDING_TYPES_ALL = `SELECT c.type FROM type_count AS c WHERE ${PENDING_COUNT}`;
 const ALL_COUNTS = `SELECT type, ${STATE_COLUMNS.join(", ")} FROM type_count`;
 
+/** pendingOfType: the type's pending jobs here (its type_count row, one row read). */
+export function pendingOfType(sql: SqlStorage, type: string): number {
+  return sql.exec<{ n: number }>("SELECT coalesce(sum(pending), 0) AS n FROM type_count WHERE type = ?", type).one().n;
+}
+
 /** pendingTypes: the types that have at least one pending job here and are not paused. */
 export function pendingTypes(sql: SqlStorage): string[] {
   return sql.exec<{ type: string }>(PENDING_TYPES).toArray().map((r) => r.type);

@@ -14,7 +14,10 @@ import type { HomeStore } from "./home-store";
 import { buried } from "./tombstones";
 import { jsonChunks } from "./json-chunks";
 import { tallyCreated } from "./tallies";
+import { pendingOfType } from "./counts";
 import { seqLocalId } from "../../job/home";
+import { newLeaseToken } from "./home-store";
+import { PUSH_WORKER } from "./pushed-leases";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
 export interface NewJob {
@@ -75,7 +78,9 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 /**
  * jobInsertManyIfNew: jobs in one statement (one call into SQLite, not one per job) — a batch's
  * keyless ones, or one keyed job. ?1 is a JSON array of rows `[id, payload, shape, dedupe_key, dedupe_mode,
- * scheduled_for, seq, id_seq, limit_key, parent_id, parent_step, parent_seq]` (a child's parent is written with it,
+ * scheduled_for, seq, id_seq, limit_key, parent_id, parent_step, parent_seq, lease_token]` (a job that goes straight
+ * to a handler call — its shape's `lease_ms` set — is inserted `running` under that lease, held in memory like any
+ * pushed lease: docs/design.md "Straight to a handler"; a child's parent is written with it,
  * not by a second statement), ?3 one of the batch's shapes — the columns its jobs mostly share (`jobShape`) — each read out
  * of its JSON once (the MATERIALIZED CTE), where reading every column out of each row's JSON was half the
  * statement's time (docs/design.md "What a job costs"); ?2 now. The CTE is joined through SQLite's automatic
@@ -87,15 +92,21 @@ export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
 const JOB_INSERT_MANY_IF_NEW = `
 INSERT INTO job (id, type, payload, scope_type, scope_id, state, priority, run_at, attempts, max_attempts,
                  timeout_ms, dedupe_key, dedupe_mode, tags, scheduled_for, created_at, updated_at, backoff, own_id, ordered, tally,
-                 seq, id_seq, limit_key, parent_id, parent_step, parent_seq, expires_at, callback, trace)
+                 seq, id_seq, limit_key, parent_id, parent_step, parent_seq, expires_at, callback, trace,
+                 lease_token, lease_owner, lease_ms, lease_kept, lease_expires_at, started_at)
 WITH s AS MATERIALIZED (
   SELECT key AS k, value ->> 0 AS type, value ->> 1 AS scope_type, value ->> 2 AS scope_id, value ->> 3 AS priority, value ->> 4 AS run_at,
          value ->> 5 AS max_attempts, value ->> 6 AS timeout_ms, value ->> 7 AS tags, value ->> 8 AS backoff, value ->> 9 AS own_id,
-         value ->> 10 AS ordered, value ->> 11 AS expires_at, value ->> 12 AS callback, value ->> 13 AS trace
+         value ->> 10 AS ordered, value ->> 11 AS expires_at, value ->> 12 AS callback, value ->> 13 AS trace,
+         value ->> 14 AS lease_ms
     FROM json_each(?3))
-SELECT v.value ->> 0, s.type, v.value ->> 1, s.scope_type, s.scope_id, 'pending', s.priority, s.run_at, 0, s.max_attempts,
+SELECT v.value ->> 0, s.type, v.value ->> 1, s.scope_type, s.scope_id, CASE WHEN s.lease_ms IS NULL THEN 'pending' ELSE 'running' END,
+       s.priority, s.run_at, s.lease_ms IS NOT NULL, s.max_attempts,
        s.timeout_ms, v.value ->> 3, v.value ->> 4, s.tags, v.value ->> 5, ?2, ?2, s.backoff, s.own_id, s.ordered, 1,
-       v.value ->> 6, v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, s.expires_at, s.callback, s.trace
+       v.value ->> 6, v.value ->> 7, v.value ->> 8, v.value ->> 9, v.value ->> 10, v.value ->> 11, s.expires_at, s.callback, s.trace,
+       v.value ->> 12, CASE WHEN s.lease_ms IS NOT NULL THEN '${PUSH_WORKER}' END, s.lease_ms, s.lease_ms IS NULL,
+       CASE WHEN s.lease_ms IS NOT NULL THEN CASE WHEN s.timeout_ms IS NULL THEN ?2 + s.lease_ms ELSE min(?2 + s.lease_ms, ?2 + s.timeout_ms) END END,
+       CASE WHEN s.lease_ms IS NOT NULL THEN ?2 END
   FROM json_each(?1) AS v JOIN s ON s.k = v.value ->> 2 WHERE true ORDER BY v.key
 ON CONFLICT DO NOTHING
 RETURNING *`;
@@ -128,9 +139,6 @@ class Refused extends Error {
   }
 }
 
-/** jobCountPendingOfType: the type's pending jobs here (its type_count row: scope/jobs/tallies.ts). */
-const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(pending), 0) AS n FROM type_count WHERE type = ?";
-
 /**
  * How an enqueue treats its jobs.
  *
@@ -144,6 +152,13 @@ const JOB_COUNT_PENDING_OF_TYPE = "SELECT coalesce(sum(pending), 0) AS n FROM ty
 export interface EnqueueOptions {
   decided?: boolean;
   seqIds?: boolean;
+  /**
+   * `straight`: a new job due now may go straight to `running`, leased to a handler call the push capability starts
+   * once the write commits (docs/design.md "Straight to a handler") — as many as the hooks' `startable` allows. Only
+   * for an enqueue whose record goes through the commit path as `enqueuedChanges` (job-writes.ts), whose created rows
+   * the push capability starts: jobWrites.enqueue, a decided batch part, owed children.
+   */
+  straight?: boolean;
 }
 
 export function enqueueJobs(store: HomeStore, jobs: readonly NewJob[], now: number, options: EnqueueOptions = {}): EnqueueOutcome {
@@ -178,8 +193,9 @@ export function checkEnqueue(store: HomeStore, jobs: readonly NewJob[], now: num
   return null;
 }
 
-function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { decided = false, seqIds = false }: EnqueueOptions = {}): Enqueued[] {
+function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { decided = false, seqIds = false, straight = false }: EnqueueOptions = {}): Enqueued[] {
   const made: JobRow[] = [];
+  const room = straight ? new Room(store, now) : null;
   const out: Enqueued[] = [];
   const created = new Map<string, number>();
   let changed = false;
@@ -192,7 +208,7 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { de
     const gone = buried(store, plain.filter((p) => p.job.ownId !== false).map((p) => p.job.id), now);
     for (const { job, at } of plain) if (gone.has(job.id)) out[at] = { row: null, created: false };
     plain = plain.filter((p) => !gone.has(p.job.id));
-    const inserted = insertMany(store, plain.map((p) => p.job), now, made, seqIds);
+    const inserted = insertMany(store, plain.map((p) => p.job), now, made, seqIds, room);
     for (const [k, { job, at }] of plain.entries()) {
       // A second job of the same id in the batch was skipped by the id's unique index: it gets the first, not created.
       const row = inserted[k];
@@ -226,19 +242,21 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { de
       changed ||= answer.changed;
       return;
     }
-    const row = insertMany(store, [job], now, made, seqIds)[0] ?? fail(`enqueue of ${job.id} conflicted with no job`);
+    // A keyed job goes straight to a handler only when its key holds no live job: a follower waits its turn.
+    const keyFree = room !== null && liveJobsOfKey(store.sql, job.dedupeKey).length === 0;
+    const row = insertMany(store, [job], now, made, seqIds, keyFree ? room : null)[0] ?? fail(`enqueue of ${job.id} conflicted with no job`);
     out.push({ row, created: true });
     created.set(job.type, (created.get(job.type) ?? 0) + 1);
     changed = true;
   });
   flush();
   // Counted once per type for the whole enqueue (a keyed batch inserts its jobs one statement each).
-  tallyCreated(store.sql, made, now);
+  tallyCreated(store, made, now);
   // Depth caps, once every job of the batch is in: past a cap, the whole enqueue is rolled back.
   for (const type of decided ? [] : created.keys()) {
     const cap = store.config.typeSettings(type).maxDepth;
     if (cap === null) continue;
-    const depth = store.sql.exec<{ n: number }>(JOB_COUNT_PENDING_OF_TYPE, type).one().n;
+    const depth = pendingOfType(store.sql, type);
     if (depth > cap) {
       const index = jobs.findIndex((j) => j.type === type);
       throw new Refused("queue_full", index, `${type} holds ${depth - created.get(type)!} pending jobs here and maxDepth is ${cap}: ${created.get(type)} more would pass it`);
@@ -290,29 +308,59 @@ function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number
  * (tallies.ts; the insert sets `tally` 1, which the count trigger skips). Each row's seq is given (the next after
  * the table's last), so a job's id can be made from it (`seqIds`: EnqueueOptions).
  */
-function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made: JobRow[], seqIds: boolean): (JobRow | undefined)[] {
+function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made: JobRow[], seqIds: boolean, room: Room | null): (JobRow | undefined)[] {
   const out: (JobRow | undefined)[] = [];
   for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
     const last = store.sql.exec<{ seq: number }>(JOB_LAST_SEQ).one().seq;
     const shapes = new Map<string, number>();
     const rows = part.map((job, k) => {
-      const shape = JSON.stringify(jobShape(store, job, now));
-      let s = shapes.get(shape);
-      if (s === undefined) shapes.set(shape, (s = shapes.size));
+      const shape = jobShape(store, job, now);
+      const starts = room?.take(job, shape) ?? false;
+      if (starts) shape.push(store.config.typeSettings(job.type).leaseMs);
+      const key = JSON.stringify(shape);
+      let s = shapes.get(key);
+      if (s === undefined) shapes.set(key, (s = shapes.size));
       const seq = last + 1 + k;
       const fromSeq = seqIds && job.idFromQueue === true;
       const id = fromSeq ? `${job.id.slice(0, job.id.indexOf(".") + 1)}${seqLocalId(now, seq)}` : job.id;
       const row: unknown[] = [id, job.payload, s, job.dedupeKey, job.dedupeKey === null ? null : (job.keyMode ?? "active"), job.scheduledFor ?? null, seq, fromSeq ? 1 : 0, job.limitKey ?? null];
-      if (job.parentId !== undefined) row.push(job.parentId, job.parentStep ?? null, job.parentSeq ?? null);
+      if (job.parentId !== undefined || starts) row.push(job.parentId ?? null, job.parentStep ?? null, job.parentSeq ?? null);
+      if (starts) row.push(newLeaseToken());
       return row;
     });
     const inserted = jobRows(store.sql.exec(JOB_INSERT_MANY_IF_NEW, JSON.stringify(rows), now, `[${[...shapes.keys()].join(",")}]`));
     made.push(...inserted);
-    for (const r of inserted) if (r.expires_at !== null) store.expiries.noted(r.expires_at);
+    for (const r of inserted) if (r.expires_at !== null && r.state === "pending") store.expiries.noted(r.expires_at);
     const bySeq = new Map(inserted.map((r) => [r.seq, r]));
     for (const row of rows) out.push(bySeq.get(row[6] as number));
   }
   return out;
+}
+
+/**
+ * Room: how many more of this enqueue's new jobs, per type, may go straight to a handler call — asked of the hooks
+ * once per type (the push capability answers: scope/push/straight.ts). Only a job due now, not debounced, and not
+ * expired by now goes straight.
+ */
+class Room {
+  private readonly left = new Map<string, number>();
+
+  constructor(
+    private readonly store: HomeStore,
+    private readonly now: number,
+  ) {}
+
+  /** take: whether `job` (its `shape`: jobShape) goes straight, counting it against its type's room. */
+  take(job: NewJob, shape: unknown[]): boolean {
+    const runAt = shape[4] as number;
+    const expiresAt = shape[11] as number | null;
+    if (runAt > this.now || job.keyMode === "debounce" || (expiresAt !== null && expiresAt <= this.now)) return false;
+    let n = this.left.get(job.type);
+    if (n === undefined) n = this.store.hooks.startable(this.store, job.type, this.now);
+    if (n <= 0) return this.left.set(job.type, 0), false;
+    this.left.set(job.type, n - 1);
+    return true;
+  }
 }
 
 /**

@@ -17,6 +17,7 @@ import type { QueueConfig } from "../../config/schema";
 import { randomHex } from "../../random-hex";
 import type { PushedLeases } from "./pushed-leases";
 import type { ExpiryMemo } from "./expiry-memo";
+import type { CountDebt } from "./count-debt";
 import type { Feed } from "./feed";
 import type { JobRow } from "./job-row";
 
@@ -39,6 +40,8 @@ export interface HomeStore {
   readonly pushed: PushedLeases;
   /** The earliest expiry of a job never started, kept in memory (expiry.ts). */
   readonly expiries: ExpiryMemo;
+  /** Counts owed to `type_count`, written when they are next read (count-debt.ts). */
+  readonly debt: CountDebt;
 }
 
 /**
@@ -60,6 +63,12 @@ export interface JobHooks {
   retried(store: HomeStore, row: JobRow, now: number): void;
   /** Before a cancel, outside its transaction: what the jobs hold is kept until their leases would have ended. */
   cancelling(store: HomeStore, which: Cancelling): void;
+  /**
+   * How many new jobs of `type`, due now, an enqueue may insert straight into `running`, leased to a handler call that
+   * starts once the write commits (docs/design.md "Straight to a handler"); 0 when none may. The least any capability
+   * allows; 0 when none speaks.
+   */
+  startable(store: HomeStore, type: string, now: number): number;
 }
 
 /** newLeaseToken: 128 random bits, hex. */

@@ -14,17 +14,19 @@ export type { Cancelling, JobHooks } from "./home-store";
 
 /** joinHooks: each hook runs every capability's part, in list order. */
 export function joinHooks(parts: readonly Partial<JobHooks>[]): JobHooks {
-  const all = <K extends keyof JobHooks>(k: K) => parts.flatMap((p) => (p[k] ? [p[k]!] : [])) as ((...a: Parameters<JobHooks[K]>) => void)[];
+  const all = <K extends Exclude<keyof JobHooks, "startable">>(k: K) => parts.flatMap((p) => (p[k] ? [p[k]!] : [])) as ((...a: Parameters<JobHooks[K]>) => void)[];
   const ended = all("ended");
   const failed = all("failed");
   const retrying = all("retrying");
   const retried = all("retried");
   const cancelling = all("cancelling");
+  const startable = parts.flatMap((p) => (p.startable ? [p.startable] : []));
   return {
     ended: (...a) => ended.forEach((f) => f(...a)),
     failed: (...a) => failed.forEach((f) => f(...a)),
     retrying: (...a) => retrying.forEach((f) => f(...a)),
     retried: (...a) => retried.forEach((f) => f(...a)),
     cancelling: (...a) => cancelling.forEach((f) => f(...a)),
+    startable: (...a) => (startable.length === 0 ? 0 : Math.min(...startable.map((f) => f(...a)))),
   };
 }

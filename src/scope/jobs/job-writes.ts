@@ -40,7 +40,9 @@ export function enqueuedChanges(store: HomeStore, out: Extract<EnqueueOutcome, {
   // Every row the enqueue answered with: a duplicate's debounce or replacement changed its row too.
   const answered = out.results.flatMap((r) => (r.row ? [r.row] : []));
   const report = created.some((row) => store.config.waitedOn.includes(row.type)) ? "urgent" : reportFor(store, answered);
-  return changed({ created, quiet: created, fill: true, report });
+  // A job that went straight to a handler started: its `job:started` is an event, and its lease is held (push.ts).
+  const started = created.filter((row) => row.state === "running");
+  return changed({ created, quiet: created.filter((row) => row.state !== "running"), events: started, fill: true, report });
 }
 
 /** refused: a holder's write that no longer holds the job is an event (`job:lease_lost`, naming the write). */
@@ -64,7 +66,8 @@ export function cancelled(rows: readonly JobRow[], fill: boolean): Changes {
 export const jobWrites = {
   enqueue(store: HomeStore, jobs: readonly NewJob[], now: number): Written<EnqueueOutcome> {
     // Ids the queue made up become ids from the seq: this call's answer is where the caller learns them.
-    const out = enqueueJobs(store, jobs, now, { seqIds: true });
+    // Jobs due now may go straight to a handler call, which the push capability starts after the commit.
+    const out = enqueueJobs(store, jobs, now, { seqIds: true, straight: true });
     return written(out, out.ok ? enqueuedChanges(store, out) : nothing());
   },
 

@@ -84,7 +84,7 @@ export function completeMany(store: HomeStore, items: readonly CompleteItem[], n
     const rows: JobRow[] = [];
     for (const part of jsonChunks(items, (i) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16)) {
       const done = jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result, idSeq(i.id)]))));
-      tallyMoved(store.sql, done, TRANSITIONS.complete.from[0], TRANSITIONS.complete.to, "completed", now);
+      tallyMoved(store, done, TRANSITIONS.complete.from[0], TRANSITIONS.complete.to, "completed", now);
       rows.push(...done);
     }
     if (rows.length > 0 && items.some((i) => i.logs)) {

@@ -13,6 +13,7 @@
  */
 import { COUNTERS, minuteOf, type CounterName } from "../../metrics/counters";
 import { FAILURE_KINDS } from "../../job/states";
+import type { HomeStore } from "./home-store";
 
 /** type_count's count columns, one per state (failed per kind). */
 export const STATE_COLUMNS = ["pending", "running", "waiting", "completed", "cancelled", "superseded", "expired", ...FAILURE_KINDS.map((k) => `failed_${k}` as const)] as const;
@@ -63,27 +64,82 @@ function byType<R extends { readonly type: string }>(rows: readonly R[]): Map<st
   return out;
 }
 
-/** tallyCreated: `rows` were inserted pending — counted, and `enqueued` in the minute. */
-export function tallyCreated(sql: SqlStorage, rows: readonly { type: string }[], now: number): void {
+/**
+ * count: one type's moves — written now when they change its `pending` count or the type runs one at a time, owed
+ * otherwise (count-debt.ts: written with the next read of the counts).
+ */
+function count(store: HomeStore, type: string, now: number, deltas: Partial<Record<StateColumn, number>>, counters: Partial<Record<CounterName, number>>): void {
+  const t = store.config.typeSettings(type);
+  // The row is there before anything is owed to it: the count triggers of the moves that follow update it in place.
+  store.sql.exec(ENSURE, type);
+  if (!deltas.pending && !t.ordered && !(store.scoped && t.serializeByScope)) {
+    store.debt.owe({ type, at: now, deltas, counters });
+    // What is owed is lost with the instance: the catalog's mark, in this transaction, says to recount (`recount`).
+    store.touched(now);
+    return;
+  }
+  bump(store.sql, type, now, deltas, counters);
+}
+
+/**
+ * tallyCreated: `rows` were inserted — pending, or running when they went straight to a handler (enqueue.ts) —
+ * counted, `enqueued` in the minute, and `started` for the running ones.
+ */
+export function tallyCreated(store: HomeStore, rows: readonly { type: string; state: string }[], now: number): void {
   for (const [type, list] of byType(rows)) {
-    sql.exec(ENSURE, type);
-    bump(sql, type, now, { pending: list.length }, { enqueued: list.length });
+    const running = list.filter((r) => r.state === "running").length;
+    count(store, type, now, { pending: list.length - running, running }, { enqueued: list.length, started: running });
   }
 }
 
 /** tallyMoved: `rows` went from `from` to `to` (neither failed) at `now`, counted in `metric`'s minute. */
-export function tallyMoved(sql: SqlStorage, rows: readonly { type: string }[], from: "pending" | "running", to: "running" | "completed", metric: "started" | "completed", now: number): void {
-  for (const [type, list] of byType(rows)) bump(sql, type, now, { [from]: -list.length, [to]: list.length }, { [metric]: list.length });
+export function tallyMoved(store: HomeStore, rows: readonly { type: string }[], from: "pending" | "running", to: "running" | "completed", metric: "started" | "completed", now: number): void {
+  for (const [type, list] of byType(rows)) count(store, type, now, { [from]: -list.length, [to]: list.length }, { [metric]: list.length });
 }
 
 /** tallyDeleted: `rows` were deleted (retention or prune), each in its state. */
-export function tallyDeleted(sql: SqlStorage, rows: readonly { type: string; state: string; failure_kind: string | null }[], now: number): void {
+export function tallyDeleted(store: HomeStore, rows: readonly { type: string; state: string; failure_kind: string | null }[], now: number): void {
   for (const [type, list] of byType(rows)) {
     const deltas: Partial<Record<StateColumn, number>> = {};
     for (const r of list) {
       const col = stateColumn(r.state, r.failure_kind);
       deltas[col] = (deltas[col] ?? 0) - 1;
     }
-    bump(sql, type, now, deltas, {});
+    count(store, type, now, deltas, {});
   }
+}
+
+/**
+ * payCounts: write what is owed (count-debt.ts), one row per type and minute, in one transaction; every reader of
+ * the counts beyond `pending` calls this first. Writes nothing when nothing is owed.
+ */
+export function payCounts(store: HomeStore): void {
+  if (store.debt.size === 0) return;
+  store.atomic(() => {
+    const sums = new Map<string, { type: string; at: number; deltas: Partial<Record<StateColumn, number>>; counters: Partial<Record<CounterName, number>> }>();
+    for (const o of store.debt.take()) {
+      const key = `${o.type}\u0000${minuteOf(o.at)}`;
+      const sum = sums.get(key) ?? sums.set(key, { type: o.type, at: o.at, deltas: {}, counters: {} }).get(key)!;
+      sum.at = Math.max(sum.at, o.at);
+      for (const [c, n] of Object.entries(o.deltas) as [StateColumn, number][]) sum.deltas[c] = (sum.deltas[c] ?? 0) + n;
+      for (const [c, n] of Object.entries(o.counters) as [CounterName, number][]) sum.counters[c] = (sum.counters[c] ?? 0) + n;
+    }
+    for (const { type, at, deltas, counters } of sums.values()) {
+      store.sql.exec(ENSURE, type);
+      bump(store.sql, type, at, deltas, counters);
+    }
+  });
+}
+
+/**
+ * recount: every type's state counts read again from the job table — an instance that starts where the one before
+ * may have died owing counts (count-debt.ts). Reads every job once; writes one row per type.
+ */
+export function recount(sql: SqlStorage): void {
+  const sums = STATE_COLUMNS.map((c) => (c.startsWith("failed_") ? `sum(state = 'failed' AND failure_kind = '${c.slice("failed_".length)}')` : `sum(state = '${c}')`));
+  sql.exec(`UPDATE type_count SET ${STATE_COLUMNS.map((c) => `${c} = 0`).join(", ")} WHERE type NOT IN (SELECT DISTINCT type FROM job)`);
+  sql.exec(
+    `INSERT INTO type_count (type, ${STATE_COLUMNS.join(", ")}) SELECT type, ${sums.join(", ")} FROM job GROUP BY type
+     ON CONFLICT (type) DO UPDATE SET ${STATE_COLUMNS.map((c) => `${c} = excluded.${c}`).join(", ")}`,
+  );
 }

@@ -17,6 +17,7 @@ import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
 import { attemptDeadline, scopeOfRow, timedOut, type JobRow } from "../jobs/job-row";
 import { eventOfTags } from "../../job/event-tags";
 import { completeMany, heartbeat } from "../jobs/settle";
+import { payCounts } from "../jobs/tallies";
 import { appendStep, journalsOf, signTokens } from "../workflow/steps";
 import { keepLogs } from "../jobs/job-logs";
 import type { WorkflowStore } from "../workflow/workflow-store";
@@ -44,7 +45,8 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
     countDue: (type, now, max) => countStartable(store, type, now, max),
     gatherUntil: (type, now) => gatherUntil(store, type, now),
     serial: (type) => isSerial(store, type),
-    busyHere: (types, now) => busyHere(store.sql, types, now),
+    // It reads the running counts: what is owed is written first (jobs/count-debt.ts).
+    busyHere: (types, now) => (payCounts(store), busyHere(store.sql, types, now)),
 
     keyed: (type) => keyedType(config, type),
     nextDueKey: (type, now, after) => nextDueKey(store.sql, type, now, after),
@@ -136,7 +138,7 @@ function journalOne(store: WorkflowStore, w: JournalWrite, token: string, now: n
   }
 }
 
-function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]): DispatchJob {
+export function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]): DispatchJob {
   // Only a tagged job can be a delivery: the common untagged one parses nothing.
   const event = row.tags === "[]" ? null : eventOfTags(JSON.parse(row.tags) as string[]);
   return {

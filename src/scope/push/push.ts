@@ -22,6 +22,8 @@ import type { WakeMemo } from "../jobs/wake-memo";
 import type { WorkflowStore } from "../workflow/workflow-store";
 import { dispatchPort, reapedFlights } from "./dispatch-port";
 import { pushWrites } from "./push-writes";
+import { leasedStraight, startable } from "./straight";
+import type { JobHooks } from "../jobs/job-hooks";
 
 export interface PushDeps {
   store: WorkflowStore;
@@ -78,11 +80,21 @@ export class Push implements Capability {
     if (c.reaped.length > 0) this.dispatcher.reaped(reapedFlights(c.reaped, now));
   }
 
-  /** The dispatcher looks for due push work (not awaited: it may wait on a pool); `due`: the types the write made pending. */
-  follow(c: Changes, rows: readonly JobRow[]): void {
+  /** In a core write's transaction: how many new jobs of a type may go straight to a handler (straight.ts). */
+  readonly hooks: Partial<JobHooks> = {
+    startable: (store, type, now) => startable(store, this.dispatcher, this.d.pauseFresh, type, now),
+  };
+
+  /**
+   * The calls of jobs the write inserted straight to a handler start now (straight.ts); then the dispatcher looks for
+   * due push work (not awaited: it may wait on a pool), `fresh` for the types the write made pending.
+   */
+  follow(c: Changes, rows: readonly JobRow[], now: number): void {
     if (!c.fill) return;
+    const origin = this.dispatcher.newOrigin();
+    if (c.created.length > 0) for (const [type, leased] of leasedStraight(c.created, now)) this.dispatcher.startLeased(type, leased, origin);
     this.dispatcher.fresh(rows.flatMap((r) => (r.state === "pending" ? [r.type] : [])));
-    void this.dispatcher.fill(this.dispatcher.newOrigin());
+    void this.dispatcher.fill(origin);
   }
 
   /** Pushed attempts' leases are held in memory, not in job_lease_idx (jobs/pushed-leases.ts); and the dispatcher's own times. */

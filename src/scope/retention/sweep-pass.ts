@@ -136,7 +136,7 @@ type Deleted = { id: string; own_id: number; type: string; state: string; failur
 
 /** buryDeleted: deleted rows counted, and the ids a caller gave kept as tombstones (tombstones.ts); how many. */
 function buryDeleted(store: HomeStore, gone: Deleted[], now: number): number {
-  tallyDeleted(store.sql, gone, now);
+  tallyDeleted(store, gone, now);
   bury(store, gone.filter((r) => r.own_id === 1).map((r) => r.id), now);
   return gone.length;
 }

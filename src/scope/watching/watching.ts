@@ -76,7 +76,7 @@ export class Watching implements Capability {
     for (const l of c.leaseLost) events.leaseLost(l.row, now, l.write, l.reason);
     if (c.progressed.length > 0) events.progress(c.progressed, now);
     // What watches from outside never fails the write that told it, nor each other: the rest still run.
-    outside("watchers", () => this.watchers.changed(rows, c.progressed, c.gathered.fed));
+    outside("watchers", () => this.watchers.changed([...arrivals(c.created), ...rows], c.progressed, c.gathered.fed));
     outside("tracing", () => this.tracing.changed(c.created, c.events, now));
     if (c.reaped.length > 0) events.reaped(this.d.home(), c.reaped, now);
   }
@@ -93,6 +93,16 @@ export class Watching implements Capability {
   async alarm(): Promise<void> {
     await this.callbacks.flushDue();
   }
+}
+
+/**
+ * arrivals: a job that went straight to its handler was never stored `pending` (docs/design.md "Straight to a
+ * handler"); its watchers hear of its arrival as of any job's — as its timeline shows it —, then of its start.
+ */
+function arrivals(created: readonly JobRow[]): JobRow[] {
+  return created.flatMap((r) =>
+    r.state === "running" ? [{ ...r, state: "pending", attempts: 0, started_at: null, lease_token: null, lease_owner: null, lease_expires_at: null, lease_ms: null, updated_at: r.created_at }] : [],
+  );
 }
 
 /** outside: one of the outside watchers told of a write; a failure is logged, not thrown into the commit path. */

@@ -130,7 +130,8 @@ export function enqueueOwed(store: HomeStore, jobs: readonly OwedJob[], now: num
 
 function enqueueOwedIn(store: HomeStore, jobs: readonly OwedJob[], now: number, home: string): { out: EnqueueOutcome; retry: boolean } {
   return store.atomic(() => {
-    let out = enqueueJobs(store, jobs, now);
+    // Children due now may go straight to a handler: the write's commit starts their calls (scope/push/straight.ts).
+    let out = enqueueJobs(store, jobs, now, { straight: true });
     if (!out.ok && out.code === "queue_full" && jobs.length === 1) return { out, retry: true };
     /** Jobs of the chunk owed again for want of room; and refused ones, told already. */
     const deferred = new Set<number>();
