@@ -16,26 +16,39 @@ INSERT INTO home (name, reported_at, last_served_at) VALUES (?1, ?2, 0)
 ON CONFLICT (name) DO UPDATE SET reported_at = excluded.reported_at`;
 const HOME_DELETE = "DELETE FROM home WHERE name = ?";
 const HOME_TYPE_DELETE = "DELETE FROM home_type WHERE home = ?";
-const HOME_TYPE_INSERT = `
-INSERT INTO home_type (home, type, pending, scheduled, running, completed, failed_retries_exhausted, failed_fatal,
-                       failed_stalled, failed_timeout, cancelled, superseded, waiting, expired, next_run_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** homeTypeDropOthers: the home's rows of types its summary no longer has. Deleting writes only what it deletes. */
+const HOME_TYPE_DROP_OTHERS = "DELETE FROM home_type WHERE home = ?1 AND type NOT IN (SELECT value FROM json_each(?2))";
+const HOME_TYPE_COLUMNS = [
+  "pending", "scheduled", "running", "completed", "failed_retries_exhausted", "failed_fatal", "failed_stalled", "failed_timeout", "cancelled",
+  "superseded", "waiting", "expired", "next_run_at",
+] as const;
+/**
+ * homeTypeUpsert: a type's row as the summary has it. A new row writes its three index entries; a changed one only
+ * itself, and its index entries only when `next_run_at` moved; an unchanged one nothing (the WHERE). Before, every
+ * summary deleted the home's rows and inserted them again: four rows written per type per summary.
+ */
+const HOME_TYPE_UPSERT = `
+INSERT INTO home_type (home, type, ${HOME_TYPE_COLUMNS.join(", ")})
+VALUES (?, ?, ${HOME_TYPE_COLUMNS.map(() => "?").join(", ")})
+ON CONFLICT (home, type) DO UPDATE SET ${HOME_TYPE_COLUMNS.map((c) => `${c} = excluded.${c}`).join(", ")}
+ WHERE (${HOME_TYPE_COLUMNS.join(", ")}) IS NOT (${HOME_TYPE_COLUMNS.map((c) => `excluded.${c}`).join(", ")})`;
 
 /** applyReport replaces what the catalog knows of one home; an older summary than the one held is ignored. */
 export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
   const held = sql.exec<{ reported_at: number }>(HOME_REPORTED_AT, summary.home).toArray()[0];
   if (held && held.reported_at > summary.at) return false;
   applyMetrics(sql, summary.home, summary.metrics ?? [], summary.at);
-  sql.exec(HOME_TYPE_DELETE, summary.home);
   const kept = summary.types.filter(hasAny);
   if (kept.length === 0) {
+    sql.exec(HOME_TYPE_DELETE, summary.home);
     sql.exec(HOME_DELETE, summary.home);
     return true;
   }
+  sql.exec(HOME_TYPE_DROP_OTHERS, summary.home, JSON.stringify(kept.map((t) => t.type)));
   sql.exec(HOME_UPSERT, summary.home, summary.at);
   for (const t of kept) {
     sql.exec(
-      HOME_TYPE_INSERT,
+      HOME_TYPE_UPSERT,
       summary.home,
       t.type,
       t.pending,

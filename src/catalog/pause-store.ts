@@ -34,6 +34,12 @@ export interface PauseSync {
 
 const PAUSED = "SELECT type FROM type_pause WHERE paused = 1 ORDER BY type";
 const VERSION = "SELECT coalesce(max(version), 0) AS v FROM type_pause";
+/**
+ * A promise is renewed in storage only once less than PAUSE_PROMISE_MS − WATCH_STEP_MS of it is left: a home reports
+ * every second, and renewing each time wrote its row and its index entry each time; the answer says what is stored.
+ */
+export const WATCH_STEP_MS = 60_000;
+const WATCH_HELD = "SELECT until FROM pause_watch WHERE home = ?";
 const WATCH = `
 INSERT INTO pause_watch (home, until) VALUES (?1, ?2)
 ON CONFLICT (home) DO UPDATE SET until = max(until, excluded.until)`;
@@ -53,10 +59,14 @@ function version(sql: SqlStorage): number {
   return sql.exec<{ v: number }>(VERSION).one().v;
 }
 
-/** promise: record that `home` is told of changes until now + PAUSE_PROMISE_MS, and answer what holds now. */
+/**
+ * promise: `home` is told of changes until at least now + PAUSE_PROMISE_MS − WATCH_STEP_MS (renewed to now +
+ * PAUSE_PROMISE_MS when less is left), and the answer: what holds now, and the promise as stored.
+ */
 export function promise(sql: SqlStorage, home: string, from: string, now: number): PauseSync {
-  sql.exec(WATCH, home, now + PAUSE_PROMISE_MS);
-  return { version: version(sql), types: pausedTypes(sql), promiseMs: PAUSE_PROMISE_MS, from };
+  let until = sql.exec<{ until: number }>(WATCH_HELD, home).toArray()[0]?.until ?? 0;
+  if (until < now + PAUSE_PROMISE_MS - WATCH_STEP_MS) sql.exec(WATCH, home, (until = now + PAUSE_PROMISE_MS));
+  return { version: version(sql), types: pausedTypes(sql), promiseMs: until - now, from };
 }
 
 /**
