@@ -38,7 +38,7 @@ export function dollarsPerMillion(c) {
 }
 
 export function measureCost() {
-  const run = spawnSync("npx", ["vitest", "run", "--project", "workers", "test/cost/lifecycle.test.ts"], {
+  const run = spawnSync("npx", ["vitest", "run", "--project", "workers", "test/cost/lifecycle.test.ts", "test/cost/day.test.ts"], {
     env: { ...process.env, COST_REPORT: "1" },
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
@@ -47,7 +47,10 @@ export function measureCost() {
   if (run.status !== 0 || !line) throw new Error(`test/cost/lifecycle.test.ts failed (exit ${run.status}):\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-2000)}`);
   const workloads = JSON.parse(line.slice(line.indexOf("COST_JSON ") + "COST_JSON ".length));
   const rows = Object.entries(workloads).map(([workload, c]) => ({ workload, ...c, dollarsPerMillion: Math.round(dollarsPerMillion(c) * 100) / 100 }));
-  return { date: new Date().toISOString(), prices: PRICES, workloads: rows };
+  // A small team's day (test/cost/day.test.ts): an hour of a mixed workload, its fixed work apart, and a month of it.
+  const dayLine = `${run.stdout}\n${run.stderr}`.split("\n").find((l) => l.includes("DAY_JSON "));
+  const day = dayLine ? JSON.parse(dayLine.slice(dayLine.indexOf("DAY_JSON ") + "DAY_JSON ".length)) : null;
+  return { date: new Date().toISOString(), prices: PRICES, workloads: rows, day };
 }
 
 export function costTable(cost) {
@@ -56,7 +59,15 @@ export function costTable(cost) {
     (w) =>
       `| ${w.workload} (per ${w.per}) | ${w.rowsWritten} | ${w.rowsRead} | ${w.requests} | ${w.dollarsPerMillion.toFixed(2)} | ${(w.dollarsPerMillion / PRICES.cloudflareQueuesPerMillionJobs).toFixed(1)}× |`,
   );
-  return [head, ...lines].join("\n");
+  const day = cost.day
+    ? [
+        "",
+        `A small team's day (test/cost/day.test.ts: ${cost.day.jobsPerDay} jobs a day over 50 tenants): ${cost.day.hour.rowsWritten} rows written an hour`,
+        `(${cost.day.fixedRowsWrittenPerHour} of them fixed work: catalog and schedule; ${cost.day.jobsRowsWrittenPerHour} the jobs' own), ${cost.day.rowsWrittenPerJob} per job;`,
+        `a month: ${cost.day.month.rowsWritten} rows written, ${cost.day.month.rowsRead} read, ${cost.day.month.requests} requests — $${cost.day.month.dollars}.`,
+      ]
+    : [];
+  return [head, ...lines, ...day].join("\n");
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -9,6 +9,8 @@ import m0006 from './0006_object_usage.sql';
 import m0007 from './0007_waiting_count.sql';
 import m0008 from './0008_expired_count.sql';
 import m0009 from './0009_usage_senders.sql';
+import m0010 from './0010_metric_without_rowid.sql';
+import m0011 from './0011_home_type_next_partial.sql';
 
   export default {
     journal,
@@ -22,7 +24,9 @@ m0005,
 m0006,
 m0007,
 m0008,
-m0009
+m0009,
+m0010,
+m0011
     }
   }
   

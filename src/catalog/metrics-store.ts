@@ -25,10 +25,10 @@ const cols = COUNTERS.join(", ");
  */
 const METRIC_UPSERT = `
 INSERT INTO metric (home, type, minute, ${cols}) VALUES (?, ?, ?, ${COUNTERS.map(() => "?").join(", ")})
-ON CONFLICT (home, type, minute) DO UPDATE SET ${COUNTERS.map((c) => `${c} = max(${c}, excluded.${c})`).join(", ")}
+ON CONFLICT (minute, home, type) DO UPDATE SET ${COUNTERS.map((c) => `${c} = max(${c}, excluded.${c})`).join(", ")}
  WHERE ${COUNTERS.map((c) => `excluded.${c} > ${c}`).join(" OR ")}`;
 
-/** metricDeleteBefore / metricSeriesDeleteBefore: metric_minute_idx, and metric_series' primary key (minute first). */
+/** metricDeleteBefore / metricSeriesDeleteBefore: their primary keys' ranges (minute first). */
 const METRIC_DELETE_BEFORE = "DELETE FROM metric WHERE minute < ?";
 const METRIC_SERIES_DELETE_BEFORE = "DELETE FROM metric_series WHERE minute < ?";
 

@@ -36,9 +36,10 @@ const PAUSED = "SELECT type FROM type_pause WHERE paused = 1 ORDER BY type";
 const VERSION = "SELECT coalesce(max(version), 0) AS v FROM type_pause";
 /**
  * A promise is renewed in storage only once less than PAUSE_PROMISE_MS − WATCH_STEP_MS of it is left: a home reports
- * every second, and renewing each time wrote its row and its index entry each time; the answer says what is stored.
+ * every second, and renewing each time wrote its row and its index entry each time; the answer says what is stored
+ * (at least 2.5 minutes, well over the home's PROMISE_MARGIN_MS), and the home writes its own copy only as it grows.
  */
-export const WATCH_STEP_MS = 60_000;
+export const WATCH_STEP_MS = PAUSE_PROMISE_MS / 2;
 const WATCH_HELD = "SELECT until FROM pause_watch WHERE home = ?";
 const WATCH = `
 INSERT INTO pause_watch (home, until) VALUES (?1, ?2)

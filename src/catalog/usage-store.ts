@@ -9,6 +9,11 @@
  * A report sent twice, or again after a lost answer, adds nothing more; a
  * report older than the one taken (a smaller total) adds nothing.
  *
+ * A report writes its sender's row and its minute's; the totals are
+ * `object_usage` — the minutes already dropped, added there as they are
+ * dropped — plus the minutes kept (before, each report added to both: one row
+ * written more per report).
+ *
  * @module
  */
 import { minuteOf } from "../metrics/counters";
@@ -23,7 +28,13 @@ const PLUS =
   "rows_written = rows_written + excluded.rows_written, rows_read = rows_read + excluded.rows_read, requests = requests + excluded.requests, " +
   "active_ms = active_ms + excluded.active_ms, setup_rows_written = setup_rows_written + excluded.setup_rows_written, setup_rows_read = setup_rows_read + excluded.setup_rows_read";
 const AS = "rows_written AS rowsWritten, rows_read AS rowsRead, requests, active_ms AS activeMs, setup_rows_written AS setupRowsWritten, setup_rows_read AS setupRowsRead";
-const TOTAL_ADD = `INSERT INTO object_usage (object, ${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (object) DO UPDATE SET ${PLUS}`;
+/** totalFold: the minutes about to be dropped, added to the totals' base (migration `home_type_next_partial`). */
+const TOTAL_FOLD = `
+INSERT INTO object_usage (object, ${COLS})
+SELECT object, ${COLS.split(", ").map((c) => `sum(${c})`).join(", ")} FROM usage_minute WHERE minute < ? GROUP BY object
+ON CONFLICT (object) DO UPDATE SET ${PLUS}`;
+/** minuteSums: what the kept minutes add to the base, per kind. */
+const MINUTE_SUMS = `SELECT object, ${COLS.split(", ").map((c) => `sum(${c}) AS ${c}`).join(", ")} FROM usage_minute GROUP BY object`;
 const MINUTE_ADD = `INSERT INTO usage_minute (minute, object, ${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (minute, object) DO UPDATE SET ${PLUS}`;
 const MINUTE_DELETE_BEFORE = "DELETE FROM usage_minute WHERE minute < ?";
 const SENDER_GET = `SELECT instance, ${AS} FROM usage_sender WHERE name = ?`;
@@ -56,16 +67,15 @@ export function takeUsage(sql: SqlStorage, report: UsageReport, now: number): Us
   // An older report of the same instance (overtaken by a later one) changes nothing, not even the row.
   if (!newer && held?.instance === report.instance) return grew;
   sql.exec(SENDER_PUT, report.name, report.kind, report.instance, now, ...values(report.total));
-  if (!isZeroUsage(grew)) {
-    sql.exec(TOTAL_ADD, report.kind, ...values(grew));
-    sql.exec(MINUTE_ADD, minuteOf(now), report.kind, ...values(grew));
-  }
+  if (!isZeroUsage(grew)) sql.exec(MINUTE_ADD, minuteOf(now), report.kind, ...values(grew));
   return grew;
 }
 
 /** dropStale: forget senders no report renewed for a day, and usage minutes past the series' retention. */
 export function dropStale(sql: SqlStorage, now: number): void {
   sql.exec(SENDERS_DROP, now - USAGE_SENDER_KEEP_MS);
+  // Dropped minutes stay in the totals: added to their base first (in the caller's transaction).
+  sql.exec(TOTAL_FOLD, now - METRIC_RETENTION_MS);
   sql.exec(MINUTE_DELETE_BEFORE, now - METRIC_RETENTION_MS);
 }
 
@@ -73,6 +83,12 @@ export function dropStale(sql: SqlStorage, now: number): void {
 export function usageTotals(sql: SqlStorage): KindUsage[] {
   const byKind = new Map<ObjectKind, KindUsage>(OBJECT_KINDS.map((k) => [k, { object: k, ...zeroUsage() }]));
   for (const r of sql.exec(TOTALS).toArray() as unknown as KindUsage[]) if (isObjectKind(r.object)) addUsage(byKind.get(r.object)!, r);
+  for (const r of sql.exec(MINUTE_SUMS).toArray() as unknown as Record<string, number | string>[]) {
+    if (!isObjectKind(r.object as string)) continue;
+    const u = zeroUsage();
+    for (const [f, c] of USAGE_FIELDS.map((f, i) => [f, COLS.split(", ")[i]!] as const)) u[f] = Number(r[c] ?? 0);
+    addUsage(byKind.get(r.object as ObjectKind)!, u);
+  }
   return [...byKind.values()];
 }
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const home = sqliteTable("home", {
@@ -42,7 +43,8 @@ export const homeType = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.home, t.type] }),
     index("home_type_type_idx").on(t.type, t.nextRunAt),
-    index("home_type_next_idx").on(t.nextRunAt),
+    // Only rows with a pending job have an entry: a summary that clears next_run_at (its jobs ran) writes none.
+    index("home_type_next_idx").on(t.nextRunAt).where(sql`next_run_at IS NOT NULL`),
   ],
 );
 
@@ -63,7 +65,9 @@ const counters = () => ({
 export const metric = sqliteTable(
   "metric",
   { home: text("home").notNull(), type: text("type").notNull(), minute: integer("minute").notNull(), ...counters() },
-  (t) => [primaryKey({ columns: [t.home, t.type, t.minute] }), index("metric_minute_idx").on(t.minute)],
+  // WITHOUT ROWID, keyed minute first (migration `metric_without_rowid`): a new row writes itself alone, where the
+  // rowid table wrote its primary key's and its minute index's entries too; old minutes are dropped by key range.
+  (t) => [primaryKey({ columns: [t.minute, t.home, t.type] })],
 );
 
 /**
@@ -127,7 +131,11 @@ const usage = () => ({
   setupRowsRead: integer("setup_rows_read").notNull().default(0),
 });
 
-/** Usage per object kind since the catalog began (catalog/usage-store.ts): `/v1/metrics`' storage and request counters. */
+/**
+ * Usage per object kind since the catalog began, less what `usage_minute` still holds (catalog/usage-store.ts): a
+ * minute's usage is added here when the minute is dropped, so a report writes its minute's row alone. `/v1/metrics`'
+ * storage and request counters are this plus the minutes kept.
+ */
 export const objectUsage = sqliteTable("object_usage", { object: text("object").primaryKey(), ...usage() });
 
 /**

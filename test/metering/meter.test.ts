@@ -9,6 +9,7 @@ import { sendUsageWhenIdle } from "../../src/metering/usage-sender";
 import { OBJECT_KINDS, zeroUsage, type KindUsage, type ObjectKind, type UsageReport } from "../../src/metering/usage";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
+import { dropStale, takeUsage, usageTotals } from "../../src/catalog/usage-store";
 import { catalogOf, env, freshScope, newJob } from "../helpers/scope";
 import { TOKEN } from "../helpers/api";
 import { exports } from "cloudflare:workers";
@@ -118,6 +119,44 @@ describe("the catalog's totals (docs/operating.md \"What the meters count\")", (
     await c.usage(report("i1", 120, 6)); // an older report, overtaken
     await c.usage(report("i2", 10, 1)); // a new instance counts from zero
     expect(kindOf(await usageOf(c), "pool")).toMatchObject({ rowsWritten: 160, rowsRead: 320, requests: 8 });
+  });
+
+  it("a report writes its sender's row and its minute's; a minute dropped past retention stays in the totals", async () => {
+    const c = freshCatalog();
+    const got = await runInDurableObject(c, (_o: CatalogDO, state) => {
+      const sql = state.storage.sql;
+      const day = 24 * 3600_000;
+      const written = (fn: () => void) => {
+        let n = 0;
+        const real = sql.exec.bind(sql);
+        (sql as { exec: unknown }).exec = (...a: Parameters<SqlStorage["exec"]>) => {
+          const cur = real(...a);
+          n += cur.rowsWritten;
+          return cur;
+        };
+        try {
+          fn();
+        } finally {
+          (sql as { exec: unknown }).exec = real;
+        }
+        return n;
+      };
+      const t0 = Date.UTC(2031, 0, 1);
+      // A new sender's first report: its row and the minute's (a table keyed by its primary key alone writes each once).
+      const first = written(() => takeUsage(sql, report("i1", 100, 5), t0));
+      const again = written(() => takeUsage(sql, report("i1", 150, 7), t0 + 1_000));
+      takeUsage(sql, report("i1", 170, 9), t0 + day + 120_000);
+      const before = kindOf(usageTotals(sql), "pool");
+      // A day and more on: the first minute goes, its usage into the totals' base.
+      dropStale(sql, t0 + day + 180_000);
+      const minutes = sql.exec<{ n: number }>("SELECT count(*) AS n FROM usage_minute WHERE object = 'pool'").one().n;
+      return { first, again, before, after: kindOf(usageTotals(sql), "pool"), minutes };
+    });
+    expect(got.first).toBe(2);
+    expect(got.again).toBe(2);
+    expect(got.minutes).toBe(1);
+    expect(got.before).toMatchObject({ rowsWritten: 170, requests: 9 });
+    expect(got.after).toEqual(got.before);
   });
 
   it("a shard's own usage — its migrations, its reads — is written by its alarm, and its totals never fall across evictions", async () => {
