@@ -37,6 +37,7 @@ import m0034 from './0034_callback_triggers.sql';
 import m0035 from './0035_trace.sql';
 import m0036 from './0036_callback_ending.sql';
 import m0037 from './0037_callback_ending_trigger.sql';
+import m0038 from './0038_stage_without_rowid.sql';
 
   export default {
     journal,
@@ -78,7 +79,8 @@ m0033,
 m0034,
 m0035,
 m0036,
-m0037
+m0037,
+m0038
     }
   }
   

@@ -475,7 +475,9 @@ export const jobStage = sqliteTable(
     /** The object that holds the batch's decision. */
     decider: text("decider").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.batch, t.idx] }), index("job_stage_staged_idx").on(t.stagedAt)],
+  // WITHOUT ROWID, keyed by its primary key alone (migration `stage_without_rowid`): a staged part writes one row, where
+  // it wrote its primary key's entry and a staged_at index entry (read by no query) too.
+  (t) => [primaryKey({ columns: [t.batch, t.idx] })],
 );
 
 /** The decisions of the batches this object decides: commit or abort, whichever came first. */
@@ -486,5 +488,6 @@ export const batchDecision = sqliteTable(
     decision: text("decision", { enum: ["commit", "abort"] }).notNull(),
     decidedAt: integer("decided_at").notNull(),
   },
+  // WITHOUT ROWID (migration `stage_without_rowid`): a decision writes its row and its decided_at entry, not its key's too.
   (t) => [index("batch_decision_at_idx").on(t.decidedAt)],
 );
