@@ -9,6 +9,7 @@
  */
 import { stubsOf } from "../stubs";
 import migrations from "../../migrations/scope/migrations.js";
+import baseline from "../../migrations/scope/baseline.sql";
 import { AlarmArm } from "../alarm-arm";
 import type { Clock } from "../clock";
 import { loadConfig } from "../config/load";
@@ -210,7 +211,8 @@ export class ScopeParts {
   async start(): Promise<void> {
     const { ctx, store } = this;
     const { sql, config } = store;
-    await this.meter.setup(() => migrateStorage(ctx.storage, migrations, "scope"));
+    // A new object is made from the baseline at once (tables/migrate.ts): what a new tenant's setup writes.
+    await this.meter.setup(() => migrateStorage(ctx.storage, migrations, "scope", baseline));
     markOrderedJobs(sql, config);
     markKeyedJobs(sql, config);
     this.pause_ = new PauseGate({
