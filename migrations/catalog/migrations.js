@@ -11,6 +11,7 @@ import m0008 from './0008_expired_count.sql';
 import m0009 from './0009_usage_senders.sql';
 import m0010 from './0010_metric_without_rowid.sql';
 import m0011 from './0011_home_type_next_partial.sql';
+import m0012 from './0012_metric_total_base.sql';
 
   export default {
     journal,
@@ -26,7 +27,8 @@ m0007,
 m0008,
 m0009,
 m0010,
-m0011
+m0011,
+m0012
     }
   }
   

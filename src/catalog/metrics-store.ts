@@ -1,8 +1,9 @@
 /**
  * The catalog's roll-up of the scope objects' per-minute counters: each home's
- * minutes as last reported; and, kept by trigger from their growth (migration
- * `metric_growth_triggers`), the queue-wide series per (type, minute) and the
- * totals since the catalog began.
+ * minutes as last reported; and, kept by trigger from their growth (migrations
+ * `metric_growth_triggers`, `metric_total_base`), the queue-wide series per
+ * (type, minute) — and the totals since the catalog began, its minutes plus
+ * those already dropped.
  *
  * @module
  */
@@ -36,13 +37,30 @@ const METRIC_SERIES_DELETE_BEFORE = "DELETE FROM metric_series WHERE minute < ?"
 const METRIC_SERIES = `
 SELECT minute, type, ${cols} FROM metric_series WHERE minute >= ?1 AND (?2 IS NULL OR type = ?2) ORDER BY minute, type`;
 
-const METRIC_TOTALS = `SELECT type, ${cols} FROM metric_total WHERE ?1 IS NULL OR type = ?1 ORDER BY type`;
+/**
+ * metricTotals: the totals since the catalog began are the series' minutes kept plus `metric_total`, the minutes
+ * dropped (metricSeriesFold adds them there as they go): a summary's growth writes its series row alone, where the
+ * growth trigger wrote the total's row too (migration `metric_total_base`).
+ */
+const METRIC_TOTALS = `
+SELECT type, ${COUNTERS.map((c) => `sum(${c}) AS ${c}`).join(", ")} FROM (
+  SELECT type, ${cols} FROM metric_total WHERE ?1 IS NULL OR type = ?1
+  UNION ALL
+  SELECT type, ${cols} FROM metric_series WHERE ?1 IS NULL OR type = ?1)
+GROUP BY type ORDER BY type`;
+/** metricSeriesFold: the series' minutes about to be dropped, added to the totals' base. */
+const METRIC_SERIES_FOLD = `
+INSERT INTO metric_total (type, ${cols})
+SELECT type, ${COUNTERS.map((c) => `sum(${c})`).join(", ")} FROM metric_series WHERE minute < ? GROUP BY type
+ON CONFLICT (type) DO UPDATE SET ${COUNTERS.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`;
 
 export function applyMetrics(sql: SqlStorage, home: string, rows: readonly MinuteCounters[], now: number): void {
   const cutoff = now - METRIC_RETENTION_MS;
   // A row older than the retention was (or will be) dropped here: taking it again would count it twice in the totals.
   for (const r of rows) if (r.minute >= cutoff) sql.exec(METRIC_UPSERT, home, r.type, r.minute, ...COUNTERS.map((c) => r[c]));
   sql.exec(METRIC_DELETE_BEFORE, cutoff);
+  // Dropped minutes stay in the totals: added to their base first.
+  sql.exec(METRIC_SERIES_FOLD, cutoff);
   sql.exec(METRIC_SERIES_DELETE_BEFORE, cutoff);
 }
 

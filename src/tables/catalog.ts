@@ -71,9 +71,9 @@ export const metric = sqliteTable(
 );
 
 /**
- * Counters since the catalog began, per type: each change to `metric` adds
- * its difference here (trigger, migration `metric_growth_triggers`), so they
- * only grow and outlive the per-minute rows — Prometheus counters.
+ * Counters since the catalog began, per type, less the minutes `metric_series` still holds: a series minute is
+ * added here when it is dropped (catalog/metrics-store.ts, migration `metric_total_base`), so the totals — this
+ * plus the series — only grow and outlive the per-minute rows: Prometheus counters.
  */
 export const metricTotal = sqliteTable("metric_total", { type: text("type").primaryKey(), ...counters() });
 
