@@ -1,16 +1,6 @@
--- baseline: 0038_stage_without_rowid
+-- baseline: 0039_transition_without_rowid
 --> statement-breakpoint
 -- Written by `npm run db:baseline` (test/tables/baseline.test.ts): the schema every migration makes.
---> statement-breakpoint
-CREATE TABLE `job_transition` (
-	`id` integer PRIMARY KEY NOT NULL,
-	`job_seq` integer NOT NULL,
-	`at` integer NOT NULL,
-	`state` text NOT NULL,
-	`attempt` integer NOT NULL,
-	`note` text,
-	`started_at` integer
-);
 --> statement-breakpoint
 CREATE TABLE `job_permit` (
 	`pool` text NOT NULL,
@@ -201,7 +191,16 @@ CREATE TABLE "batch_decision" (
 	`decided_at` integer NOT NULL
 ) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE INDEX `job_transition_job_idx` ON `job_transition` (`job_seq`,`id`);
+CREATE TABLE "job_transition" (
+	`id` integer NOT NULL,
+	`job_seq` integer NOT NULL,
+	`at` integer NOT NULL,
+	`state` text NOT NULL,
+	`attempt` integer NOT NULL,
+	`note` text,
+	`started_at` integer,
+	PRIMARY KEY(`job_seq`, `id`)
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE INDEX `job_permit_job_idx` ON `job_permit` (`job_seq`);
 --> statement-breakpoint
@@ -245,32 +244,12 @@ CREATE TRIGGER job_signal_delete AFTER DELETE ON job BEGIN
   DELETE FROM job_signal WHERE job_seq = old.seq;
 END;
 --> statement-breakpoint
-CREATE TRIGGER job_history_delete AFTER DELETE ON job BEGIN
-  DELETE FROM job_transition WHERE job_seq = old.seq;
-END;
---> statement-breakpoint
 CREATE TRIGGER job_log_delete AFTER DELETE ON job BEGIN
   DELETE FROM job_log WHERE job_seq = old.seq;
 END;
 --> statement-breakpoint
 CREATE TRIGGER job_step_delete AFTER DELETE ON job BEGIN
   DELETE FROM job_step WHERE job_seq = old.seq;
-END;
---> statement-breakpoint
-CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state BEGIN
-  INSERT INTO job_transition (job_seq, at, state, attempt, note, started_at)
-  SELECT new.seq, old.finished_at, old.state, old.attempts,
-         CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
-         old.started_at
-   WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled', 'superseded', 'expired');
-  INSERT INTO job_transition (job_seq, at, state, attempt, note, started_at)
-  SELECT new.seq, new.updated_at, 'waiting', new.attempts, NULL, old.started_at
-   WHERE new.state = 'waiting';
-  INSERT INTO job_transition (job_seq, at, state, attempt, note, started_at)
-  SELECT new.seq, new.updated_at, 'pending', new.attempts,
-         CASE WHEN old.state IN ('failed', 'cancelled', 'superseded', 'expired') THEN 'manual retry' WHEN old.state = 'waiting' THEN NULL ELSE substr(new.last_error, 1, 500) END,
-         CASE WHEN old.state = 'running' THEN old.started_at END
-   WHERE new.state = 'pending';
 END;
 --> statement-breakpoint
 CREATE TRIGGER job_count_insert AFTER INSERT ON job WHEN new.tally = 0 BEGIN
@@ -354,4 +333,24 @@ WHEN old.callback IS NOT NULL AND old.finished_at IS NOT NULL AND new.finished_a
                               'finished_at', old.finished_at, 'started_at', old.started_at, 'expires_at', old.expires_at,
                               'updated_at', old.updated_at)
    WHERE job_seq = old.seq AND ended_at = old.finished_at AND ending IS NULL;
+END;
+--> statement-breakpoint
+CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state AND new.state IN ('pending', 'waiting') BEGIN
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  SELECT (SELECT coalesce(max(t.id), 0) + 1 FROM job_transition AS t WHERE t.job_seq = new.seq), new.seq, old.finished_at, old.state, old.attempts,
+         CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
+         old.started_at
+   WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled', 'superseded', 'expired');
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  SELECT (SELECT coalesce(max(t.id), 0) + 1 FROM job_transition AS t WHERE t.job_seq = new.seq), new.seq, new.updated_at, 'waiting', new.attempts, NULL, old.started_at
+   WHERE new.state = 'waiting';
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  SELECT (SELECT coalesce(max(t.id), 0) + 1 FROM job_transition AS t WHERE t.job_seq = new.seq), new.seq, new.updated_at, 'pending', new.attempts,
+         CASE WHEN old.state IN ('failed', 'cancelled', 'superseded', 'expired') THEN 'manual retry' WHEN old.state = 'waiting' THEN NULL ELSE substr(new.last_error, 1, 500) END,
+         CASE WHEN old.state = 'running' THEN old.started_at END
+   WHERE new.state = 'pending';
+END;
+--> statement-breakpoint
+CREATE TRIGGER job_history_delete AFTER DELETE ON job BEGIN
+  DELETE FROM job_transition WHERE job_seq = old.seq;
 END;

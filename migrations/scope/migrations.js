@@ -38,6 +38,7 @@ import m0035 from './0035_trace.sql';
 import m0036 from './0036_callback_ending.sql';
 import m0037 from './0037_callback_ending_trigger.sql';
 import m0038 from './0038_stage_without_rowid.sql';
+import m0039 from './0039_transition_without_rowid.sql';
 
   export default {
     journal,
@@ -80,7 +81,8 @@ m0034,
 m0035,
 m0036,
 m0037,
-m0038
+m0038,
+m0039
     }
   }
   

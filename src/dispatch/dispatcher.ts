@@ -199,15 +199,15 @@ export class Dispatcher<R> {
   }
 
   /**
-   * room: how many jobs of a type that needs no permit may go straight to handler calls now (docs/design.md
-   * "Straight to a handler"): its calls' free places (each carries up to its batch size) within MAX_CALLS_IN_FLIGHT
-   * and one event's invocations, none while the type is backed off (a handler unreachable) or a fill runs (its
-   * jobs would overtake the ones the fill is leasing), and none for a serialized type.
+   * room: how many calls may start now for jobs of a type that needs no permit going straight to a handler
+   * (docs/design.md "Straight to a handler"): within MAX_CALLS_IN_FLIGHT and one event's invocations; none while the
+   * type is backed off (a handler unreachable) or a fill runs (its jobs would overtake the ones the fill is leasing),
+   * and none for a serialized type. An enqueue shares the calls among its types (enqueue.ts, Room), and the calls
+   * start synchronously after its commit (scope/push/push.ts `told`), so no other write takes them meanwhile.
    */
-  room(type: string, batchSize: number, now: number): number {
+  room(type: string, now: number): number {
     if (this.filling || this.backoff.isBlocked(type, now) || this.deps.jobs.serial(type)) return 0;
-    const calls = Math.min(MAX_CALLS_IN_FLIGHT - this.calls.size, Math.floor(INVOCATIONS_PER_EVENT / this.deps.invocationsPerCall));
-    return Math.max(0, calls) * batchSize;
+    return Math.max(0, Math.min(MAX_CALLS_IN_FLIGHT - this.calls.size, Math.floor(INVOCATIONS_PER_EVENT / this.deps.invocationsPerCall)));
   }
 
   /**

@@ -32,7 +32,8 @@ import { journalsOf } from "./workflow/steps";
 import { Core } from "./jobs/core";
 import { ExpiryMemo } from "./jobs/expiry-memo";
 import { CountDebt } from "./jobs/count-debt";
-import { payCounts } from "./jobs/tallies";
+import { payCounts, recount } from "./jobs/tallies";
+import { untoldChanges } from "./report/catalog-report";
 import { Feed } from "./jobs/feed";
 import { joinHooks } from "./jobs/job-hooks";
 import { markKeyedJobs } from "./jobs/keyed-claim";
@@ -112,11 +113,15 @@ export class ScopeParts {
       atomic: (fn) => {
         const mark = feed.mark();
         const owed = debt.mark();
+        // The catalog's persisted mark rolls back with the transaction that wrote it: kept in memory, a later owing
+        // write would not write it again, and a restart would not know to recount (jobs/count-debt.ts).
+        const dirty = parts.report.started ? parts.report.reporter.dirtyMark() : undefined;
         try {
           return ctx.storage.transactionSync(fn);
         } catch (e) {
           feed.rollback(mark);
           debt.rollback(owed);
+          if (dirty !== undefined) parts.report.reporter.restore(dirty);
           throw e;
         }
       },
@@ -213,6 +218,9 @@ export class ScopeParts {
     const { sql, config } = store;
     // A new object is made from the baseline at once (tables/migrate.ts): what a new tenant's setup writes.
     await this.meter.setup(() => migrateStorage(ctx.storage, migrations, "scope", baseline));
+    // The last instance left changes untold: it may have died owing counts (jobs/count-debt.ts) — read them again,
+    // before anything reads them (the ordered marks below read `running`).
+    if (untoldChanges(sql)) recount(sql);
     markOrderedJobs(sql, config);
     markKeyedJobs(sql, config);
     this.pause_ = new PauseGate({

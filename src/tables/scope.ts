@@ -207,7 +207,8 @@ export const typeCount = sqliteTable("type_count", {
 export const jobTransition = sqliteTable(
   "job_transition",
   {
-    id: integer("id").primaryKey(),
+    /** The step's place in its job's timeline, from 1 (migration `transition_without_rowid`: per job, not per table). */
+    id: integer("id").notNull(),
     jobSeq: integer("job_seq").notNull(),
     at: integer("at").notNull(),
     state: text("state").notNull(),
@@ -218,7 +219,9 @@ export const jobTransition = sqliteTable(
     /** When the attempt that this step ended had started (null when it ended no attempt). */
     startedAt: integer("started_at"),
   },
-  (t) => [index("job_transition_job_idx").on(t.jobSeq, t.id)],
+  // WITHOUT ROWID, keyed by (job, place) alone: a timeline step writes one row, where it wrote its row and its
+  // job_transition_job_idx entry (migration `transition_without_rowid`).
+  (t) => [primaryKey({ columns: [t.jobSeq, t.id] })],
 );
 
 /**

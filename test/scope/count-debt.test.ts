@@ -75,6 +75,27 @@ describe("counts paid at the report", () => {
     expect(got).toEqual({ before: 1, size: 1, counts: { pending: 0, running: 0, completed: 5 } });
   });
 
+  it("the catalog's mark rolls back with the transaction that wrote it, so the next owing write writes it again", async () => {
+    const { stub } = await freshScope();
+    const marked = await runInDurableObject(stub, (o: ScopeDO) => {
+      const now = o.clock.now();
+      const mark = () => o.store.sql.exec("SELECT 1 FROM meta WHERE key = 'catalog_dirty_since'").toArray().length;
+      const clean = mark();
+      try {
+        o.store.atomic(() => {
+          o.store.touched(now);
+          throw new Error("roll back");
+        });
+      } catch {
+        // rolled back, and the mark with it
+      }
+      const afterRollback = mark();
+      o.store.atomic(() => o.store.touched(now));
+      return { clean, afterRollback, after: mark() };
+    });
+    expect(marked).toEqual({ clean: 0, afterRollback: 0, after: 1 });
+  });
+
   it("an instance that dies owing counts: the next one counts the job table again", async () => {
     const { home, stub } = await freshScope();
     await runInDurableObject(stub, (o: ScopeDO) => {

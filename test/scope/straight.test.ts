@@ -120,6 +120,21 @@ describe("straight to a handler", () => {
     expect(await states([newJob(home, { type: "demo.sleep", payload: JSON.stringify({ ms: 0 }), dedupeKey: "k", keyMode: "pending" })])).toEqual(["pending"]);
   });
 
+  it("an enqueue's types share the calls the dispatcher has room for", async () => {
+    const { home, stub } = await knowing();
+    const states = await runInDurableObject(stub, (o: ScopeDO) => {
+      // Room for one call: the first type's jobs take it (up to its batch size), the others' go in pending.
+      const store = { ...o.store, hooks: { ...o.store.hooks, startable: () => 1 } };
+      const out = enqueueJobs(store, [newJob(home, { type: "demo.noop" }), newJob(home, { type: "demo.echo" }), newJob(home, { type: "demo.noop" }), newJob(home, { type: "demo.log" })], Date.now(), { straight: true });
+      if (!out.ok) throw new Error(out.message);
+      const states = out.results.map((r) => (r.row as JobRow).state);
+      // Given back, as a restart would: this test starts no call for them.
+      o.store.sql.exec("UPDATE job SET state = 'cancelled', finished_at = 1, lease_token = NULL, lease_expires_at = NULL, cancel_reason = 'test' WHERE state = 'running'");
+      return states;
+    });
+    expect(states).toEqual(["running", "pending", "running", "pending"]);
+  });
+
   it("a batch's jobs go straight in calls of the type's batch size, up to the dispatcher's room", async () => {
     const { home, stub } = await knowing();
     const out = await scopeRpc(stub).enqueue(Array.from({ length: 250 }, () => newJob(home, { type: "demo.noop" })));

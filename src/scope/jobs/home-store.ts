@@ -64,9 +64,9 @@ export interface JobHooks {
   /** Before a cancel, outside its transaction: what the jobs hold is kept until their leases would have ended. */
   cancelling(store: HomeStore, which: Cancelling): void;
   /**
-   * How many new jobs of `type`, due now, an enqueue may insert straight into `running`, leased to a handler call that
-   * starts once the write commits (docs/design.md "Straight to a handler"); 0 when none may. The least any capability
-   * allows; 0 when none speaks.
+   * How many handler calls may start now for new jobs of `type` an enqueue inserts straight into `running` (docs/design.md
+   * "Straight to a handler"), each carrying up to the type's batch size; 0 when its jobs may not. The least any
+   * capability allows; 0 when none speaks.
    */
   startable(store: HomeStore, type: string, now: number): number;
 }

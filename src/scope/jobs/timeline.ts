@@ -20,19 +20,19 @@ export type TimelineStep = {
 type TransitionRow = TimelineStep & { started_at: number | null };
 
 /** The transition row the history trigger just wrote for the job (job_history_update) gets its note. */
-const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE id = (SELECT max(id) FROM job_transition WHERE job_seq = ?1)";
+const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE job_seq = ?1 AND id = (SELECT max(id) FROM job_transition WHERE job_seq = ?1)";
 
 /** noteLastTransition: say what the job's latest timeline row was (a sleep, a release, a wait), inside the write that made it. */
 export function noteLastTransition(sql: SqlStorage, jobSeq: number, note: string): void {
   sql.exec(TRANSITION_NOTE_LAST, jobSeq, note);
 }
 
-/** jobTransitionsNewest: job_transition_job_idx backwards (a job snoozed for a week has thousands). */
+/** jobTransitionsNewest: the primary key (job_seq, id) backwards (a job snoozed for a week has thousands). */
 const JOB_TRANSITIONS_NEWEST = `
 SELECT at, state, attempt, note, started_at FROM (
   SELECT id, at, state, attempt, note, started_at FROM job_transition WHERE job_seq = ?1 ORDER BY id DESC LIMIT ?2)
 ORDER BY id`;
-/** jobTransitionCount: job_transition_job_idx. */
+/** jobTransitionCount: the primary key range of the job. */
 const JOB_TRANSITION_COUNT = "SELECT count(*) AS n, count(started_at) AS s FROM job_transition WHERE job_seq = ?";
 
 /**

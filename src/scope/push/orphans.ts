@@ -33,7 +33,7 @@ export const ORPHAN_FREE_RELEASES = 3;
 const JOB_PUSHED_RUNNING = `SELECT * FROM job WHERE state = 'running' AND lease_owner = '${PUSH_WORKER}'`;
 /** Any running job, pulled ones included: a type pushed before a deploy and pulled since may still hold pushed attempts. */
 const ANY_RUNNING = "SELECT coalesce(sum(running), 0) AS n FROM type_count";
-/** The notes of a job's newest attempt ends back to pending (job_transition_job_idx backwards): a release says why. */
+/** The notes of a job's newest attempt ends back to pending (the primary key (job_seq, id) backwards): a release says why. */
 const LAST_RETURNS = "SELECT note FROM job_transition WHERE job_seq = ? ORDER BY id DESC LIMIT ?";
 const RELEASED_NOTE = `released: ${ORPHAN_REASON}`;
 

@@ -9,7 +9,7 @@
  * @module
  */
 import type { QueueConfig } from "../../config/schema";
-import { Dispatcher } from "../../dispatch/dispatcher";
+import { Dispatcher, type Origin } from "../../dispatch/dispatcher";
 import type { HandlerEntrypoint } from "../../job/handler-contract";
 import { withTimeout } from "../../deadlines";
 import { permitPlan, POOL_CALL_TIMEOUT_MS, type PoolApi } from "../../pool/permit-plan";
@@ -73,9 +73,24 @@ export class Push implements Capability {
     });
   }
 
-  /** A pushed attempt ended by any write is forgotten at once; cancelled and reaped jobs' calls see their signal abort. */
+  /** The event budget of a write whose straight calls `told` started: its fill goes on within the same (follow). */
+  private readonly origins = new WeakMap<Changes, Origin>();
+
+  /**
+   * A pushed attempt ended by any write is forgotten at once; cancelled and reaped jobs' calls see their signal abort.
+   * The calls of jobs the write inserted straight to a handler start here, synchronously after its commit, so no
+   * other write takes the room the enqueue counted on (straight.ts).
+   */
   told(c: Changes, _rows: readonly JobRow[], now: number): void {
     this.d.store.pushed.note(c.events);
+    if (c.created.length > 0) {
+      const straight = leasedStraight(c.created, now);
+      if (straight.size > 0) {
+        const origin = this.dispatcher.newOrigin();
+        for (const [type, leased] of straight) this.dispatcher.startLeased(type, leased, origin);
+        this.origins.set(c, origin);
+      }
+    }
     for (const id of c.aborted) this.dispatcher.cancelled(id);
     if (c.reaped.length > 0) this.dispatcher.reaped(reapedFlights(c.reaped, now));
   }
@@ -85,16 +100,11 @@ export class Push implements Capability {
     startable: (store, type, now) => startable(store, this.dispatcher, this.d.pauseFresh, type, now),
   };
 
-  /**
-   * The calls of jobs the write inserted straight to a handler start now (straight.ts); then the dispatcher looks for
-   * due push work (not awaited: it may wait on a pool), `fresh` for the types the write made pending.
-   */
-  follow(c: Changes, rows: readonly JobRow[], now: number): void {
+  /** The dispatcher looks for due push work (not awaited: it may wait on a pool), `fresh` for the types the write made pending. */
+  follow(c: Changes, rows: readonly JobRow[]): void {
     if (!c.fill) return;
-    const origin = this.dispatcher.newOrigin();
-    if (c.created.length > 0) for (const [type, leased] of leasedStraight(c.created, now)) this.dispatcher.startLeased(type, leased, origin);
     this.dispatcher.fresh(rows.flatMap((r) => (r.state === "pending" ? [r.type] : [])));
-    void this.dispatcher.fill(origin);
+    void this.dispatcher.fill(this.origins.get(c) ?? this.dispatcher.newOrigin());
   }
 
   /** Pushed attempts' leases are held in memory, not in job_lease_idx (jobs/pushed-leases.ts); and the dispatcher's own times. */

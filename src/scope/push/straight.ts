@@ -21,10 +21,10 @@ import { PUSH_WORKER } from "../jobs/pushed-leases";
 import { toDispatchJob } from "./dispatch-port";
 
 /**
- * startable: how many new jobs of `type` may go straight to a handler now (the core's `startable` hook). None for a
- * type a claim would hold back or ask a pool for — a batch type that gathers, one with `waitsFor`, an ordered or
- * keyed one, one with any permit (concurrency, rate, pools, notWhileRunning) —, a paused one (or while the paused
- * set is not known), one with jobs already pending here (a new job does not overtake them), and beyond the
+ * startable: how many calls may start now for new jobs of `type` going straight to a handler (the core's `startable`
+ * hook). None for a type a claim would hold back or ask a pool for — a batch type that gathers, one with `waitsFor`,
+ * an ordered or keyed one, one with any permit (concurrency, rate, pools, notWhileRunning) —, a paused one (or while
+ * the paused set is not known), one with jobs already pending here (a new job does not overtake them); else the
  * dispatcher's room (dispatcher.ts `room`).
  */
 export function startable(store: HomeStore, dispatcher: Dispatcher<JobRow>, pauseFresh: (now: number) => boolean, type: string, now: number): number {
@@ -33,7 +33,7 @@ export function startable(store: HomeStore, dispatcher: Dispatcher<JobRow>, paus
   const s = config.typeSettings(type);
   if (s.batch !== null || s.waitsFor.length > 0 || s.ordered || keyedType(config, type) || permitPlan(config, type).length > 0) return 0;
   if (!pauseFresh(now) || isPaused(store.sql, type) || pendingOfType(store.sql, type) > 0) return 0;
-  return dispatcher.room(type, s.batchSize, now);
+  return dispatcher.room(type, now);
 }
 
 /** leasedStraight: the rows a write inserted straight to a handler, by type, as the dispatcher sends them. */

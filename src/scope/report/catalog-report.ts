@@ -49,6 +49,11 @@ export interface ReporterDeps {
   rearm(): Promise<void>;
 }
 
+/** untoldChanges: the last instance left changes the catalog may not have heard of (its persisted mark): read at start. */
+export function untoldChanges(sql: SqlStorage): boolean {
+  return sql.exec(META_GET).toArray().length > 0;
+}
+
 export class CatalogReporter {
   private version = 0;
   private sentVersion = 0;
@@ -82,6 +87,15 @@ export class CatalogReporter {
       this.dirtySince = now;
       this.deps.sql.exec(META_SET, String(now));
     }
+  }
+
+  /** dirtyMark: the persisted mark's state before a transaction; `restore` it when the transaction rolls back (its write with it). */
+  dirtyMark(): number | null {
+    return this.dirtySince;
+  }
+
+  restore(mark: number | null): void {
+    this.dirtySince = mark;
   }
 
   /** deadline: when the alarm must send a summary, or null when the catalog is up to date. */

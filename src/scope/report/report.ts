@@ -11,7 +11,6 @@ import type { AlarmPass, Capability } from "../jobs/capability";
 import type { Changes } from "../jobs/changes";
 import { CatalogReporter, type ReporterDeps } from "./catalog-report";
 import { pruneMetrics } from "./minute-counters";
-import { recount } from "../jobs/tallies";
 
 export interface ReportDeps extends ReporterDeps {
   /** This object's name; null only for an object never reached by name. */
@@ -30,8 +29,11 @@ export class Report implements Capability {
   /** start: the reporter reads what the last instance left in `meta`, so it is made once storage is migrated. */
   start(): void {
     this.reporter_ = new CatalogReporter(this.d);
-    // The last instance left changes untold: it may have died owing counts (jobs/count-debt.ts) — read them again.
-    if (this.reporter_.unreportedSince() !== null) recount(this.d.sql);
+  }
+
+  /** Whether the reporter is made (start): a write before it has no mark to keep. */
+  get started(): boolean {
+    return this.reporter_ !== null;
   }
 
   get reporter(): CatalogReporter {
