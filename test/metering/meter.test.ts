@@ -203,6 +203,7 @@ describe("the catalog's totals (docs/operating.md \"What the meters count\")", (
     // What the catalog took of this object: everything up to its last summary; its migrations among it.
     expect(taken.rows_written).toBeLessThanOrEqual(sent.total.rowsWritten);
     expect(taken.setup_rows_written).toBe(sent.total.setupRowsWritten);
-    expect(taken.setup_rows_written).toBeGreaterThan(100);
+    // Its schema made from the baseline (src/tables/migrate.ts): 74 rows.
+    expect(taken.setup_rows_written).toBeGreaterThan(50);
   });
 });
