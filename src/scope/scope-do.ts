@@ -33,7 +33,6 @@ import { wireDeciding, wireEnqueue, wireInline, wireLeased, wirePage, wireSettle
 import { ScopeParts } from "./scope-parts";
 import { Retention } from "./retention/retention";
 import { jobTimeline, type TimelineStep } from "./jobs/timeline";
-import { payCounts } from "./jobs/tallies";
 import { getJob, listJobs, type ListFilter } from "./jobs/read";
 import { listSteps, signTokens, withJournal } from "./workflow/steps";
 import { buildSummary, type HomeSummary } from "./report/summary";
@@ -292,9 +291,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   async summary(): Promise<HomeSummary> {
-    // What is owed is written first (jobs/count-debt.ts).
-    payCounts(this.store);
-    return buildSummary(this.store.sql, this.home, this.clock.now());
+    return buildSummary(this.store, this.home, this.clock.now());
   }
 
   /** drain: resolves once no handler call is in flight here and every answer is settled (tests, shutdown). */

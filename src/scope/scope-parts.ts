@@ -178,8 +178,7 @@ export class ScopeParts {
     this.report = new Report({
       sql,
       now,
-      // The counts owed are written first: a summary reads them (jobs/count-debt.ts).
-      build: (unreportedSince) => (payCounts(store), buildSummary(sql, this.home, this.now(), unreportedSince)),
+      build: (unreportedSince) => buildSummary(store, this.home, this.now(), unreportedSince),
       send: (summary) => this.sendSummary(summary),
       keepAlive,
       rearm,

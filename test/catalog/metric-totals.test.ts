@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { applyMetrics, METRIC_RETENTION_MS, metricTotals } from "../../src/catalog/metrics-store";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { env } from "../helpers/scope";
+import { rowsWrittenBy } from "../helpers/rows-written";
 
 const row = (minute: number, completed: number) => ({ minute, type: "t", enqueued: completed, started: completed, completed, failed: 0, retried: 0, cancelled: 0 });
 
@@ -16,18 +17,11 @@ describe("metric totals", () => {
     const got = await runInDurableObject(c, (_o: CatalogDO, state) => {
       const sql = state.storage.sql;
       const t0 = Date.UTC(2031, 0, 1);
-      let written = 0;
-      const real = sql.exec.bind(sql);
-      (sql as { exec: unknown }).exec = (...a: Parameters<SqlStorage["exec"]>) => {
-        const cur = real(...a);
-        written += cur.rowsWritten;
-        return cur;
-      };
-      applyMetrics(sql, "scope:a", [row(t0, 3)], t0);
-      const first = written;
+      const { written: first } = rowsWrittenBy(sql, () => {
+        applyMetrics(sql, "scope:a", [row(t0, 3)], t0);
+      });
       applyMetrics(sql, "scope:a", [row(t0, 5)], t0 + 1_000); // the same minute grew
       applyMetrics(sql, "scope:b", [row(t0 + 60_000, 2)], t0 + 60_000);
-      (sql as { exec: unknown }).exec = real;
       const before = metricTotals(sql, "t")[0];
       // A day on: both minutes are dropped, into the totals' base.
       applyMetrics(sql, "scope:a", [], t0 + METRIC_RETENTION_MS + 120_000);

@@ -80,7 +80,7 @@ const CEILING: Record<string, { rowsWritten: number; requests: number }> = {
   "a job with 3 durable steps, pushed": { rowsWritten: 11.6, requests: 1.1 },
   "a job that fails once then succeeds, pushed": { rowsWritten: 15.3, requests: 2.3 },
   // Each fire in a minute of its own, as a minutely schedule's are: the scope's and the catalog's per-minute rows, a
-  // summary and the schedule object's usage report per fire (about 17 of the 28 rows are the catalog's) — the fixed
+  // summary and the schedule object's usage report per fire (15 of the 28.6 rows are the catalog's) — the fixed
   // work of a quiet object (28.3 rows, 4.3 requests).
   "a cron fire, pushed": { rowsWritten: 29.0, requests: 4.6 },
   // The topic's registry decides each event's deliveries (one commit: docs/workflows.md "Waiting for an event").

@@ -12,6 +12,7 @@ import type { CatalogDO } from "../../src/catalog/catalog-do";
 import { dropStale, takeUsage, usageTotals } from "../../src/catalog/usage-store";
 import { catalogOf, env, freshScope, newJob } from "../helpers/scope";
 import { TOKEN } from "../helpers/api";
+import { rowsWrittenBy } from "../helpers/rows-written";
 import { exports } from "cloudflare:workers";
 
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -126,21 +127,7 @@ describe("the catalog's totals (docs/operating.md \"What the meters count\")", (
     const got = await runInDurableObject(c, (_o: CatalogDO, state) => {
       const sql = state.storage.sql;
       const day = 24 * 3600_000;
-      const written = (fn: () => void) => {
-        let n = 0;
-        const real = sql.exec.bind(sql);
-        (sql as { exec: unknown }).exec = (...a: Parameters<SqlStorage["exec"]>) => {
-          const cur = real(...a);
-          n += cur.rowsWritten;
-          return cur;
-        };
-        try {
-          fn();
-        } finally {
-          (sql as { exec: unknown }).exec = real;
-        }
-        return n;
-      };
+      const written = (fn: () => void) => rowsWrittenBy(sql, fn).written;
       const t0 = Date.UTC(2031, 0, 1);
       // A new sender's first report: its row and the minute's (a table keyed by its primary key alone writes each once).
       const first = written(() => takeUsage(sql, report("i1", 100, 5), t0));

@@ -13,6 +13,7 @@ import { PUSH_WORKER } from "../../src/scope/jobs/pushed-leases";
 import { payCounts } from "../../src/scope/jobs/tallies";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { env, freshScope, newJob, restartCold, rows } from "../helpers/scope";
+import { rowsWrittenBy } from "../helpers/rows-written";
 
 type Counts = { pending: number; running: number; completed: number };
 const COUNTS = "SELECT pending, running, completed FROM type_count WHERE type = 'test.job'";
@@ -32,17 +33,8 @@ describe("counts paid at the report", () => {
       const now = o.clock.now();
       fiveDone(o, home, now);
       const owed = { size: o.store.debt.size, counts: o.store.sql.exec<Counts>(COUNTS).one() };
-      const sql = o.store.sql as unknown as { exec: (...a: unknown[]) => SqlStorageCursor<Record<string, SqlStorageValue>> };
-      const real = sql.exec;
-      const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-      sql.exec = (...a: unknown[]) => {
-        const c = real.apply(sql, a);
-        cursors.push(c);
-        return c;
-      };
-      payCounts(o.store);
-      sql.exec = real;
-      return { owed, written: cursors.reduce((n, c) => n + c.rowsWritten, 0), after: o.store.sql.exec<Counts>(COUNTS).one(), left: o.store.debt.size };
+      const { written } = rowsWrittenBy(o.store.sql, () => payCounts(o.store));
+      return { owed, written, after: o.store.sql.exec<Counts>(COUNTS).one(), left: o.store.debt.size };
     });
     // The claim changed `pending`: written with it. The completion did not: owed.
     expect(got.owed).toEqual({ size: 1, counts: { pending: 0, running: 5, completed: 0 } });

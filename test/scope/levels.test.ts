@@ -30,7 +30,7 @@ describe("due times per priority level", () => {
         due: read(() => countDue(sql, "test.job", T0, 1)),
         count: read(() => countDue(sql, "test.job", T0, 10)),
         among: read(() => dueTypesAmong(sql, ["test.job", "other"], T0)),
-        summary: read(() => buildSummary(sql, home, T0).types.find((t) => t.type === "test.job")),
+        summary: read(() => buildSummary(o.store, home, T0).types.find((t) => t.type === "test.job")),
       };
     });
     expect(out.wake.answer).toBe(T0 + 60_000 + 290);

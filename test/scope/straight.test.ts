@@ -15,30 +15,13 @@ import type { JobRow } from "../../src/scope/jobs/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { scopeRpc } from "../../src/scope/api";
 import { env, freshScope, newJob, partsOf, restartCold, row, rows, type ScopeStub } from "../helpers/scope";
+import { rowsWrittenBy } from "../helpers/rows-written";
 
 /** A scope object that knows the paused set (its first sync), as one that has reported does. */
 async function knowing(): Promise<{ home: string; stub: ScopeStub }> {
   const { home, stub } = await freshScope(null);
   await runInDurableObject(stub, (o: ScopeDO) => partsOf(o).pause.ensure());
   return { home, stub };
-}
-
-/** rowsWritten: what `fn`'s statements wrote, from their cursors. */
-function counting<T>(o: ScopeDO, fn: () => T): { out: T; written: number } {
-  const sql = o.store.sql as unknown as { exec: (...a: unknown[]) => SqlStorageCursor<Record<string, SqlStorageValue>> };
-  const real = sql.exec;
-  const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-  sql.exec = (...a: unknown[]) => {
-    const c = real.apply(sql, a);
-    cursors.push(c);
-    return c;
-  };
-  try {
-    const out = fn();
-    return { out, written: cursors.reduce((n, c) => n + c.rowsWritten, 0) };
-  } finally {
-    sql.exec = real;
-  }
 }
 
 describe("straight to a handler", () => {
@@ -72,7 +55,7 @@ describe("straight to a handler", () => {
       const job = newJob(home, { type: "demo.noop", idFromQueue: true, ownId: false });
       // Already dirty for the catalog: its mark is written once per report, not per job.
       o.store.touched(now);
-      const { out, written } = counting(o, () => enqueueJobs(o.store, [job], now, { straight: true, seqIds: true }));
+      const { out, written } = rowsWrittenBy(o.store.sql, () => enqueueJobs(o.store, [job], now, { straight: true, seqIds: true }));
       if (!out.ok) throw new Error(out.message);
       const r = out.results[0]!.row as JobRow;
       const indexed = o.store.sql.exec("SELECT seq FROM job INDEXED BY job_claim_idx WHERE state = 'pending' AND type = 'demo.noop'").toArray().length;

@@ -16,7 +16,7 @@ import { NOT_EXPIRED } from "./expiry";
 import { TRANSITIONS } from "../../job/transitions";
 import { LIVE_STATES, sqlList } from "../../job/states";
 import { jobRows, type JobRow } from "./job-row";
-import { tallyMoved } from "./tallies";
+import { payCounts, tallyMoved } from "./tallies";
 import { PENDING_UNPAUSED_COUNT, pendingTypes, pendingTypesAll } from "./counts";
 import { newLeaseToken, type HomeStore } from "./home-store";
 import { leaseKept } from "./pushed-leases";
@@ -307,7 +307,10 @@ export function mayStart(store: HomeStore, type: string, seq: number, now: numbe
 }
 
 /** busyHere: the first of the types with due or running work in this object (waitsFor's exact, local half), or null. */
-export function busyHere(sql: SqlStorage, types: readonly string[], now: number): string | null {
+export function busyHere(store: HomeStore, types: readonly string[], now: number): string | null {
+  // It reads the running counts: what is owed is written first (count-debt.ts).
+  payCounts(store);
+  const { sql } = store;
   const present = pendingTypesAll(sql);
   for (const t of types) {
     if (present.includes(t) && countDue(sql, t, now, 1) > 0) return t;

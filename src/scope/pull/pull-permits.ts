@@ -30,7 +30,6 @@ import { permitsOf } from "../../pool/keyed-take";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
 import { busyHere, claimJobs, countStartable, type ClaimRequest } from "../jobs/claim";
 import { pendingTypes } from "../jobs/counts";
-import { payCounts } from "../jobs/tallies";
 import type { JobRow } from "../jobs/job-row";
 import type { HomeStore } from "../jobs/home-store";
 import { byId, idSeq } from "../jobs/read";
@@ -89,8 +88,7 @@ export async function pullClaim(deps: PullClaimDeps, req: ClaimRequest): Promise
     turns: deps.turns,
     countDue: (type, now, max) => countStartable(store, type, now, max),
     gatherUntil: (type, now) => gatherUntil(store, type, now),
-    // It reads the running counts: what is owed is written first (jobs/count-debt.ts).
-    busyHere: (types, now) => (payCounts(store), busyHere(store.sql, types, now)),
+    busyHere: (types, now) => busyHere(store, types, now),
     busyType: (types) => deps.busyType(types),
     keyed: (type) => keyedType(config, type),
     nextDueKey: (type, now, after) => nextDueKey(store.sql, type, now, after),

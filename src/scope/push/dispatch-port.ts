@@ -17,7 +17,6 @@ import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
 import { attemptDeadline, scopeOfRow, timedOut, type JobRow } from "../jobs/job-row";
 import { eventOfTags } from "../../job/event-tags";
 import { completeMany, heartbeat } from "../jobs/settle";
-import { payCounts } from "../jobs/tallies";
 import { appendStep, journalsOf, signTokens } from "../workflow/steps";
 import { keepLogs } from "../jobs/job-logs";
 import type { WorkflowStore } from "../workflow/workflow-store";
@@ -45,8 +44,7 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
     countDue: (type, now, max) => countStartable(store, type, now, max),
     gatherUntil: (type, now) => gatherUntil(store, type, now),
     serial: (type) => isSerial(store, type),
-    // It reads the running counts: what is owed is written first (jobs/count-debt.ts).
-    busyHere: (types, now) => (payCounts(store), busyHere(store.sql, types, now)),
+    busyHere: (types, now) => busyHere(store, types, now),
 
     keyed: (type) => keyedType(config, type),
     nextDueKey: (type, now, after) => nextDueKey(store.sql, type, now, after),

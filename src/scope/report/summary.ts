@@ -11,6 +11,8 @@ import type { UsageReport } from "../../metering/usage";
 import { FAILURE_KINDS, type FailureKind } from "../../job/states";
 import type { MinuteCounters } from "../../metrics/counters";
 import { allCounts } from "../jobs/counts";
+import { payCounts } from "../jobs/tallies";
+import type { HomeStore } from "../jobs/home-store";
 import { metricsForReport } from "./minute-counters";
 
 export interface TypeSummary {
@@ -54,7 +56,10 @@ SELECT min((SELECT min(j.run_at) FROM job AS j WHERE ${LEVEL_JOB})) AS t,
        coalesce(sum((SELECT count(*) FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at > ?2)), 0) AS n
   FROM lv WHERE lv.p IS NOT NULL`;
 
-export function buildSummary(sql: SqlStorage, home: string, now: number, unreportedSince: number | null = null): HomeSummary {
+export function buildSummary(store: HomeStore, home: string, now: number, unreportedSince: number | null = null): HomeSummary {
+  // The counts owed are written first: a summary reads them (jobs/count-debt.ts).
+  payCounts(store);
+  const { sql } = store;
   const byType = new Map<string, TypeSummary>();
   const entry = (type: string): TypeSummary => {
     let s = byType.get(type);
