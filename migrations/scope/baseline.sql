@@ -1,4 +1,4 @@
--- baseline: 0039_transition_without_rowid
+-- baseline: 0040_journal_in_row
 --> statement-breakpoint
 -- Written by `npm run db:baseline` (test/tables/baseline.test.ts): the schema every migration makes.
 --> statement-breakpoint
@@ -13,15 +13,6 @@ CREATE TABLE `job_permit` (
 --> statement-breakpoint
 CREATE TABLE `type_pause` (
 	`type` text PRIMARY KEY NOT NULL
-);
---> statement-breakpoint
-CREATE TABLE `job_log` (
-	`id` integer PRIMARY KEY NOT NULL,
-	`job_seq` integer NOT NULL,
-	`at` integer NOT NULL,
-	`attempt` integer NOT NULL,
-	`message` text NOT NULL,
-	`fields` text
 );
 --> statement-breakpoint
 CREATE TABLE `type_count` (
@@ -157,7 +148,7 @@ CREATE TABLE "job" (
 	`parent_step` text,
 	`parent_seq` integer,
 	`children_open` integer DEFAULT 0 NOT NULL,
-	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text,
+	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text, `journal` text,
 	CONSTRAINT "job_state_check" CHECK(state IN ('pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'superseded', 'expired')),
 	CONSTRAINT "job_failure_kind_check" CHECK((state = 'failed') = (failure_kind IS NOT NULL) AND (failure_kind IS NULL OR failure_kind IN ('retries_exhausted', 'fatal', 'stalled', 'timeout'))),
 	CONSTRAINT "job_finished_check" CHECK((state IN ('completed', 'failed', 'cancelled', 'superseded', 'expired')) = (finished_at IS NOT NULL)),
@@ -202,9 +193,17 @@ CREATE TABLE "job_transition" (
 	PRIMARY KEY(`job_seq`, `id`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE INDEX `job_permit_job_idx` ON `job_permit` (`job_seq`);
+CREATE TABLE "job_log" (
+	`id` integer NOT NULL,
+	`job_seq` integer NOT NULL,
+	`at` integer NOT NULL,
+	`attempt` integer NOT NULL,
+	`message` text NOT NULL,
+	`fields` text,
+	PRIMARY KEY(`job_seq`, `id`)
+) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE INDEX `job_log_job_idx` ON `job_log` (`job_seq`,`id`);
+CREATE INDEX `job_permit_job_idx` ON `job_permit` (`job_seq`);
 --> statement-breakpoint
 CREATE INDEX `job_tombstone_expires_idx` ON `job_tombstone` (`expires_at`);
 --> statement-breakpoint
@@ -242,10 +241,6 @@ CREATE INDEX `batch_decision_at_idx` ON `batch_decision` (`decided_at`);
 --> statement-breakpoint
 CREATE TRIGGER job_signal_delete AFTER DELETE ON job BEGIN
   DELETE FROM job_signal WHERE job_seq = old.seq;
-END;
---> statement-breakpoint
-CREATE TRIGGER job_log_delete AFTER DELETE ON job BEGIN
-  DELETE FROM job_log WHERE job_seq = old.seq;
 END;
 --> statement-breakpoint
 CREATE TRIGGER job_step_delete AFTER DELETE ON job BEGIN
@@ -353,4 +348,8 @@ END;
 --> statement-breakpoint
 CREATE TRIGGER job_history_delete AFTER DELETE ON job BEGIN
   DELETE FROM job_transition WHERE job_seq = old.seq;
+END;
+--> statement-breakpoint
+CREATE TRIGGER job_log_delete AFTER DELETE ON job BEGIN
+  DELETE FROM job_log WHERE job_seq = old.seq;
 END;

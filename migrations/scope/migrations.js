@@ -39,6 +39,7 @@ import m0036 from './0036_callback_ending.sql';
 import m0037 from './0037_callback_ending_trigger.sql';
 import m0038 from './0038_stage_without_rowid.sql';
 import m0039 from './0039_transition_without_rowid.sql';
+import m0040 from './0040_journal_in_row.sql';
 
   export default {
     journal,
@@ -82,7 +83,8 @@ m0035,
 m0036,
 m0037,
 m0038,
-m0039
+m0039,
+m0040
     }
   }
   

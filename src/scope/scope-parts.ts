@@ -266,7 +266,7 @@ export class ScopeParts {
     await this.pause.ensure();
     const rows = await this.pull.claim(req, { holder: this.home, busyType: (types) => this.catalogs.busyType(types) });
     if (rows.length > 0) await this.followUps.run(changed({ events: rows }), this.now());
-    const journals = journalsOf(this.store, rows.map((r) => r.seq));
+    const journals = journalsOf(this.store, rows);
     return journals.size === 0 ? rows : rows.map((r) => (journals.has(r.seq) ? { ...r, journal: journals.get(r.seq)! } : r));
   }
 

@@ -106,6 +106,15 @@ export const job = sqliteTable(
      * tracestate?}`, or null. The job's spans continue it; its handler gets it as ctx.trace.
      */
     trace: text("trace"),
+    /**
+     * The job's journal kept in its own row (scope/workflow/journal-row.ts; docs/design.md "A step in the job's
+     * row"): JSON `{at, seed, bytes, e}` — the start record, from which ctx.now() and ctx.uuid() derive, the bytes of
+     * its entries, and its finished steps and sleeps as arrays. A step written here is one row (an update of this
+     * one, deleted with it), where a job_step row was two (its insert and its delete). Null until the first journal
+     * write; entries that change after they are written (waits, invokes, tokens, an atMostOnce step's start) and
+     * those past the row's share (ROW_JOURNAL_MAX) stay in job_step.
+     */
+    journal: text("journal"),
   },
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/jobs/read.ts, byId). */
@@ -448,8 +457,8 @@ export const callbackOut = sqliteTable("callback_out", {
 export const jobLog = sqliteTable(
   "job_log",
   {
-    /** Write order; the newest are the highest. */
-    id: integer("id").primaryKey(),
+    /** Write order within the job, from 1; the newest are the highest. */
+    id: integer("id").notNull(),
     jobSeq: integer("job_seq").notNull(),
     at: integer("at").notNull(),
     attempt: integer("attempt").notNull(),
@@ -457,7 +466,9 @@ export const jobLog = sqliteTable(
     /** JSON object, or null. */
     fields: text("fields"),
   },
-  (t) => [index("job_log_job_idx").on(t.jobSeq, t.id)],
+  // Keyed by (job, place) alone, WITHOUT ROWID (migration 0040): a line is one row written, where a rowid table
+  // wrote its row and its job_log_job_idx entry.
+  (t) => [primaryKey({ columns: [t.jobSeq, t.id] })],
 );
 
 /**

@@ -14,11 +14,15 @@ import type { Refusal } from "./outcome";
 import type { HomeStore } from "./home-store";
 
 const JOB_SEQ = `SELECT seq FROM job WHERE ${byId("?1", "?2")}`;
+/**
+ * A line's place is the job's last + 1 (job_log is keyed by (job, place) alone, WITHOUT ROWID: one row written a
+ * line). The last place is read once, before the rows go in (SQLite runs an INSERT's SELECT of its own table first).
+ */
 const LOG_INSERT = `
-INSERT INTO job_log (job_seq, at, attempt, message, fields)
-SELECT ?1, value ->> 'at', value ->> 'attempt', value ->> 'message',
+INSERT INTO job_log (id, job_seq, at, attempt, message, fields)
+SELECT (SELECT coalesce(max(id), 0) FROM job_log WHERE job_seq = ?1) + key + 1, ?1, value ->> 'at', value ->> 'attempt', value ->> 'message',
        CASE WHEN value ->> 'fields' IS NULL THEN NULL ELSE value -> 'fields' END FROM json_each(?2)`;
-/** Keep the newest LOG_LINES_PER_JOB: job_log_job_idx (job_seq, id). */
+/** Keep the newest LOG_LINES_PER_JOB: job_log's key (job_seq, id). */
 const LOG_TRIM = `
 DELETE FROM job_log WHERE job_seq = ?1 AND id <= (
   SELECT id FROM job_log WHERE job_seq = ?1 ORDER BY id DESC LIMIT 1 OFFSET ${LOG_LINES_PER_JOB})`;

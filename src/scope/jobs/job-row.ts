@@ -77,7 +77,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
   const raw = cursor.raw() as IterableIterator<SqlStorageValue[]> & { toArray?: () => SqlStorageValue[][] };
   const rows = (raw.toArray ? raw.toArray() : [...raw]) as never[][];
   // Typed by the table (src/tables/scope.ts), as the generic exec<JobRow>() was.
-  return rows.map((r) => ({
+  const built = rows.map((r) => ({
     seq: r[at.seq]!,
     id: r[at.id]!,
     type: r[at.type]!,
@@ -119,6 +119,21 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     callback: at.callback === undefined ? null : r[at.callback]!,
     trace: at.trace === undefined ? null : r[at.trace]!,
   }));
+  const journal = (at as Record<string, number | undefined>).journal;
+  if (journal !== undefined) built.forEach((row, i) => journals.set(row, rows[i]![journal] as unknown as string | null));
+  return built;
+}
+
+/**
+ * The `journal` column of the rows jobRows built from a statement that read it (scope/workflow/journal-row.ts),
+ * kept beside each row and not as a field: rows go over RPC to the coordinator, which never needs it, and whoever
+ * leases a row reads its journal without a statement of its own.
+ */
+const journals = new WeakMap<JobRow, string | null>();
+
+/** rowJournalText: a row's `journal` column as its statement read it; undefined when the statement did not read it. */
+export function rowJournalText(row: JobRow): string | null | undefined {
+  return journals.get(row);
 }
 
 /** scopeOfRow: the scope a row's two columns name, or null for an unscoped job (job and schedule rows alike). */

@@ -85,7 +85,8 @@ export function listJobs(sql: SqlStorage, filter: ListFilter, afterSeq: number, 
   return jobRows(sql.exec(JOB_LIST_AFTER, afterSeq, list(f.types), list(f.states), f.tag ?? null, limit, list(f.failureKinds), f.dedupeKey ?? null, ...times));
 }
 
-const JOB_HAS_JOURNAL = "SELECT 1 FROM job_step WHERE job_seq = ? LIMIT 1";
+/** In the job's row (scope/workflow/journal-row.ts) or in job_step. */
+const JOB_HAS_JOURNAL = "SELECT 1 FROM job WHERE seq = ?1 AND journal IS NOT NULL UNION ALL SELECT 1 FROM job_step WHERE job_seq = ?1 LIMIT 1";
 
 /** hasJournal: whether the job has journaled a step or a sleep (or its start record): it is never superseded (attempt-end.ts), nor replaced by a duplicate of its key (enqueue.ts). */
 export function hasJournal(sql: SqlStorage, jobSeq: number): boolean {

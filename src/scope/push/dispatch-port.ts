@@ -57,7 +57,7 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
       // Their leases are held here, not in job_lease_idx (pushed-leases.ts).
       store.pushed.note(rows);
       // Each job's journal of durable steps rides with it, so a replayed step answers without a call back (steps.ts).
-      const journals = journalsOf(store, rows.map((r) => r.seq));
+      const journals = journalsOf(store, rows);
       const leased: Leased[] = rows.map((r) => ({
         id: r.id,
         token: r.lease_token!,

@@ -9,7 +9,9 @@
  * "started and never finished" and refuse to run it twice. A write at a
  * position the journal already holds under another name is nondeterminism:
  * the code changed under the job. The first write of a job also persists its
- * start record (position -1), from which `ctx.now()` and `ctx.uuid()` derive.
+ * start record, from which `ctx.now()` and `ctx.uuid()` derive. A finished step
+ * or a sleep is kept in the job's own row, one row written (journal-row.ts);
+ * the rest in job_step; every reader here reads both.
  *
  * @module
  */
@@ -23,19 +25,18 @@ import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
 import { idSeq } from "../jobs/read";
 import type { HomeStore } from "../jobs/home-store";
 import type { WorkflowStore } from "./workflow-store";
+import { appendRowEntry, rowJournals, rowKeeps, ROW_BYTES, ROW_ENTRIES_AT, writeRowStart } from "./journal-row";
 import { makeToken } from "../../job/wait-token";
 
-/** The journal's row at a position (nondeterminism and the cap check). */
-const STEP_AT = "SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ? AND seq = ?";
-/** The journal's size so far (its cap: limits.journalMaxBytes). */
-export const JOURNAL_BYTES = "SELECT coalesce(sum(bytes), 0) AS n FROM job_step WHERE job_seq = ?";
-const START_INSERT = "INSERT OR IGNORE INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, -1, '', 'start', ?, ?, ?, ?, NULL, 0)";
+/** The journal's entry at a position, in job_step or the job's row (nondeterminism and the cap check). */
+const STEP_AT = `SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ?1 AND seq = ?2 UNION ALL SELECT name, kind, finished_at, bytes FROM (${ROW_ENTRIES_AT.replace("?2", "json_array(?2)")})`;
+/** The journal's size so far, both parts (its cap: limits.journalMaxBytes). */
+export const JOURNAL_BYTES = `SELECT coalesce((SELECT sum(bytes) FROM job_step WHERE job_seq = ?1), 0) + ${ROW_BYTES} AS n`;
 const STEP_UPSERT = `
 INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes, ref) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
 ON CONFLICT (job_seq, seq) DO UPDATE SET result = excluded.result, finished_at = excluded.finished_at, attempt = excluded.attempt, bytes = excluded.bytes`;
-/** Journals of several jobs at once (primary key range per job), for a dispatched batch. */
+/** Journals of several jobs at once (primary key range per job), for a dispatched batch: job_step's part. */
 const JOURNALS_OF = "SELECT * FROM job_step WHERE job_seq IN (SELECT value FROM json_each(?)) ORDER BY job_seq, seq";
-const JOURNAL_OF = "SELECT * FROM job_step WHERE job_seq = ? ORDER BY seq";
 /** Unfinished steps (atMostOnce, started in an attempt that died): a manual retry runs them again. */
 const UNFINISHED_DELETE = "DELETE FROM job_step WHERE job_seq = ? AND kind = 'step' AND finished_at IS NULL";
 const UNFINISHED_BY_NAME = "SELECT seq FROM job_step WHERE job_seq = ? AND name = ? AND kind = 'step' AND finished_at IS NULL ORDER BY seq LIMIT 1";
@@ -56,16 +57,24 @@ type StepRow = {
 type StepRefusal = Extract<Refusal, { code: "payload_too_large" | "journal_too_large" | "nondeterminism" }>;
 
 /** journalsOf: the journals of these jobs (by seq), for the ones that have one. */
-export function journalsOf(store: HomeStore, seqs: readonly number[]): Map<number, Journal> {
-  const out = new Map<number, Journal>();
-  if (seqs.length === 0) return out;
-  // One index seek per job (job_step's key starts with job_seq); most jobs never journal and find nothing.
+export function journalsOf(store: HomeStore, rows: readonly JobRow[]): Map<number, Journal> {
+  if (rows.length === 0) return new Map();
+  // The row's part, as the rows were read (journal-row.ts); then job_step's, one index seek per job. Most jobs
+  // never journal and find nothing in either.
+  const out = rowJournals(store, rows);
+  const seqs = rows.map((r) => r.seq);
+  const merged = new Set<number>();
   for (const r of store.sql.exec<StepRow>(JOURNALS_OF, JSON.stringify(seqs)).toArray()) {
     const j = out.get(r.job_seq) ?? { start: null, entries: [] };
-    if (r.kind === "start") j.start = { at: r.started_at, seed: r.result ?? "" };
-    else j.entries.push(toEntry(r));
+    // A start at position -1: a job journaled before the row kept its start (journal-row.ts); the row's wins.
+    if (r.kind === "start") j.start ??= { at: r.started_at, seed: r.result ?? "" };
+    else {
+      j.entries.push(toEntry(r));
+      merged.add(r.job_seq);
+    }
     out.set(r.job_seq, j);
   }
+  for (const seq of merged) out.get(seq)!.entries.sort((a, b) => a.seq - b.seq);
   return out;
 }
 
@@ -74,7 +83,7 @@ export function journalsOf(store: HomeStore, seqs: readonly number[]): Map<numbe
  * whoever leases it (a pull claim, an inline claim of its key).
  */
 export function withJournal(store: HomeStore, row: JobRow): JobRow & { journal?: Journal } {
-  const journal = journalsOf(store, [row.seq]).get(row.seq);
+  const journal = journalsOf(store, [row]).get(row.seq);
   return journal ? { ...row, journal } : row;
 }
 
@@ -162,9 +171,13 @@ export function writeStep(
   if (held + bytes > limits.journalMaxBytes) {
     return { ok: false, code: "journal_too_large", reason: `journal_too_large: step ${JSON.stringify(e.name)} would take the job's journal past ${limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
   }
-  if (!size.started) store.sql.exec(START_INSERT, job.seq, start.seed, start.at, start.at, job.attempts);
+  // Finished and never changed after: one row written, the job's own (journal-row.ts); else a job_step row.
+  const kept = rowKeeps(e, at !== undefined) && appendRowEntry(store, job.seq, start, { ...e, attempt: job.attempts }, bytes);
+  if (!kept) {
+    if (!size.started) writeRowStart(store, job.seq, start);
+    store.sql.exec(STEP_UPSERT, job.seq, e.seq, e.name, e.kind, e.result, e.startedAt, e.finishedAt, job.attempts, e.wakeAt, bytes, e.ref ?? null);
+  }
   size.started = true;
-  store.sql.exec(STEP_UPSERT, job.seq, e.seq, e.name, e.kind, e.result, e.startedAt, e.finishedAt, job.attempts, e.wakeAt, bytes, e.ref ?? null);
   size.n = held + bytes;
   store.feed.step(job.id, { seq: e.seq, name: e.name, kind: e.kind, startedAt: e.startedAt, finishedAt: e.finishedAt, attempt: job.attempts });
   return null;
@@ -195,7 +208,7 @@ export function writeOpenSteps(store: HomeStore, job: JobRow, steps: readonly Op
   if (size.n + bytes > store.config.limits.journalMaxBytes) {
     return { ok: false, code: "journal_too_large", reason: `journal_too_large: ${steps.length} steps from ${JSON.stringify(steps[0]!.name)} on would take the job's journal past ${store.config.limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
   }
-  if (!size.started) store.sql.exec(START_INSERT, job.seq, start.seed, start.at, start.at, job.attempts);
+  if (!size.started) writeRowStart(store, job.seq, start);
   size.started = true;
   store.sql.exec(OPEN_STEPS_INSERT, job.seq, JSON.stringify(rows), job.attempts);
   size.n += bytes;
@@ -206,11 +219,7 @@ export function writeOpenSteps(store: HomeStore, job: JobRow, steps: readonly Op
 export function listSteps(store: HomeStore, id: string): StepView[] | null {
   const job = getJob(store.sql, id);
   if (!job) return null;
-  return store.sql
-    .exec<StepRow>(JOURNAL_OF, job.seq)
-    .toArray()
-    .filter((r) => r.kind !== "start")
-    .map((r) => ({ ...toEntry(r), result: r.result === null ? null : (JSON.parse(r.result) as unknown) }));
+  return (journalsOf(store, [job]).get(job.seq)?.entries ?? []).map((e) => ({ ...e, result: e.result === null ? null : (JSON.parse(e.result) as unknown) }));
 }
 
 /** forgetUnfinished: a manual retry of a job runs its unfinished atMostOnce steps again (inside the retry's transaction). */
