@@ -26,15 +26,14 @@ import type { QueueConfig } from "../config/schema";
 import { Meter, meterRequests } from "../metering/meter";
 import type { KindUsage, MinuteUsage, UsageReport } from "../metering/usage";
 import { AlarmArm } from "../alarm-arm";
-import { dropStale, takeUsage, usageMinutes, usageTotals } from "./usage-store";
+import { UsageBook, usageMinutes, usageTotals } from "./usage-store";
 
 /**
  * The catalog's own usage is written by its alarm this long after a request other than that alarm (usage-store.ts;
  * docs/operating.md "What the meters count"): well before an idle object is evicted.
  */
 export const CATALOG_USAGE_AFTER_MS = 5_000;
-/** Stale senders and old usage minutes are dropped at most this often. */
-const DROP_STALE_EVERY_MS = 3600_000;
+
 
 export interface RankedHome {
   home: string;
@@ -67,7 +66,8 @@ export class CatalogDO extends DurableObject<Env> {
   private requestsTaken = 0;
   /** That alarm is set (by this instance): later requests leave it where it is. */
   private usageArmed = false;
-  private droppedAt = -Infinity;
+  /** Usage reports taken and not written yet (usage-store.ts): written by the alarm. */
+  private readonly usageHeld = new UsageBook();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -95,38 +95,34 @@ export class CatalogDO extends DurableObject<Env> {
   }
 
   /**
-   * report: take a home's summary, and what the home's instance used (usage-store.ts), in one transaction; the answer
-   * is the pause state, with this shard's promise to tell the home of changes renewed.
+   * report: take a home's summary in one transaction, and hold what the home's instance used (usage-store.ts); the
+   * answer is the pause state, with this shard's promise to tell the home of changes renewed.
    */
   async report(summary: HomeSummary): Promise<PauseSync> {
     const now = this.clock.now();
-    return this.ctx.storage.transactionSync(() => {
+    const answer = this.ctx.storage.transactionSync(() => {
       applyReport(this.sql, summary);
-      if (summary.usage) takeUsage(this.sql, summary.usage, now);
       return promise(this.sql, summary.home, this.shardName, now);
     });
+    // Held until this shard's alarm writes it (usage-store.ts UsageBook), which the request arms (meter.onIdle).
+    if (summary.usage) this.usageHeld.hold(this.ctx.storage, summary.usage, now);
+    return answer;
   }
 
-  /** usage: an object that sends no summaries reports what its instance used (metering/usage-sender.ts). */
+  /** usage: an object that sends no summaries reports what its instance used (metering/usage-sender.ts); held as a summary's. */
   async usage(report: UsageReport): Promise<void> {
-    const now = this.clock.now();
-    this.ctx.storage.transactionSync(() => takeUsage(this.sql, report, now));
+    this.usageHeld.hold(this.ctx.storage, report, this.clock.now());
   }
 
-  /** alarm: write this shard's own usage (usage-store.ts); now and then, drop stale senders and usage minutes. */
+  /** alarm: write the usage held — the reports' since the last alarm and this shard's own; now and then, drop stale senders and usage minutes. */
   override async alarm(): Promise<void> {
     this.alarmArm.consumed();
     this.usageArmed = false;
     const now = this.clock.now();
     const own = this.meter.report();
     this.requestsTaken = own.total.requests;
-    this.ctx.storage.transactionSync(() => {
-      takeUsage(this.sql, own, now);
-      if (now - this.droppedAt >= DROP_STALE_EVERY_MS) {
-        dropStale(this.sql, now);
-        this.droppedAt = now;
-      }
-    });
+    this.usageHeld.take(this.sql, own, now);
+    this.usageHeld.commit(this.ctx.storage, now);
   }
 
   /** pauseSync: a home whose promise lapsed asks before it dispatches (scope/jobs/pause-gate.ts). */

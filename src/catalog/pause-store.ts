@@ -13,8 +13,13 @@
  * @module
  */
 
-/** How long a report or a sync binds the shard to tell the home of a change. */
-export const PAUSE_PROMISE_MS = 5 * 60_000;
+/**
+ * How long a report or a sync binds the shard to tell the home of a change. Long, so that a home active every few
+ * minutes renews it (a row here, its copy there) about twice an hour, not at nearly every report: a small team's
+ * hour wrote 1,337 rows for it at 5 minutes (docs/design.md "A small team's day"). What it costs instead is at a
+ * pause or resume, rare: one call to each home that reported within it.
+ */
+export const PAUSE_PROMISE_MS = 30 * 60_000;
 
 /** What a home learns: the paused types as of `version`, and how long the shard will tell it of a change. */
 export interface PauseSync {
@@ -36,15 +41,19 @@ const PAUSED = "SELECT type FROM type_pause WHERE paused = 1 ORDER BY type";
 const VERSION = "SELECT coalesce(max(version), 0) AS v FROM type_pause";
 /**
  * A promise is renewed in storage only once less than PAUSE_PROMISE_MS − WATCH_STEP_MS of it is left: a home reports
- * every second, and renewing each time wrote its row and its index entry each time; the answer says what is stored
- * (at least 2.5 minutes, well over the home's PROMISE_MARGIN_MS), and the home writes its own copy only as it grows.
+ * every second, and renewing each time wrote its row each time; the answer says what is stored (at least 15
+ * minutes, well over the home's PROMISE_MARGIN_MS), and the home writes its own copy only as it grows.
  */
 export const WATCH_STEP_MS = PAUSE_PROMISE_MS / 2;
 const WATCH_HELD = "SELECT until FROM pause_watch WHERE home = ?";
 const WATCH = `
 INSERT INTO pause_watch (home, until) VALUES (?1, ?2)
 ON CONFLICT (home) DO UPDATE SET until = max(until, excluded.until)`;
-/** Lapsed promises: pause_watch_until_idx, so a shard with none to drop reads one index entry. */
+/**
+ * Lapsed promises, dropped at a pause or resume (the only time the table is read by `until`): a scan, without an
+ * index on `until` — a renewal writes its row alone, where the index made it two (catalog migration 0013), and
+ * rows read cost a thousandth of rows written.
+ */
 const WATCH_DROP = "DELETE FROM pause_watch WHERE until < ?";
 const WATCHED = "SELECT home FROM pause_watch WHERE until >= ? ORDER BY home";
 const SET = `

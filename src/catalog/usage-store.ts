@@ -9,10 +9,18 @@
  * A report sent twice, or again after a lost answer, adds nothing more; a
  * report older than the one taken (a smaller total) adds nothing.
  *
- * A report writes its sender's row and its minute's; the totals are
+ * What a report adds is held in memory (UsageBook) and written by the
+ * shard's alarm, within CATALOG_USAGE_AFTER_MS: one row per sender and one per
+ * kind and minute for all the reports since the last write, where each report
+ * wrote its sender's row and its minute's (1,726 rows of a small team's hour:
+ * docs/design.md "A small team's day"). Held, not lost: a report carries its
+ * instance's whole total, so a shard instance that dies with reports unwritten
+ * takes their growth again from each sender's next report, against the row
+ * last written; only a sender whose instance also ended since loses its last
+ * few seconds (docs/operating.md "What the meters count"). The totals are
  * `object_usage` — the minutes already dropped, added there as they are
- * dropped — plus the minutes kept (before, each report added to both: one row
- * written more per report).
+ * dropped — plus the minutes kept; a read counts only what is written, so a
+ * total read twice never falls.
  *
  * @module
  */
@@ -50,24 +58,83 @@ const MINUTES_FROM = `SELECT minute, object, ${AS} FROM usage_minute WHERE minut
 
 const values = (u: Usage) => USAGE_FIELDS.map((f) => Math.round(u[f]));
 
+type Sender = { kind: ObjectKind; instance: string; at: number; total: Usage };
+
+/** Stale senders and old usage minutes are dropped at most this often. */
+const DROP_STALE_EVERY_MS = 3600_000;
+/** Senders whose reports are held before the alarm: past it, they are written at once. */
+const USAGE_HELD_MAX = 1_000;
+
 /**
- * takeUsage: a sender's report, in the caller's transaction: what grew since its instance's last report taken is
- * added to its kind's total and to this minute; answers what was added (nothing for a report taken before).
+ * UsageBook: the reports taken since the last write — each sender's latest, and what they added per kind and
+ * minute — held in memory until `write` (the shard's alarm).
  */
-export function takeUsage(sql: SqlStorage, report: UsageReport, now: number): Usage {
-  if (!isObjectKind(report.kind)) return zeroUsage();
-  const held = sql.exec<Record<string, number> & { instance: string }>(SENDER_GET, report.name).toArray()[0] as (Usage & { instance: string }) | undefined;
-  const grew = zeroUsage();
-  let newer = false;
-  for (const f of USAGE_FIELDS) {
-    const before = held && held.instance === report.instance ? held[f] : 0;
-    grew[f] = Math.max(0, report.total[f] - before);
-    if (report.total[f] > before) newer = true;
+export class UsageBook {
+  private droppedAt = -Infinity;
+  private readonly senders = new Map<string, Sender>();
+  private readonly minutes = new Map<string, { minute: number; kind: ObjectKind; grew: Usage }>();
+
+  /**
+   * take: a sender's report: what grew since its instance's last report taken (held here, else as written) is
+   * added to this minute's; answers what was added (nothing for a report taken before).
+   */
+  take(sql: SqlStorage, report: UsageReport, now: number): Usage {
+    if (!isObjectKind(report.kind)) return zeroUsage();
+    const mine = this.senders.get(report.name);
+    const held = mine
+      ? { ...mine.total, instance: mine.instance }
+      : (sql.exec<Record<string, number> & { instance: string }>(SENDER_GET, report.name).toArray()[0] as (Usage & { instance: string }) | undefined);
+    const grew = zeroUsage();
+    let newer = false;
+    for (const f of USAGE_FIELDS) {
+      const before = held && held.instance === report.instance ? held[f] : 0;
+      grew[f] = Math.max(0, report.total[f] - before);
+      if (report.total[f] > before) newer = true;
+    }
+    // An older report of the same instance (overtaken by a later one) changes nothing, not even the row.
+    if (!newer && held?.instance === report.instance) return grew;
+    this.senders.set(report.name, { kind: report.kind, instance: report.instance, at: now, total: { ...report.total } });
+    if (!isZeroUsage(grew)) {
+      const minute = minuteOf(now);
+      const key = `${minute}\u0000${report.kind}`;
+      const m = this.minutes.get(key);
+      if (m) addUsage(m.grew, grew);
+      else this.minutes.set(key, { minute, kind: report.kind, grew: { ...grew } });
+    }
+    return grew;
   }
-  // An older report of the same instance (overtaken by a later one) changes nothing, not even the row.
-  if (!newer && held?.instance === report.instance) return grew;
-  sql.exec(SENDER_PUT, report.name, report.kind, report.instance, now, ...values(report.total));
-  if (!isZeroUsage(grew)) sql.exec(MINUTE_ADD, minuteOf(now), report.kind, ...values(grew));
+
+  /** hold: `take`, written at once (`commit`) when USAGE_HELD_MAX senders are held, so memory stays small. */
+  hold(storage: DurableObjectStorage, report: UsageReport, now: number): void {
+    this.take(storage.sql, report, now);
+    if (this.senders.size >= USAGE_HELD_MAX) this.commit(storage, now);
+  }
+
+  /** write: what is held, in the caller's transaction — a row per sender and one per kind and minute. */
+  write(sql: SqlStorage): void {
+    for (const [name, s] of this.senders) sql.exec(SENDER_PUT, name, s.kind, s.instance, s.at, ...values(s.total));
+    for (const m of this.minutes.values()) sql.exec(MINUTE_ADD, m.minute, m.kind, ...values(m.grew));
+  }
+
+  /** commit: what is held written in one transaction, then let go; now and then, stale senders and old minutes dropped with it. */
+  commit(storage: DurableObjectStorage, now: number): void {
+    storage.transactionSync(() => {
+      this.write(storage.sql);
+      if (now - this.droppedAt >= DROP_STALE_EVERY_MS) {
+        dropStale(storage.sql, now);
+        this.droppedAt = now;
+      }
+    });
+    this.senders.clear();
+    this.minutes.clear();
+  }
+}
+
+/** takeUsage: one report taken and written at once, in the caller's transaction (UsageBook, unheld); answers what was added. */
+export function takeUsage(sql: SqlStorage, report: UsageReport, now: number): Usage {
+  const book = new UsageBook();
+  const grew = book.take(sql, report, now);
+  book.write(sql);
   return grew;
 }
 

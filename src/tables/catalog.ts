@@ -113,12 +113,10 @@ export const typePause = sqliteTable("type_pause", {
  * The homes this shard has promised to tell of a pause change until `until`
  * (each report or sync renews the promise): a home whose promise has lapsed
  * asks before it dispatches or hands out a job (scope/jobs/pause-gate.ts).
+ * WITHOUT ROWID and no index on `until` (migration 0013): a renewal writes its
+ * row alone; a pause reads the table whole (catalog/pause-store.ts).
  */
-export const pauseWatch = sqliteTable(
-  "pause_watch",
-  { home: text("home").primaryKey(), until: integer("until").notNull() },
-  (t) => [index("pause_watch_until_idx").on(t.until)],
-);
+export const pauseWatch = sqliteTable("pause_watch", { home: text("home").primaryKey(), until: integer("until").notNull() });
 
 /** What each object kind used (metering/usage.ts), as its meters reported it: the columns of both usage tables. */
 const usage = () => ({

@@ -5,6 +5,7 @@ import { jobHref } from "../../src/dashboard/pages/jobs";
 import { createWorker } from "../../src/pull-worker";
 import { newSession, SESSION_TTL_MS } from "../../src/dashboard/session";
 import { api, flushJobs, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
+import { writeCatalogUsage } from "../helpers/scope";
 
 const ORIGIN = "http://queue.test";
 const fetchCoordinator = ((input: string, init?: RequestInit) => (exports as unknown as { default: Fetcher }).default.fetch(input, init)) as typeof fetch;
@@ -572,6 +573,8 @@ describe("dashboard pages", () => {
     const scope = uniqueScope("cost-panel");
     await enqueue({ type, scope });
     await flushJobs();
+    // The shards write the usage reports they hold (their alarm, within 5 s).
+    await writeCatalogUsage();
     const html = await (await page("GET", "/dashboard", { cookie })).text();
     expect(html).toContain("Cost, last hour");
     for (const part of ["jobs", "fixed", "setup"]) expect(html).toMatch(new RegExp(`data-cost-part="${part}">[\\d.–]+ `));

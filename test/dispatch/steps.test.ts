@@ -200,11 +200,15 @@ describe("pull workers journal over HTTP", () => {
     expect([stale.status, stale.body.error.code]).toEqual([409, "lease_lost"]);
 
     await api("POST", `/v1/jobs/${id}/retry`).catch(() => undefined);
-    const second = await vi.waitFor(async () => {
-      const j = await claim();
-      if (!j) throw new Error("not due yet");
-      return j;
-    });
+    // Claimable once its object's summary reaches the catalog (told at once, but a loaded machine can take a second).
+    const second = await vi.waitFor(
+      async () => {
+        const j = await claim();
+        if (!j) throw new Error("not due yet");
+        return j;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     // A different name at a journaled position is nondeterminism.
     const diverged = await commit(second, 0, "reserve-v2", {});
     expect([diverged.status, diverged.body.error.details.reason]).toEqual([409, "nondeterminism"]);

@@ -3,7 +3,7 @@
  * jobs built the way the coordinator builds them, and raw SQL reads for
  * checking invariants from the inside.
  */
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import { env as workersEnv } from "cloudflare:workers";
 import { ManualClock } from "../../src/clock";
@@ -22,6 +22,15 @@ export const env = workersEnv as unknown as Env;
 /** catalogOf: the catalog shard a home reports to (catalog/shards.ts), under the test config. */
 export function catalogOf(home: string) {
   return env.CATALOG.getByName(catalogName(catalogShardOf(home, loadConfig(env).catalogShards)));
+}
+
+/**
+ * writeCatalogUsage: every catalog shard writes the usage reports it holds — its alarm, which a report arms within
+ * 5 s in production (catalog/usage-store.ts UsageBook).
+ */
+export async function writeCatalogUsage(): Promise<void> {
+  const shards = loadConfig(env).catalogShards;
+  for (let k = 0; k < shards; k++) await runDurableObjectAlarm(env.CATALOG.getByName(catalogName(k)));
 }
 
 /** A fixed start time, far from the real clock, so no real alarm fires during a test. */

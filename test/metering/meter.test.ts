@@ -9,7 +9,7 @@ import { sendUsageWhenIdle } from "../../src/metering/usage-sender";
 import { OBJECT_KINDS, zeroUsage, type KindUsage, type ObjectKind, type UsageReport } from "../../src/metering/usage";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
-import { dropStale, takeUsage, usageTotals } from "../../src/catalog/usage-store";
+import { dropStale, takeUsage, UsageBook, usageTotals } from "../../src/catalog/usage-store";
 import { catalogOf, env, freshScope, newJob } from "../helpers/scope";
 import { TOKEN } from "../helpers/api";
 import { rowsWrittenBy } from "../helpers/rows-written";
@@ -35,16 +35,21 @@ describe("a scope object's meter", () => {
     expect(after.total.rowsRead - before.rowsRead).toBeGreaterThan(0);
   });
 
-  it("sends its instance's total with each summary; the catalog writes what grew in the same transaction, and /v1/metrics shows it", async () => {
+  it("sends its instance's total with each summary; the catalog holds what grew and its alarm writes it, and /v1/metrics shows it", async () => {
     const { home, stub } = await freshScope();
     await stub.enqueue([newJob(home)]);
     await stub.flushCatalog();
     const catalog = catalogOf(home);
     const sent = await runInDurableObject(stub, (o: ScopeDO) => meterOf(o)!.report());
-    // Written already, not held: the sender's row holds the instance's total as the catalog took it.
-    const row = await runInDurableObject(catalog, (_o: CatalogDO, state) =>
-      state.storage.sql.exec<{ instance: string; rows_written: number; requests: number }>("SELECT instance, rows_written, requests FROM usage_sender WHERE name = ?", `scope:${home}`).one(),
-    );
+    const senderRow = () =>
+      runInDurableObject(catalog, (_o: CatalogDO, state) =>
+        state.storage.sql.exec<{ instance: string; rows_written: number; requests: number }>("SELECT instance, rows_written, requests FROM usage_sender WHERE name = ?", `scope:${home}`).toArray()[0],
+      );
+    // Held, not written, until the shard's alarm (catalog/usage-store.ts UsageBook), which the report armed.
+    expect(await senderRow()).toBeUndefined();
+    expect(await runDurableObjectAlarm(catalog)).toBe(true);
+    // The sender's row holds the instance's total as the catalog took it.
+    const row = (await senderRow())!;
     expect(row.instance).toBe(sent.instance);
     expect(row.requests).toBeGreaterThanOrEqual(1);
     const text = await (await fetchQueue("/v1/metrics", { ...auth, accept: "text/plain" })).text();
@@ -66,9 +71,12 @@ describe("a scope object's meter", () => {
     const pool = env.POOL.getByName(`pool:meter-${crypto.randomUUID()}`);
     const before = await runInDurableObject(env.CATALOG.getByName("catalog"), async (o: CatalogDO) => (await o.overview(5, null)).usage.find((u) => u.object === "pool")!);
     await pool.status({ concurrency: 1, ratePerMinute: null });
-    // The send is not awaited by the request: give it the turn it needs.
+    // The send is not awaited by the request: give it the turn it needs; the shard writes what it holds at its alarm.
     await expect
-      .poll(async () => (await runInDurableObject(env.CATALOG.getByName("catalog"), async (o: CatalogDO) => (await o.overview(5, null)).usage.find((u) => u.object === "pool")!)).requests)
+      .poll(async () => {
+        await runDurableObjectAlarm(env.CATALOG.getByName("catalog"));
+        return (await runInDurableObject(env.CATALOG.getByName("catalog"), async (o: CatalogDO) => (await o.overview(5, null)).usage.find((u) => u.object === "pool")!)).requests;
+      })
       .toBeGreaterThan(before.requests);
   });
 
@@ -110,16 +118,37 @@ function expectGrown(before: KindUsage[], after: KindUsage[]): void {
 }
 
 describe("the catalog's totals (docs/operating.md \"What the meters count\")", () => {
-  it("a report is written when it arrives: an eviction right after loses nothing; sent twice, late or after a lost answer, it counts once", async () => {
+  it("a report is held until the shard's alarm; one lost with an evicted instance comes again whole with the sender's next; sent twice, late or after a lost answer, it counts once", async () => {
     const c = freshCatalog();
     await c.usage(report("i1", 100, 5));
-    await evictDurableObject(c); // as the runtime does to an idle object
-    expect(kindOf(await usageOf(c), "pool")).toMatchObject({ rowsWritten: 100, rowsRead: 200, requests: 5 });
-    await c.usage(report("i1", 100, 5)); // the same again (an answer lost)
+    await evictDurableObject(c); // before its alarm: what it held is gone
+    expect(kindOf(await usageOf(c), "pool")).toMatchObject({ rowsWritten: 0, requests: 0 });
+    // The sender's next report carries its instance's whole total: nothing of the first is lost.
+    await c.usage(report("i1", 110, 5));
+    expect(await runDurableObjectAlarm(c)).toBe(true);
+    expect(kindOf(await usageOf(c), "pool")).toMatchObject({ rowsWritten: 110, rowsRead: 220, requests: 5 });
+    await c.usage(report("i1", 110, 5)); // the same again (an answer lost)
     await c.usage(report("i1", 150, 7)); // the instance grew
     await c.usage(report("i1", 120, 6)); // an older report, overtaken
     await c.usage(report("i2", 10, 1)); // a new instance counts from zero
+    expect(await runDurableObjectAlarm(c)).toBe(true);
     expect(kindOf(await usageOf(c), "pool")).toMatchObject({ rowsWritten: 160, rowsRead: 320, requests: 8 });
+  });
+
+  it("the reports held between two alarms are written as one row per sender and one per kind and minute", async () => {
+    const c = freshCatalog();
+    const got = await runInDurableObject(c, (_o: CatalogDO, state) => {
+      const sql = state.storage.sql;
+      const t0 = Date.UTC(2031, 0, 1);
+      const book = new UsageBook();
+      // Ten reports of two senders within a minute, each instance's total growing.
+      for (let i = 1; i <= 5; i++) for (const name of ["pool:a", "pool:b"]) book.take(sql, { ...report("i1", i * 10, i), name }, t0 + i * 1_000);
+      const written = rowsWrittenBy(sql, () => book.write(sql)).written;
+      return { written, pool: kindOf(usageTotals(sql), "pool") };
+    });
+    // Two senders' rows and the pool kind's minute, where each report wrote two.
+    expect(got.written).toBe(3);
+    expect(got.pool).toMatchObject({ rowsWritten: 100, rowsRead: 200, requests: 10 });
   });
 
   it("a report writes its sender's row and its minute's; a minute dropped past retention stays in the totals", async () => {
@@ -176,6 +205,8 @@ describe("the catalog's totals (docs/operating.md \"What the meters count\")", (
     for (let i = 0; i < 3; i++) {
       await stub.enqueue([newJob(home)]);
       await stub.flushCatalog();
+      reads.push(await read());
+      await runDurableObjectAlarm(catalog);
       reads.push(await read());
       await evictDurableObject(catalog);
       reads.push(await read());

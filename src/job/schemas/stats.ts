@@ -51,7 +51,7 @@ export const PauseResultSchema = z.object({
   unreached: z
     .number()
     .int()
-    .meta({ description: "Objects holding the type that could not be told now (logged as pause:notice_failed); each learns the change when it next asks, within 5 minutes. Sending the call again is safe." }),
+    .meta({ description: "Objects holding the type that could not be told now (logged as pause:notice_failed); each learns the change when it next asks, within 30 minutes. Sending the call again is safe." }),
 });
 export type PauseResult = z.infer<typeof PauseResultSchema>;
 export const TypeInfoSchema = z.object({
