@@ -17,7 +17,8 @@
  * instance's whole total, so a shard instance that dies with reports unwritten
  * takes their growth again from each sender's next report, against the row
  * last written; only a sender whose instance also ended since loses its last
- * few seconds (docs/operating.md "What the meters count"). The totals are
+ * few seconds, and a quiet sender's comes back at its next activity, counted
+ * in that minute (docs/operating.md "What the meters count"). The totals are
  * `object_usage` — the minutes already dropped, added there as they are
  * dropped — plus the minutes kept; a read counts only what is written, so a
  * total read twice never falls.
@@ -104,10 +105,18 @@ export class UsageBook {
     return grew;
   }
 
-  /** hold: `take`, written at once (`commit`) when USAGE_HELD_MAX senders are held, so memory stays small. */
+  /**
+   * hold: `take`, written at once (`commit`) when USAGE_HELD_MAX senders are held, so memory stays small. A write that
+   * fails keeps them held for the alarm: it never fails the report (its summary committed already).
+   */
   hold(storage: DurableObjectStorage, report: UsageReport, now: number): void {
     this.take(storage.sql, report, now);
-    if (this.senders.size >= USAGE_HELD_MAX) this.commit(storage, now);
+    if (this.senders.size < USAGE_HELD_MAX) return;
+    try {
+      this.commit(storage, now);
+    } catch (e) {
+      console.error(JSON.stringify({ event: "catalog:usage_write_failed", held: this.senders.size, error: String(e) }));
+    }
   }
 
   /** write: what is held, in the caller's transaction — a row per sender and one per kind and minute. */

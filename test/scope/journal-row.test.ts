@@ -10,6 +10,7 @@ import { scopeRpc } from "../../src/scope/api";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { ROW_JOURNAL_MAX } from "../../src/scope/workflow/journal-row";
 import { appendStep, listSteps, withJournal } from "../../src/scope/workflow/steps";
+import { wait } from "../../src/scope/workflow/waits";
 import { getJob } from "../../src/scope/jobs/read";
 import { rowsWrittenBy } from "../helpers/rows-written";
 import { freshScope, newJob, partsOf, put, T0 } from "../helpers/scope";
@@ -79,9 +80,21 @@ describe("the journal in the job's row", () => {
       sql.exec("INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, -1, '', 'start', 'oldseed', 7, 7, 1, NULL, 0)", seq);
       sql.exec("INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes) VALUES (?, 0, 'a', 'step', '0', 7, 8, 1, NULL, 2)", seq);
       expect(withJournal(store, getJob(sql, id)!).journal).toMatchObject({ start: { at: 7, seed: "oldseed" }, entries: [{ seq: 0, name: "a" }] });
-      // The runtime sends the start it replayed from; the row keeps the same.
-      expect(appendStep(store, { ...commit(id, 1, "b", "1"), start: { at: 7, seed: "oldseed" } }, token, T0).ok).toBe(true);
+      // Its first write here copies that start into the row, whatever start the write carries (as the start row's INSERT OR IGNORE kept it).
+      expect(appendStep(store, { ...commit(id, 1, "b", "1"), start: { at: 99, seed: "newseed" } }, token, T0).ok).toBe(true);
       expect(withJournal(store, getJob(sql, id)!).journal).toMatchObject({ start: { at: 7, seed: "oldseed" }, entries: [{ seq: 0 }, { seq: 1 }] });
+    });
+  });
+
+  it("a wait at a position the row holds a step at is nondeterminism, naming the step as journaled", async () => {
+    const { stub, id, token } = await leasedJob();
+    await runInDurableObject(stub, (o: ScopeDO) => {
+      const store = partsOf(o).store;
+      // A step named like a wait kind, then code that waits at its position under the step kind's name.
+      expect(appendStep(store, commit(id, 0, "signal", "1"), token, T0).ok).toBe(true);
+      const out = wait(store, id, token, { waits: [{ seq: 0, kind: "signal", name: "step", startedAt: T0 }], start }, T0);
+      expect(out).toMatchObject({ ok: true, row: { state: "failed", failure_kind: "fatal" } });
+      expect(out.ok && out.row.last_error).toMatch(/^NondeterminismError: step 0 is "signal" in the journal, "step" in the code/);
     });
   });
 });

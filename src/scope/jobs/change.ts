@@ -6,7 +6,7 @@
  */
 import { sqlList } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
-import { jobRows, type JobRow } from "./job-row";
+import { jobRows, oneJobRow, type JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { byId, getJob, idSeq, liveJobsOfKey } from "./read";
 import type { HomeStore } from "./home-store";
@@ -82,7 +82,7 @@ export function retryJob(store: HomeStore, id: string, now: number): Outcome<{ r
     // An atMostOnce step that started and never finished runs again: the operator chose to retry, not to resolve it
     // (workflow/steps.ts forgets it).
     store.hooks.retrying(store, current, now);
-    const row = store.sql.exec<JobRow>(JOB_RETRY_IF_FAILED, now, now, id, idSeq(id)).one();
+    const row = oneJobRow(store.sql.exec(JOB_RETRY_IF_FAILED, now, now, id, idSeq(id)));
     // Its open event waits were dropped from their registries when it ended: they register again (workflow/event-waits.ts).
     store.hooks.retried(store, row, now);
     store.touched(now);

@@ -8,7 +8,7 @@
  */
 import { baseMode, replacesPayload, type KeyMode } from "../../job/key-mode";
 import type { Scope } from "../../job/schemas";
-import { jobRows, type JobRow } from "./job-row";
+import { jobRows, oneJobRow, type JobRow } from "./job-row";
 import { getJob, hasJournal, liveJobsOfKey } from "./read";
 import type { HomeStore } from "./home-store";
 import { buried } from "./tombstones";
@@ -296,7 +296,7 @@ function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number
       throw new Refused("conflict", index, `dedupe key ${JSON.stringify(job.dedupeKey)} is held by pending job ${pending.id} of type ${pending.type}; mode ${mode} would replace its payload with one for ${job.type}`);
     }
     const runAt = mode === "debounce" ? now + (job.debounceMs ?? 0) : null;
-    return { row: store.sql.exec<JobRow>(JOB_REPLACE_PENDING, job.payload, runAt, now, pending.seq).one(), changed: true };
+    return { row: oneJobRow(store.sql.exec(JOB_REPLACE_PENDING, job.payload, runAt, now, pending.seq)), changed: true };
   }
   // A running job only: active mode answers with it; the other modes queue one follower behind it.
   if (running && (mode === "active" || mode === "active+latest")) return same(running);

@@ -124,6 +124,13 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
   return built;
 }
 
+/** oneJobRow: the statement's one job row (as a cursor's one() is: it throws for none or several). */
+export function oneJobRow(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): JobRow {
+  const rows = jobRows(cursor);
+  if (rows.length !== 1) throw new Error(`expected one job row, got ${rows.length}`);
+  return rows[0]!;
+}
+
 /**
  * The `journal` column of the rows jobRows built from a statement that read it (scope/workflow/journal-row.ts),
  * kept beside each row and not as a field: rows go over RPC to the coordinator, which never needs it, and whoever

@@ -104,7 +104,7 @@ export class PauseGate {
     const until = sync.promiseMs > 0 ? askedAt + sync.promiseMs : 0;
     if (until > this.until) {
       this.until = until;
-      // Kept for a restart, which only needs it roughly: a report's answer renews it each second, written once a minute.
+      // Kept for a restart, which only needs it roughly: written as the shard renews it (twice an hour: catalog/pause-store.ts).
       if (until - this.untilKept >= UNTIL_KEEP_STEP_MS) {
         this.untilKept = until;
         this.deps.sql.exec(META_SET, "pause_until", String(until));

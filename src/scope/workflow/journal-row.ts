@@ -11,7 +11,7 @@
  *
  * The start record (from which ctx.now() and ctx.uuid() derive) is the column's own `at` and `seed`, written with
  * the job's first journal write of any kind. A job journaled before this column (its start as `job_step` position
- * -1) reads as before; its first write here copies the same start, which the runtime had from it.
+ * -1) reads as before; its first write here copies that start, not the one the write carries.
  *
  * @module
  */
@@ -26,8 +26,12 @@ export const ROW_JOURNAL_MAX = 16_384;
 type RowEntry = [number, string, JournalKind, string | null, number, number | null, number, number | null, number];
 type RowJournal = { at: number; seed: string; bytes: number; e: RowEntry[] };
 
-/** The column as a job's first journal write leaves it. */
-const FRESH = "json_object('at', ?2, 'seed', ?3, 'bytes', 0, 'e', json('[]'))";
+/**
+ * The column as a job's first journal write leaves it: the start the write carries, or — a job journaled before the
+ * column — the one at job_step position -1, which stands whatever a later write sends (as its INSERT OR IGNORE did).
+ */
+const START_AT = "FROM job_step WHERE job_seq = ?1 AND seq = -1";
+const FRESH = `json_object('at', coalesce((SELECT started_at ${START_AT}), ?2), 'seed', coalesce((SELECT result ${START_AT}), ?3), 'bytes', 0, 'e', json('[]'))`;
 /** The start record alone (a first write that goes to job_step): one row, this update. */
 const START_SET = `UPDATE job SET journal = ${FRESH} WHERE seq = ?1 AND journal IS NULL`;
 /** An entry appended, with the start record on a first write, when the row's share has room (RETURNING: it did). */
