@@ -72,6 +72,8 @@ const workersPool = cloudflareTest({
       FUZZ_SEED: process.env.FUZZ_SEED ?? "",
       // COST_REPORT=1: test/cost prints what each workload cost as JSON (bench/cost.mjs writes bench/results/cost.json).
       COST_REPORT: process.env.COST_REPORT ?? "",
+      // COST_TRACE=1 (node bench/cost.mjs --trace): each workload's rows written by statement (test/cost/harness.ts).
+      COST_TRACE: process.env.COST_TRACE ?? "",
       EDGEQUEUE_CONFIG: {
         ...shipped,
         observer: "OBSERVER",

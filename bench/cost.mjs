@@ -37,9 +37,13 @@ export function dollarsPerMillion(c) {
   return c.rowsWritten * PRICES.rowWrittenPerMillion + c.rowsRead * PRICES.rowReadPerMillion + c.requests * PRICES.requestPerMillion;
 }
 
-export function measureCost() {
+/**
+ * measureCost: every workload's cost; `trace` (`--trace`) adds, per workload, its rows written by statement
+ * (test/cost/harness.ts), printed after the table and not written to cost.json.
+ */
+export function measureCost({ trace = false } = {}) {
   const run = spawnSync("npx", ["vitest", "run", "--project", "workers", "test/cost/lifecycle.test.ts", "test/cost/day.test.ts"], {
-    env: { ...process.env, COST_REPORT: "1" },
+    env: { ...process.env, COST_REPORT: "1", ...(trace ? { COST_TRACE: "1" } : {}) },
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -70,10 +74,24 @@ export function costTable(cost) {
   return [head, ...lines, ...day].join("\n");
 }
 
+/** traceText: each workload's rows written per unit by statement, largest first (`--trace`). */
+export function traceText(cost) {
+  const parts = [...cost.workloads.map((w) => [w.workload, w.trace]), ["a small team's hour", cost.day?.trace]].filter(([, t]) => t);
+  return parts.map(([name, t]) => `\n${name} — rows written per unit | object | statement\n${t.join("\n")}`).join("\n");
+}
+
+/** withoutTrace: the cost as bench/results/cost.json keeps it. */
+function withoutTrace(cost) {
+  const { trace: _dayTrace, ...day } = cost.day ?? {};
+  return { ...cost, workloads: cost.workloads.map(({ trace: _trace, ...w }) => w), day: cost.day ? day : null };
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const cost = measureCost();
+  const trace = process.argv.includes("--trace");
+  const cost = measureCost({ trace });
   mkdirSync("bench/results", { recursive: true });
-  writeFileSync("bench/results/cost.json", `${JSON.stringify(cost, null, 2)}\n`);
+  writeFileSync("bench/results/cost.json", `${JSON.stringify(withoutTrace(cost), null, 2)}\n`);
   console.log(costTable(cost));
+  if (trace) console.log(traceText(cost));
   console.log(`\nwritten to bench/results/cost.json (prices of ${PRICES.read}; QStash: $${PRICES.qstashPerMillionJobs} per million)`);
 }

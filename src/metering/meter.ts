@@ -40,7 +40,7 @@ export class Meter {
   /** This instance, in its reports: the catalog counts a new instance from zero. */
   readonly instance = crypto.randomUUID();
   /** The cursors of this turn, each with whether a migration opened it. */
-  private open: { cursor: Cursor; setup: boolean }[] = [];
+  private open: { cursor: Cursor; setup: boolean; statement?: string }[] = [];
   private inflight = 0;
   private busySince = 0;
   private quiet = false;
@@ -130,7 +130,8 @@ export class Meter {
   private settle(): void {
     if (this.open.length === 0) return;
     const u = zeroUsage();
-    for (const { cursor: c, setup } of this.open) {
+    for (const { cursor: c, setup, statement } of this.open) {
+      if (statement !== undefined && c.rowsWritten > 0) traceRows(this.kind, statement, c.rowsWritten);
       u.rowsWritten += c.rowsWritten;
       u.rowsRead += c.rowsRead;
       if (setup) {
@@ -147,7 +148,7 @@ export class Meter {
     sql.exec = ((query: string, ...bindings: unknown[]) => {
       const cursor = exec(query, ...bindings);
       if (this.quiet) return cursor;
-      if (this.open.push({ cursor, setup: this.inSetup }) === 1) queueMicrotask(() => this.settle());
+      if (this.open.push({ cursor, setup: this.inSetup, ...(statementTrace.on ? { statement: query } : {}) }) === 1) queueMicrotask(() => this.settle());
       return cursor;
     }) as SqlStorage["exec"];
   }
@@ -158,9 +159,22 @@ export class Meter {
     const put = kv.put.bind(kv);
     const del = kv.delete.bind(kv);
     kv.get = ((key: string) => (row(true), get(key))) as SyncKvStorage["get"];
-    kv.put = ((key: string, value: unknown) => (row(false), put(key, value))) as SyncKvStorage["put"];
-    kv.delete = ((key: string) => (row(false), del(key))) as SyncKvStorage["delete"];
+    const traced = (op: string, key: string) => statementTrace.on && traceRows(this.kind, `kv.${op} ${key}`, 1);
+    kv.put = ((key: string, value: unknown) => (row(false), traced("put", key), put(key, value))) as SyncKvStorage["put"];
+    kv.delete = ((key: string) => (row(false), traced("delete", key), del(key))) as SyncKvStorage["delete"];
   }
+}
+
+/**
+ * Rows written per statement, by object kind and statement text: off unless a measurement turns it on
+ * (`node bench/cost.mjs --trace`, test/cost/harness.ts). It is how a workload's rows are found where they go
+ * (docs/design.md "What a job costs"); a deployed queue never turns it on, and off it costs a property read.
+ */
+export const statementTrace: { on: boolean; rows: Map<string, number> } = { on: false, rows: new Map() };
+
+function traceRows(kind: ObjectKind, statement: string, rows: number): void {
+  const key = `${kind} | ${statement.replace(/\s+/g, " ").trim().slice(0, 120)}`;
+  statementTrace.rows.set(key, (statementTrace.rows.get(key) ?? 0) + rows);
 }
 
 /** meterOf: the meter `install` gave this object. */

@@ -142,6 +142,7 @@ describe("a small team's day", () => {
       rowsWrittenPerJob: Math.round((cost.rowsWritten / jobs) * 100) / 100,
       month: { rowsWritten: month(cost.rowsWritten), rowsRead: month(cost.rowsRead), requests: month(cost.requests), dollars: Math.round(dollars * 100) / 100 },
       tenantSetupOnce: "99 rows per tenant (lifecycle.test.ts)",
+      ...(cost.trace ? { trace: cost.trace } : {}),
     };
     expect(jobs).toBe(456);
     // Ceilings just above the counts of 2026-12-06 20:01 UTC (9,258 rows, 2,284 requests; fixed work 4,460 rows, the

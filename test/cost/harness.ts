@@ -26,7 +26,7 @@ import type { PoolDO } from "../../src/pool/pool-do";
 import { loadConfig } from "../../src/config/load";
 import { catalogName } from "../../src/catalog/shards";
 import { homeOfJobId } from "../../src/job/home";
-import { isolateUsage, meterOf, objectUsage } from "../../src/metering/meter";
+import { isolateUsage, meterOf, objectUsage, statementTrace } from "../../src/metering/meter";
 import { addUsage, OBJECT_KINDS, type ObjectKind, type Usage } from "../../src/metering/usage";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { env, partsOf, useClock } from "../helpers/scope";
@@ -42,6 +42,21 @@ export interface Cost {
   byObject: Partial<Record<ObjectKind, number>>;
   /** Of rowsWritten, new objects' migrations (setup): nonzero only in a workload that starts objects (`cold`). */
   setupRowsWritten: number;
+  /**
+   * With COST_TRACE=1 (`node bench/cost.mjs --trace`): rows written per unit by statement, largest first — each
+   * line `rows | object kind | statement` (src/metering/meter.ts statementTrace).
+   */
+  trace?: string[];
+}
+
+const tracing = () => Boolean((env as unknown as { COST_TRACE?: string }).COST_TRACE);
+
+/** traceLines: the statements' rows per unit, the largest `top`. */
+function traceLines(units: number, top = 30): string[] {
+  return [...statementTrace.rows]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([statement, rows]) => `${(Math.round((rows / units) * 100) / 100).toFixed(2).padStart(8)} | ${statement}`);
 }
 
 /** look: read inside a scope object without the meter counting it (the workload's cost is what is measured). */
@@ -180,6 +195,8 @@ export async function measure(units: number, work: (clock: ManualClock) => Promi
   await flushCatalogs();
   const before = isolateUsage();
   const objectsBefore = objectUsage();
+  statementTrace.rows.clear();
+  statementTrace.on = tracing();
   const ids = await work(clock);
   const homes = [...new Set(ids.map((id) => homeOfJobId(id)!.name))];
   if (homes.some((h) => !(stopped.homes ?? []).includes(h))) throw new Error(`homes ${homes.join(", ")} are not all stopped (${(stopped.homes ?? []).join(", ")}): name them in measure()`);
@@ -200,11 +217,14 @@ export async function measure(units: number, work: (clock: ManualClock) => Promi
   }
   const per = (n: number) => Math.round((n / units) * 100) / 100;
   const sum = (f: keyof Usage) => OBJECT_KINDS.reduce((n, k) => n + used[k][f], 0);
+  const trace = statementTrace.on ? traceLines(units) : undefined;
+  statementTrace.on = false;
   return {
     rowsWritten: per(sum("rowsWritten")),
     rowsRead: per(sum("rowsRead")),
     requests: per(sum("requests")),
     byObject: Object.fromEntries(OBJECT_KINDS.filter((k) => used[k].rowsWritten > 0).map((k) => [k, per(used[k].rowsWritten)])),
     setupRowsWritten: per(sum("setupRowsWritten")),
+    ...(trace ? { trace } : {}),
   };
 }

@@ -4,7 +4,7 @@
  */
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { Meter, meterOf } from "../../src/metering/meter";
+import { Meter, meterOf, statementTrace } from "../../src/metering/meter";
 import { sendUsageWhenIdle } from "../../src/metering/usage-sender";
 import { OBJECT_KINDS, zeroUsage, type KindUsage, type ObjectKind, type UsageReport } from "../../src/metering/usage";
 import type { ScopeDO } from "../../src/scope/scope-do";
@@ -99,6 +99,23 @@ describe("a scope object's meter", () => {
     meter.request(() => undefined);
     await new Promise((r) => setTimeout(r, 0));
     expect(sent).toEqual([3]);
+  });
+});
+
+describe("the statement trace (bench/cost.mjs --trace)", () => {
+  it("adds each statement's rows written under its object kind while on, and nothing while off", async () => {
+    const { home, stub } = await freshScope();
+    statementTrace.rows.clear();
+    await stub.enqueue([newJob(home)]); // off: nothing recorded
+    expect(statementTrace.rows.size).toBe(0);
+    statementTrace.on = true;
+    try {
+      await runInDurableObject(stub, (_o: ScopeDO, state) => void state.storage.sql.exec("INSERT INTO meta (key, value) VALUES ('trace-test', '1')"));
+    } finally {
+      statementTrace.on = false;
+    }
+    expect(statementTrace.rows.get("scope | INSERT INTO meta (key, value) VALUES ('trace-test', '1')")).toBe(1);
+    statementTrace.rows.clear();
   });
 });
 
