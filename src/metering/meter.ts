@@ -40,7 +40,7 @@ export class Meter {
   /** This instance, in its reports: the catalog counts a new instance from zero. */
   readonly instance = crypto.randomUUID();
   /** The cursors of this turn, each with whether a migration opened it. */
-  private open: { cursor: Cursor; setup: boolean; statement?: string }[] = [];
+  private open: { cursor: Cursor; setup: boolean; statement: string | undefined }[] = [];
   private inflight = 0;
   private busySince = 0;
   private quiet = false;
@@ -148,7 +148,7 @@ export class Meter {
     sql.exec = ((query: string, ...bindings: unknown[]) => {
       const cursor = exec(query, ...bindings);
       if (this.quiet) return cursor;
-      if (this.open.push({ cursor, setup: this.inSetup, ...(statementTrace.on ? { statement: query } : {}) }) === 1) queueMicrotask(() => this.settle());
+      if (this.open.push({ cursor, setup: this.inSetup, statement: statementTrace.on ? query : undefined }) === 1) queueMicrotask(() => this.settle());
       return cursor;
     }) as SqlStorage["exec"];
   }
