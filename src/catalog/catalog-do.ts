@@ -34,7 +34,6 @@ import { UsageBook, usageMinutes, usageTotals } from "./usage-store";
  */
 export const CATALOG_USAGE_AFTER_MS = 5_000;
 
-
 export interface RankedHome {
   home: string;
   /** max(oldest due, last served): the smaller, the longer it has waited. */

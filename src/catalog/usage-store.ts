@@ -139,14 +139,6 @@ export class UsageBook {
   }
 }
 
-/** takeUsage: one report taken and written at once, in the caller's transaction (UsageBook, unheld); answers what was added. */
-export function takeUsage(sql: SqlStorage, report: UsageReport, now: number): Usage {
-  const book = new UsageBook();
-  const grew = book.take(sql, report, now);
-  book.write(sql);
-  return grew;
-}
-
 /** dropStale: forget senders no report renewed for a day, and usage minutes past the series' retention. */
 export function dropStale(sql: SqlStorage, now: number): void {
   sql.exec(SENDERS_DROP, now - USAGE_SENDER_KEEP_MS);

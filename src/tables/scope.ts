@@ -107,12 +107,12 @@ export const job = sqliteTable(
      */
     trace: text("trace"),
     /**
-     * The job's journal kept in its own row (scope/workflow/journal-row.ts; docs/design.md "A step in the job's
-     * row"): JSON `{at, seed, bytes, e}` — the start record, from which ctx.now() and ctx.uuid() derive, the bytes of
-     * its entries, and its finished steps and sleeps as arrays. A step written here is one row (an update of this
-     * one, deleted with it), where a job_step row was two (its insert and its delete). Null until the first journal
-     * write; entries that change after they are written (waits, invokes, tokens, an atMostOnce step's start) and
-     * those past the row's share (ROW_JOURNAL_MAX) stay in job_step.
+     * The job's journal kept in its own row (scope/workflow/journal-row.ts; docs/design.md "Durable steps"): JSON
+     * `{at, seed, bytes, e}` — the start record, from which ctx.now() and ctx.uuid() derive, the bytes of its entries,
+     * and its finished steps and sleeps as arrays. A step written here is one row (an update of this one, deleted
+     * with it), where a job_step row was two (its insert and its delete). Null until the first journal write;
+     * entries that change after they are written (waits, invokes, tokens, an atMostOnce step's start) and those past
+     * the row's share (ROW_JOURNAL_MAX) stay in job_step.
      */
     journal: text("journal"),
   },

@@ -9,7 +9,7 @@ import { sendUsageWhenIdle } from "../../src/metering/usage-sender";
 import { OBJECT_KINDS, zeroUsage, type KindUsage, type ObjectKind, type UsageReport } from "../../src/metering/usage";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { CatalogDO } from "../../src/catalog/catalog-do";
-import { dropStale, takeUsage, UsageBook, usageTotals } from "../../src/catalog/usage-store";
+import { dropStale, UsageBook, usageTotals } from "../../src/catalog/usage-store";
 import { catalogOf, env, freshScope, newJob } from "../helpers/scope";
 import { TOKEN } from "../helpers/api";
 import { rowsWrittenBy } from "../helpers/rows-written";
@@ -174,11 +174,17 @@ describe("the catalog's totals (docs/operating.md \"What the meters count\")", (
       const sql = state.storage.sql;
       const day = 24 * 3600_000;
       const written = (fn: () => void) => rowsWrittenBy(sql, fn).written;
+      // Each report taken and written alone, as an alarm with one report held writes it.
+      const takeUsage = (r: UsageReport, at: number) => {
+        const book = new UsageBook();
+        book.take(sql, r, at);
+        book.write(sql);
+      };
       const t0 = Date.UTC(2031, 0, 1);
       // A new sender's first report: its row and the minute's (a table keyed by its primary key alone writes each once).
-      const first = written(() => takeUsage(sql, report("i1", 100, 5), t0));
-      const again = written(() => takeUsage(sql, report("i1", 150, 7), t0 + 1_000));
-      takeUsage(sql, report("i1", 170, 9), t0 + day + 120_000);
+      const first = written(() => takeUsage(report("i1", 100, 5), t0));
+      const again = written(() => takeUsage(report("i1", 150, 7), t0 + 1_000));
+      takeUsage(report("i1", 170, 9), t0 + day + 120_000);
       const before = kindOf(usageTotals(sql), "pool");
       // A day and more on: the first minute goes, its usage into the totals' base.
       dropStale(sql, t0 + day + 180_000);

@@ -1,5 +1,5 @@
 /**
- * A job's journal kept in its own row: the job table's `journal` column (docs/design.md "A step in the job's row").
+ * A job's journal kept in its own row: the job table's `journal` column (docs/design.md "Durable steps").
  *
  * A durable step that lands as a `job_step` row costs two rows written over its life — its insert, and its delete
  * with the job — and the job's start record two more. Appended to the job's row instead, a step is one row written
@@ -7,7 +7,7 @@
  * what never changes once written: a finished `ctx.step` and a `ctx.sleep`, at a position nothing holds yet. What
  * changes after it is written — a wait, an invoke, a token, an atMostOnce step's start — stays in `job_step`, as
  * does whatever would take the row's share past ROW_JOURNAL_MAX (every `SELECT *` of the job carries it). Readers
- * (steps.ts, waits.ts) read both and see one journal, ordered by position.
+ * (steps.ts, waits.ts; ENTRIES_AT below) read both and see one journal, ordered by position.
  *
  * The start record (from which ctx.now() and ctx.uuid() derive) is the column's own `at` and `seed`, written with
  * the job's first journal write of any kind. A job journaled before this column (its start as `job_step` position
@@ -43,17 +43,18 @@ RETURNING seq`;
 const ROW_JOURNALS_OF = "SELECT seq, journal FROM job WHERE seq IN (SELECT value FROM json_each(?1)) AND journal IS NOT NULL";
 
 /**
- * The row's entries at some positions, shaped as job_step's rows are read by the journal's checks — a statement to
- * UNION ALL with job_step's (?1 the job's seq, ?2 a JSON array of positions).
+ * ENTRIES_AT: the journal's entries at some positions, in both parts — job_step's key, and the job's row — in one
+ * read, with the columns the journal's checks read (?1 the job's seq, ?2 a JSON array of positions). Each part names
+ * its columns in the same order: UNION ALL pairs them by place, not by name.
  */
-export const ROW_ENTRIES_AT = `
-SELECT j.value ->> 0 AS seq, j.value ->> 1 AS name, j.value ->> 2 AS kind, j.value ->> 5 AS finished_at, j.value ->> 7 AS wake_at, NULL AS ref, j.value ->> 8 AS bytes
+export const ENTRIES_AT = `
+SELECT seq, name, kind, finished_at, wake_at, ref, bytes FROM job_step WHERE job_seq = ?1 AND seq IN (SELECT value FROM json_each(?2))
+UNION ALL
+SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 5, j.value ->> 7, NULL, j.value ->> 8
   FROM job, json_each(job.journal, '$.e') AS j
  WHERE job.seq = ?1 AND job.journal IS NOT NULL AND (j.value ->> 0) IN (SELECT p.value FROM json_each(?2) AS p)`;
 /** The row's share of the journal's bytes (?1 the job's seq): 0 without one. */
 export const ROW_BYTES = "coalesce((SELECT journal ->> 'bytes' FROM job WHERE seq = ?1), 0)";
-/** Whether the row holds a journal (?1 the job's seq). */
-export const ROW_HAS_JOURNAL = "SELECT 1 FROM job WHERE seq = ?1 AND journal IS NOT NULL";
 
 /** rowKeeps: whether an entry belongs in the row — written finished, never changed after, nothing at its position. */
 export function rowKeeps(e: { kind: string; finishedAt: number | null; ref?: string | null }, held: boolean): boolean {

@@ -25,11 +25,9 @@ import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
 import { idSeq } from "../jobs/read";
 import type { HomeStore } from "../jobs/home-store";
 import type { WorkflowStore } from "./workflow-store";
-import { appendRowEntry, rowJournals, rowKeeps, ROW_BYTES, ROW_ENTRIES_AT, writeRowStart } from "./journal-row";
+import { appendRowEntry, ENTRIES_AT, rowJournals, rowKeeps, ROW_BYTES, writeRowStart } from "./journal-row";
 import { makeToken } from "../../job/wait-token";
 
-/** The journal's entry at a position, in job_step or the job's row (nondeterminism and the cap check). */
-const STEP_AT = `SELECT name, kind, finished_at, bytes FROM job_step WHERE job_seq = ?1 AND seq = ?2 UNION ALL SELECT name, kind, finished_at, bytes FROM (${ROW_ENTRIES_AT.replace("?2", "json_array(?2)")})`;
 /** The journal's size so far, both parts (its cap: limits.journalMaxBytes). */
 export const JOURNAL_BYTES = `SELECT coalesce((SELECT sum(bytes) FROM job_step WHERE job_seq = ?1), 0) + ${ROW_BYTES} AS n`;
 const STEP_UPSERT = `
@@ -153,7 +151,8 @@ export function writeStep(
   size: JournalSize = { n: null },
   known?: StepAt | null,
 ): StepRefusal | null {
-  const at = known === undefined ? store.sql.exec<StepAt>(STEP_AT, job.seq, e.seq).toArray()[0] : (known ?? undefined);
+  // The entry at its position, in either part of the journal (nondeterminism and the cap check).
+  const at = known === undefined ? store.sql.exec<StepAt>(ENTRIES_AT, job.seq, JSON.stringify([e.seq])).toArray()[0] : (known ?? undefined);
   if (at && (at.name !== e.name || at.kind !== e.kind)) {
     return { ok: false, code: "nondeterminism", reason: `NondeterminismError: step ${e.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(e.name)} in the code`, state: job.state };
   }

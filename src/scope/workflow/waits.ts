@@ -19,19 +19,13 @@ import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
 import type { Outcome } from "../jobs/outcome";
 import { idSeq } from "../jobs/read";
 import { writeOpenSteps, writeStep, type JournalSize, type OpenStep, type StepAt } from "./steps";
-import { ROW_ENTRIES_AT } from "./journal-row";
+import { ENTRIES_AT } from "./journal-row";
 import { journalInvoke, oweChildren, type OwedJob } from "./invokes";
 import type { RequestShapes } from "./invoke-request";
 import { oweRegistration } from "./event-waits";
 import { takeKept } from "./signals";
 import { describe, endWait, journalFull, KIND_WORDS, note, resume, SIGNAL_KIND, WAIT_FOREVER, type WaitView } from "./wait-entries";
 
-/**
- * The journal's entries at the waits' positions, in one read: job_step's key, and the job's row (journal-row.ts) — its
- * columns named again in the same order (UNION ALL pairs columns by place, not by name).
- */
-const ENTRIES_AT = `SELECT seq, kind, name, finished_at, wake_at, ref, bytes FROM job_step WHERE job_seq = ?1 AND seq IN (SELECT value FROM json_each(?2))
-UNION ALL SELECT seq, kind, name, finished_at, wake_at, ref, bytes FROM (${ROW_ENTRIES_AT})`;
 /** The open waits whose timeout passed end with null. */
 const WAITS_TIME_OUT = "UPDATE job_step SET result = 'null', finished_at = ?2 WHERE job_seq = ?1 AND kind IN ('signal', 'token_wait', 'event') AND finished_at IS NULL AND wake_at <= ?2 RETURNING name";
 
