@@ -8,7 +8,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { scopeRpc } from "../../src/scope/api";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { sweepOnce } from "../../src/scope/retention/sweep-pass";
+import { RETENTION_WAKE_COLUMNS, sweepAtOf, sweepOnce } from "../../src/scope/retention/sweep-pass";
+import { payCounts } from "../../src/scope/jobs/tallies";
 import { Retention } from "../../src/scope/retention/retention";
 import { alarmAt, env, freshScope, newJob, partsOf, restartCold, rows, T0, useClock } from "../helpers/scope";
 import { ManualClock } from "../../src/clock";
@@ -36,6 +37,22 @@ async function finish(stub: DurableObjectStub<ScopeDO>, home: string, completed:
 }
 
 describe("the sweep of completed jobs", () => {
+  it("a sweep's deletes still owed to the counts set no later sweep for jobs that are gone (no alarm on an idle object)", async () => {
+    const { home, stub } = await freshScope();
+    await finish(stub, home, 1, 0);
+    const got = await runInDurableObject(stub, (o: ScopeDO) => {
+      const store = partsOf(o).store;
+      payCounts(store); // type_count says 1 completed
+      const now = T0 + DAY + 1;
+      const swept1 = sweepOnce(store, swept(o), now);
+      // The delete is owed, not written: the count row still says 1 (count-debt.ts).
+      const owed = store.debt.owedTo("completed");
+      const row = store.sql.exec<Record<string, number | null>>(`SELECT ${Object.entries(RETENTION_WAKE_COLUMNS).map(([k, v]) => `${v} AS ${k}`).join(", ")}`).one();
+      return { swept1, owed, inRow: row.completed_kept, next: sweepAtOf(store, swept(o), row, now) };
+    });
+    expect(got).toEqual({ swept1: { deleted: 1, more: false }, owed: -1, inRow: 1, next: null });
+  });
+
   it("a completed job has no finished index entry, a failed one has; each is deleted at its own retention", async () => {
     const { home, stub, clock } = await freshScope();
     const ids = await finish(stub, home, 2, 1);

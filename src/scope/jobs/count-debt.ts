@@ -11,7 +11,9 @@
  * wake-up read it inside their own statements. `running` and the terminal
  * counts are read only by the readers above (and the orphan check, which a
  * count too high only makes read the table), and a one-at-a-time type's
- * `running` is never owed (its claim reads it).
+ * `running` is never owed (its claim reads it). The retention sweep's wake-up
+ * reads the completed count inside the wake statement, too often to pay
+ * first: it adds what is owed to it (`owedTo`; retention/sweep-pass.ts).
  *
  * What is owed rolls back with the transaction that owed it (`mark`,
  * `rollback`: the store's `atomic`), and what a payment wrote with the
@@ -49,6 +51,13 @@ export class CountDebt {
 
   get size(): number {
     return this.owed.length;
+  }
+
+  /** owedTo: what is owed to one count column, summed over types (a reader of the table adds it to what it read). */
+  owedTo(column: StateColumn): number {
+    let n = 0;
+    for (const o of this.owed) n += o.deltas[column] ?? 0;
+    return n;
   }
 
   /** mark: where a transaction starts; `rollback` to it forgets what the transaction owed and restores what it paid. */

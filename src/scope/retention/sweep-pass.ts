@@ -60,7 +60,7 @@ export function sweepOnce(store: HomeStore, completed: CompletedSweep, now: numb
     if (keep === null) continue;
     // Due at finished_at + retention exactly (sweepAtOf), hence the + 1 on a strict "before".
     // Completed jobs are walked only when their own sweep is due (another state's, or a tombstone's, may be).
-    if (state === "completed" && (completed.dueAt(oldest.completed_kept ?? 0, now, keep) ?? Infinity) > now) continue;
+    if (state === "completed" && (completed.dueAt(completedKept(store, oldest), now, keep) ?? Infinity) > now) continue;
     const out = state === "completed" ? deleteCompleted(store, completed, now - keep + 1, keep, limit, now) : { n: deleteFinished(store, state, now - keep + 1, limit, now), more: false };
     deleted += out.n;
     more ||= out.more || out.n === limit;
@@ -78,7 +78,7 @@ export function sweepOnce(store: HomeStore, completed: CompletedSweep, now: numb
  */
 export function sweepAtOf(store: HomeStore, completed: CompletedSweep, oldest: Record<string, number | null>, now: number): number | null {
   const keepCompleted = retentionMs(store, "completed");
-  let next: number | null = keepCompleted === null ? null : completed.dueAt(oldest.completed_kept ?? 0, now, keepCompleted);
+  let next: number | null = keepCompleted === null ? null : completed.dueAt(completedKept(store, oldest), now, keepCompleted);
   INDEXED_STATES.forEach((state, i) => {
     const t = oldest[`t${i}`] ?? null;
     const keep = retentionMs(store, state);
@@ -89,6 +89,15 @@ export function sweepAtOf(store: HomeStore, completed: CompletedSweep, oldest: R
   const kept = oldest.kept_signal ?? null;
   if (kept !== null) next = Math.min(next ?? Infinity, kept);
   return next;
+}
+
+/**
+ * completedKept: the completed jobs the counts hold — the count row as the wake statement read it, and what is owed
+ * to it (jobs/count-debt.ts): a sweep's deletes owed and unpaid read as jobs still kept, and set a sweep a whole
+ * retention later for none (an alarm with nothing to do on an idle object).
+ */
+function completedKept(store: HomeStore, oldest: Record<string, number | null>): number {
+  return (oldest.completed_kept ?? 0) + store.debt.owedTo("completed");
 }
 
 /** prune deletes terminal jobs of the given states that finished before `olderThan`. */
