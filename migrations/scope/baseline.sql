@@ -1,4 +1,4 @@
--- baseline: 0040_journal_in_row
+-- baseline: 0041_held_retries
 --> statement-breakpoint
 -- Written by `npm run db:baseline` (test/tables/baseline.test.ts): the schema every migration makes.
 --> statement-breakpoint
@@ -148,7 +148,7 @@ CREATE TABLE "job" (
 	`parent_step` text,
 	`parent_seq` integer,
 	`children_open` integer DEFAULT 0 NOT NULL,
-	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text, `journal` text,
+	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text, `journal` text, `held` integer DEFAULT 0 NOT NULL,
 	CONSTRAINT "job_state_check" CHECK(state IN ('pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'superseded', 'expired')),
 	CONSTRAINT "job_failure_kind_check" CHECK((state = 'failed') = (failure_kind IS NOT NULL) AND (failure_kind IS NULL OR failure_kind IN ('retries_exhausted', 'fatal', 'stalled', 'timeout'))),
 	CONSTRAINT "job_finished_check" CHECK((state IN ('completed', 'failed', 'cancelled', 'superseded', 'expired')) = (finished_at IS NOT NULL)),
@@ -217,8 +217,6 @@ CREATE INDEX `event_waiter_until_idx` ON `event_waiter` (`until`);
 --> statement-breakpoint
 CREATE INDEX `topic_event_at_idx` ON `topic_event` (`at`);
 --> statement-breakpoint
-CREATE INDEX `job_claim_idx` ON `job` (`type`,"priority" DESC,`run_at`,`seq`,`dedupe_key`) WHERE state = 'pending';
---> statement-breakpoint
 CREATE UNIQUE INDEX `job_dedupe_pending_idx` ON `job` (`dedupe_key`) WHERE dedupe_key IS NOT NULL AND state = 'pending' AND started_at IS NULL;
 --> statement-breakpoint
 CREATE INDEX `job_ordered_live_idx` ON `job` (`type`,`seq`) WHERE ordered = 1 AND state IN ('pending', 'running', 'waiting');
@@ -238,6 +236,8 @@ CREATE INDEX `job_key_claim_idx` ON `job` (`type`,`limit_key`,"priority" DESC,`r
 CREATE INDEX `job_expiry_idx` ON `job` (`expires_at`) WHERE state = 'pending' AND started_at IS NULL AND expires_at IS NOT NULL;
 --> statement-breakpoint
 CREATE INDEX `batch_decision_at_idx` ON `batch_decision` (`decided_at`);
+--> statement-breakpoint
+CREATE INDEX `job_claim_idx` ON `job` (`type`,"priority" DESC,`run_at`,`seq`,`dedupe_key`) WHERE state = 'pending' AND held = 0;
 --> statement-breakpoint
 CREATE TRIGGER job_signal_delete AFTER DELETE ON job BEGIN
   DELETE FROM job_signal WHERE job_seq = old.seq;
@@ -352,4 +352,8 @@ END;
 --> statement-breakpoint
 CREATE TRIGGER job_log_delete AFTER DELETE ON job BEGIN
   DELETE FROM job_log WHERE job_seq = old.seq;
+END;
+--> statement-breakpoint
+CREATE TRIGGER job_held_clear AFTER UPDATE OF state ON job WHEN new.held = 1 AND new.state <> 'pending' BEGIN
+  UPDATE job SET held = 0 WHERE seq = new.seq;
 END;

@@ -40,6 +40,7 @@ import m0037 from './0037_callback_ending_trigger.sql';
 import m0038 from './0038_stage_without_rowid.sql';
 import m0039 from './0039_transition_without_rowid.sql';
 import m0040 from './0040_journal_in_row.sql';
+import m0041 from './0041_held_retries.sql';
 
   export default {
     journal,
@@ -84,7 +85,8 @@ m0036,
 m0037,
 m0038,
 m0039,
-m0040
+m0040,
+m0041
     }
   }
   

@@ -38,6 +38,7 @@ import { Feed } from "./jobs/feed";
 import { joinHooks } from "./jobs/job-hooks";
 import { markKeyedJobs } from "./jobs/keyed-claim";
 import { markOrderedJobs } from "./jobs/ordered-repair";
+import { releaseHeld } from "./jobs/held-retries";
 import { PauseGate } from "./jobs/pause-gate";
 import { PushedLeases } from "./jobs/pushed-leases";
 import { WakeMemo, type WakeRow } from "./jobs/wake-memo";
@@ -220,6 +221,8 @@ export class ScopeParts {
     // The last instance left changes untold: it may have died owing counts (jobs/count-debt.ts) — read them again,
     // before anything reads them (the ordered marks below read `running`).
     if (untoldChanges(sql)) recount(sql);
+    // The last instance's held retries have no timer now: back to the claim index, before anything reads it (jobs/held-retries.ts).
+    releaseHeld(sql);
     markOrderedJobs(sql, config);
     markKeyedJobs(sql, config);
     this.pause_ = new PauseGate({

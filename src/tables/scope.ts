@@ -50,6 +50,13 @@ export const job = sqliteTable(
      * "What a job costs"); 1 for every other lease.
      */
     leaseKept: integer("lease_kept").notNull().default(1),
+    /**
+     * 1 for a pushed job's retry held by its object's dispatcher (scope/jobs/held-retries.ts): pending, backing off,
+     * with no job_claim_idx entry — the object's memory holds its time and restarts it straight to its handler, so
+     * a retry writes the row, not the row and its index entry twice (docs/design.md "Held retries"). A new
+     * instance gives every held row back to the index at its start; 0 for every other row.
+     */
+    held: integer("held").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     startedAt: integer("started_at"),
@@ -119,10 +126,13 @@ export const job = sqliteTable(
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/jobs/read.ts, byId). */
     uniqueIndex("job_id_idx").on(t.id).where(sql`id_seq = 0`),
-    /** Claim order within a type: priority desc, runAt, enqueue order. Pending rows only; the key rides along so a follower check needs no row read. */
+    /**
+     * Claim order within a type: priority desc, runAt, enqueue order. Pending rows only, not a retry its object holds
+     * (`held`); the key rides along so a follower check needs no row read.
+     */
     index("job_claim_idx")
       .on(t.type, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)
-      .where(sql`state = 'pending'`),
+      .where(sql`state = 'pending' AND held = 0`),
     /** A keyed type's claim (scope/jobs/keyed-claim.ts): the key values with due jobs, in key order, then each key's best due jobs. */
     index("job_key_claim_idx")
       .on(t.type, t.limitKey, sql`${t.priority} DESC`, t.runAt, t.seq, t.dedupeKey)

@@ -171,7 +171,7 @@ describe("scope object lifecycle", () => {
         state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${q}`, ...(args as never[])).toArray().map((r) => r.detail).join(" | ");
       return {
         dedupe: plan("SELECT * FROM job WHERE dedupe_key = ? AND dedupe_key IS NOT NULL AND state IN ('pending', 'running')", "k"),
-        nextRun: plan("SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND type = ? AND priority = ? AND run_at > ?", "a", 0, T0),
+        nextRun: plan("SELECT min(run_at) AS t FROM job WHERE state = 'pending' AND held = 0 AND type = ? AND priority = ? AND run_at > ?", "a", 0, T0),
         lease: plan("SELECT min(lease_expires_at) AS t FROM job WHERE state = 'running' AND lease_kept = 1"),
         finished: plan("SELECT min(finished_at) AS t FROM job WHERE state = ? AND state <> 'completed' AND finished_at IS NOT NULL", "failed"),
       };

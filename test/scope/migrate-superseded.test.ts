@@ -45,7 +45,7 @@ describe("migration superseded_state", () => {
       ]);
       expect(counts()).toEqual(countsBefore);
       const names = (kind: string) => sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = ? AND tbl_name = 'job' ORDER BY name", kind).toArray().map((r) => r.name);
-      expect(names("trigger")).toEqual(["job_callback", "job_callback_delete", "job_callback_undone", "job_child_end", "job_count_insert", "job_count_update", "job_history_delete", "job_history_update", "job_log_delete", "job_signal_delete", "job_step_delete"]);
+      expect(names("trigger")).toEqual(["job_callback", "job_callback_delete", "job_callback_undone", "job_child_end", "job_count_insert", "job_count_update", "job_held_clear", "job_history_delete", "job_history_update", "job_log_delete", "job_signal_delete", "job_step_delete"]);
       expect(names("index")).toEqual(expect.arrayContaining(["job_claim_idx", "job_dedupe_pending_idx", "job_finished_idx", "job_id_idx", "job_lease_idx"]));
       expect(sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'job_claim_idx'").one().sql).toContain('"priority" DESC');
 

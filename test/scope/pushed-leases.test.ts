@@ -33,7 +33,7 @@ describe("pushed leases in memory", () => {
       await Promise.resolve();
       sql.exec = real;
       o.store.pushed.note(pushed);
-      const earliest = o.store.pushed.earliest();
+      const earliest = o.store.pushed.earliest(now);
       const indexed = o.store.sql.exec<{ id: string }>(INDEXED).toArray();
       const early = reapOnce(o.store, now + LEASE_MS - 1);
       const late = reapOnce(o.store, now + LEASE_MS);
@@ -68,10 +68,10 @@ describe("pushed leases in memory", () => {
     const leases = new PushedLeases();
     const row = (id: string, state: string, expires: number | null) => ({ id, state, lease_kept: 0, lease_expires_at: expires }) as never;
     leases.note([row("a", "running", 100), row("b", "running", 200)]);
-    expect(leases.earliest()).toBe(100);
+    expect(leases.earliest(0)).toBe(100);
     leases.renewed("a", 300);
     leases.renewed("zzz", 50);
-    expect(leases.earliest()).toBe(200);
+    expect(leases.earliest(0)).toBe(200);
     expect(leases.expired(250)).toEqual(["b"]);
     leases.note([row("b", "completed", null)]);
     expect(leases.expired(1_000)).toEqual(["a"]);

@@ -58,7 +58,7 @@ describe("straight to a handler", () => {
       const { out, written } = rowsWrittenBy(o.store.sql, () => enqueueJobs(o.store, [job], now, { straight: true, seqIds: true }));
       if (!out.ok) throw new Error(out.message);
       const r = out.results[0]!.row as JobRow;
-      const indexed = o.store.sql.exec("SELECT seq FROM job INDEXED BY job_claim_idx WHERE state = 'pending' AND type = 'demo.noop'").toArray().length;
+      const indexed = o.store.sql.exec("SELECT seq FROM job INDEXED BY job_claim_idx WHERE state = 'pending' AND held = 0 AND type = 'demo.noop'").toArray().length;
       const owed = o.store.debt.size;
       payCounts(o.store);
       const count = o.store.sql.exec<{ pending: number; running: number }>("SELECT pending, running FROM type_count WHERE type = 'demo.noop'").one();

@@ -11,6 +11,8 @@ import { retryDelayMs, type Backoff } from "../../job/backoff";
 import { sqlList, type FailureKind } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
+import { markHeld } from "./held-retries";
+import { tallyHeld } from "./tallies";
 import type { HomeStore } from "./home-store";
 
 export type AttemptEnd =
@@ -39,12 +41,15 @@ export function decideAttemptEnd(store: HomeStore, row: JobRow, f: AttemptFailur
   return { to: "pending", runAt: now + delay, attempts, error: f.error };
 }
 
-/** jobRetryIfLeased: running → pending, guarded by state and lease token. Primary key lookup. */
+/**
+ * jobRetryIfLeased: running → pending, guarded by state and lease token. Primary key lookup. `held` 1: the
+ * dispatcher holds the retry, out of job_claim_idx (held-retries.ts), and its `tally` moves: counted by tallyHeld.
+ */
 const JOB_RETRY_IF_LEASED = `
 UPDATE job
-   SET state = '${TRANSITIONS.attemptRetry.to}', attempts = ?, run_at = ?, last_error = ?, updated_at = ?,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
- WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.attemptRetry.from)}) AND lease_token = ?
+   SET state = '${TRANSITIONS.attemptRetry.to}', attempts = ?1, run_at = ?2, last_error = ?3, updated_at = ?4,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, held = ?7, tally = tally + ?7
+ WHERE seq = ?5 AND state IN (${sqlList(TRANSITIONS.attemptRetry.from)}) AND lease_token = ?6
 RETURNING *`;
 
 /** jobFailIfLeased: running → failed, guarded by state and lease token. Primary key lookup. */
@@ -70,9 +75,10 @@ const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_k
  * (cannot happen inside one transaction, but the guard keeps it honest). An
  * attempt that would go back to pending while a follower of its key is already
  * pending is superseded instead (state `superseded`, naming the follower): the follower
- * carries the newer request, and a key has one pending job at most.
+ * carries the newer request, and a key has one pending job at most. `mayHold` false: a retry never held by the
+ * dispatcher (a give-back, due at once, whose rows no memory notes).
  */
-export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: number): JobRow | null {
+export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: number, mayHold = true): JobRow | null {
   if (end.to === "pending" && row.dedupe_key !== null) {
     const follower = store.sql.exec<{ id: string }>(JOB_PENDING_OF_KEY, row.dedupe_key).toArray()[0];
     // A job with a journal is never superseded: its finished steps' side effects happened, and a follower that
@@ -82,7 +88,20 @@ export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, 
       return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
     }
   }
-  if (end.to === "pending") return jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token))[0] ?? null;
+  if (end.to === "pending") {
+    // A pushed retry its dispatcher may hold is held (held-retries.ts); the next instance gives it back if this one goes.
+    const held = mayHold && row.dedupe_key === null && store.hooks.holdRetry(store, row);
+    if (held) markHeld(store.sql);
+    const after = jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token, held ? 1 : 0))[0] ?? null;
+    // Memory learns of the hold here, whichever write this is: a held row no memory knew would wait for the next
+    // instance. Should the transaction roll back, the entry is stale the safe way (the restart finds no held row).
+    if (after && held) {
+      // Counted here, not by the count trigger (its `tally` moved): owed, as the restart's is (tallies.ts).
+      tallyHeld(store, after, "held", now);
+      store.pushed.held.note(after);
+    }
+    return after;
+  }
   const failed = jobRows(store.sql.exec(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
   // What its failure owes (a failure handler, its children's cancels: workflow/failure-handlers.ts), in this same transaction.
   if (failed) store.hooks.failed(store, failed, now);

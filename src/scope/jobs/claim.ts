@@ -50,10 +50,10 @@ export interface ClaimRequest {
  * cost is O(levels visited × log n) whatever the depth.
  */
 /** jobTopPendingPriority: one index seek. */
-export const JOB_TOP_PENDING_PRIORITY = "SELECT priority FROM job WHERE state = 'pending' AND type = ? ORDER BY priority DESC LIMIT 1";
+export const JOB_TOP_PENDING_PRIORITY = "SELECT priority FROM job WHERE state = 'pending' AND held = 0 AND type = ? ORDER BY priority DESC LIMIT 1";
 /** jobNextPendingPriorityBelow: one index seek. */
 export const JOB_NEXT_PENDING_PRIORITY_BELOW =
-  "SELECT priority FROM job WHERE state = 'pending' AND type = ? AND priority < ? ORDER BY priority DESC LIMIT 1";
+  "SELECT priority FROM job WHERE state = 'pending' AND held = 0 AND type = ? AND priority < ? ORDER BY priority DESC LIMIT 1";
 /**
  * jobClaimCandidates: the due jobs of one (type, priority), oldest first — an
  * index range, no sort (the key is in job_claim_idx, so the follower check
@@ -61,7 +61,7 @@ export const JOB_NEXT_PENDING_PRIORITY_BELOW =
  */
 export const JOB_CLAIM_CANDIDATES = `
 SELECT seq, priority, run_at FROM job AS j
- WHERE j.state = 'pending' AND j.type = ? AND j.priority = ? AND j.run_at <= ?
+ WHERE j.state = 'pending' AND j.held = 0 AND j.type = ? AND j.priority = ? AND j.run_at <= ?
    AND ${NOT_BEHIND_KEY}
  ORDER BY j.run_at, j.seq
  LIMIT ?`;
@@ -72,7 +72,7 @@ SELECT seq, priority, run_at FROM job AS j
  */
 const JOB_CLAIM_CANDIDATES_TAGGED = `
 SELECT seq, priority, run_at FROM job AS j
- WHERE j.state = 'pending' AND j.type = ?1 AND j.priority = ?2 AND j.run_at <= ?3
+ WHERE j.state = 'pending' AND j.held = 0 AND j.type = ?1 AND j.priority = ?2 AND j.run_at <= ?3
    AND ${NOT_BEHIND_KEY}
    AND EXISTS (SELECT 1 FROM json_each(j.tags) AS t WHERE t.value IN (SELECT value FROM json_each(?5)))
  ORDER BY j.run_at, j.seq
@@ -313,7 +313,7 @@ export function busyHere(store: HomeStore, types: readonly string[], now: number
   const { sql } = store;
   const present = pendingTypesAll(sql);
   for (const t of types) {
-    if (present.includes(t) && countDue(sql, t, now, 1) > 0) return t;
+    if (present.includes(t) && (countDue(sql, t, now, 1) > 0 || store.pushed.held.due(now, t).length > 0)) return t;
     if (sql.exec(JOB_RUNNING_OF_TYPE, t).toArray().length > 0) return t;
   }
   return null;

@@ -8,7 +8,10 @@
  * counts then cost one row per report, not one per move.
  *
  * `pending` is never owed: the claim, the dispatcher's due types and the
- * wake-up read it inside their own statements. `running` and the terminal
+ * wake-up read it inside their own statements — except a held retry's moves
+ * (held-retries.ts): those readers never see a held row (it has no claim
+ * index entry), and the one that counts it, a new job's straight start, adds
+ * what is owed (`owedOf`); a type with a maxDepth counts them at once. `running` and the terminal
  * counts are read only by the readers above (and the orphan check, which a
  * count too high only makes read the table), and a one-at-a-time type's
  * `running` is never owed (its claim reads it). The retention sweep's wake-up
@@ -57,6 +60,13 @@ export class CountDebt {
   owedTo(column: StateColumn): number {
     let n = 0;
     for (const o of this.owed) n += o.deltas[column] ?? 0;
+    return n;
+  }
+
+  /** owedOf: what is owed to one type's count column (a reader of its row adds it to what it read). */
+  owedOf(type: string, column: StateColumn): number {
+    let n = 0;
+    for (const o of this.owed) if (o.type === type) n += o.deltas[column] ?? 0;
     return n;
   }
 

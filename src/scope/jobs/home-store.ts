@@ -69,6 +69,12 @@ export interface JobHooks {
    * capability allows; 0 when none speaks.
    */
   startable(store: HomeStore, type: string, now: number): number;
+  /**
+   * Whether a failed attempt's retry of `row` (running, its attempt just ended) may be held by this object's
+   * dispatcher instead of going back to the claim index (held-retries.ts): true only when every capability that
+   * speaks says so, false when none does.
+   */
+  holdRetry(store: HomeStore, row: JobRow): boolean;
 }
 
 /** newLeaseToken: 128 random bits, hex. */

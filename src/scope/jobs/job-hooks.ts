@@ -14,13 +14,14 @@ export type { Cancelling, JobHooks } from "./home-store";
 
 /** joinHooks: each hook runs every capability's part, in list order. */
 export function joinHooks(parts: readonly Partial<JobHooks>[]): JobHooks {
-  const all = <K extends Exclude<keyof JobHooks, "startable">>(k: K) => parts.flatMap((p) => (p[k] ? [p[k]!] : [])) as ((...a: Parameters<JobHooks[K]>) => void)[];
+  const all = <K extends Exclude<keyof JobHooks, "startable" | "holdRetry">>(k: K) => parts.flatMap((p) => (p[k] ? [p[k]!] : [])) as ((...a: Parameters<JobHooks[K]>) => void)[];
   const ended = all("ended");
   const failed = all("failed");
   const retrying = all("retrying");
   const retried = all("retried");
   const cancelling = all("cancelling");
   const startable = parts.flatMap((p) => (p.startable ? [p.startable] : []));
+  const holdRetry = parts.flatMap((p) => (p.holdRetry ? [p.holdRetry] : []));
   return {
     ended: (...a) => ended.forEach((f) => f(...a)),
     failed: (...a) => failed.forEach((f) => f(...a)),
@@ -28,5 +29,6 @@ export function joinHooks(parts: readonly Partial<JobHooks>[]): JobHooks {
     retried: (...a) => retried.forEach((f) => f(...a)),
     cancelling: (...a) => cancelling.forEach((f) => f(...a)),
     startable: (...a) => (startable.length === 0 ? 0 : Math.min(...startable.map((f) => f(...a)))),
+    holdRetry: (...a) => holdRetry.length > 0 && holdRetry.every((f) => f(...a)),
   };
 }

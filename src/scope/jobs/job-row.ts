@@ -38,6 +38,8 @@ export type JobRow = {
   lease_ms: number | null;
   /** 0: a pushed attempt whose lease the object holds in memory, without a job_lease_idx entry (pushed-leases.ts). */
   lease_kept: number;
+  /** 1: a pending retry its object's dispatcher holds, without a job_claim_idx entry (held-retries.ts). */
+  held: number;
   created_at: number;
   updated_at: number;
   started_at: number | null;
@@ -104,6 +106,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     lease_expires_at: r[at.lease_expires_at]!,
     lease_ms: r[at.lease_ms]!,
     lease_kept: r[at.lease_kept]!,
+    held: at.held === undefined ? 0 : r[at.held]!,
     created_at: r[at.created_at]!,
     updated_at: r[at.updated_at]!,
     started_at: r[at.started_at]!,

@@ -53,7 +53,7 @@ export function countDueOfKey(sql: SqlStorage, type: string, key: string, now: n
  * instance gives them the empty key when it starts, before it serves anything, so they are claimed (and counted,
  * under "") like the others. Reads the type's pending jobs once per start, as markOrderedJobs does.
  */
-const MARK_KEYED = "UPDATE job SET limit_key = '' WHERE state = 'pending' AND type = ? AND limit_key IS NULL";
+const MARK_KEYED = "UPDATE job SET limit_key = '' WHERE state = 'pending' AND held = 0 AND type = ? AND limit_key IS NULL";
 
 export function markKeyedJobs(sql: SqlStorage, config: QueueConfig): void {
   for (const type of Object.keys(config.types)) if (keyedType(config, type)) sql.exec(MARK_KEYED, type);

@@ -16,12 +16,15 @@
  */
 export function levelsCte(typesSql: string): string {
   return `lv(type, p) AS (
-  SELECT t.type, (SELECT j.priority FROM job AS j WHERE j.state = 'pending' AND j.type = t.type ORDER BY j.priority DESC LIMIT 1)
+  SELECT t.type, (SELECT j.priority FROM job AS j WHERE j.state = 'pending' AND j.held = 0 AND j.type = t.type ORDER BY j.priority DESC LIMIT 1)
     FROM (${typesSql}) AS t
   UNION ALL
-  SELECT lv.type, (SELECT j.priority FROM job AS j WHERE j.state = 'pending' AND j.type = lv.type AND j.priority < lv.p ORDER BY j.priority DESC LIMIT 1)
+  SELECT lv.type, (SELECT j.priority FROM job AS j WHERE j.state = 'pending' AND j.held = 0 AND j.type = lv.type AND j.priority < lv.p ORDER BY j.priority DESC LIMIT 1)
     FROM lv WHERE lv.p IS NOT NULL)`;
 }
 
-/** LEVEL_JOB: the pending jobs of one level (`j` of `lv`) — a prefix of job_claim_idx. */
-export const LEVEL_JOB = "j.state = 'pending' AND j.type = lv.type AND j.priority = lv.p";
+/**
+ * LEVEL_JOB: the pending jobs of one level (`j` of `lv`) — a prefix of job_claim_idx. A retry its object holds
+ * (`held`: held-retries.ts) is not among them: its time is in that object's memory, which restarts it.
+ */
+export const LEVEL_JOB = "j.state = 'pending' AND j.held = 0 AND j.type = lv.type AND j.priority = lv.p";

@@ -13,9 +13,10 @@ import type { QueueConfig } from "../../config/schema";
 
 /**
  * jobMarkOrderedPending / Running: the claim index's type prefix; the running ones through the table (a pushed
- * lease has no job_lease_idx entry: pushed-leases.ts), so only when the type's count row says one runs.
+ * lease has no job_lease_idx entry: pushed-leases.ts), so only when the type's count row says one runs. Held
+ * retries were given back to the index just before (held-retries.ts; a type made ordered holds none after).
  */
-const MARK_PENDING = "UPDATE job SET ordered = 1 WHERE state = 'pending' AND type = ? AND ordered = 0";
+const MARK_PENDING = "UPDATE job SET ordered = 1 WHERE state = 'pending' AND held = 0 AND type = ? AND ordered = 0";
 const MARK_RUNNING = "UPDATE job SET ordered = 1 WHERE state IN ('running', 'waiting') AND type = ? AND ordered = 0";
 const TYPE_RUNNING = "SELECT running + waiting AS running FROM type_count WHERE type = ?";
 

@@ -23,6 +23,7 @@
  * @module
  */
 import type { JobRow } from "./job-row";
+import { HeldTimes } from "./held-retries";
 
 /** The lease owner the dispatcher's claims carry (scope/push/orphans.ts releases them when an instance restarts). */
 export const PUSH_WORKER = "push";
@@ -35,12 +36,15 @@ export function leaseKept(worker: string, serial: boolean): 0 | 1 {
 export class PushedLeases {
   /** job id → lease expiry (epoch ms). */
   private readonly leases = new Map<string, number>();
+  /** The retries this instance's dispatcher holds between attempts (held-retries.ts), by the same rows' notes. */
+  readonly held = new HeldTimes();
 
-  /** note: rows a write returned — a pushed running one is held at its expiry, any other forgotten. */
+  /** note: rows a write returned — a pushed running one is held at its expiry, a held retry at its time, any other forgotten. */
   note(rows: readonly JobRow[]): void {
     for (const r of rows) {
       if (r.state === "running" && r.lease_kept === 0 && r.lease_expires_at !== null) this.leases.set(r.id, r.lease_expires_at);
       else this.leases.delete(r.id);
+      this.held.note(r);
     }
   }
 
@@ -54,9 +58,9 @@ export class PushedLeases {
     for (const id of ids) this.leases.delete(id);
   }
 
-  /** earliest: the first expiry held, or null. */
-  earliest(): number | null {
-    let first: number | null = null;
+  /** earliest: the first expiry held, or a held retry's next time (held-retries.ts) if sooner; null for neither. */
+  earliest(now: number): number | null {
+    let first: number | null = this.held.next(now);
     for (const at of this.leases.values()) if (first === null || at < first) first = at;
     return first;
   }

@@ -139,7 +139,7 @@ export function release(store: HomeStore, id: string, token: string, why: string
 
 /** releaseLeased: a running row back to pending, due now, unspent (inside the caller's transaction); the timeline says why. */
 export function releaseLeased(store: HomeStore, leased: JobRow, why: string, now: number): JobRow | null {
-  const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+  const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now, false);
   if (row?.state === "pending") noteLastTransition(store.sql, row.seq, `released: ${why}`);
   return row;
 }

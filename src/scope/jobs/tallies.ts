@@ -68,11 +68,13 @@ function byType<R extends { readonly type: string }>(rows: readonly R[]): Map<st
  * count: one type's moves — written now when they change its `pending` count or the type runs one at a time, owed
  * otherwise (count-debt.ts: written with the next read of the counts).
  */
-function count(store: HomeStore, type: string, now: number, deltas: Partial<Record<StateColumn, number>>, counters: Partial<Record<CounterName, number>>): void {
+function count(store: HomeStore, type: string, now: number, deltas: Partial<Record<StateColumn, number>>, counters: Partial<Record<CounterName, number>>, held = false): void {
   const t = store.config.typeSettings(type);
   // The row is there before anything is owed to it: the count triggers of the moves that follow update it in place.
   store.sql.exec(ENSURE, type);
-  if (!deltas.pending && !t.ordered && !(store.scoped && t.serializeByScope)) {
+  // A held retry's moves in and out of pending are owed too, unless a depth cap reads its pending (count-debt.ts).
+  const owes = held ? t.maxDepth === null : !deltas.pending;
+  if (owes && !t.ordered && !(store.scoped && t.serializeByScope)) {
     store.debt.owe({ type, at: now, deltas, counters });
     // What is owed is lost with the instance: the catalog's mark, in this transaction, says to recount (`recount`).
     store.touched(now);
@@ -95,6 +97,15 @@ export function tallyCreated(store: HomeStore, rows: readonly { type: string; st
 /** tallyMoved: `rows` went from `from` to `to` (neither failed) at `now`, counted in `metric`'s minute. */
 export function tallyMoved(store: HomeStore, rows: readonly { type: string }[], from: "pending" | "running", to: "running" | "completed", metric: "started" | "completed", now: number): void {
   for (const [type, list] of byType(rows)) count(store, type, now, { [from]: -list.length, [to]: list.length }, { [metric]: list.length });
+}
+
+/**
+ * tallyHeld: a held retry's move (held-retries.ts) — its failed attempt back to pending (`retried` in the minute),
+ * or its restart to running (`started`); the statement bumped its `tally`, so the count trigger left it here.
+ */
+export function tallyHeld(store: HomeStore, row: { type: string }, move: "held" | "restarted", now: number): void {
+  if (move === "held") count(store, row.type, now, { running: -1, pending: 1 }, { retried: 1 }, true);
+  else count(store, row.type, now, { pending: -1, running: 1 }, { started: 1 }, true);
 }
 
 /** tallyDeleted: `rows` were deleted (retention or prune), each in its state. */

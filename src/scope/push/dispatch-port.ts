@@ -22,6 +22,7 @@ import { keepLogs } from "../jobs/job-logs";
 import type { WorkflowStore } from "../workflow/workflow-store";
 import type { WakeMemo } from "../jobs/wake-memo";
 import { PUSH_WORKER } from "../jobs/pushed-leases";
+import { heldDueTypes, restartDue } from "./held-restart";
 import { attemptTrace, type TraceContext } from "../../job/trace";
 
 
@@ -38,8 +39,11 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
       const due = memo.due(now, () =>
         dueTypesAmong(store.sql, config.pushTypes, now).filter((t) => !isSerial(store, t) || countStartable(store, t, now, 1) > 0),
       );
+      // And the types of retries held here that came due (jobs/held-retries.ts): memory, not the claim index.
+      const held = heldDueTypes(store, now).filter((t) => !due.includes(t));
+      const all = held.length === 0 ? due : [...due, ...held];
       // Asked only when something would run: an idle object never syncs.
-      return due.length > 0 && pauseFresh(now) ? due : [];
+      return all.length > 0 && pauseFresh(now) ? all : [];
     },
     countDue: (type, now, max) => countStartable(store, type, now, max),
     gatherUntil: (type, now) => gatherUntil(store, type, now),
@@ -53,8 +57,16 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
       isSerial(store, type) ? Math.min(countStartable(store, type, now, 1), countDueOfKey(store.sql, type, key, now, 1)) : countDueOfKey(store.sql, type, key, now, max),
 
     claim(type, limit, leaseMs, now, keys) {
-      const rows = claimJobs(store, { worker: PUSH_WORKER, types: [type], limit, leaseMs, ...(keys ? { keys: new Map([[type, keys]]) } : {}) }, now);
-      // Their leases are held here, not in job_lease_idx (pushed-leases.ts).
+      const left: string[] = [];
+      const rows = store.atomic(() => {
+        // Retries held here start first, straight (jobs/held-retries.ts); then the claim index's due jobs.
+        const restarted = restartDue(store, type, limit, leaseMs, now, left);
+        if (restarted.length >= limit) return restarted;
+        const claimed = claimJobs(store, { worker: PUSH_WORKER, types: [type], limit: limit - restarted.length, leaseMs, ...(keys ? { keys: new Map([[type, keys]]) } : {}) }, now);
+        return restarted.length === 0 ? claimed : [...restarted, ...claimed];
+      });
+      // Their leases are held here, not in job_lease_idx (pushed-leases.ts); held retries given back are forgotten.
+      for (const id of left) store.pushed.held.forget(id);
       store.pushed.note(rows);
       // Each job's journal of durable steps rides with it, so a replayed step answers without a call back (steps.ts).
       const journals = journalsOf(store, rows);

@@ -22,7 +22,7 @@ import type { WakeMemo } from "../jobs/wake-memo";
 import type { WorkflowStore } from "../workflow/workflow-store";
 import { dispatchPort, reapedFlights } from "./dispatch-port";
 import { pushWrites } from "./push-writes";
-import { leasedStraight, startable } from "./straight";
+import { holdRetry, leasedStraight, startable } from "./straight";
 import type { JobHooks } from "../jobs/job-hooks";
 
 export interface PushDeps {
@@ -98,6 +98,7 @@ export class Push implements Capability {
   /** In a core write's transaction: how many new jobs of a type may go straight to a handler (straight.ts). */
   readonly hooks: Partial<JobHooks> = {
     startable: (store, type, now) => startable(store, this.dispatcher, this.d.pauseFresh, type, now),
+    holdRetry: (store, row) => holdRetry(store, row),
   };
 
   /** The dispatcher looks for due push work (not awaited: it may wait on a pool), `fresh` for the types the write made pending. */
@@ -109,7 +110,7 @@ export class Push implements Capability {
 
   /** Pushed attempts' leases are held in memory, not in job_lease_idx (jobs/pushed-leases.ts); and the dispatcher's own times. */
   nextWake(_row: unknown, now: number): number | null {
-    return earliest([this.d.store.pushed.earliest(), this.dispatcher.wakeAt(now)]);
+    return earliest([this.d.store.pushed.earliest(now), this.dispatcher.wakeAt(now)]);
   }
 
   /** The alarm is the safety net and the timer for delayed and retried push jobs. */

@@ -10,6 +10,7 @@
  * @module
  */
 import { keyedType } from "../../config/limits";
+import type { QueueConfig } from "../../config/schema";
 import type { Leased } from "../../dispatch/scope-port";
 import type { Dispatcher } from "../../dispatch/dispatcher";
 import { permitPlan } from "../../pool/permit-plan";
@@ -28,12 +29,28 @@ import { toDispatchJob } from "./dispatch-port";
  * dispatcher's room (dispatcher.ts `room`).
  */
 export function startable(store: HomeStore, dispatcher: Dispatcher<JobRow>, pauseFresh: (now: number) => boolean, type: string, now: number): number {
-  const { config } = store;
-  if (!config.pushTypes.includes(type)) return 0;
-  const s = config.typeSettings(type);
-  if (s.batch !== null || s.waitsFor.length > 0 || s.ordered || keyedType(config, type) || permitPlan(config, type).length > 0) return 0;
-  if (!pauseFresh(now) || isPaused(store.sql, type) || pendingOfType(store.sql, type) > 0) return 0;
+  if (!goesStraight(store.config, type)) return 0;
+  // Retries this object holds (jobs/held-retries.ts) are pending but backing off, restarted by their own time; their
+  // moves may still be owed (jobs/count-debt.ts).
+  const pending = pendingOfType(store.sql, type) + store.debt.owedOf(type, "pending") - store.pushed.held.ofType(type).n;
+  if (!pauseFresh(now) || isPaused(store.sql, type) || pending > 0) return 0;
   return dispatcher.room(type, now);
+}
+
+/** goesStraight: by its config alone, a job of `type` may start straight from this object's memory — new, or a held retry. */
+export function goesStraight(config: QueueConfig, type: string): boolean {
+  if (!config.pushTypes.includes(type)) return false;
+  const s = config.typeSettings(type);
+  return !(s.batch !== null || s.waitsFor.length > 0 || s.ordered || keyedType(config, type) || permitPlan(config, type).length > 0);
+}
+
+/**
+ * holdRetry: the core's `holdRetry` hook — a failed pushed attempt (its lease held in memory) of a type that goes
+ * straight is held by this object's dispatcher for its backoff (jobs/held-retries.ts): its restart needs no claim,
+ * no permit and no order, as a new job's straight start does not.
+ */
+export function holdRetry(store: HomeStore, row: JobRow): boolean {
+  return row.lease_owner === PUSH_WORKER && row.lease_kept === 0 && goesStraight(store.config, row.type);
 }
 
 /** leasedStraight: the rows a write inserted straight to a handler, by type, as the dispatcher sends them. */

@@ -78,8 +78,10 @@ export function buildSummary(store: HomeStore, home: string, now: number, unrepo
   for (const s of byType.values()) {
     if (s.pending === 0) continue;
     const { t, n } = sql.exec<{ t: number | null; n: number }>(JOB_NEXT_RUN_AT_AND_SCHEDULED, s.type, now).one();
-    s.nextRunAt = t;
-    s.scheduled = n;
+    // Retries held in memory have no claim index entry (jobs/held-retries.ts): their times are counted from memory.
+    const held = store.pushed.held.ofType(s.type, now);
+    s.nextRunAt = held.first === null ? t : t === null ? held.first : Math.min(t, held.first);
+    s.scheduled = n + held.later;
     s.pending -= s.scheduled;
   }
   return { home, at: now, types: [...byType.values()], metrics: metricsForReport(sql, unreportedSince, now) };

@@ -1,0 +1,132 @@
+/**
+ * Held retries (docs/design.md "Held retries"): a pushed job's failed attempt
+ * goes back to `pending` for its backoff as any retry does, but its object's
+ * dispatcher holds it — the row is `held` (no job_claim_idx entry) and this
+ * instance's memory keeps its time; when it comes due, the dispatcher starts
+ * it straight to its handler (`restartHeld`), as a new job's straight start
+ * does (push/straight.ts). A retry then writes its row twice (the failure,
+ * the restart) where it wrote the row and its index entry twice, and jobs of
+ * a type with retries backing off still go straight to a handler.
+ *
+ * Only this instance knows its held rows' times. Its first hold marks `meta`
+ * (`held_retries`) in the same transaction; an instance that starts with the
+ * mark gives every held row back to the index (`releaseHeld`) before it serves
+ * anything — a scan of the job table, once per instance that follows one
+ * that held — and they are claimed as any pending job is. The object's alarm
+ * stands at the earliest held time (PushedLeases.earliest), so a held retry
+ * is never later than a pending one would have been, through any restart.
+ *
+ * Which retries are held is the push capability's (its `holdRetry` hook:
+ * push/straight.ts, the types a new job of which would go straight).
+ *
+ * @module
+ */
+import { jobRows, type JobRow } from "./job-row";
+import { TRANSITIONS } from "../../job/transitions";
+import type { HomeStore } from "./home-store";
+import { tallyHeld } from "./tallies";
+
+const MARK = "INSERT INTO meta (key, value) VALUES ('held_retries', '1') ON CONFLICT (key) DO NOTHING";
+const MARKED = "SELECT 1 AS marked FROM meta WHERE key = 'held_retries'";
+const UNMARK = "DELETE FROM meta WHERE key = 'held_retries'";
+/** releaseAll: no index holds `held` rows (that is the point), so this reads the table — only when the mark says. */
+const RELEASE_ALL = "UPDATE job SET held = 0 WHERE held = 1 AND state = 'pending' RETURNING seq";
+/** releaseOne: a held row back to the claim index (its type is paused, or others of it are due before it). */
+const RELEASE_ONE = "UPDATE job SET held = 0 WHERE seq = ? AND held = 1 AND state = 'pending' RETURNING *";
+
+/**
+ * restartHeld: a held, due retry straight to `running` under a pushed lease held in memory (lease_kept 0), its
+ * attempt counted as a claim's is. Params ?1 now, ?2 leaseMs, ?3 lease token, ?4 worker, ?5 seq. A row that left
+ * the hold meanwhile (a cancel, a release) is not touched.
+ */
+const RESTART = `
+UPDATE job
+   SET state = '${TRANSITIONS.claim.to}', held = 0, tally = tally + 1, attempts = attempts + 1, lease_token = ?3, lease_owner = ?4, lease_ms = ?2, lease_kept = 0,
+       lease_expires_at = CASE WHEN timeout_ms IS NULL THEN ?1 + ?2 ELSE min(?1 + ?2, ?1 + timeout_ms) END,
+       started_at = ?1, updated_at = ?1
+ WHERE seq = ?5 AND held = 1 AND state = 'pending'
+RETURNING *`;
+
+/** markHeld: in the transaction of a hold: the next instance must give held rows back (0 rows once marked). */
+export function markHeld(sql: SqlStorage): void {
+  sql.exec(MARK);
+}
+
+/** releaseHeld: at an instance's start, before anything reads the claim index: every held row back to it; how many. */
+export function releaseHeld(sql: SqlStorage): number {
+  if (sql.exec(MARKED).toArray().length === 0) return 0;
+  const n = sql.exec(RELEASE_ALL).toArray().length;
+  sql.exec(UNMARK);
+  return n;
+}
+
+export function releaseOne(sql: SqlStorage, seq: number): JobRow[] {
+  return jobRows(sql.exec(RELEASE_ONE, seq));
+}
+
+/** restartHeld: the restart, counted (its `tally` moved, so the count trigger leaves it to tallyHeld). */
+export function restartHeld(store: HomeStore, seq: number, now: number, leaseMs: number, token: string, worker: string): JobRow[] {
+  const rows = jobRows(store.sql.exec(RESTART, now, leaseMs, token, worker, seq));
+  for (const r of rows) tallyHeld(store, r, "restarted", now);
+  return rows;
+}
+
+/** What memory keeps of a held row. */
+export interface Held {
+  readonly seq: number;
+  readonly type: string;
+  readonly runAt: number;
+}
+
+/**
+ * HeldTimes: this instance's held rows by id. Stale only the safe way, as PushedLeases is: a row that left the
+ * hold by another path is forgotten when its write's rows are noted, and a restart or release checks the row.
+ */
+export class HeldTimes {
+  private readonly held = new Map<string, Held>();
+
+  /** note: a written row — held and pending: kept at its time; anything else: forgotten. */
+  note(r: JobRow): void {
+    if (r.state === "pending" && r.held === 1) this.held.set(r.id, { seq: r.seq, type: r.type, runAt: r.run_at });
+    else this.held.delete(r.id);
+  }
+
+  forget(id: string): void {
+    this.held.delete(id);
+  }
+
+  /**
+   * next: the first held time after `now`, or null. One due already is the dispatcher's to start at its next fill
+   * (the alarm's, a call's end, a pause sync), as a due pending job is: the wake-up is for the times to come.
+   */
+  next(now: number): number | null {
+    let first: number | null = null;
+    for (const h of this.held.values()) if (h.runAt > now && (first === null || h.runAt < first)) first = h.runAt;
+    return first;
+  }
+
+  /** due: the held rows of `type` (any type without one) due at `now`, earliest first. */
+  due(now: number, type?: string): (Held & { id: string })[] {
+    const out: (Held & { id: string })[] = [];
+    for (const [id, h] of this.held) if (h.runAt <= now && (type === undefined || h.type === type)) out.push({ id, ...h });
+    return out.sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
+  }
+
+  /** ofType: how many of `type` are held, how many of them after `now`, and their earliest time (the summary's split). */
+  ofType(type: string, now = Infinity): { n: number; later: number; first: number | null } {
+    let n = 0;
+    let later = 0;
+    let first: number | null = null;
+    for (const h of this.held.values()) {
+      if (h.type !== type) continue;
+      n++;
+      if (h.runAt > now) later++;
+      if (first === null || h.runAt < first) first = h.runAt;
+    }
+    return { n, later, first };
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+}
