@@ -1,4 +1,4 @@
--- baseline: 0041_held_retries
+-- baseline: 0042_logs_and_history_in_row
 --> statement-breakpoint
 -- Written by `npm run db:baseline` (test/tables/baseline.test.ts): the schema every migration makes.
 --> statement-breakpoint
@@ -148,7 +148,7 @@ CREATE TABLE "job" (
 	`parent_step` text,
 	`parent_seq` integer,
 	`children_open` integer DEFAULT 0 NOT NULL,
-	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text, `journal` text, `held` integer DEFAULT 0 NOT NULL,
+	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text, `journal` text, `held` integer DEFAULT 0 NOT NULL, `logs` text, `history` text,
 	CONSTRAINT "job_state_check" CHECK(state IN ('pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'superseded', 'expired')),
 	CONSTRAINT "job_failure_kind_check" CHECK((state = 'failed') = (failure_kind IS NOT NULL) AND (failure_kind IS NULL OR failure_kind IN ('retries_exhausted', 'fatal', 'stalled', 'timeout'))),
 	CONSTRAINT "job_finished_check" CHECK((state IN ('completed', 'failed', 'cancelled', 'superseded', 'expired')) = (finished_at IS NOT NULL)),
@@ -330,22 +330,6 @@ WHEN old.callback IS NOT NULL AND old.finished_at IS NOT NULL AND new.finished_a
    WHERE job_seq = old.seq AND ended_at = old.finished_at AND ending IS NULL;
 END;
 --> statement-breakpoint
-CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state AND new.state IN ('pending', 'waiting') BEGIN
-  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
-  SELECT (SELECT coalesce(max(t.id), 0) + 1 FROM job_transition AS t WHERE t.job_seq = new.seq), new.seq, old.finished_at, old.state, old.attempts,
-         CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
-         old.started_at
-   WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled', 'superseded', 'expired');
-  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
-  SELECT (SELECT coalesce(max(t.id), 0) + 1 FROM job_transition AS t WHERE t.job_seq = new.seq), new.seq, new.updated_at, 'waiting', new.attempts, NULL, old.started_at
-   WHERE new.state = 'waiting';
-  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
-  SELECT (SELECT coalesce(max(t.id), 0) + 1 FROM job_transition AS t WHERE t.job_seq = new.seq), new.seq, new.updated_at, 'pending', new.attempts,
-         CASE WHEN old.state IN ('failed', 'cancelled', 'superseded', 'expired') THEN 'manual retry' WHEN old.state = 'waiting' THEN NULL ELSE substr(new.last_error, 1, 500) END,
-         CASE WHEN old.state = 'running' THEN old.started_at END
-   WHERE new.state = 'pending';
-END;
---> statement-breakpoint
 CREATE TRIGGER job_history_delete AFTER DELETE ON job BEGIN
   DELETE FROM job_transition WHERE job_seq = old.seq;
 END;
@@ -356,4 +340,20 @@ END;
 --> statement-breakpoint
 CREATE TRIGGER job_held_clear AFTER UPDATE OF state ON job WHEN new.held = 1 AND new.state <> 'pending' BEGIN
   UPDATE job SET held = 0 WHERE seq = new.seq;
+END;
+--> statement-breakpoint
+CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state AND new.state IN ('pending', 'waiting') AND new.history IS old.history BEGIN
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, old.finished_at, old.state, old.attempts,
+         CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
+         old.started_at
+   WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled', 'superseded', 'expired');
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, new.updated_at, 'waiting', new.attempts, NULL, old.started_at
+   WHERE new.state = 'waiting';
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, new.updated_at, 'pending', new.attempts,
+         CASE WHEN old.state IN ('failed', 'cancelled', 'superseded', 'expired') THEN 'manual retry' WHEN old.state = 'waiting' THEN NULL ELSE substr(new.last_error, 1, 500) END,
+         CASE WHEN old.state = 'running' THEN old.started_at END
+   WHERE new.state = 'pending';
 END;

@@ -41,6 +41,7 @@ import m0038 from './0038_stage_without_rowid.sql';
 import m0039 from './0039_transition_without_rowid.sql';
 import m0040 from './0040_journal_in_row.sql';
 import m0041 from './0041_held_retries.sql';
+import m0042 from './0042_logs_and_history_in_row.sql';
 
   export default {
     journal,
@@ -86,7 +87,8 @@ m0037,
 m0038,
 m0039,
 m0040,
-m0041
+m0041,
+m0042
     }
   }
   

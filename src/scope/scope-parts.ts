@@ -32,7 +32,7 @@ import { journalsOf } from "./workflow/steps";
 import { Core } from "./jobs/core";
 import { ExpiryMemo } from "./jobs/expiry-memo";
 import { CountDebt } from "./jobs/count-debt";
-import { payCounts, recount } from "./jobs/tallies";
+import { recount } from "./jobs/tallies";
 import { untoldChanges } from "./report/catalog-report";
 import { Feed } from "./jobs/feed";
 import { joinHooks } from "./jobs/job-hooks";
@@ -280,8 +280,8 @@ export class ScopeParts {
   }
 
   async alarm(info?: AlarmInvocationInfo): Promise<void> {
-    // The pass reads the counts (the retention sweep's, the summary's): what is owed is written first (jobs/count-debt.ts).
-    payCounts(this.store);
+    // Counts owed are not paid here (jobs/count-debt.ts): the pass's readers of them pay first (the summary) or add
+    // what is owed (the retention sweep's wake); paid at every alarm, a held retry's restart wrote a count row each.
     await alarmPass(
       {
         store: this.store,

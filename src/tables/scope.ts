@@ -57,6 +57,20 @@ export const job = sqliteTable(
      * instance gives every held row back to the index at its start; 0 for every other row.
      */
     held: integer("held").notNull().default(0),
+    /**
+     * The `ctx.log` lines of the attempt that completed it, kept in its own row (scope/jobs/job-logs.ts; docs/design.md
+     * "Logs in the row"): JSON `[[at, attempt, message, fields], …]`, written by the completion's own update — no row
+     * of its own to write or delete, where each line in job_log was two. Null when it kept none there; lines of
+     * other attempts, and a completion's lines past ROW_LOGS_MAX, are in job_log.
+     */
+    logs: text("logs"),
+    /**
+     * Timeline entries kept in the row (scope/jobs/timeline.ts; docs/design.md "Held retries"): JSON `[[id, at, state,
+     * attempt, note, startedAt], …]`, an attempt a held retry ended back in pending, written by that retry's own
+     * update — where a job_transition row was two (its insert and its delete). Numbered with job_transition's rows
+     * (`id`), at most HISTORY_ROW_MAX; null until the first.
+     */
+    history: text("history"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     startedAt: integer("started_at"),

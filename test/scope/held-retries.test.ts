@@ -10,6 +10,10 @@ import type { ScopeDO } from "../../src/scope/scope-do";
 import { scopeRpc } from "../../src/scope/api";
 import { ManualClock } from "../../src/clock";
 import { restartDue } from "../../src/scope/push/held-restart";
+import { enqueueJobs } from "../../src/scope/jobs/enqueue";
+import { applyAttemptEnd } from "../../src/scope/jobs/attempt-end";
+import { HELD_WAIT_MAX_MS, releaseHeld } from "../../src/scope/jobs/held-retries";
+import type { JobRow } from "../../src/scope/jobs/job-row";
 import { alarmAt, env, freshScope, newJob, partsOf, restartCold, row, T0, useClock, type ScopeStub } from "../helpers/scope";
 
 const INDEXED = "SELECT count(*) AS n FROM job INDEXED BY job_claim_idx WHERE state = 'pending' AND held = 0 AND type = 'demo.flaky'";
@@ -19,6 +23,8 @@ const MARKED = "SELECT count(*) AS n FROM meta WHERE key = 'held_retries'";
 async function knowing(): Promise<{ home: string; stub: ScopeStub; clock: ManualClock }> {
   const clock = new ManualClock(T0);
   const { home, stub } = await freshScope(clock);
+  // Backoff's jitter at its top: a retry is never due at once (a due one would restart before a test looks).
+  await useClock(stub, clock, () => 0.999);
   await runInDurableObject(stub, (o: ScopeDO) => partsOf(o).pause.ensure());
   return { home, stub, clock };
 }
@@ -43,6 +49,9 @@ describe("held retries", () => {
     expect(held.run_at).toBeGreaterThan(clock.now());
     expect(await count(stub, INDEXED)).toBe(0);
     expect(await count(stub, MARKED)).toBe(1);
+    // Its timeline entry is in the row, written by the retry's own update (timeline.ts): no job_transition row.
+    expect(await count(stub, "SELECT count(*) AS n FROM job_transition")).toBe(0);
+    expect(await count(stub, "SELECT json_array_length(history) AS n FROM job")).toBe(1);
     expect(await runInDurableObject(stub, (o: ScopeDO) => o.store.pushed.held.size)).toBe(1);
     expect(await alarmAt(stub)).toBe(held.run_at);
     // Backing off, it is scheduled: the summary reads its time from memory.
@@ -101,6 +110,8 @@ describe("held retries", () => {
     const cancelled = await stub.cancel(id, "test", true);
     expect(cancelled.ok).toBe(true);
     expect(await row(stub, id)).toMatchObject({ state: "cancelled", held: 0 });
+    // What the hold owed was paid before the cancel counted its own move: pending never reads below the index.
+    expect(await count(stub, "SELECT pending AS n FROM type_count WHERE type = 'demo.flaky'")).toBe(0);
     expect(await runInDurableObject(stub, (o: ScopeDO) => o.store.pushed.held.size)).toBe(0);
     // Nothing held: no alarm for its time.
     expect(await alarmAt(stub)).not.toBe(runAt);
@@ -142,5 +153,26 @@ describe("held retries", () => {
     await vi.waitFor(async () => expect([(await row(stub, id)).state, (await row(stub, other)).state]).toEqual(["completed", "completed"]), { timeout: 10_000, interval: 10 });
     expect(await row(stub, id)).toMatchObject({ attempts: 2, held: 0 });
     expect(await runInDurableObject(stub, (o: ScopeDO) => o.store.pushed.held.size)).toBe(0);
+  });
+  it("only a retry due within a minute is held (an idle object may be evicted sooner), and the mark keeps the lowest seq held", async () => {
+    const { home, stub } = await knowing();
+    const got = await runInDurableObject(stub, (o: ScopeDO) => {
+      const now = o.clock.now();
+      const out = enqueueJobs(o.store, [newJob(home, { type: "demo.noop" }), newJob(home, { type: "demo.noop" }), newJob(home, { type: "demo.noop" })], now, { straight: true });
+      if (!out.ok) throw new Error(out.message);
+      const [a, b, c] = out.results.map((r) => r.row as JobRow);
+      const end = (runAt: number) => ({ to: "pending" as const, runAt, attempts: 1, error: "x" });
+      const mark = () => Number(o.store.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'held_retries'").one().value);
+      const hold = (r: JobRow, runAt: number) => o.store.atomic(() => applyAttemptEnd(o.store, r, end(runAt), now))!.held;
+      const held = [hold(b!, now + 1_000)];
+      const marks = [mark()];
+      held.push(hold(a!, now + 1_000), hold(c!, now + HELD_WAIT_MAX_MS + 1));
+      marks.push(mark());
+      // Given back as a new instance would (it runs this at its start), from the lowest seq held.
+      return { held, marks, seqs: [a!.seq, b!.seq], released: releaseHeld(o.store.sql), after: o.store.sql.exec("SELECT count(*) AS n FROM job WHERE held = 1").one().n };
+    });
+    expect(got.held).toEqual([1, 1, 0]);
+    expect(got.marks).toEqual([got.seqs[1], got.seqs[0]]);
+    expect(got).toMatchObject({ released: 2, after: 0 });
   });
 });

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { HandlerOutcome } from "../../src/job/handler-contract";
 import { dispatchPort } from "../../src/scope/push/dispatch-port";
 import { WakeMemo } from "../../src/scope/jobs/wake-memo";
-import { jobLogs } from "../../src/scope/jobs/job-logs";
+import { jobLogs, ROW_LOGS_MAX } from "../../src/scope/jobs/job-logs";
+import { completeMany } from "../../src/scope/jobs/settle";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { alarmAt, freshScope, newJob, row, T0, useClock, put, readWakeRow } from "../helpers/scope";
 
@@ -162,5 +163,45 @@ describe("a pushed outcome's log lines (dispatch-port.ts)", () => {
     ])).toEqual([again!.id, done!.id]);
     expect((await logs(done!.id))!.map((l) => l.message)).toEqual(["sent"]);
     expect((await logs(again!.id))!.map((l) => l.message)).toEqual(["will retry"]);
+  });
+  it("a completion's lines ride in its row's own update (no job_log row to write or delete); lines too long for the row go to job_log", async () => {
+    const { home, stub, clock } = await freshScope();
+    await put(stub, [newJob(home, { id: "small" }), newJob(home, { id: "large" }), newJob(home, { id: "bare" })]);
+    const leased = await scopeRpc(stub).claim({ worker: "w", types: null, limit: 3, leaseMs: 30_000 });
+    const job = (k: string) => leased.find((j) => j.id.endsWith(`.${k}`))!;
+    const long = "x".repeat(2000);
+    const got = await runInDurableObject(stub, async (o: ScopeDO, state) => {
+      const sql = state.storage.sql as unknown as { exec: SqlStorage["exec"] };
+      const real = sql.exec;
+      const written: Record<string, number> = {};
+      let at = "";
+      sql.exec = ((...a: Parameters<SqlStorage["exec"]>) => {
+        const c = real.apply(state.storage.sql, a);
+        const k = at;
+        queueMicrotask(() => (written[k] = (written[k] ?? 0) + c.rowsWritten));
+        return c;
+      }) as SqlStorage["exec"];
+      const complete = (k: string, logs?: { at: number; message: string }[]) => {
+        at = k;
+        completeMany(o.store, [{ id: job(k).id, token: job(k).leaseToken!, result: null, ...(logs ? { logs } : {}) }], clock!.now());
+      };
+      complete("bare");
+      complete("small", [{ at: T0, message: "one" }, { at: T0 + 1, message: "two" }]);
+      complete("large", Array.from({ length: 6 }, (_, i) => ({ at: T0 + i, message: `${i} ${long}` })));
+      await Promise.resolve();
+      sql.exec = real;
+      const tableLines = (k: string) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job_log JOIN job ON job.seq = job_log.job_seq WHERE job.id = ?", job(k).id).one().n;
+      return { written, small: tableLines("small"), large: tableLines("large"), lines: jobLogs(o.store.sql, job("small").id) };
+    });
+    // The same rows as a completion without lines: the row, and its count owed or paid alike.
+    expect(got.written.small).toBe(got.written.bare);
+    expect(got.small).toBe(0);
+    expect(got.large).toBe(6);
+    expect(6 * (2000 + 8)).toBeGreaterThan(ROW_LOGS_MAX);
+    // The lease's attempt for lines sent without one, as job_log's are.
+    expect(got.lines).toEqual([
+      { at: T0, attempt: 1, message: "one", fields: null },
+      { at: T0 + 1, attempt: 1, message: "two", fields: null },
+    ]);
   });
 });

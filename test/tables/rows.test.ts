@@ -12,9 +12,10 @@ import type { SqlRow } from "../../src/tables/sql-row";
 
 /**
  * The job table's columns that only the statements read (counting, id lookup, ordering, child ends) or that a reader
- * of its own reads (the journal's share in the row: scope/workflow/journal-row.ts): not in JobRow.
+ * of its own reads (the journal's share in the row: scope/workflow/journal-row.ts; a completion's log lines: scope/jobs/job-logs.ts; held retries' timeline entries: scope/jobs/timeline.ts): not
+ * in JobRow.
  */
-type OnlyInSql = "tally" | "own_id" | "id_seq" | "ordered" | "parent_seq" | "children_open" | "journal";
+type OnlyInSql = "tally" | "own_id" | "id_seq" | "ordered" | "parent_seq" | "children_open" | "journal" | "logs" | "history";
 
 describe("row types", () => {
   it("JobRow is the job table's row, less the columns only the statements read", () => {

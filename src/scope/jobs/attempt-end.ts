@@ -11,12 +11,14 @@ import { retryDelayMs, type Backoff } from "../../job/backoff";
 import { sqlList, type FailureKind } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
 import { jobRows, type JobRow } from "./job-row";
-import { markHeld } from "./held-retries";
+import { markHeld, mayHoldRetry } from "./held-retries";
+import { HISTORY_APPEND, HISTORY_ROW_MAX, noteLastTransition } from "./timeline";
 import { tallyHeld } from "./tallies";
 import type { HomeStore } from "./home-store";
 
 export type AttemptEnd =
-  | { to: "pending"; runAt: number; attempts: number; error: string | null }
+  /** `note`: what its timeline's entry says (a sleep, a release, a wait); the error when none is given. */
+  | { to: "pending"; runAt: number; attempts: number; error: string | null; note?: string }
   | { to: "failed"; failureKind: FailureKind; error: string };
 
 export interface AttemptFailure {
@@ -48,9 +50,11 @@ export function decideAttemptEnd(store: HomeStore, row: JobRow, f: AttemptFailur
 const JOB_RETRY_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.attemptRetry.to}', attempts = ?1, run_at = ?2, last_error = ?3, updated_at = ?4,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, held = ?7, tally = tally + ?7
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, held = ?7, tally = tally + ?7,
+       history = CASE WHEN ?8 = 1 THEN ${HISTORY_APPEND("?4", "'pending'", "?1", "substr(?9, 1, 500)", "started_at")} ELSE history END
  WHERE seq = ?5 AND state IN (${sqlList(TRANSITIONS.attemptRetry.from)}) AND lease_token = ?6
 RETURNING *`;
+const HISTORY_LENGTH = "SELECT coalesce(json_array_length(history), 0) AS n FROM job WHERE seq = ?";
 
 /** jobFailIfLeased: running → failed, guarded by state and lease token. Primary key lookup. */
 const JOB_FAIL_IF_LEASED = `
@@ -90,9 +94,14 @@ export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, 
   }
   if (end.to === "pending") {
     // A pushed retry its dispatcher may hold is held (held-retries.ts); the next instance gives it back if this one goes.
-    const held = mayHold && row.dedupe_key === null && store.hooks.holdRetry(store, row);
-    if (held) markHeld(store.sql);
-    const after = jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token, held ? 1 : 0))[0] ?? null;
+    const held = mayHold && row.dedupe_key === null && mayHoldRetry(store.pushed.held, end.runAt, now) && store.hooks.holdRetry(store, row);
+    if (held) markHeld(store.sql, row.seq);
+    // Its timeline entry rides in the same update while the row has room (timeline.ts): the trigger leaves it then.
+    const inRow = held && store.sql.exec<{ n: number }>(HISTORY_LENGTH, row.seq).one().n < HISTORY_ROW_MAX;
+    const note = end.note ?? end.error;
+    const after = jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token, held ? 1 : 0, inRow ? 1 : 0, note))[0] ?? null;
+    // The trigger's row gets the note (its own is the error).
+    if (after?.state === "pending" && !inRow && end.note !== undefined) noteLastTransition(store.sql, after.seq, end.note.slice(0, 500));
     // Memory learns of the hold here, whichever write this is: a held row no memory knew would wait for the next
     // instance. Should the transaction roll back, the entry is stale the safe way (the restart finds no held row).
     if (after && held) {

@@ -10,6 +10,7 @@ import { jobRows, oneJobRow, type JobRow } from "./job-row";
 import type { Outcome } from "./outcome";
 import { byId, getJob, idSeq, liveJobsOfKey } from "./read";
 import type { HomeStore } from "./home-store";
+import { payCounts } from "./tallies";
 
 const CANCEL_SET = `
    SET state = '${TRANSITIONS.cancel.to}', cancel_reason = ?, finished_at = ?, updated_at = ?,
@@ -26,9 +27,18 @@ const JOB_CANCEL_ALL_PENDING = `UPDATE job ${CANCEL_SET} WHERE state = 'pending'
 const JOB_CANCEL_LIVE_OF_KEYS = `UPDATE job ${CANCEL_SET}
  WHERE dedupe_key IN (SELECT value FROM json_each(?)) AND type = ? AND state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;
 
+/**
+ * payHeldFirst: before a cancel that may end a held retry (held-retries.ts), what its hold owes the counts is written,
+ * so the cancel's own count (the trigger's, at once) never takes `pending` below what is there.
+ */
+function payHeldFirst(store: HomeStore, id?: string): void {
+  if (id === undefined ? store.pushed.held.size > 0 : store.pushed.held.has(id)) payCounts(store);
+}
+
 /** cancelKeys: cancel the live jobs of `type` under these dedupe keys here. */
 export function cancelKeys(store: HomeStore, type: string, keys: readonly string[], reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
+    payHeldFirst(store);
     const rows = jobRows(store.sql.exec(JOB_CANCEL_LIVE_OF_KEYS, reason, now, now, JSON.stringify(keys), type));
     store.hooks.ended(store, rows, now, true);
     if (rows.length > 0) store.touched(now);
@@ -48,6 +58,7 @@ RETURNING *`;
 /** cancelJob: `cascade` false leaves the children the job waits for running (their ends still reach it). */
 export function cancelJob(store: HomeStore, id: string, reason: string | null, now: number, cascade = true): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
+    payHeldFirst(store, id);
     const row = jobRows(store.sql.exec(JOB_CANCEL_IF_LIVE, reason, now, now, id, idSeq(id)))[0];
     if (row) {
       store.hooks.ended(store, [row], now, cascade);
@@ -61,6 +72,7 @@ export function cancelJob(store: HomeStore, id: string, reason: string | null, n
 
 export function cancelAll(store: HomeStore, pendingOnly: boolean, reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
+    payHeldFirst(store);
     const rows = jobRows(store.sql.exec(pendingOnly ? JOB_CANCEL_ALL_PENDING : JOB_CANCEL_ALL_LIVE, reason, now, now));
     store.hooks.ended(store, rows, now, true);
     if (rows.length > 0) store.touched(now);

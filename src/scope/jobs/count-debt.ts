@@ -4,8 +4,9 @@
  * straight into `running`, a completion, a retention delete — of a type that
  * does not run one at a time is counted here, in memory, and written when the
  * counts are next read: before the catalog summary (at most one a second),
- * before a `waitsFor` check, and at the start of the alarm pass. A busy type's
- * counts then cost one row per report, not one per move.
+ * and before a `waitsFor` check (not at the alarm: its readers pay or add
+ * what is owed). A busy type's counts then cost one row per report, not one
+ * per move.
  *
  * `pending` is never owed: the claim, the dispatcher's due types and the
  * wake-up read it inside their own statements — except a held retry's moves

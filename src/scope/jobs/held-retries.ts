@@ -26,13 +26,27 @@ import { TRANSITIONS } from "../../job/transitions";
 import type { HomeStore } from "./home-store";
 import { tallyHeld } from "./tallies";
 
-const MARK = "INSERT INTO meta (key, value) VALUES ('held_retries', '1') ON CONFLICT (key) DO NOTHING";
-const MARKED = "SELECT 1 AS marked FROM meta WHERE key = 'held_retries'";
+/**
+ * The mark holds the lowest seq this instance held: written by the first hold (and by a hold of an older job), no
+ * row written by any other. Text in `meta`, compared as a number.
+ */
+const MARK = `
+INSERT INTO meta (key, value) VALUES ('held_retries', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value
+ WHERE CAST(excluded.value AS INTEGER) < CAST(meta.value AS INTEGER)`;
+const MARKED = "SELECT CAST(value AS INTEGER) AS seq FROM meta WHERE key = 'held_retries'";
 const UNMARK = "DELETE FROM meta WHERE key = 'held_retries'";
-/** releaseAll: no index holds `held` rows (that is the point), so this reads the table — only when the mark says. */
-const RELEASE_ALL = "UPDATE job SET held = 0 WHERE held = 1 AND state = 'pending' RETURNING seq";
-/** releaseOne: a held row back to the claim index (its type is paused, or others of it are due before it). */
+/** releaseFrom: no index holds `held` rows (that is the point): the primary key's range from the lowest held seq. */
+const RELEASE_FROM = "UPDATE job SET held = 0 WHERE seq >= ? AND held = 1 AND state = 'pending' RETURNING seq";
+/** releaseOne: a held row back to the claim index (jobs of its type there are due before it). */
 const RELEASE_ONE = "UPDATE job SET held = 0 WHERE seq = ? AND held = 1 AND state = 'pending' RETURNING *";
+
+/**
+ * A retry is held only when it comes due within this: an object idle for about a minute may be evicted, and the next
+ * instance gives what it held back to the index — a longer hold would then write the row once more for nothing.
+ */
+export const HELD_WAIT_MAX_MS = 60_000;
+/** At most this many held at once per instance (an outage of a handler): past it, retries go to the index. */
+export const HELD_MAX = 512;
 
 /**
  * restartHeld: a held, due retry straight to `running` under a pushed lease held in memory (lease_kept 0), its
@@ -47,17 +61,23 @@ UPDATE job
  WHERE seq = ?5 AND held = 1 AND state = 'pending'
 RETURNING *`;
 
-/** markHeld: in the transaction of a hold: the next instance must give held rows back (0 rows once marked). */
-export function markHeld(sql: SqlStorage): void {
-  sql.exec(MARK);
+/** markHeld: in the transaction of a hold of job `seq`: the next instance must give held rows back. */
+export function markHeld(sql: SqlStorage, seq: number): void {
+  sql.exec(MARK, String(seq));
 }
 
 /** releaseHeld: at an instance's start, before anything reads the claim index: every held row back to it; how many. */
 export function releaseHeld(sql: SqlStorage): number {
-  if (sql.exec(MARKED).toArray().length === 0) return 0;
-  const n = sql.exec(RELEASE_ALL).toArray().length;
+  const mark = sql.exec<{ seq: number }>(MARKED).toArray()[0];
+  if (!mark) return 0;
+  const n = sql.exec(RELEASE_FROM, mark.seq).toArray().length;
   sql.exec(UNMARK);
   return n;
+}
+
+/** mayHold: whether a retry of `row` due at `runAt` may be held now (the hook decides which types). */
+export function mayHoldRetry(held: HeldTimes, runAt: number, now: number): boolean {
+  return runAt - now <= HELD_WAIT_MAX_MS && held.size < HELD_MAX;
 }
 
 export function releaseOne(sql: SqlStorage, seq: number): JobRow[] {
@@ -75,6 +95,7 @@ export function restartHeld(store: HomeStore, seq: number, now: number, leaseMs:
 export interface Held {
   readonly seq: number;
   readonly type: string;
+  readonly priority: number;
   readonly runAt: number;
 }
 
@@ -87,12 +108,16 @@ export class HeldTimes {
 
   /** note: a written row — held and pending: kept at its time; anything else: forgotten. */
   note(r: JobRow): void {
-    if (r.state === "pending" && r.held === 1) this.held.set(r.id, { seq: r.seq, type: r.type, runAt: r.run_at });
+    if (r.state === "pending" && r.held === 1) this.held.set(r.id, { seq: r.seq, type: r.type, priority: r.priority, runAt: r.run_at });
     else this.held.delete(r.id);
   }
 
   forget(id: string): void {
     this.held.delete(id);
+  }
+
+  has(id: string): boolean {
+    return this.held.has(id);
   }
 
   /**
@@ -105,11 +130,11 @@ export class HeldTimes {
     return first;
   }
 
-  /** due: the held rows of `type` (any type without one) due at `now`, earliest first. */
+  /** due: the held rows of `type` (any type without one) due at `now`, in claim order (priority, time, age). */
   due(now: number, type?: string): (Held & { id: string })[] {
     const out: (Held & { id: string })[] = [];
     for (const [id, h] of this.held) if (h.runAt <= now && (type === undefined || h.type === type)) out.push({ id, ...h });
-    return out.sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
+    return out.sort((a, b) => b.priority - a.priority || a.runAt - b.runAt || a.seq - b.seq);
   }
 
   /** ofType: how many of `type` are held, how many of them after `now`, and their earliest time (the summary's split). */

@@ -1,6 +1,8 @@
 /**
  * A job's `ctx.log` lines, stored with it (docs/handlers.md "Logs kept with the job";
- * job/log-lines.ts has the line's shape and limits). A pushed handler's lines
+ * job/log-lines.ts has the line's shape and limits): the completing attempt's in
+ * the job's own row, written by the completion's update (`ROW_LOGS_SET`), any
+ * other attempt's (and a completion's too long for the row) in job_log. A pushed handler's lines
  * ride with its outcome (kept only if it lands under the lease), so keeping them costs no call of their own; a pull
  * worker sends them with its completion, or before any other settle (POST /v1/jobs/{id}/logs). An attempt
  * that dies without an outcome takes its lines with it.
@@ -27,6 +29,42 @@ const LOG_TRIM = `
 DELETE FROM job_log WHERE job_seq = ?1 AND id <= (
   SELECT id FROM job_log WHERE job_seq = ?1 ORDER BY id DESC LIMIT 1 OFFSET ${LOG_LINES_PER_JOB})`;
 const LOG_LIST = "SELECT at, attempt, message, fields FROM job_log WHERE job_seq = ? ORDER BY id";
+const JOB_SEQ_LOGS = `SELECT seq, logs FROM job WHERE ${byId("?1", "?2")}`;
+
+/**
+ * The completing attempt's lines ride in the completion's own update, in the job's `logs` column (docs/design.md
+ * "Logs in the row"), when their JSON is at most this long; longer, they go to job_log as any other attempt's.
+ */
+export const ROW_LOGS_MAX = 8 * 1024;
+
+/**
+ * rowLogs: lines as the completion's update takes them (`[[at, attempt, message, fields], …]`; attempt 0: the
+ * lease's, which the update fills in), or null when they are too long for the row.
+ */
+export function rowLogs(items: readonly WorkerLogItem[]): { values: unknown[][]; size: number; lines: JobLogLine[] } | null {
+  const lines = workerLogLines(items, 0);
+  if (lines.length === 0) return null;
+  const values = lines.map((l) => [l.at, l.attempt, l.message, l.fields]);
+  const size = JSON.stringify(values).length;
+  return size <= ROW_LOGS_MAX ? { values, size, lines } : null;
+}
+
+/**
+ * ROW_LOGS_SET: the completion's SET term — the lines at `v.value -> 4` after what the row holds, the lease's attempt
+ * for those without one. Nothing there, nothing changes.
+ */
+export const ROW_LOGS_SET = `logs = CASE WHEN v.value ->> 4 IS NULL THEN job.logs ELSE (
+  SELECT json_group_array(json(e)) FROM (
+    SELECT value AS e FROM json_each(coalesce(job.logs, '[]'))
+    UNION ALL
+    SELECT json_array(l.value ->> 0, CASE WHEN l.value ->> 1 = 0 THEN job.attempts ELSE l.value ->> 1 END, l.value ->> 2, json(l.value -> 3))
+      FROM json_each(v.value -> 4) AS l)) END`;
+
+/** rowLogLines: the lines a row keeps (`logs`), oldest first. */
+function rowLogLines(text: string | null): JobLogLine[] {
+  if (text === null) return [];
+  return (JSON.parse(text) as [number, number, string, JobLogLine["fields"]][]).map(([at, attempt, message, fields]) => ({ at, attempt, message, fields }));
+}
 
 /** appendLogs: inside the caller's transaction; lines of a job that is gone are dropped. Its watchers hear of them (feed.ts). */
 export function appendLogs(store: Pick<HomeStore, "sql" | "feed">, id: string, lines: readonly JobLogLine[]): void {
@@ -70,12 +108,16 @@ export function appendLeasedLogs(store: HomeStore, id: string, token: string, it
   });
 }
 
-/** jobLogs: oldest first; null when there is no such job. */
+/**
+ * jobLogs: oldest first, the newest LOG_LINES_PER_JOB; null when there is no such job. The row's lines are its
+ * completing attempt's, the last it ran: they follow job_log's.
+ */
 export function jobLogs(sql: SqlStorage, id: string): JobLogLine[] | null {
-  const row = sql.exec<{ seq: number }>(JOB_SEQ, id, idSeq(id)).toArray()[0];
+  const row = sql.exec<{ seq: number; logs: string | null }>(JOB_SEQ_LOGS, id, idSeq(id)).toArray()[0];
   if (!row) return null;
-  return sql
+  const table = sql
     .exec<{ at: number; attempt: number; message: string; fields: string | null }>(LOG_LIST, row.seq)
     .toArray()
     .map((r) => ({ at: r.at, attempt: r.attempt, message: r.message, fields: r.fields === null ? null : (JSON.parse(r.fields) as JobLogLine["fields"]) }));
+  return [...table, ...rowLogLines(row.logs)].slice(-LOG_LINES_PER_JOB);
 }

@@ -15,9 +15,8 @@ import type { Outcome, Refusal } from "./outcome";
 import { JOB_FIND_LEASED, leased, leaseRefusal } from "./lease";
 import { byId, idSeq } from "./read";
 import { jsonChunks } from "./json-chunks";
-import { keepLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
+import { keepLogs, ROW_LOGS_SET, rowLogs, workerLogLines, type WorkerLogItem } from "./job-logs";
 import type { HomeStore } from "./home-store";
-import { noteLastTransition } from "./timeline";
 
 
 /** jobExtendLeaseIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 leaseMs or null (keep the claim's), ?5 idSeq(id). Never past startedAt + timeoutMs. */
@@ -57,13 +56,14 @@ export function complete(store: HomeStore, id: string, token: string, result: st
 
 /**
  * jobCompleteManyIfLeased: complete for a whole handler call in one statement. Params ?1 now, ?2 JSON
- * [[id, leaseToken, result JSON text or null, idSeq(id)], …]; each row only under its live lease, as complete. Counted
- * in bulk (tallies.ts: it bumps `tally`).
+ * [[id, leaseToken, result JSON text or null, idSeq(id), log lines or null], …]; each row only under its live lease,
+ * as complete. Counted in bulk (tallies.ts: it bumps `tally`); the attempt's lines kept in the row (job-logs.ts).
  */
 const JOB_COMPLETE_MANY_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.complete.to}', result = v.value ->> 2, finished_at = ?1, updated_at = ?1,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1,
+       ${ROW_LOGS_SET}
   FROM json_each(?2) AS v
  WHERE ${byId("v.value ->> 0", "v.value ->> 3")} AND job.lease_token = v.value ->> 1 AND job.lease_expires_at > ?1
    AND job.state IN (${sqlList(TRANSITIONS.complete.from)})
@@ -82,8 +82,12 @@ export function completeMany(store: HomeStore, items: readonly CompleteItem[], n
   if (items.length === 0) return [];
   return store.atomic(() => {
     const rows: JobRow[] = [];
-    for (const part of jsonChunks(items, (i) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16)) {
-      const done = jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(part.map((i) => [i.id, i.token, i.result, idSeq(i.id)]))));
+    // The lines that fit ride in the update; the others go to job_log once it has landed (job-logs.ts).
+    const inRow = new Map(items.flatMap((i) => (i.logs ? [[i.id, rowLogs(i.logs)] as const] : [])));
+    const size = (i: CompleteItem) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16 + (inRow.get(i.id)?.size ?? 0);
+    for (const part of jsonChunks(items, size)) {
+      const values = part.map((i) => [i.id, i.token, i.result, idSeq(i.id), inRow.get(i.id)?.values ?? null]);
+      const done = jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(values)));
       tallyMoved(store, done, TRANSITIONS.complete.from[0], TRANSITIONS.complete.to, "completed", now);
       rows.push(...done);
     }
@@ -91,7 +95,11 @@ export function completeMany(store: HomeStore, items: readonly CompleteItem[], n
       const completed = new Map(rows.map((r) => [r.id, r]));
       for (const i of items) {
         const row = completed.get(i.id);
-        if (row && i.logs) keepLogs(store, i.id, workerLogLines(i.logs, row.attempts));
+        if (!row || !i.logs) continue;
+        const kept = inRow.get(i.id);
+        // Kept in the row: its watchers hear of the lines, as of lines kept in job_log (feed.ts).
+        if (kept) store.feed.log(i.id, kept.lines.map((l) => (l.attempt === 0 ? { ...l, attempt: row.attempts } : l)));
+        else keepLogs(store, i.id, workerLogLines(i.logs, row.attempts));
       }
     }
     if (rows.length > 0) store.touched(now);
@@ -139,9 +147,7 @@ export function release(store: HomeStore, id: string, token: string, why: string
 
 /** releaseLeased: a running row back to pending, due now, unspent (inside the caller's transaction); the timeline says why. */
 export function releaseLeased(store: HomeStore, leased: JobRow, why: string, now: number): JobRow | null {
-  const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now, false);
-  if (row?.state === "pending") noteLastTransition(store.sql, row.seq, `released: ${why}`);
-  return row;
+  return applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note: `released: ${why}` }, now, false);
 }
 
 export function fail(store: HomeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {

@@ -3,7 +3,12 @@
  * and the final state. Most of it is the job row itself; `job_transition`
  * holds only what the row can no longer tell (migration `job_history_triggers`):
  * attempts that ended back in pending, with when they started, and ends a
- * manual retry undid. A job that succeeds first time has no rows there.
+ * manual retry undid. A job that succeeds first time has no rows there. A held
+ * retry's entry (held-retries.ts) is kept in the row instead (`history`), by the
+ * retry's own update — one row written where a transition row was two with its
+ * delete — up to HISTORY_ROW_MAX of them; the two places share one numbering
+ * (the history trigger counts the row's entries, migration 0042), so they
+ * read as one list.
  *
  * @module
  */
@@ -17,7 +22,27 @@ export type TimelineStep = {
   note: string | null;
 };
 
-type TransitionRow = TimelineStep & { started_at: number | null };
+type TransitionRow = TimelineStep & { id: number; started_at: number | null };
+
+/** A row keeps at most this many timeline entries; later ones go to job_transition (a job that sleeps in a loop). */
+export const HISTORY_ROW_MAX = 16;
+
+/**
+ * HISTORY_APPEND: the SET value that appends an entry `[id, at, state, attempt, note, startedAt]` to the row's
+ * `history`, numbered after job_transition's rows and its own (an UPDATE of `job`; SQL expressions as arguments).
+ */
+export function HISTORY_APPEND(at: string, state: string, attempt: string, note: string, startedAt: string): string {
+  const id = "max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = job.seq), coalesce(history ->> '$[#-1][0]', 0)) + 1";
+  return `json_insert(coalesce(history, '[]'), '$[#]', json_array(${id}, ${at}, ${state}, ${attempt}, ${note}, ${startedAt}))`;
+}
+
+const JOB_HISTORY = "SELECT history FROM job WHERE seq = ?";
+
+/** historyRows: the row's entries as transition rows. */
+function historyRows(text: string | null): TransitionRow[] {
+  if (text === null) return [];
+  return (JSON.parse(text) as [number, number, string, number, string | null, number | null][]).map(([id, at, state, attempt, note, started_at]) => ({ id, at, state, attempt, note, started_at }));
+}
 
 /** The transition row the history trigger just wrote for the job (job_history_update) gets its note. */
 const TRANSITION_NOTE_LAST = "UPDATE job_transition SET note = ?2 WHERE job_seq = ?1 AND id = (SELECT max(id) FROM job_transition WHERE job_seq = ?1)";
@@ -29,7 +54,7 @@ export function noteLastTransition(sql: SqlStorage, jobSeq: number, note: string
 
 /** jobTransitionsNewest: the primary key (job_seq, id) backwards (a job snoozed for a week has thousands). */
 const JOB_TRANSITIONS_NEWEST = `
-SELECT at, state, attempt, note, started_at FROM (
+SELECT id, at, state, attempt, note, started_at FROM (
   SELECT id, at, state, attempt, note, started_at FROM job_transition WHERE job_seq = ?1 ORDER BY id DESC LIMIT ?2)
 ORDER BY id`;
 /** jobTransitionCount: the primary key range of the job. */
@@ -42,9 +67,15 @@ const JOB_TRANSITION_COUNT = "SELECT count(*) AS n, count(started_at) AS s FROM 
 export function jobTimeline(sql: SqlStorage, id: string, limit: number): { steps: TimelineStep[]; earlier: number } | null {
   const job = getJob(sql, id);
   if (!job) return null;
-  const rows = sql.exec<TransitionRow>(JOB_TRANSITIONS_NEWEST, job.seq, limit).toArray();
-  const all = rows.length < limit ? null : sql.exec<{ n: number; s: number }>(JOB_TRANSITION_COUNT, job.seq).one();
-  const omitted = all ? all.n - rows.length + (all.s - rows.filter((r) => r.started_at !== null).length) + 1 : 0;
+  const table = sql.exec<TransitionRow>(JOB_TRANSITIONS_NEWEST, job.seq, limit).toArray();
+  const kept = historyRows(sql.exec<{ history: string | null }>(JOB_HISTORY, job.seq).one().history);
+  // Both places, in their one numbering: the newest `limit`.
+  const merged = kept.length === 0 ? table : [...table, ...kept].sort((a, b) => a.id - b.id);
+  const rows = merged.slice(Math.max(0, merged.length - limit));
+  const partial = table.length >= limit || merged.length > limit;
+  const counted = table.length < limit ? { n: table.length, s: table.filter((r) => r.started_at !== null).length } : sql.exec<{ n: number; s: number }>(JOB_TRANSITION_COUNT, job.seq).one();
+  const all = { n: counted.n + kept.length, s: counted.s + kept.filter((r) => r.started_at !== null).length };
+  const omitted = partial ? all.n - rows.length + (all.s - rows.filter((r) => r.started_at !== null).length) + 1 : 0;
   const steps = buildSteps(job, rows, omitted === 0);
   const cut = Math.max(0, steps.length - limit);
   return { steps: steps.slice(cut), earlier: omitted + cut };

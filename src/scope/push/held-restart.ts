@@ -15,6 +15,7 @@ import type { JobRow } from "../jobs/job-row";
 import { releaseOne, restartHeld } from "../jobs/held-retries";
 import { isPaused } from "../jobs/pause-gate";
 import { PUSH_WORKER } from "../jobs/pushed-leases";
+import { payCounts } from "../jobs/tallies";
 
 /** heldDueTypes: the types of the retries held here that are due at `now`, paused ones left out (their resume fills). */
 export function heldDueTypes(store: HomeStore, now: number): string[] {
@@ -32,6 +33,8 @@ export function restartDue(store: HomeStore, type: string, limit: number, leaseM
   const due = store.pushed.held.due(now, type);
   if (due.length === 0 || limit <= 0) return [];
   const behind = countDue(store.sql, type, now, 1) > 0;
+  // Back in the index, a held row is counted as pending there: what its hold owes is written first (count-debt.ts).
+  if (behind) payCounts(store);
   const out: JobRow[] = [];
   for (const h of due) {
     if (behind) {

@@ -11,7 +11,6 @@ import { jobRows, type JobRow } from "../jobs/job-row";
 import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
 import type { Outcome } from "../jobs/outcome";
 import { idSeq } from "../jobs/read";
-import { noteLastTransition } from "../jobs/timeline";
 import { writeStep } from "./steps";
 
 export interface SleepInput {
@@ -45,9 +44,9 @@ export function sleep(store: HomeStore, id: string, token: string, s: SleepInput
       store.touched(now);
       return { ok: true, row: failed };
     }
-    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+    const note = `sleep ${JSON.stringify(s.name)} until ${new Date(until).toISOString()}`;
+    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note }, now);
     if (!row) return leaseRefusal(store, id, token, now);
-    if (row.state === "pending") noteLastTransition(store.sql, row.seq, `sleep ${JSON.stringify(s.name)} until ${new Date(until).toISOString()}`);
     store.touched(now);
     return { ok: true, row };
   });

@@ -131,9 +131,9 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
     if (input.waits.some((w) => w.kind === "invoke")) oweChildren(store, leased, children, now);
     if (ended !== null || open.length === 0) {
       // Nothing left to wait for: back to pending, due now and unspent, as a zero sleep would.
-      const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+      const note = ended ?? "no wait left open";
+      const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note }, now);
       if (!row) return leaseRefusal(store, id, token, now);
-      if (row.state === "pending") note(store, row.seq, ended ?? "no wait left open");
       store.touched(now);
       return { ok: true, row };
     }
