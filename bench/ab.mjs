@@ -2,6 +2,7 @@
 // medians compared (absolute rates on a shared machine drift; an alternated pair does not).
 //
 //   node bench/ab.mjs <rev>        # <rev> (a git worktree, made and removed here) against this checkout
+//   AB_TYPE=demo.noop.step node bench/ab.mjs <rev>   # the push drain of another pushed type (default demo.noop)
 //
 // Each side runs the shipped wrangler.toml plus the example handler in its own wrangler dev, state,
 // free port and dev registry (bench/lib.mjs startWorker); this checkout's side runs from a copy taken
@@ -17,6 +18,7 @@ const rev = process.argv[2];
 if (!rev) throw new Error("usage: node bench/ab.mjs <git rev to compare this checkout with>");
 const root = fileURLToPath(new URL("..", import.meta.url));
 const ROUNDS = 5;
+const PUSH_TYPE = process.env.AB_TYPE ?? "demo.noop";
 const state = mkdtempSync(path.join(os.tmpdir(), "edgequeue-ab-"));
 const other = path.join(state, "worktree");
 execFileSync("git", ["-C", root, "worktree", "add", "--detach", "-q", other, rev]);
@@ -43,7 +45,7 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     for (const k of r % 2 ? ["b", "a"] : ["a", "b"]) {
       rates[k].batch.push(Math.round(await fill(sides[k].url, 4000, (i) => ({ type: "ab.batch", payload: { i, to: "someone@example.com" } }), 2)));
-      rates[k].push.push(Math.round(await pushDrain(sides[k].url, { type: "demo.noop", n: 3000 })));
+      rates[k].push.push(Math.round(await pushDrain(sides[k].url, { type: PUSH_TYPE, n: 3000 })));
     }
   }
 } finally {
@@ -59,6 +61,7 @@ const out = {
   a: rev,
   b: `${head}${dirty ? " + uncommitted changes" : ""}`,
   rounds: ROUNDS,
+  pushType: PUSH_TYPE,
   batchEnqueueBvsA: round(median(rates.b.batch) / median(rates.a.batch)),
   pushDrainBvsA: round(median(rates.b.push) / median(rates.a.push)),
   medians: { batch: { a: median(rates.a.batch), b: median(rates.b.batch) }, push: { a: median(rates.a.push), b: median(rates.b.push) } },
