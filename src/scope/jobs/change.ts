@@ -38,7 +38,7 @@ function payHeldFirst(store: HomeStore, id?: string): void {
 /** cancelKeys: cancel the live jobs of `type` under these dedupe keys here. */
 export function cancelKeys(store: HomeStore, type: string, keys: readonly string[], reason: string | null, now: number): JobRow[] {
   return store.atomic(() => {
-    payHeldFirst(store);
+    // A held retry has no key (attempt-end.ts): nothing held is cancelled here.
     const rows = jobRows(store.sql.exec(JOB_CANCEL_LIVE_OF_KEYS, reason, now, now, JSON.stringify(keys), type));
     store.hooks.ended(store, rows, now, true);
     if (rows.length > 0) store.touched(now);

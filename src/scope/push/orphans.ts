@@ -33,8 +33,17 @@ export const ORPHAN_FREE_RELEASES = 3;
 const JOB_PUSHED_RUNNING = `SELECT * FROM job WHERE state = 'running' AND lease_owner = '${PUSH_WORKER}'`;
 /** Any running job, pulled ones included: a type pushed before a deploy and pulled since may still hold pushed attempts. */
 const ANY_RUNNING = "SELECT coalesce(sum(running), 0) AS n FROM type_count";
-/** The notes of a job's newest attempt ends back to pending (the primary key (job_seq, id) backwards): a release says why. */
-const LAST_RETURNS = "SELECT note FROM job_transition WHERE job_seq = ? ORDER BY id DESC LIMIT ?";
+/**
+ * The notes of a job's newest attempt ends back to pending, a release saying why: job_transition's rows and the
+ * entries its row keeps (a held retry's, jobs/timeline.ts), newest first in their one numbering. A counted end may be
+ * held, its entry in the row: read from the table alone, the releases before it would look unbroken.
+ */
+const LAST_RETURNS = `
+SELECT note FROM (
+  SELECT id, note FROM job_transition WHERE job_seq = ?1
+  UNION ALL
+  SELECT h.value ->> 0 AS id, h.value ->> 4 AS note FROM job, json_each(job.history) AS h WHERE job.seq = ?1)
+ORDER BY id DESC LIMIT ?2`;
 const RELEASED_NOTE = `released: ${ORPHAN_REASON}`;
 
 /** releaseOrphans: call once per instance, before any call can start (nothing of this instance is in flight yet). */
