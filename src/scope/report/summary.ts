@@ -81,7 +81,8 @@ export function buildSummary(store: HomeStore, home: string, now: number, unrepo
     // Retries held in memory have no claim index entry (jobs/held-retries.ts): their times are counted from memory.
     const held = store.pushed.held.ofType(s.type, now);
     s.nextRunAt = held.first === null ? t : t === null ? held.first : Math.min(t, held.first);
-    s.scheduled = n + held.later;
+    // Memory may hold a stale entry for a moment (a hold whose transaction rolled back): never more than is pending.
+    s.scheduled = Math.min(s.pending, n + held.later);
     s.pending -= s.scheduled;
   }
   return { home, at: now, types: [...byType.values()], metrics: metricsForReport(sql, unreportedSince, now) };
