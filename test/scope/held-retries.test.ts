@@ -13,7 +13,9 @@ import { restartDue } from "../../src/scope/push/held-restart";
 import { enqueueJobs } from "../../src/scope/jobs/enqueue";
 import { applyAttemptEnd } from "../../src/scope/jobs/attempt-end";
 import { cancelJob } from "../../src/scope/jobs/change";
-import { HELD_WAIT_MAX_MS, releaseHeld } from "../../src/scope/jobs/held-retries";
+import { HELD_WAIT_MAX_MS, releaseHeld, restartHeld } from "../../src/scope/jobs/held-retries";
+import { HISTORY_ROW_MAX, jobTimeline } from "../../src/scope/jobs/timeline";
+import { PUSH_WORKER } from "../../src/scope/jobs/pushed-leases";
 import type { JobRow } from "../../src/scope/jobs/job-row";
 import { alarmAt, env, freshScope, newJob, partsOf, restartCold, row, T0, useClock, type ScopeStub } from "../helpers/scope";
 
@@ -182,5 +184,36 @@ describe("held retries", () => {
     expect(got.held).toEqual([1, 1, 0]);
     expect(got.marks).toEqual([got.seqs[1], got.seqs[0]]);
     expect(got).toMatchObject({ released: 2, after: 0 });
+  });
+  it("a held end's timeline entry is kept in the row up to HISTORY_ROW_MAX, then in job_transition; the timeline reads both in order, notes where they were given", async () => {
+    const { home, stub } = await knowing();
+    const got = await runInDurableObject(stub, (o: ScopeDO) => {
+      const now = o.clock.now();
+      const out = enqueueJobs(o.store, [newJob(home, { type: "demo.noop", maxAttempts: 100 })], now, { straight: true });
+      if (!out.ok) throw new Error(out.message);
+      let r = out.results[0]!.row as JobRow;
+      // Each round: the attempt ends back in pending (held, or past the row's room into the table), then runs again.
+      for (let i = 1; i <= HISTORY_ROW_MAX + 2; i++) {
+        const at = now + i * 10;
+        const end = { to: "pending" as const, runAt: at + 1_000, attempts: r.attempts, error: `error ${i}`, ...(i % 2 ? { note: `note ${i}` } : {}) };
+        o.store.atomic(() => applyAttemptEnd(o.store, r, end, at));
+        r = o.store.atomic(() => restartHeld(o.store, r.seq, at + 1, 30_000, `t${i}`, PUSH_WORKER))[0] ?? r;
+        if (r.state !== "running") {
+          // Past the row's room the end is still held, and restarts alike; a row not held is leased as a claim would.
+          o.store.sql.exec("UPDATE job SET state = 'running', lease_token = ?2, lease_owner = ?3, lease_kept = 0, lease_expires_at = ?4 WHERE seq = ?1", r.seq, `t${i}`, PUSH_WORKER, at + 30_000);
+          r = o.store.sql.exec<JobRow>("SELECT * FROM job WHERE seq = ?", r.seq).one();
+        }
+      }
+      return {
+        inRow: o.store.sql.exec<{ n: number }>("SELECT json_array_length(history) AS n FROM job WHERE seq = ?", r.seq).one().n,
+        inTable: o.store.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job_transition WHERE job_seq = ?", r.seq).one().n,
+        timeline: jobTimeline(o.store.sql, r.id, 100)!,
+      };
+    });
+    expect(got).toMatchObject({ inRow: HISTORY_ROW_MAX, inTable: 2 });
+    const ends = got.timeline.steps.filter((x) => x.state === "pending" && x.attempt > 0);
+    expect(ends.map((x) => x.note)).toEqual(Array.from({ length: HISTORY_ROW_MAX + 2 }, (_, k) => (k % 2 ? `error ${k + 1}` : `note ${k + 1}`)));
+    expect(ends.map((x) => x.at)).toEqual([...ends.map((x) => x.at)].sort((a, b) => a - b));
+    expect(got.timeline.earlier).toBe(0);
   });
 });
