@@ -94,7 +94,7 @@ export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, 
   }
   if (end.to === "pending") {
     // A pushed retry its dispatcher may hold is held (held-retries.ts); the next instance gives it back if this one goes.
-    const held = mayHold && row.dedupe_key === null && mayHoldRetry(store.pushed.held, end.runAt, now) && store.hooks.holdRetry(store, row);
+    const held = mayHold && mayHoldRetry(store.pushed.held, row, end.runAt, now) && store.hooks.holdRetry(store, row);
     if (held) markHeld(store.sql, row.seq);
     // Its timeline entry rides in the same update while the row has room (timeline.ts): the trigger leaves it then.
     const inRow = held && store.sql.exec<{ n: number }>(HISTORY_LENGTH, row.seq).one().n < HISTORY_ROW_MAX;

@@ -75,9 +75,13 @@ export function releaseHeld(sql: SqlStorage): number {
   return n;
 }
 
-/** mayHold: whether a retry of `row` due at `runAt` may be held now (the hook decides which types). */
-export function mayHoldRetry(held: HeldTimes, runAt: number, now: number): boolean {
-  return runAt - now <= HELD_WAIT_MAX_MS && held.size < HELD_MAX;
+/**
+ * mayHoldRetry: the core's half of whether a retry of `row` due at `runAt` may be held now — soon enough, room in
+ * memory, no key (a key's follower checks read pending rows of the key) — the push capability's `holdRetry` hook the
+ * other half (which types, which leases).
+ */
+export function mayHoldRetry(held: HeldTimes, row: { dedupe_key: string | null }, runAt: number, now: number): boolean {
+  return row.dedupe_key === null && runAt - now <= HELD_WAIT_MAX_MS && held.size < HELD_MAX;
 }
 
 export function releaseOne(sql: SqlStorage, seq: number): JobRow[] {
