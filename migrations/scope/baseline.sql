@@ -1,4 +1,4 @@
--- baseline: 0042_logs_and_history_in_row
+-- baseline: 0043_reruns
 --> statement-breakpoint
 -- Written by `npm run db:baseline` (test/tables/baseline.test.ts): the schema every migration makes.
 --> statement-breakpoint
@@ -148,7 +148,7 @@ CREATE TABLE "job" (
 	`parent_step` text,
 	`parent_seq` integer,
 	`children_open` integer DEFAULT 0 NOT NULL,
-	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text, `journal` text, `held` integer DEFAULT 0 NOT NULL, `logs` text, `history` text,
+	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text, `journal` text, `held` integer DEFAULT 0 NOT NULL, `logs` text, `history` text, `rerun_of` text, `reruns` text,
 	CONSTRAINT "job_state_check" CHECK(state IN ('pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'superseded', 'expired')),
 	CONSTRAINT "job_failure_kind_check" CHECK((state = 'failed') = (failure_kind IS NOT NULL) AND (failure_kind IS NULL OR failure_kind IN ('retries_exhausted', 'fatal', 'stalled', 'timeout'))),
 	CONSTRAINT "job_finished_check" CHECK((state IN ('completed', 'failed', 'cancelled', 'superseded', 'expired')) = (finished_at IS NOT NULL)),

@@ -6,7 +6,7 @@
  * @module
  */
 import type { z } from "zod";
-import { BulkCancelSchema, BulkResultSchema, BulkRetrySchema } from "../job/schemas/bulk";
+import { BulkCancelSchema, BulkRerunSchema, BulkResultSchema, BulkRetrySchema } from "../job/schemas/bulk";
 import { CancelKeysSchema, CancelScopeResultSchema, CancelScopeSchema, PruneResultSchema, PruneSchema, RetryFailedResultSchema, RetryFailedSchema } from "../job/schemas/changes";
 import { ScopeParams, type ScopeSchema } from "../job/schemas/pieces";
 import { operation } from "./operation";
@@ -25,6 +25,14 @@ export const BULK_OPERATIONS = {
     path: "/v1/jobs/retry",
     summary: "Send every failed, cancelled, superseded or expired job a filter matches back to pending, due now, attempts 0, across homes, a page per call",
     body: BulkRetrySchema,
+    response: BulkResultSchema,
+    errors: [],
+  }),
+  rerunJobs: operation({
+    method: "post",
+    path: "/v1/jobs/rerun",
+    summary: "Rerun every finished job a filter matches (a new job each, linked both ways), from a step of its journal or the start, across homes, a page per call; jobs created after the first call are never matched",
+    body: BulkRerunSchema,
     response: BulkResultSchema,
     errors: [],
   }),

@@ -4,11 +4,12 @@
  *
  * @module
  */
-import { CancelSchema } from "../job/schemas/changes";
+import { CancelSchema, RerunSchema } from "../job/schemas/changes";
 import { EnqueueBatchResultSchema, EnqueueBatchSchema, EnqueueResultSchema, EnqueueSchema } from "../job/schemas/enqueue";
 import { ChildrenQuerySchema, ChildrenSchema, JobResultSchema, TimelineQuerySchema, TimelineSchema } from "../job/schemas/job";
 import { ListQuerySchema, ListResultSchema } from "../job/schemas/listing";
 import { EmptyBodySchema, JobIdParams, JobWhereQuerySchema } from "../job/schemas/pieces";
+import type { z } from "zod";
 import { operation } from "./operation";
 
 export const JOB_OPERATIONS = {
@@ -82,5 +83,15 @@ export const JOB_OPERATIONS = {
     response: JobResultSchema,
     errors: ["not_found", "conflict"],
     client: (call) => async (id: string) => (await call(id)).job,
+  }),
+  rerunJob: operation({
+    method: "post",
+    path: "/v1/jobs/{id}/rerun",
+    summary: "A new job made from a finished one (same type, scope and options; its payload or a new one), linked both ways, from a step of its journal (the steps before it keep their results and do not run again) or from the start",
+    params: JobIdParams,
+    body: RerunSchema,
+    response: JobResultSchema,
+    errors: ["not_found", "conflict"],
+    client: (call) => async (id: string, body?: z.input<typeof RerunSchema>) => (await call(id, body)).job,
   }),
 };

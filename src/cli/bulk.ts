@@ -1,6 +1,6 @@
 /**
- * `edgequeue jobs cancel` and `jobs retry` given a filter instead of an id (docs/operating.md "The operator CLI"):
- * the API's bulk actions by filter (`POST /v1/jobs/cancel`, `/v1/jobs/retry`). Without `--yes` it is a dry run
+ * `edgequeue jobs cancel`, `jobs retry` and `jobs rerun` given a filter instead of an id (docs/operating.md "The
+ * operator CLI"): the API's bulk actions by filter (`POST /v1/jobs/cancel`, `/v1/jobs/retry`, `/v1/jobs/rerun`). Without `--yes` it is a dry run
  * that says how many jobs would change; with it, it goes through every page of the filter.
  *
  * @module
@@ -61,10 +61,14 @@ export function filterOf(o: FilterOpts, scope: { type: string; id: string } | un
 }
 
 /** runBulk: a dry run, or every page of the action; what to print. */
-export async function runBulk(client: HttpQueueClient, action: "cancel" | "retry", filter: JobFilter, o: { yes?: boolean; reason?: string }): Promise<{ body: unknown; text: string }> {
+export async function runBulk(client: HttpQueueClient, action: "cancel" | "retry" | "rerun", filter: JobFilter, o: { yes?: boolean; reason?: string; from?: string }): Promise<{ body: unknown; text: string }> {
   const call = (body: { filter: JobFilter; limit: number; cursor?: string; dryRun?: boolean }) =>
-    action === "cancel" ? client.cancelJobs({ ...body, ...(o.reason ? { reason: o.reason } : {}) } as never) : client.retryJobs(body as never);
-  const verb = action === "cancel" ? "cancel" : "retry";
+    action === "cancel"
+      ? client.cancelJobs({ ...body, ...(o.reason ? { reason: o.reason } : {}) } as never)
+      : action === "rerun"
+        ? client.rerunJobs({ ...body, ...(o.from ? { fromStep: o.from } : {}) } as never)
+        : client.retryJobs(body as never);
+  const verb = action;
   if (!o.yes) {
     let count = 0;
     let cursor: string | undefined;
@@ -85,6 +89,6 @@ export async function runBulk(client: HttpQueueClient, action: "cancel" | "retry
     cursor = r.nextCursor ?? undefined;
     if (!cursor) break;
   }
-  const done = action === "cancel" ? "cancelled" : "retried";
+  const done = { cancel: "cancelled", retry: "retried", rerun: "reruns made:" }[action];
   return { body: { ...total, nextCursor: cursor ?? null }, text: `${done} ${total.changed}${total.skipped ? `, skipped ${total.skipped}` : ""}${cursor ? ` (more remain: run it again)` : ""}` };
 }

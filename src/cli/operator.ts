@@ -122,6 +122,23 @@ export function operatorCommands(program: Command, io: Io): void {
     print(r.body, () => r.text);
   });
 
+  filterOptions(
+    jobs
+      .command("rerun [id]")
+      .description("a new job from a finished one (linked both ways), from a step of its journal or its start — or one for every finished job of a filter")
+      .option("--from <step>", "the step to run again from: the steps before it keep their journaled results")
+      .option("--payload <json>", "the new job's payload (a JSON object; default: the job's own)"),
+  ).action(async (id: string | undefined, o) => {
+    if (id !== undefined) {
+      const j = await io.client().rerunJob(id, { ...(o.from ? { fromStep: o.from } : {}), ...(o.payload !== undefined ? { payload: jsonObject("--payload", o.payload) as never } : {}) });
+      print({ job: j }, () => `${j.id}  ${j.state}  (rerun of ${j.rerunOf})`);
+      return;
+    }
+    if (o.payload !== undefined) throw new UsageError("--payload: a rerun by filter keeps each job's own payload; give a job id to rerun one with another");
+    const r = await runBulk(io.client(), "rerun", filterOf(o, scopeOf(o.scope)), o);
+    print(r.body, () => r.text);
+  });
+
   const dead = program.command("dead").description("failed jobs (the dead-letter set), and quarantined event deliveries");
   dead
     .command("list")
@@ -193,14 +210,7 @@ export function operatorCommands(program: Command, io: Io): void {
     .option("--priority <n>", "higher runs first", int("--priority"))
     .option("--id <id>", "the job's id (idempotent)")
     .action(async (type: string, payload: string | undefined, o) => {
-      let parsed: unknown = {};
-      if (payload !== undefined) {
-        try {
-          parsed = JSON.parse(payload);
-        } catch (e) {
-          throw new UsageError(`payload: not JSON (${(e as Error).message}); give an object, e.g. '{"to":"a@b.c"}'`);
-        }
-      }
+      const parsed = payload === undefined ? {} : jsonObject("payload", payload);
       const r = await io.client().enqueue({ type, payload: parsed as never, delayMs: o.delay, dedupeKey: o.key, scope: scopeOf(o.scope), priority: o.priority, id: o.id });
       print(r, () => `${r.id}  ${r.created ? "created" : "already there"}${r.job ? `  ${r.job.state}` : ""}`);
     });
@@ -283,4 +293,13 @@ export function operatorCommands(program: Command, io: Io): void {
         events.close();
       }
     });
+}
+
+/** jsonObject: a payload given on the command line, parsed — or a usage error naming where it was given. */
+function jsonObject(where: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${where}: not JSON (${(e as Error).message}); give an object, e.g. '{"to":"a@b.c"}'`);
+  }
 }

@@ -10,11 +10,12 @@
  * @module
  */
 import { QueueError } from "../errors";
-import { BULK_LIMIT_DEFAULT, type BulkCancelRequest, type BulkResult, type BulkRetryRequest, type JobFilter } from "../job/schemas";
+import { BULK_LIMIT_DEFAULT, type BulkCancelRequest, type BulkRerunRequest, type BulkResult, type BulkRetryRequest, type JobFilter } from "../job/schemas";
 import type { JobState } from "../job/states";
 import { BULK_ACTS_ON, type BulkAction } from "../job/transitions";
 import { scopeFilter, walkHomes } from "./home-walk";
 import type { QueueContext } from "./queue-context";
+import { packJson, readCursor } from "./cursor";
 
 /** Homes one call visits at most (each is a request): a larger filter answers a cursor. */
 const HOMES_PER_CALL = 20;
@@ -24,20 +25,37 @@ const PAGE = 500;
 export class BulkActions {
   constructor(private readonly q: QueueContext) {}
 
-  async run(action: BulkAction, req: BulkCancelRequest | BulkRetryRequest): Promise<BulkResult> {
+  async run(action: BulkAction, req: BulkCancelRequest | BulkRetryRequest | BulkRerunRequest): Promise<BulkResult> {
+    if (action === "rerun") return this.rerun(req);
+    return this.walk(action, req, req.cursor);
+  }
+
+  /**
+   * rerun: a bulk rerun's walk, bounded by creation time — the first call's, carried in the cursor (`{t, k}`: the
+   * time, and the walk's own cursor) — so the reruns it makes, and any job made after it started, never match.
+   */
+  private async rerun(req: BulkRerunRequest): Promise<BulkResult> {
+    const at = req.cursor === undefined ? { t: Date.now(), k: undefined } : readCursor(req.cursor, ({ t, k }) => (typeof t === "number" && typeof k === "string" ? { t, k } : null));
+    const createdBefore = Math.min(req.filter.createdBefore ?? Infinity, at.t);
+    const out = await this.walk("rerun", { ...req, filter: { ...req.filter, createdBefore } }, at.k);
+    return { ...out, nextCursor: out.nextCursor === null ? null : packJson({ t: at.t, k: out.nextCursor }) };
+  }
+
+  private async walk(action: BulkAction, req: BulkCancelRequest | BulkRetryRequest | BulkRerunRequest, cursor: string | undefined): Promise<BulkResult> {
     const f = req.filter;
     const states = statesFor(action, f);
     const filter = scopeFilter(f, states);
     const reason = "reason" in req ? (req.reason ?? null) : null;
+    const fromStep = "fromStep" in req ? (req.fromStep ?? null) : null;
     const limit = req.limit ?? BULK_LIMIT_DEFAULT;
     const total = { changed: 0, skipped: 0 };
-    const walk = { scopeType: f.scopeType, scopeId: f.scopeId, types: f.type, states, cursor: req.cursor, maxHomes: HOMES_PER_CALL };
+    const walk = { scopeType: f.scopeType, scopeId: f.scopeId, types: f.type, states, cursor, maxHomes: HOMES_PER_CALL };
     // Each home: its matching jobs from where the cursor left it, page by page, until the limit stops the call there.
     const nextCursor = await walkHomes(this.q, walk, async (home, from) => {
       for (let after = from; ; ) {
         const left = limit - total.changed - total.skipped;
         if (left <= 0) return after;
-        const page = await this.q.scope(home).bulk(action, filter, after, Math.min(left, PAGE), reason, req.dryRun ?? false);
+        const page = await this.q.scope(home).bulk(action, filter, after, Math.min(left, PAGE), reason, req.dryRun ?? false, fromStep);
         total.changed += page.changed;
         total.skipped += page.skipped;
         if (page.next === null) return null;

@@ -24,9 +24,11 @@ export const IMPLEMENTATIONS: Implementations = {
   listChildren: (ops, { params, query }) => ops.jobs.children(params.id, query.cursor === undefined ? -1 : Number(query.cursor), query.limit),
   cancelJob: async (ops, { params, body }) => ({ job: await ops.jobs.cancel(params.id, body.reason, body.cascade ?? true) }),
   retryJob: async (ops, { params }) => ({ job: await ops.jobs.retry(params.id) }),
+  rerunJob: async (ops, { params, body }) => ({ job: await ops.jobs.rerun(params.id, body.fromStep, body.payload) }),
   // over many jobs (api/bulk.ts)
   cancelJobs: (ops, { body }) => ops.bulk.run("cancel", body),
   retryJobs: (ops, { body }) => ops.bulk.run("retry", body),
+  rerunJobs: (ops, { body }) => ops.bulk.run("rerun", body),
   retryFailed: (ops, { body }) => ops.fanOut.retryFailed(body),
   cancelScope: async (ops, { params, body }) => ({ cancelled: await ops.jobs.cancelScope({ type: params.scopeType, id: params.scopeId }, body.pendingOnly ?? false, body.reason) }),
   cancelKeys: async (ops, { body }) => ({ cancelled: await ops.fanOut.cancelKeys(body) }),

@@ -186,6 +186,15 @@ export class Jobs {
     return out.job;
   }
 
+  /** rerun: a new job from a finished one, in its object (scope/workflow/rerun.ts). */
+  async rerun(id: string, fromStep: string | undefined, payload: unknown): Promise<Job> {
+    const json = payload === undefined ? null : JSON.stringify(payload);
+    if (json !== null) checkJsonSize(json, this.q.config.limits.payloadMaxBytes, "payload");
+    const out = await this.q.scope(this.q.homeOf(id)).rerun(id, fromStep ?? null, json);
+    if (!out.ok) throw refusalError(id, out, "rerun");
+    return out.job;
+  }
+
   async cancelScope(scope: Scope, pendingOnly: boolean, reason: string | undefined): Promise<number> {
     return this.q.scope(scopeHome(scope).name).cancelAll(pendingOnly, reason ?? null);
   }

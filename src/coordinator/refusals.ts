@@ -31,6 +31,8 @@ export function refusalError(id: string, r: Refusal, action: string): QueueError
       return new QueueError("gone", `cannot ${action} job ${id}: ${r.reason}`);
     case "refused":
       return new QueueError("conflict", `cannot ${action} job ${id}: ${r.reason}`, { state: r.state, reason: "refused" });
+    case "invalid":
+      return invalidField(r.path, r.reason);
   }
 }
 

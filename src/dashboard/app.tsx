@@ -79,6 +79,7 @@ const LIST_KEYS = ["type", "state", "scopeType", "scopeId", "tag", "cursor"];
 /** Notices an action redirects with: fixed texts (with counts), never text from the query. */
 const NOTICES: Record<string, (n: number, m: number) => string> = {
   retried: () => "Sent back to pending: due now, attempts 0.",
+  rerun: () => "A rerun of the job, due now: this one.",
   cancelled: () => "Cancelled.",
   ...BULK_NOTICES,
   ...SIGNAL_NOTICES,
@@ -182,6 +183,14 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     const id = parseInput(JobId, c.req.param("id"), "id");
     await opsOf(c).jobs.retry(id);
     return c.redirect(`${jobHref(id)}?done=retried`, 303);
+  });
+
+  // A rerun from the job's start, or from a step of its journal (the steps table's buttons): the new job's page.
+  d.post("/jobs/:id/rerun", async (c) => {
+    const id = parseInput(JobId, c.req.param("id"), "id");
+    const from = c.get("form").fromStep?.trim();
+    const job = await opsOf(c).jobs.rerun(id, from ? from : undefined, undefined);
+    return c.redirect(`${jobHref(job.id)}?done=rerun`, 303);
   });
 
   d.post("/jobs/:id/cancel", async (c) => {

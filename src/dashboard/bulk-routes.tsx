@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The dashboard's bulk actions (docs/operating.md "Dashboard and metrics"): cancel or retry every job of the jobs
+ * The dashboard's bulk actions (docs/operating.md "Dashboard and metrics"): cancel, retry or rerun every job of the jobs
  * list's filter — a confirmation first, with the count a dry run of the API's own operation answers — and prune.
- * They run the same QueueOps as `POST /v1/jobs/cancel`, `/v1/jobs/retry` and `/v1/prune`.
+ * They run the same QueueOps as `POST /v1/jobs/cancel`, `/v1/jobs/retry`, `/v1/jobs/rerun` and `/v1/prune`.
  *
  * @module
  */
@@ -10,7 +10,7 @@ import type { Hono } from "hono";
 import type { QueueOps } from "../coordinator/operations";
 import { parseInput } from "../coordinator/validate";
 import { QueueError } from "../errors";
-import { BULK_LIMIT_MAX, BulkCancelSchema, BulkRetrySchema, type BulkResult } from "../job/schemas";
+import { BULK_LIMIT_MAX, BulkCancelSchema, BulkRerunSchema, BulkRetrySchema, type BulkResult } from "../job/schemas";
 import { TERMINAL_STATES } from "../job/states";
 import type { BulkAction } from "../job/transitions";
 import type { DashContext, DashEnv } from "./context";
@@ -26,6 +26,7 @@ const FILTER_KEYS = ["type", "state", "scopeType", "scopeId", "tag"] as const;
 export const BULK_NOTICES: Record<string, (n: number, m: number) => string> = {
   "bulk-cancel": (n) => `${n} job${n === 1 ? "" : "s"} cancelled.`,
   "bulk-retry": (n, m) => `${n} job${n === 1 ? "" : "s"} sent back to pending${m ? `; ${m} left as they were (a live job holds their dedupe key, or they moved meanwhile)` : ""}.`,
+  "bulk-rerun": (n, m) => `${n} rerun${n === 1 ? "" : "s"} made, due now${m ? `; ${m} left as they were (a live job holds their dedupe key)` : ""}.`,
   "bulk-more": (n) => `${n} job${n === 1 ? "" : "s"} done; more match: run it again.`,
   pruned: (n) => `${n} terminal job${n === 1 ? "" : "s"} deleted.`,
 };
@@ -42,7 +43,7 @@ export function bulkRoutes(d: Hono<DashEnv>, deps: BulkDeps): void {
   d.post("/bulk/confirm", async (c) => {
     const { action, fields, body } = readForm(c);
     const dry = await deps.ops(c).bulk.run(action, { ...body, limit: BULK_LIMIT_MAX, dryRun: true });
-    const title = action === "cancel" ? "Cancel matching jobs?" : "Retry matching jobs?";
+    const title = { cancel: "Cancel matching jobs?", retry: "Retry matching jobs?", rerun: "Rerun matching jobs?" }[action];
     return c.html(<BulkConfirmPage frame={deps.frame(c, title)} action={action} fields={fields} count={dry.changed} more={dry.nextCursor !== null} back={`/dashboard/jobs?${listQuery(fields)}`} />);
   });
 
@@ -74,13 +75,15 @@ export function bulkRoutes(d: Hono<DashEnv>, deps: BulkDeps): void {
 function readForm(c: Ctx) {
   const form = c.get("form");
   const action = form.action;
-  if (action !== "cancel" && action !== "retry") throw new QueueError("invalid_request", "action: must be cancel or retry", [{ path: "action", message: "must be cancel or retry" }]);
+  if (action !== "cancel" && action !== "retry" && action !== "rerun") {
+    throw new QueueError("invalid_request", "action: must be cancel, retry or rerun", [{ path: "action", message: "must be cancel, retry or rerun" }]);
+  }
   const fields: FilterFields = Object.fromEntries(FILTER_KEYS.filter((k) => form[k]).map((k) => [k, form[k]!]));
   // Lists come as the list's comma-separated text.
   const list = (v: string | undefined) => (v ? v.split(",").map((s) => s.trim()).filter((s) => s !== "") : undefined);
   const filter = { type: list(fields.type), state: list(fields.state), scopeType: fields.scopeType, scopeId: fields.scopeId, tag: fields.tag };
   const defined = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined));
-  const schema = action === "cancel" ? BulkCancelSchema : BulkRetrySchema;
+  const schema = { cancel: BulkCancelSchema, retry: BulkRetrySchema, rerun: BulkRerunSchema }[action];
   const body = parseInput(schema, { filter: defined, ...(action === "cancel" ? { reason: "cancelled from the dashboard" } : {}) }, "form");
   return { action: action as BulkAction, fields, body };
 }

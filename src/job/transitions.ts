@@ -33,5 +33,10 @@ export const TRANSITIONS = {
 
 
 /** The states each bulk action by filter acts on (docs/http-api.md "Bulk actions"): those its transition leaves from. */
-export const BULK_ACTS_ON = { cancel: TRANSITIONS.cancel.from, retry: TRANSITIONS.retry.from } as const satisfies Record<string, readonly JobState[]>;
+export const BULK_ACTS_ON = {
+  cancel: TRANSITIONS.cancel.from,
+  retry: TRANSITIONS.retry.from,
+  // A rerun is a new job made from a finished one (scope/workflow/rerun.ts); the old one does not move.
+  rerun: ["completed", "failed", "cancelled", "superseded", "expired"],
+} as const satisfies Record<string, readonly JobState[]>;
 export type BulkAction = keyof typeof BULK_ACTS_ON;

@@ -173,14 +173,24 @@ export class ScopeDO extends DurableObject<Env> {
     return wireSettled(await this.w((s, now) => writes.retry(s, id, now)));
   }
 
+  /** rerun: a new job from a finished one (scope/workflow/rerun.ts); `payload` JSON text, or null for the old one's. */
+  async rerun(id: string, fromStep: string | null, payload: string | null): Promise<Outcome<{ job: Job }>> {
+    const out = await this.w((s, now) => writes.rerun(s, id, { fromStep, payload }, now));
+    return out.ok ? { ok: true, job: toJob(out.row) } : out;
+  }
+
   /**
-   * bulk: a page of the jobs `filter` matches after `afterSeq`, cancelled or retried (bulk.ts); `next` goes on from
-   * there. A dry run changes nothing and answers how many matched as `changed`.
+   * bulk: a page of the jobs `filter` matches after `afterSeq`, cancelled or retried (bulk.ts) or rerun from
+   * `fromStep` or their start (workflow/rerun.ts); `next` goes on from there. A dry run changes nothing and answers
+   * how many matched as `changed`.
    */
-  async bulk(action: BulkAction, filter: ListFilter, afterSeq: number, limit: number, reason: string | null, dryRun = false): Promise<{ changed: number; skipped: number; next: number | null }> {
-    if (!dryRun) return this.w((s, now) => writes.bulk(s, action, filter, afterSeq, limit, reason, now));
-    const { matched, next } = countPage(this.store.sql, action, filter, afterSeq, limit);
-    return { changed: matched, skipped: 0, next };
+  async bulk(action: BulkAction, filter: ListFilter, afterSeq: number, limit: number, reason: string | null, dryRun = false, fromStep: string | null = null): Promise<{ changed: number; skipped: number; next: number | null }> {
+    if (dryRun) {
+      const { matched, next } = countPage(this.store.sql, action, filter, afterSeq, limit);
+      return { changed: matched, skipped: 0, next };
+    }
+    if (action === "rerun") return this.w((s, now) => writes.rerunPage(s, filter, afterSeq, limit, fromStep, now));
+    return this.w((s, now) => writes.bulk(s, action, filter, afterSeq, limit, reason, now));
   }
 
   async retryFailed(type: string | null, after: FailedCursor | null, limit?: number): Promise<{ retried: number; skipped: number; next: FailedCursor | null }> {

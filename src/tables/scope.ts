@@ -71,6 +71,13 @@ export const job = sqliteTable(
      * (`id`), at most HISTORY_ROW_MAX; null until the first.
      */
     history: text("history"),
+    /**
+     * Reruns (POST /v1/jobs/{id}/rerun; scope/workflow/rerun.ts; docs/workflows.md "Rerun from a step"): the job
+     * this one reruns (`rerun_of`), and on that job the reruns made of it, oldest first (`reruns`, a JSON array of
+     * ids). A rerun lives in its job's object, so both are written in one transaction. Null otherwise.
+     */
+    rerunOf: text("rerun_of"),
+    reruns: text("reruns"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     startedAt: integer("started_at"),

@@ -90,6 +90,8 @@ class Store {
       progressAt: null,
       callback: null,
       trace: null,
+      rerunOf: null,
+      reruns: [],
     };
     this.jobs.push(job);
     return { job, created: true };

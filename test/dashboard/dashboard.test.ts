@@ -473,6 +473,28 @@ describe("dashboard pages", () => {
     expect(await again.text()).toContain("only failed, cancelled, superseded or expired jobs can be retried");
   });
 
+  it("a finished job's page offers Rerun and Rerun from each step; the rerun's page links back", async () => {
+    const { cookie, csrf } = await signIn();
+    const r = await api("POST", "/v1/jobs", { type: "test.steps", payload: { mode: "three" } });
+    const id = r.body.job.id as string;
+    await vi.waitFor(async () => expect(await stateOf(id)).toBe("completed"), { timeout: 10_000 });
+    const html = await (await page("GET", `/dashboard/jobs/${id}`, { cookie })).text();
+    expect(html).toContain("data-rerun=");
+    for (const step of ["a", "b", "c"]) expect(html).toContain(`data-rerun-from="${step}"`);
+    const res = await page("POST", `/dashboard/jobs/${encodeURIComponent(id)}/rerun`, { cookie, form: { _csrf: csrf, fromStep: "b" } });
+    expect(res.status).toBe(303);
+    const rerun = (await api("GET", `/v1/jobs/${id}`)).body.job.reruns[0] as string;
+    expect(res.headers.get("location")).toBe(`${jobHref(rerun)}?done=rerun`);
+    const after = await (await page("GET", res.headers.get("location")!, { cookie })).text();
+    expect(after).toContain("A rerun of the job");
+    expect(after).toContain("data-rerun-of");
+    expect(after).toContain(jobHref(id));
+    // A step the journal lacks: the API's 400, naming the field.
+    const bad = await page("POST", `/dashboard/jobs/${encodeURIComponent(id)}/rerun`, { cookie, form: { _csrf: csrf, fromStep: "nope" } });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("fromStep");
+  });
+
   it("bulk actions by the list's filter: a confirmation with the count first, then what the API does; prune", async () => {
     const { cookie, csrf } = await signIn();
     const t = uniqueType("bulk");

@@ -251,6 +251,19 @@ describe("the operator commands", () => {
     expect((await cli(["jobs", "cancel", "--type", "a", "--created-before", "soon", "--token", "t"], { fetch })).err).toMatch(/--created-before soon: give a time/);
   });
 
+  it("jobs rerun: one job from a step with a new payload, or every finished job of a filter; a payload that is not JSON is a usage error", async () => {
+    const job = { id: "j2", type: "order.fulfil", state: "pending", rerunOf: "j1" };
+    const a = api({ "POST /v1/jobs/j1/rerun": [200, { job }], "POST /v1/jobs/rerun": [200, { changed: 2, skipped: 1, nextCursor: null }] });
+    const one = await cli(["jobs", "rerun", "j1", "--from", "ship", "--payload", '{"orderId":7}', "--token", "t"], { fetch: a.fetch });
+    expect(one).toMatchObject({ code: 0, out: "j2  pending  (rerun of j1)\n" });
+    expect(a.asked[0]).toMatchObject({ method: "POST", url: "/v1/jobs/j1/rerun", body: { fromStep: "ship", payload: { orderId: 7 } } });
+    const many = await cli(["jobs", "rerun", "--type", "order.fulfil", "--state", "failed", "--from", "ship", "--yes", "--token", "t"], { fetch: a.fetch });
+    expect(many).toMatchObject({ code: 0, out: "reruns made: 2, skipped 1\n" });
+    expect(a.asked[1]).toMatchObject({ url: "/v1/jobs/rerun", body: { filter: { type: ["order.fulfil"], state: ["failed"] }, fromStep: "ship", limit: 1000 } });
+    expect((await cli(["jobs", "rerun", "j1", "--payload", "{oops", "--token", "t"], { fetch: a.fetch })).err).toMatch(/--payload: not JSON/);
+    expect((await cli(["jobs", "rerun", "--type", "t", "--payload", "{}", "--token", "t"], { fetch: a.fetch })).code).toBe(2);
+  });
+
   it("pools set takes null to return to the configured limit; types pause calls the type's path", async () => {
     const a = api({
       "PUT /v1/pools/p": [200, { name: "p", limits: { concurrency: null, ratePerMinute: 5 } }],

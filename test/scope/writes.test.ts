@@ -83,6 +83,7 @@ describe("each write's record", () => {
       writes.fail(s, held.id, held.leaseToken!, { error: "boom", fatal: true }, now);
       note("retryFailed", writes.retryFailed(s, null, null, now).changes);
       note("cancel", writes.cancel(s, held.id, "no", now).changes);
+      note("rerun", writes.rerun(s, held.id, { fromStep: null, payload: null }, now).changes);
 
       const keyed = enq({ dedupeKey: "k", keyMode: "pending" });
       note("cancelKeys", writes.cancelKeys(s, "test.job", ["k"], null, now).changes);
@@ -116,12 +117,13 @@ describe("each write's record", () => {
       ["retry", { ...COMMITTED, quiet: 1, fill: true }],
       ["retryFailed", { ...COMMITTED, quiet: 1, fill: true }],
       ["cancel", { ...SETTLED, events: ["cancelled"], aborted: 1 }],
+      ["rerun", { ...COMMITTED, created: 1, quiet: 1, fill: true }],
       ["enqueue", { ...COMMITTED, created: 1, quiet: 1, fill: true }],
       ["cancelKeys", { ...SETTLED, events: ["cancelled"], aborted: 1 }],
       ["claimOrEnqueue", { ...COMMITTED, created: 1, events: ["running"] }],
       ["claimOrEnqueue follower", { ...COMMITTED, created: 1, quiet: 1 }],
       ["claimKey held", NONE],
-      ["cancelAll", { ...COMMITTED, events: ["cancelled", "cancelled"], aborted: 2, permits: "return" }],
+      ["cancelAll", { ...COMMITTED, events: ["cancelled", "cancelled", "cancelled"], aborted: 3, permits: "return" }],
       ["prune", { ...COMMITTED, permits: "return" }],
       ["enqueue", { ...COMMITTED, created: 1, quiet: 1, fill: true }],
       ["reap", { ...COMMITTED, events: ["pending"], reaped: 1 }],

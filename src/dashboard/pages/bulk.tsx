@@ -30,7 +30,10 @@ export function describeFilter(f: FilterFields): string {
 const VERB: Record<BulkAction, { button: string; does: string }> = {
   cancel: { button: "Cancel matching…", does: "cancelled (running ones aborted, their children cancelled)" },
   retry: { button: "Retry matching…", does: "sent back to pending, due now, attempts 0" },
+  rerun: { button: "Rerun matching…", does: "rerun from their start, each as a new job linked to it" },
 };
+
+const ACT: Record<BulkAction, string> = { cancel: "Cancel", retry: "Retry", rerun: "Rerun" };
 
 /** BulkCard: the jobs list's offer of both actions for its current filter; each asks for a confirmation first. */
 export function BulkCard(props: { csrf: string; fields: FilterFields }) {
@@ -38,10 +41,10 @@ export function BulkCard(props: { csrf: string; fields: FilterFields }) {
     <div class="card">
       <h2>Act on this filter</h2>
       <p class="muted small">
-        Every job {describeFilter(props.fields)}: cancel the {BULK_ACTS_ON.cancel.join(", ")} ones, or retry the {BULK_ACTS_ON.retry.join(", ")} ones. You see how many
-        first.
+        Every job {describeFilter(props.fields)}: cancel the {BULK_ACTS_ON.cancel.join(", ")} ones, retry the {BULK_ACTS_ON.retry.join(", ")} ones, or rerun the finished
+        ones as new jobs. You see how many first.
       </p>
-      {(["cancel", "retry"] as const).map((action) => (
+      {(["cancel", "retry", "rerun"] as const).map((action) => (
         <form method="post" action="/dashboard/bulk/confirm" class="inline">
           <Csrf token={props.csrf} />
           <Hidden fields={props.fields} />
@@ -76,7 +79,7 @@ export function BulkConfirmPage(props: { frame: PageFrame; action: BulkAction; f
             <Hidden fields={props.fields} />
             <input type="hidden" name="action" value={action} />
             <button type="submit" class={action === "cancel" ? "danger" : undefined}>
-              {action === "cancel" ? "Cancel" : "Retry"} {props.more ? "them" : count === 1 ? "it" : `all ${count}`}
+              {ACT[action]} {props.more ? "them" : count === 1 ? "it" : `all ${count}`}
             </button>
           </form>
         )}{" "}

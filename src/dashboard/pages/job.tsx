@@ -8,6 +8,7 @@
  */
 import type { Children, Job, JobLogs, StepView, Timeline } from "../../job/schemas";
 import { TRANSITIONS } from "../../job/transitions";
+import { TERMINAL_STATES } from "../../job/states";
 import { duration, pretty, utc, utcMs } from "../format";
 import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
 import { jobHref } from "./jobs";
@@ -35,10 +36,17 @@ function childOf(s: StepView, j: Job): string | null {
   return ended?.child ?? j.waitingFor?.find((w) => w.kind === "invoke" && w.name === s.name)?.child ?? null;
 }
 
+/** firstOfName: whether the journal's entry at `i` is the first of its name (the one a rerun from that name starts at). */
+function firstOfName(journal: readonly StepView[], i: number): boolean {
+  return journal.findIndex((e) => e.name === journal[i]!.name) === i;
+}
+
 export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; logs: JobLogs["items"]; children: Children; live: boolean }) {
   const { job: j, frame } = props;
   const canRetry = (TRANSITIONS.retry.from as readonly string[]).includes(j.state);
   const canCancel = (TRANSITIONS.cancel.from as readonly string[]).includes(j.state);
+  // A rerun is made of a finished job (docs/workflows.md "Rerun from a step").
+  const canRerun = (TERMINAL_STATES as readonly string[]).includes(j.state);
   const steps = props.timeline.steps;
   return (
     <Layout {...frame}>
@@ -76,6 +84,30 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                           <span class="muted">{w.until === null ? " (no timeout)" : ` until ${utc(w.until)}`}</span>
                         </>
                       )}
+                    </>
+                  ))}
+                </dd>
+              </>
+            ) : null}
+            {j.rerunOf ? (
+              <>
+                <dt>Rerun of</dt>
+                <dd data-rerun-of>
+                  <a href={jobHref(j.rerunOf)}>
+                    <code>{j.rerunOf}</code>
+                  </a>
+                </dd>
+              </>
+            ) : null}
+            {j.reruns.length > 0 ? (
+              <>
+                <dt>Reruns</dt>
+                <dd data-reruns>
+                  {j.reruns.map((r) => (
+                    <>
+                      <a href={jobHref(r)}>
+                        <code>{r}</code>
+                      </a>{" "}
                     </>
                   ))}
                 </dd>
@@ -150,6 +182,14 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                 <button type="submit">Retry</button>
               </form>
             ) : null}{" "}
+            {canRerun ? (
+              <form method="post" action={`${jobHref(j.id)}/rerun`} class="inline">
+                <Csrf token={frame.csrf} />
+                <button type="submit" data-rerun="">
+                  Rerun
+                </button>
+              </form>
+            ) : null}{" "}
             {canCancel ? (
               <form method="post" action={`${jobHref(j.id)}/cancel`} class="inline">
                 <Csrf token={frame.csrf} />
@@ -188,10 +228,11 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                   <th>Started</th>
                   <th>Took</th>
                   <th>Result</th>
+                  {canRerun ? <th></th> : null}
                 </tr>
               </thead>
               <tbody>
-                {props.journal.map((s) => (
+                {props.journal.map((s, i) => (
                   <tr>
                     <td class="num">{s.seq}</td>
                     <td>
@@ -210,6 +251,19 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                     <td class="wrap small">
                       {s.kind === "sleep" ? "" : s.finishedAt === null ? <em>{WAIT_KINDS.has(s.kind) ? `open${s.wakeAt === null ? "" : `, times out ${utcMs(s.wakeAt)}`}` : "started, no result journaled"}</em> : <code>{clip(JSON.stringify(s.result))}</code>}
                     </td>
+                    {canRerun ? (
+                      <td>
+                        {firstOfName(props.journal, i) ? (
+                          <form method="post" action={`${jobHref(j.id)}/rerun`} class="inline">
+                            <Csrf token={frame.csrf} />
+                            <input type="hidden" name="fromStep" value={s.name} />
+                            <button type="submit" class="small" data-rerun-from={s.name} title="A new job: the steps above keep their results, this one and those after run again">
+                              Rerun from here
+                            </button>
+                          </form>
+                        ) : null}
+                      </td>
+                    ) : null}
                   </tr>
                 ))}
               </tbody>

@@ -55,10 +55,17 @@ export const BulkCancelSchema = z.strictObject({ ...bulkFields, reason: z.string
 export type BulkCancelRequest = z.infer<typeof BulkCancelSchema>;
 export const BulkRetrySchema = z.strictObject(bulkFields);
 export type BulkRetryRequest = z.infer<typeof BulkRetrySchema>;
+export const BulkRerunSchema = z.strictObject({
+  ...bulkFields,
+  fromStep: boundedName(256)
+    .optional()
+    .meta({ description: "Rerun each from this step of its journal (a job whose journal lacks it is skipped); left out: from the start." }),
+});
+export type BulkRerunRequest = z.infer<typeof BulkRerunSchema>;
 
 export const BulkResultSchema = z.object({
-  changed: z.number().int().meta({ description: "Jobs cancelled (retried) by this call; with dryRun, those that matched." }),
-  skipped: z.number().int().meta({ description: "Jobs that matched but were left as they were: a retry whose dedupe key a live job holds, or a job that moved meanwhile." }),
+  changed: z.number().int().meta({ description: "Jobs cancelled (retried, rerun) by this call; with dryRun, those that matched." }),
+  skipped: z.number().int().meta({ description: "Jobs that matched but were left as they were: a retry or rerun whose dedupe key a live job holds, a rerun whose journal lacks fromStep, or a job that moved meanwhile." }),
   nextCursor: z.string().nullable().meta({ description: "Where the next call goes on (pass it as `cursor`, with the same filter); null when every matching job was looked at." }),
 });
 export type BulkResult = z.infer<typeof BulkResultSchema>;

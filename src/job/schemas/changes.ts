@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { epochMs, JobTypeName, boundedName, ScopeSchema, TerminalStateSchema } from "./pieces";
+import { epochMs, JobTypeName, JsonObjectSchema, boundedName, ScopeSchema, TerminalStateSchema } from "./pieces";
 
 const reason = z.string().max(1024);
 
@@ -13,6 +13,14 @@ export const CancelSchema = z.strictObject({
   reason: reason.optional(),
   cascade: z.boolean().optional().meta({ description: "false: leave the children it invoked running (default true: they are cancelled too; docs/workflows.md \"Child jobs\")." }),
 });
+/** POST /v1/jobs/{id}/rerun (docs/workflows.md "Rerun from a step"). */
+export const RerunSchema = z.strictObject({
+  fromStep: boundedName(256)
+    .optional()
+    .meta({ description: "A step name in the job's journal: the steps before its first position keep their journaled results and do not run again; it and everything after run. Left out: the rerun starts over." }),
+  payload: JsonObjectSchema.optional().meta({ description: "The rerun's input; left out: the job's own payload." }),
+});
+export type RerunRequest = z.infer<typeof RerunSchema>;
 export const CancelScopeSchema = z.strictObject({ pendingOnly: z.boolean().optional(), reason: reason.optional() });
 export const CancelScopeResultSchema = z.object({ cancelled: z.number().int() });
 /** POST /v1/cancel: the live jobs of a type under these dedupe keys (in `scope`, or among its unscoped jobs). */

@@ -67,6 +67,8 @@ export const JobSchema = z
       .object({ traceparent: z.string(), tracestate: z.string().optional() })
       .nullable()
       .meta({ description: "The W3C trace context its enqueue carried, which its spans continue (docs/operating.md \"OpenTelemetry\"); null for none." }),
+    rerunOf: z.string().nullable().meta({ description: "The job this one reruns (POST /v1/jobs/{id}/rerun; docs/workflows.md \"Rerun from a step\"); null for any other job." }),
+    reruns: z.array(z.string()).meta({ description: "The reruns made of this job, oldest first." }),
   });
 export type Job = z.infer<typeof JobSchema>;
 

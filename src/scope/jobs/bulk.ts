@@ -37,7 +37,7 @@ function nextOf(page: readonly JobRow[], limit: number): number | null {
  * actOnPage: a page of matching jobs (the coordinator refuses a filter that leaves no state the action acts on)
  * cancelled (children too) or retried.
  */
-export function actOnPage(store: HomeStore, action: BulkAction, filter: ListFilter, afterSeq: number, limit: number, reason: string | null, now: number): BulkPage {
+export function actOnPage(store: HomeStore, action: Exclude<BulkAction, "rerun">, filter: ListFilter, afterSeq: number, limit: number, reason: string | null, now: number): BulkPage {
   const page = pageOf(store.sql, action, filter, afterSeq, limit);
   const changed: JobRow[] = [];
   for (const job of page) {

@@ -60,6 +60,9 @@ export type JobRow = {
   callback: string | null;
   /** JSON {traceparent, tracestate?}: the trace context its enqueue carried (job/trace.ts), or null. */
   trace: string | null;
+  /** The job this one reruns, and (a JSON array of ids) the reruns made of this one (scope/workflow/rerun.ts); null otherwise. */
+  rerun_of: string | null;
+  reruns: string | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -121,6 +124,8 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     progress_at: at.progress_at === undefined ? null : r[at.progress_at]!,
     callback: at.callback === undefined ? null : r[at.callback]!,
     trace: at.trace === undefined ? null : r[at.trace]!,
+    rerun_of: at.rerun_of === undefined ? null : r[at.rerun_of]!,
+    reruns: at.reruns === undefined ? null : r[at.reruns]!,
   }));
   const journal = (at as Record<string, number | undefined>).journal;
   if (journal !== undefined) built.forEach((row, i) => journals.set(row, rows[i]![journal] as unknown as string | null));
@@ -184,6 +189,8 @@ export function toJob(row: JobRow): Job {
     progressAt: row.progress_at ?? null,
     callback: row.callback ? (JSON.parse(row.callback) as Job["callback"]) : null,
     trace: row.trace ? (JSON.parse(row.trace) as Job["trace"]) : null,
+    rerunOf: row.rerun_of ?? null,
+    reruns: row.reruns ? (JSON.parse(row.reruns) as string[]) : [],
   };
 }
 

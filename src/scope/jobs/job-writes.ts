@@ -138,7 +138,7 @@ export const jobWrites = {
    * bulk: a page of the jobs a filter matches, cancelled (as `cancelKeys`: permits held, handlers aborted, a
    * follower due) or retried by hand (as `retry`: no event, but due) — bulk.ts.
    */
-  bulk(store: HomeStore, action: BulkAction, filter: ListFilter, afterSeq: number, limit: number, reason: string | null, now: number): Written<{ changed: number; skipped: number; next: number | null }> {
+  bulk(store: HomeStore, action: Exclude<BulkAction, "rerun">, filter: ListFilter, afterSeq: number, limit: number, reason: string | null, now: number): Written<{ changed: number; skipped: number; next: number | null }> {
     const { changed: rows, ...answer } = actOnPage(store, action, filter, afterSeq, limit, reason, now);
     const changes = action === "cancel" ? cancelled(rows, true) : rows.length > 0 ? changed({ quiet: rows, fill: true }) : nothing();
     return written({ changed: rows.length, ...answer }, changes);

@@ -23,6 +23,8 @@ export type Refusal =
   /** A wait token past its expiry (job/wait-token.ts). */
   | { ok: false; code: "gone"; reason: string }
   /** A journal write that can never be taken (a second wait token of a name; no QUEUE_TOKEN to sign one with). */
-  | { ok: false; code: "refused"; reason: string; state: JobState };
+  | { ok: false; code: "refused"; reason: string; state: JobState }
+  /** A field of the call that names something the job does not have (a rerun's `fromStep`): a 400 naming it. */
+  | { ok: false; code: "invalid"; path: string; reason: string };
 
 export type Outcome<T> = ({ ok: true } & T) | Refusal;

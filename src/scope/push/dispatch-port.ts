@@ -140,7 +140,7 @@ function journalOne(store: WorkflowStore, w: JournalWrite, token: string, now: n
     if (out.ok) return out.result === undefined ? { ok: true } : { ok: true, result: out.result };
     if (out.code === "lease_lost" || out.code === "already_terminal" || out.code === "not_found") return { ok: false, code: "lease_lost", message: `this attempt no longer holds the job (${out.code})` };
     if (out.code === "conflict" || out.code === "gone") return { ok: false, code: "lease_lost", message: out.reason };
-    if (out.code === "refused") return { ok: false, code: "refused", message: out.reason };
+    if (out.code === "refused" || out.code === "invalid") return { ok: false, code: "refused", message: out.reason };
     return { ok: false, code: out.code, message: out.reason };
   } catch (e) {
     // Storage failed: the step did not journal, and the handler must not go on as if it had.

@@ -17,7 +17,7 @@
  */
 import type { Journal, JournalEntry, JournalKind, JournalStart } from "../../job/handler-contract";
 import type { HomeStore } from "../jobs/home-store";
-import { rowJournalText, type JobRow } from "../jobs/job-row";
+import { oneJobRow, rowJournalText, type JobRow } from "../jobs/job-row";
 
 /** The row's share of the journal, in characters of its JSON; entries past it go to job_step. */
 export const ROW_JOURNAL_MAX = 16_384;
@@ -97,4 +97,31 @@ function parse(text: string): Journal {
 
 function toEntry(r: RowEntry): JournalEntry {
   return { seq: r[0], name: r[1], kind: r[2], result: r[3], startedAt: r[4], finishedAt: r[5], attempt: r[6], wakeAt: r[7] };
+}
+
+const ROW_JOURNAL_OF = "SELECT journal FROM job WHERE seq = ?";
+const JOURNAL_AND_LINK_SET = "UPDATE job SET journal = ?2, rerun_of = ?3 WHERE seq = ?1 RETURNING *";
+const STEPS_BEFORE_COPY = `
+INSERT INTO job_step (job_seq, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes, ref)
+SELECT ?1, seq, name, kind, result, started_at, finished_at, attempt, wake_at, bytes, ref FROM job_step WHERE job_seq = ?2 AND seq >= 0 AND seq < ?3`;
+
+/**
+ * copyJournalBefore: the entries of job `from`'s journal before position `cut` (both parts), with its start record,
+ * made job `to`'s journal, and `to` linked to the job it reruns (scope/workflow/rerun.ts; inside the caller's
+ * transaction). The start record is kept, so a replay's ctx.now() and ctx.uuid() answer as they did. Answers `to`'s row.
+ */
+export function copyJournalBefore(store: Pick<HomeStore, "sql">, from: number, to: number, cut: number, rerunOf: string): JobRow {
+  const text = store.sql.exec<{ journal: string | null }>(ROW_JOURNAL_OF, from).one().journal;
+  let kept: RowJournal;
+  if (text !== null) {
+    const j = JSON.parse(text) as RowJournal;
+    const e = j.e.filter((r) => r[0] < cut);
+    kept = { at: j.at, seed: j.seed, bytes: e.reduce((n, r) => n + r[8], 0), e };
+  } else {
+    // A job journaled before the row kept its start: position -1 of job_step.
+    const start = store.sql.exec<{ at: number; seed: string }>(`SELECT started_at AS at, result AS seed ${START_AT}`, from).toArray()[0];
+    kept = { at: start?.at ?? 0, seed: start?.seed ?? "", bytes: 0, e: [] };
+  }
+  store.sql.exec(STEPS_BEFORE_COPY, to, from, cut);
+  return oneJobRow(store.sql.exec(JOURNAL_AND_LINK_SET, to, JSON.stringify(kept), rerunOf));
 }

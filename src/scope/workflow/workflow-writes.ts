@@ -20,8 +20,23 @@ import { resume, type SignalKind } from "./wait-entries";
 import { endInvokes, enqueueOwed, type ChildEnd, type OwedJob } from "./invokes";
 import { eventArrived, publish, registerWait, unwait, type ArrivedEvent, type EventWait } from "./event-waits";
 import type { WorkflowStore } from "./workflow-store";
+import { rerunJob, rerunPage, type RerunInput } from "./rerun";
+import type { ListFilter } from "../jobs/read";
 
 export const workflowWrites = {
+  /** rerun: a new job from a finished one, from a step of its journal or its start (rerun.ts) — pending and due now. */
+  rerun(store: WorkflowStore, id: string, input: RerunInput, now: number): Written<Outcome<{ row: JobRow; of: JobRow }>> {
+    const out = rerunJob(store, id, input, now);
+    return written(out, out.ok ? enqueuedChanges(store, { ok: true, results: [{ row: out.row, created: true }] }) : nothing());
+  },
+
+  /** rerunPage: a bulk rerun's page of this object's finished jobs (rerun.ts); `changed` counts the reruns made. */
+  rerunPage(store: WorkflowStore, filter: ListFilter, afterSeq: number, limit: number, fromStep: string | null, now: number): Written<{ changed: number; skipped: number; next: number | null }> {
+    const { made, skipped, next } = rerunPage(store, filter, afterSeq, limit, fromStep, now);
+    const changes = made.length > 0 ? enqueuedChanges(store, { ok: true, results: made.map((row) => ({ row, created: true })) }) : nothing();
+    return written({ changed: made.length, skipped, next }, changes);
+  },
+
   /** sleep: a pull worker's ctx.sleep — journaled, and the job pending until then, unspent. */
   sleep(store: WorkflowStore, id: string, token: string, input: SleepInput, now: number): Written<Outcome<{ row: JobRow }>> {
     return settled(store, "sleep", id, sleep(store, id, token, input, now));

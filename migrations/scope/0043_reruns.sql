@@ -1,0 +1,2 @@
+ALTER TABLE `job` ADD `rerun_of` text;--> statement-breakpoint
+ALTER TABLE `job` ADD `reruns` text;
