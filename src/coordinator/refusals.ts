@@ -39,7 +39,7 @@ export function refusalError(id: string, r: Refusal, action: string): QueueError
 const LEASE_LOST_WHY = {
   stale_token: "the lease token is not the job's current lease (it expired and the job was claimed again, or the token is wrong)",
   expired: "the lease expired",
-  cancelled: "the job was cancelled",
+  cancelled: "the job was cancelled (or superseded by a newer job of its key)",
   timeout: "the attempt ran past the job's timeoutMs",
 } as const;
 

@@ -15,6 +15,10 @@
  *   pending job's runAt to now + debounceMs: a burst runs once, with the last payload.
  * - `throttle` (`throttleMs`): once a job of the key has started, duplicates
  *   within the window get that job and create nothing.
+ * - `cancelRunning`: the newest wins — a new job ends every live job of the key
+ *   (`superseded`, a running one's handler aborted) and runs instead.
+ * - `cancelPending`: a running job is kept; a new job ends the key's pending
+ *   ones (`superseded`) and waits behind it (scope/jobs/key-cancel.ts).
  *
  * In every mode a job never runs beside another live job of its key: a
  * follower waits until the running one ends.
@@ -22,10 +26,10 @@
  * @module
  */
 
-export type KeyMode = "active" | "active+latest" | "pending" | "pending+latest" | "debounce" | "throttle";
+export type KeyMode = "active" | "active+latest" | "pending" | "pending+latest" | "debounce" | "throttle" | "cancelRunning" | "cancelPending";
 
 export interface KeyOptions {
-  dedupeMode?: "active" | "pending";
+  dedupeMode?: "active" | "pending" | "cancelRunning" | "cancelPending";
   coalesce?: "latest";
   debounceMs?: number;
   throttleMs?: number;
@@ -35,6 +39,7 @@ export function keyModeOf(o: KeyOptions): KeyMode {
   if (o.throttleMs !== undefined) return "throttle";
   if (o.debounceMs !== undefined) return "debounce";
   const base = o.dedupeMode ?? "active";
+  if (base === "cancelRunning" || base === "cancelPending") return base;
   return o.coalesce === "latest" ? `${base}+latest` : base;
 }
 

@@ -23,9 +23,9 @@ export const TRANSITIONS = {
   resume: { from: ["waiting"], to: "pending", by: "the signal or token it waits for arrives, or its timeout passes (due now)" },
   cancel: { from: ["pending", "running", "waiting"], to: "cancelled", by: "cancel (job, scope or dedupe keys)" },
   supersede: {
-    from: ["running"],
+    from: ["pending", "running", "waiting"],
     to: "superseded",
-    by: "an attempt that would go back to pending (fail with attempts left, release, the reap pass) while a follower of its key is already pending",
+    by: "an attempt that would go back to pending (fail with attempts left, release, the reap pass) while a follower of its key is already pending (running only); or a newer job of its key enqueued with dedupeMode cancelRunning (any live job) or cancelPending (a pending one that never started)",
   },
   expire: { from: ["pending"], to: "expired", by: "its expiry passed before it ever started (the alarm's expiry pass)" },
   retry: { from: ["failed", "cancelled", "superseded", "expired"], to: "pending", by: "manual retry" },

@@ -32,6 +32,13 @@ export function keyAnswer(jobs: readonly Job[], input: EnqueueInput & { dedupeKe
   const pending = live.find((j) => j.state === "pending");
   // A waiting job has run and holds its key as a running one does (docs/workflows.md "While a job waits").
   const running = live.find((j) => j.state === "running" || j.state === "waiting");
+  if (mode === "cancelRunning" || mode === "cancelPending") {
+    // The newest wins (docs/guards.md "Cancel for the newest"): the older jobs the mode ends are superseded.
+    for (const j of mode === "cancelRunning" ? live : live.filter((x) => x.state === "pending")) {
+      Object.assign(j, { state: "superseded", cancelReason: `superseded by a newer job of its key (${mode})`, finishedAt: now, updatedAt: now });
+    }
+    return null;
+  }
   if (mode === "throttle") {
     const started = ofKey.filter((j) => j.startedAt !== null && j.startedAt >= now - (input.throttleMs ?? 0)).sort((a, b) => b.startedAt! - a.startedAt!);
     return started[0] ?? pending ?? null;

@@ -6,7 +6,7 @@
  * - `createFakeQueue()` records what was enqueued and answers as the queue
  *   would for what producers rely on: an `id` enqueued again is the same job
  *   (`created: false`), a live `dedupeKey` answers as the queue's key modes do
- *   (fake-keys.ts: active, pending, coalescing, debounce, throttle),
+ *   (fake-keys.ts: active, pending, coalescing, debounce, throttle, cancelRunning, cancelPending),
  *   `delayMs`/`runAt` make a job scheduled. Nothing runs.
  * - `createInlineQueue(handlers)` runs each enqueued job in process through
  *   its handler — the real SDK: `ctx`, steps, the error classes' mapping —

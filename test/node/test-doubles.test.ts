@@ -29,6 +29,11 @@ describe("createFakeQueue", () => {
     expect(k2).toEqual({ id: k1.id, job: k1.job, created: false });
     await queue.cancel(k1.id);
     expect((await queue.enqueue({ type: "sync", payload: {}, dedupeKey: "acct-1" })).created).toBe(true);
+    // The newest wins under cancelRunning: the older job of the key is superseded, as on the queue.
+    const r1 = await queue.enqueue({ type: "reindex", payload: { rev: 1 }, dedupeKey: "doc", dedupeMode: "cancelRunning" });
+    const r2 = await queue.enqueue({ type: "reindex", payload: { rev: 2 }, dedupeKey: "doc", dedupeMode: "cancelRunning" });
+    expect(r2.created).toBe(true);
+    expect(await queue.get(r1.id)).toMatchObject({ state: "superseded", cancelReason: "superseded by a newer job of its key (cancelRunning)" });
     await expect(queue.enqueue({ type: "sync", payload: [] as never })).rejects.toMatchObject({ code: "invalid_request" });
     await expect(queue.get("nope")).rejects.toMatchObject({ code: "not_found" });
   });

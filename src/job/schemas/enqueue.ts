@@ -74,7 +74,13 @@ export const EnqueueSchema = z
     maxAttempts: MaxAttemptsSchema.optional(),
     timeoutMs: z.number().int().min(1000).max(7 * 24 * 3600 * 1000).optional(),
     tags: z.array(boundedName(128)).max(32).optional(),
-    dedupeMode: z.enum(["active", "pending"]).optional().meta({ description: "active: one pending-or-running job per key (default); pending: one pending follower may wait behind one running job." }),
+    dedupeMode: z
+      .enum(["active", "pending", "cancelRunning", "cancelPending"])
+      .optional()
+      .meta({
+        description:
+          "active: one pending-or-running job per key (default); pending: one pending follower may wait behind one running job; cancelRunning: a new job ends the key's live jobs (superseded, a running one aborted) and runs instead; cancelPending: a new job ends the key's pending ones and waits behind the running one (docs/guards.md \"Cancel for the newest\").",
+      }),
     coalesce: z.literal("latest").optional().meta({ description: "A duplicate replaces the pending job's payload (never a running job's)." }),
     debounceMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Run once after the burst: each duplicate replaces the payload and pushes runAt to now + debounceMs." }),
     throttleMs: z.number().int().min(1).max(MAX_DELAY_MS).optional().meta({ description: "Once a job of the key has started, duplicates within this window get it and create nothing." }),
@@ -94,6 +100,9 @@ export const EnqueueSchema = z
     }
     for (const key of ["dedupeMode", "coalesce", "debounceMs", "throttleMs"] as const) {
       if (body[key] !== undefined && body.dedupeKey === undefined) ctx.addIssue({ code: "custom", path: [key], message: `${key} needs a dedupeKey` });
+    }
+    if (body.coalesce !== undefined && (body.dedupeMode === "cancelRunning" || body.dedupeMode === "cancelPending")) {
+      ctx.addIssue({ code: "custom", path: ["coalesce"], message: `${body.dedupeMode} always keeps the newest job whole: leave out coalesce` });
     }
     if (body.debounceMs !== undefined && body.throttleMs !== undefined) ctx.addIssue({ code: "custom", path: ["throttleMs"], message: "debounceMs and throttleMs are exclusive" });
     for (const key of ["debounceMs", "throttleMs"] as const) {

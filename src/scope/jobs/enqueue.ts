@@ -19,6 +19,7 @@ import { seqLocalId } from "../../job/home";
 import { newLeaseToken } from "./home-store";
 import { PUSH_WORKER } from "./pushed-leases";
 import { Room } from "./straight-room";
+import { cancelsForNewest, supersedeForNewest } from "./key-cancel";
 
 /** A validated job on its way into its home; the coordinator has already composed the id. */
 export interface NewJob {
@@ -74,7 +75,8 @@ export interface NewJob {
 export type Enqueued = { row: JobRow; created: boolean } | { row: null; created: false };
 
 export type EnqueueRefusal = { ok: false; code: "conflict" | "queue_full"; index: number; message: string };
-export type EnqueueOutcome = { ok: true; results: Enqueued[] } | EnqueueRefusal;
+/** `superseded`: the older jobs of keys a cancelRunning or cancelPending enqueue ended (key-cancel.ts). */
+export type EnqueueOutcome = { ok: true; results: Enqueued[]; superseded?: JobRow[] } | EnqueueRefusal;
 
 /**
  * jobInsertManyIfNew: jobs in one statement (one call into SQLite, not one per job) — a batch's
@@ -164,7 +166,9 @@ export interface EnqueueOptions {
 
 export function enqueueJobs(store: HomeStore, jobs: readonly NewJob[], now: number, options: EnqueueOptions = {}): EnqueueOutcome {
   try {
-    return { ok: true, results: store.atomic(() => enqueueAll(store, jobs, now, options)) };
+    const superseded: JobRow[] = [];
+    const results = store.atomic(() => enqueueAll(store, jobs, now, options, superseded));
+    return superseded.length > 0 ? { ok: true, results, superseded } : { ok: true, results };
   } catch (e) {
     if (!(e instanceof Refused)) throw e;
     return e.refusal();
@@ -194,7 +198,7 @@ export function checkEnqueue(store: HomeStore, jobs: readonly NewJob[], now: num
   return null;
 }
 
-function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { decided = false, seqIds = false, straight = false }: EnqueueOptions = {}): Enqueued[] {
+function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { decided = false, seqIds = false, straight = false }: EnqueueOptions = {}, superseded: JobRow[] = []): Enqueued[] {
   const made: JobRow[] = [];
   const room = straight ? new Room(store, now) : null;
   const out: Enqueued[] = [];
@@ -237,7 +241,7 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { de
       out.push({ row: null, created: false });
       return;
     }
-    const answer = answerFromKey(store, job, index, now, decided);
+    const answer = answerFromKey(store, job, index, now, decided, superseded);
     if (answer) {
       out.push({ row: answer.row, created: false });
       changed ||= answer.changed;
@@ -268,7 +272,7 @@ function enqueueAll(store: HomeStore, jobs: readonly NewJob[], now: number, { de
 }
 
 /** answerFromKey: the job a duplicate gets (and whether coalescing changed it), or null when a new job must be created. */
-function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number, decided: boolean): { row: JobRow; changed: boolean } | null {
+function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number, decided: boolean, superseded: JobRow[]): { row: JobRow; changed: boolean } | null {
   const mode = job.keyMode ?? "active";
   const live = liveJobsOfKey(store.sql, job.dedupeKey!);
   // The mode must match; coalescing is the call's own choice (job/key-mode.ts).
@@ -284,6 +288,11 @@ function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number
   const pending = live.find((r) => r.state === "pending" && r !== resuming);
   // A waiting job has run and has a journal: for its key it is running (docs/workflows.md).
   const running = live.find((r) => r.state === "running" || r.state === "waiting") ?? resuming;
+  if (cancelsForNewest(mode)) {
+    // The newest wins: the older jobs the mode ends are superseded, and the new job is created (key-cancel.ts).
+    superseded.push(...supersedeForNewest(store, mode, live, (r) => r === running || r.state !== "pending", now));
+    return null;
+  }
   const same = (row: JobRow | undefined) => (row ? { row, changed: false } : null);
   if (mode === "throttle") {
     return same(jobRows(store.sql.exec(JOB_LATEST_START_OF_KEY, job.dedupeKey, now - (job.throttleMs ?? 0)))[0] ?? pending);

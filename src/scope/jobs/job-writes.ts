@@ -42,7 +42,10 @@ export function enqueuedChanges(store: HomeStore, out: Extract<EnqueueOutcome, {
   const report = created.some((row) => store.config.waitedOn.includes(row.type)) ? "urgent" : reportFor(store, answered);
   // A job that went straight to a handler started: its `job:started` is an event, and its lease is held (push.ts).
   const started = created.filter((row) => row.state === "running");
-  return changed({ created, quiet: created.filter((row) => row.state !== "running"), events: started, fill: true, report });
+  // Older jobs of a key its newest ended (key-cancel.ts): ended as a cancel's are — an event each, handlers aborted.
+  const superseded = out.superseded ?? [];
+  const ending = superseded.length > 0 ? { aborted: superseded.map((r) => r.id), permits: { refundLease: null } } : {};
+  return changed({ created, quiet: created.filter((row) => row.state !== "running"), events: [...superseded, ...started], fill: true, report, ...ending });
 }
 
 /** refused: a holder's write that no longer holds the job is an event (`job:lease_lost`, naming the write). */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { NEWER_OF_KEY } from "./key-cancel";
 import type { Refusal } from "./outcome";
 import { byId, getJob } from "./read";
 import { timedOut } from "./job-row";
@@ -25,10 +26,13 @@ export function leaseRefusal(store: HomeStore, id: string, token: string, now: n
   switch (row.state) {
     case "cancelled":
       return { ok: false, code: "lease_lost", reason: "cancelled", state: row.state };
+    case "superseded":
+      // Superseded by a newer job of its key while its holder ran it (key-cancel.ts): ended under it, as a cancel.
+      if (row.cancel_reason?.startsWith(NEWER_OF_KEY)) return { ok: false, code: "lease_lost", reason: "cancelled", state: row.state };
+      // Superseded at its own holder's fail, release or reap: the attempt is over, as for failed.
+      return { ok: false, code: "already_terminal", state: row.state };
     case "completed":
     case "failed":
-    // Superseded at its own holder's fail, release or reap: the attempt is over, as for failed.
-    case "superseded":
     // Expired before this attempt started: a write naming it is late or forged, as for a finished job.
     case "expired":
       return { ok: false, code: "already_terminal", state: row.state };
