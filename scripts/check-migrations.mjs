@@ -19,7 +19,7 @@ try {
     );
     const before = readdirSync(out).length;
     const log = execFileSync("node_modules/.bin/drizzle-kit", ["generate", "--config", config], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-    if (/error/i.test(log)) throw new Error(`drizzle-kit failed for ${db}:\n${log}`);
+    if (/\berror\b/i.test(log)) throw new Error(`drizzle-kit failed for ${db}:\n${log}`);
     if (readdirSync(out).length !== before) stale.push(db);
   }
 } finally {

@@ -1,4 +1,4 @@
--- baseline: 0043_reruns
+-- baseline: 0044_error_groups
 --> statement-breakpoint
 -- Written by `npm run db:baseline` (test/tables/baseline.test.ts): the schema every migration makes.
 --> statement-breakpoint
@@ -201,6 +201,23 @@ CREATE TABLE "job_log" (
 	`message` text NOT NULL,
 	`fields` text,
 	PRIMARY KEY(`job_seq`, `id`)
+) WITHOUT ROWID;
+--> statement-breakpoint
+CREATE TABLE `error_group` (
+	`type` text NOT NULL,
+	`fingerprint` text NOT NULL,
+	`kind` text NOT NULL,
+	`message` text NOT NULL,
+	`frame` text,
+	`sample` text NOT NULL,
+	`first_at` integer NOT NULL,
+	`first_job` text NOT NULL,
+	`last_at` integer NOT NULL,
+	`last_job` text NOT NULL,
+	`total` integer NOT NULL,
+	`buckets` text NOT NULL,
+	`recent` text NOT NULL,
+	PRIMARY KEY(`type`, `fingerprint`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE INDEX `job_permit_job_idx` ON `job_permit` (`job_seq`);

@@ -43,6 +43,7 @@ import m0040 from './0040_journal_in_row.sql';
 import m0041 from './0041_held_retries.sql';
 import m0042 from './0042_logs_and_history_in_row.sql';
 import m0043 from './0043_reruns.sql';
+import m0044 from './0044_error_groups.sql';
 
   export default {
     journal,
@@ -90,7 +91,8 @@ m0039,
 m0040,
 m0041,
 m0042,
-m0043
+m0043,
+m0044
     }
   }
   

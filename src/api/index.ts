@@ -19,8 +19,9 @@ import { SIGNAL_OPERATIONS } from "./signals";
 import { SUBSCRIPTION_OPERATIONS } from "./subscriptions";
 import { CALLBACK_OPERATIONS } from "./callbacks";
 import { TOPIC_OPERATIONS } from "./topics";
+import { ERROR_OPERATIONS } from "./errors";
 
-const AREAS = [JOB_OPERATIONS, BULK_OPERATIONS, LEASE_OPERATIONS, JOURNAL_OPERATIONS, SIGNAL_OPERATIONS, QUEUE_OPERATIONS, TOPIC_OPERATIONS, SCHEDULE_OPERATIONS, POOL_OPERATIONS, SUBSCRIPTION_OPERATIONS, CALLBACK_OPERATIONS];
+const AREAS = [JOB_OPERATIONS, BULK_OPERATIONS, LEASE_OPERATIONS, JOURNAL_OPERATIONS, SIGNAL_OPERATIONS, QUEUE_OPERATIONS, TOPIC_OPERATIONS, SCHEDULE_OPERATIONS, POOL_OPERATIONS, SUBSCRIPTION_OPERATIONS, CALLBACK_OPERATIONS, ERROR_OPERATIONS];
 
 export const OPERATIONS = {
   ...JOB_OPERATIONS,
@@ -34,6 +35,7 @@ export const OPERATIONS = {
   ...POOL_OPERATIONS,
   ...SUBSCRIPTION_OPERATIONS,
   ...CALLBACK_OPERATIONS,
+  ...ERROR_OPERATIONS,
 };
 // A spread keeps one of two same-named declarations without a word: refuse that at load.
 if (AREAS.reduce((n, a) => n + Object.keys(a).length, 0) !== Object.keys(OPERATIONS).length) throw new Error("an operationId is declared in two areas of src/api/");

@@ -1,6 +1,6 @@
 /**
  * The operator commands: jobs, dead, types, stats, enqueue, signal, schedules,
- * pools and tail — each a call of the package's own HTTP client, printed as JSON
+ * pools, errors and tail — each a call of the package's own HTTP client, printed as JSON
  * with `--json` or as a table for people (docs/operating.md "The operator CLI").
  *
  * @module
@@ -10,8 +10,10 @@ import type { HttpQueueClient } from "../client/http-client";
 import { createQueueEvents } from "../client/queue-events";
 import type { Job } from "../job/schemas";
 import { filterOf, filterOptions, runBulk } from "./bulk";
-import { table, UsageError, when } from "./output";
+import { int, scopeOf, table, UsageError, when } from "./output";
 import { signalCommand } from "./signal";
+import { jsonObject, rerunCommand } from "./rerun";
+import { errorsCommand } from "./errors";
 
 export interface Io {
   out(s: string): void;
@@ -30,21 +32,6 @@ const jobRows = (items: Job[]) =>
     ["ID", "TYPE", "STATE", "ATTEMPTS", "RUN AT", "UPDATED", "ERROR"],
     items.map((j) => [j.id, j.type, j.state, `${j.attempts}/${j.maxAttempts}`, when(j.runAt), when(j.updatedAt), j.lastError?.slice(0, 60) ?? null]),
   );
-
-/** scopeOf: `--scope type:id`. */
-function scopeOf(s: string | undefined): { type: string; id: string } | undefined {
-  if (s === undefined) return undefined;
-  const i = s.indexOf(":");
-  if (i <= 0 || i === s.length - 1) throw new UsageError(`--scope ${s}: give it as <type>:<id>, e.g. --scope account:42`);
-  return { type: s.slice(0, i), id: s.slice(i + 1) };
-}
-
-function int(name: string) {
-  return (v: string) => {
-    if (!/^-?\d+$/.test(v)) throw new UsageError(`${name} ${v}: a whole number is needed`);
-    return Number(v);
-  };
-}
 
 /** limitOrNull: a pool limit, or "null" to return to the configured value (kept as the text: commander drops a null). */
 function limitOrNull(name: string) {
@@ -122,22 +109,8 @@ export function operatorCommands(program: Command, io: Io): void {
     print(r.body, () => r.text);
   });
 
-  filterOptions(
-    jobs
-      .command("rerun [id]")
-      .description("a new job from a finished one (linked both ways), from a step of its journal or its start — or one for every finished job of a filter")
-      .option("--from <step>", "the step to run again from: the steps before it keep their journaled results")
-      .option("--payload <json>", "the new job's payload (a JSON object; default: the job's own)"),
-  ).action(async (id: string | undefined, o) => {
-    if (id !== undefined) {
-      const j = await io.client().rerunJob(id, { ...(o.from ? { fromStep: o.from } : {}), ...(o.payload !== undefined ? { payload: jsonObject("--payload", o.payload) as never } : {}) });
-      print({ job: j }, () => `${j.id}  ${j.state}  (rerun of ${j.rerunOf})`);
-      return;
-    }
-    if (o.payload !== undefined) throw new UsageError("--payload: a rerun by filter keeps each job's own payload; give a job id to rerun one with another");
-    const r = await runBulk(io.client(), "rerun", filterOf(o, scopeOf(o.scope)), o);
-    print(r.body, () => r.text);
-  });
+  rerunCommand(jobs, io);
+  errorsCommand(program, io);
 
   const dead = program.command("dead").description("failed jobs (the dead-letter set), and quarantined event deliveries");
   dead
@@ -293,13 +266,4 @@ export function operatorCommands(program: Command, io: Io): void {
         events.close();
       }
     });
-}
-
-/** jsonObject: a payload given on the command line, parsed — or a usage error naming where it was given. */
-function jsonObject(where: string, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`${where}: not JSON (${(e as Error).message}); give an object, e.g. '{"to":"a@b.c"}'`);
-  }
 }

@@ -50,3 +50,19 @@ export function explain(e: unknown, write: (s: string) => void): number {
   write(`error: ${(e as Error)?.message ?? String(e)}\n`);
   return EXIT.refused;
 }
+
+/** scopeOf: `--scope type:id`. */
+export function scopeOf(s: string | undefined): { type: string; id: string } | undefined {
+  if (s === undefined) return undefined;
+  const i = s.indexOf(":");
+  if (i <= 0 || i === s.length - 1) throw new UsageError(`--scope ${s}: give it as <type>:<id>, e.g. --scope account:42`);
+  return { type: s.slice(0, i), id: s.slice(i + 1) };
+}
+
+/** int: a whole-number option's parser, naming the option when it is not one. */
+export function int(name: string) {
+  return (v: string) => {
+    if (!/^-?\d+$/.test(v)) throw new UsageError(`${name} ${v}: a whole number is needed`);
+    return Number(v);
+  };
+}

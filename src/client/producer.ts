@@ -35,7 +35,8 @@ export interface EnqueueOptions {
   /** expiresAt as now + this many ms. */
   expiresInMs?: number;
   tags?: string[];
-  dedupeMode?: "active" | "pending";
+  /** How the key behaves (docs/guards.md "Keys over time"); cancelRunning and cancelPending: the newest wins ("Cancel for the newest"). */
+  dedupeMode?: "active" | "pending" | "cancelRunning" | "cancelPending";
   coalesce?: "latest";
   debounceMs?: number;
   throttleMs?: number;

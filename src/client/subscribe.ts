@@ -18,6 +18,12 @@ export interface SubscribeOptions {
   fetch?: typeof fetch;
   /** Closes the subscription when it aborts. */
   signal?: AbortSignal;
+  /**
+   * Reconnect a dropped connection from the time its messages carried last (docs/http-api.md "Reconnecting"): what
+   * was missed — a job's steps and lines, a scope's ended jobs — comes first, then the current state. Default on: up
+   * to `attempts` tries in a row that deliver nothing (5), `delayMs` apart doubling to 30 s (1,000). `false`: never.
+   */
+  reconnect?: false | { attempts?: number; delayMs?: number };
 }
 
 export interface Subscription {
@@ -29,12 +35,105 @@ export interface Subscription {
 /** A keep-alive the queue's runtime answers without waking its object (scope/watching/watchers.ts), within idle proxies' limits. */
 const PING_EVERY_MS = 30_000;
 
+/** Answers to an open that no reconnect would change: the URL is bad, expired, forged, or its job is not there. */
+const REFUSED = new Set([4400, 4401, 4403, 4404]);
+
 export function subscribe(url: string, onMessage: (m: SubscriptionMessage) => void, options: SubscribeOptions = {}): Subscription {
   const transport = options.transport ?? "auto";
   const Socket = (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
-  const sub = transport === "sse" || (transport === "auto" && !Socket) ? overEventStream(url, onMessage, options.fetch ?? fetch) : overSocket(url.replace(/^http/, "ws"), onMessage, Socket!);
+  const viaStream = transport === "sse" || (transport === "auto" && !Socket);
+  const connect = (at: string, deliver: (m: SubscriptionMessage) => void) =>
+    viaStream ? overEventStream(at, deliver, options.fetch ?? fetch) : overSocket(at.replace(/^http/, "ws"), deliver, Socket!);
+  const retry = options.reconnect === false ? null : { attempts: options.reconnect?.attempts ?? 5, delayMs: options.reconnect?.delayMs ?? 1_000 };
+  const cursor = new Cursor();
+  let current: Subscription | null = null;
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  const closed = (async () => {
+    for (let failures = 0; ; ) {
+      let delivered = false;
+      current = connect(cursor.url(url), (m) => {
+        delivered = true;
+        if (cursor.fresh(m)) onMessage(m);
+      });
+      const end = await current.closed;
+      // The queue closes (1000) only once the job it follows ended; any other close is a dropped connection.
+      const over = end.code === 1000 && cursor.jobEnded;
+      if (stopped || retry === null || over || REFUSED.has(end.code)) return end;
+      failures = delivered ? 1 : failures + 1;
+      if (failures > retry.attempts) return end;
+      // Backing off, unless the subscriber closes it meanwhile.
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(30_000, retry.delayMs * 2 ** (failures - 1)));
+        wake = () => (clearTimeout(t), resolve());
+      });
+      wake = null;
+      if (stopped) return { code: 1000, reason: "closed by the subscriber" };
+    }
+  })();
+  const sub: Subscription = {
+    closed,
+    close: () => {
+      stopped = true;
+      current?.close();
+      wake?.();
+    },
+  };
   options.signal?.addEventListener("abort", () => sub.close());
   return sub;
+}
+
+/**
+ * Cursor: the latest time the queue's own clock put on a subscription's messages (a view's updatedAt, a progress
+ * report's time) — a reconnect asks for what came after it (`?after=`) — and the step and log messages already given
+ * (the newest SEEN_MAX), so a replay never gives one twice: the queue sends the job's steps and lines from a minute
+ * before the cursor (a handler's clock may run behind its queue's), and the ones seen are dropped here.
+ */
+class Cursor {
+  private at: number | null = null;
+  private readonly seen = new Set<string>();
+  /** Each job's latest view as given (the newest SEEN_MAX jobs). */
+  private readonly states = new Map<string, string>();
+  /** A job's subscription was sent the job's end: the queue closes it after that. */
+  jobEnded = false;
+
+  url(base: string): string {
+    return this.at === null ? base : `${base}${base.includes("?") ? "&" : "?"}after=${this.at}`;
+  }
+
+  /** fresh: whether the message is news (and, when it carries the queue's time, moves the cursor). */
+  fresh(m: SubscriptionMessage): boolean {
+    if (m.event === "step" || m.event === "log") {
+      const text = JSON.stringify(m);
+      if (this.seen.has(text)) return false;
+      this.seen.add(text);
+      if (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.values().next().value!);
+      return true;
+    }
+    if (m.event === "state" && "job" in m) {
+      // A reconnect's first message is the job's state as it is now: the same view again is no news.
+      const text = JSON.stringify(m.job);
+      if (this.states.get(m.job.id) === text) return false;
+      this.states.delete(m.job.id);
+      this.states.set(m.job.id, text);
+      if (this.states.size > SEEN_MAX) this.states.delete(this.states.keys().next().value!);
+      if (m.job.finishedAt !== null) this.jobEnded = true;
+    }
+    const at = timeOf(m);
+    if (at !== null && (this.at === null || at > this.at)) this.at = at;
+    return true;
+  }
+}
+
+/** Step and log messages a subscription remembers, to drop them from a reconnect's replay. */
+const SEEN_MAX = 2_000;
+
+/** timeOf: the queue's time a state or progress message carries (a view's latest updatedAt, a report's time). */
+function timeOf(m: SubscriptionMessage): number | null {
+  if (m.event === "progress") return m.at;
+  if (m.event !== "state") return null;
+  if ("job" in m) return m.job.updatedAt;
+  return Math.max(0, ...m.jobs.map((j) => j.updatedAt), ...(m.ended ?? []).map((j) => j.updatedAt)) || null;
 }
 
 function overSocket(url: string, onMessage: (m: SubscriptionMessage) => void, Socket: typeof WebSocket): Subscription {

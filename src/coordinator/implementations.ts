@@ -33,6 +33,10 @@ export const IMPLEMENTATIONS: Implementations = {
   cancelScope: async (ops, { params, body }) => ({ cancelled: await ops.jobs.cancelScope({ type: params.scopeType, id: params.scopeId }, body.pendingOnly ?? false, body.reason) }),
   cancelKeys: async (ops, { body }) => ({ cancelled: await ops.fanOut.cancelKeys(body) }),
   prune: async (ops, { body }) => ({ deleted: await ops.fanOut.prune(body) }),
+  // error groups (api/errors.ts)
+  listErrors: (ops, { query }) => ops.errors.list(query.type, query.limit),
+  retryErrorGroup: (ops, { body }) => ops.errors.act("retry", body),
+  rerunErrorGroup: (ops, { body }) => ops.errors.act("rerun", body),
   // leases (api/leases.ts)
   claim: (ops, { body }) => ops.claims.claimAfterCompleting(body),
   heartbeat: async (ops, { params, body }) => ({ leaseExpiresAt: await ops.leases.heartbeat(params.id, body.leaseToken, body.leaseMs) }),

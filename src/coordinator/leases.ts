@@ -72,6 +72,7 @@ export class Leases {
       retryAfterMs: req.retryAfterMs,
       fatal: req.fatal,
       consumesAttempt: req.consumesAttempt,
+      ...(req.frame === undefined ? {} : { frame: req.frame }),
     });
     if (!out.ok) throw refusalError(id, out, "fail");
     return { job: out.job, outcome: out.outcome };

@@ -22,6 +22,7 @@ import { Signals } from "./signals";
 import { Subscriptions } from "./subscriptions";
 import { Callbacks } from "./callbacks";
 import { Topics } from "./topics";
+import { ErrorGroups } from "./errors";
 
 export class QueueOps {
   readonly jobs: Jobs;
@@ -34,6 +35,7 @@ export class QueueOps {
   readonly signals: Signals;
   readonly subscriptions: Subscriptions;
   readonly callbacks: Callbacks;
+  readonly errors: ErrorGroups;
 
   constructor(
     private readonly env: Env,
@@ -52,6 +54,7 @@ export class QueueOps {
     this.signals = new Signals(q);
     this.subscriptions = new Subscriptions(q, origin);
     this.callbacks = new Callbacks(q);
+    this.errors = new ErrorGroups(q, this.jobs);
   }
 
   get schedules(): Schedules {

@@ -17,6 +17,8 @@ import type { QueueContext } from "./queue-context";
 
 /** The header a scope object reads the checked subscription from (only the coordinator reaches the object). */
 export const SUBSCRIPTION_HEADER = "edgequeue-subscription";
+/** The header a scope object reads a reconnect's cursor from (scope/watching/watchers.ts). */
+export const SUBSCRIPTION_AFTER_HEADER = "edgequeue-subscription-after";
 
 export class Subscriptions {
   constructor(
@@ -84,6 +86,20 @@ export class Subscriptions {
     if (!verified.ok) throw new QueueError("unauthorized", verified.why);
     const headers = new Headers(request.headers);
     headers.set(SUBSCRIPTION_HEADER, JSON.stringify(verified.sub));
+    // A reconnect's cursor (docs/http-api.md "Reconnecting"): `?after=` on the URL, or an event stream's Last-Event-ID.
+    const after = cursorOf(new URL(request.url).searchParams.get("after") ?? request.headers.get("last-event-id"));
+    headers.delete(SUBSCRIPTION_AFTER_HEADER);
+    if (after !== null) headers.set(SUBSCRIPTION_AFTER_HEADER, String(after));
     return this.q.env.SCOPE.getByName(verified.sub.home).fetch(new Request("https://scope/subscribe", { headers }));
   }
+}
+
+/** cursorOf: a reconnect's cursor — a time in epoch ms the subscription's messages carried — or a 400 naming `after`. */
+function cursorOf(text: string | null): number | null {
+  if (text === null || text === "") return null;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new QueueError("invalid_request", "after: give the cursor a subscription's messages carried (epoch ms, an integer)", [{ path: "after", message: "an integer of epoch ms" }]);
+  }
+  return n;
 }

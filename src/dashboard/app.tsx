@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { errorRoutes, ERROR_NOTICES } from "./errors-routes";
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
@@ -82,6 +83,7 @@ const NOTICES: Record<string, (n: number, m: number) => string> = {
   rerun: () => "A rerun of the job, due now: this one.",
   cancelled: () => "Cancelled.",
   ...BULK_NOTICES,
+  ...ERROR_NOTICES,
   ...SIGNAL_NOTICES,
   paused: () => "Schedule paused.",
   resumed: () => "Schedule resumed.",
@@ -202,6 +204,8 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   signalRoute(d, opsOf);
 
   bulkRoutes(d, { ops: opsOf, frame: (c, title) => frame(c, title, "jobs") });
+
+  errorRoutes(d, { ops: opsOf, frame: (c, title) => frame(c, title, "errors") });
 
   d.get("/scopes", async (c) => c.html(<ScopesPage frame={frame(c, "Scopes", "scopes")} items={await opsOf(c).overview.busiestScopes(100)} />));
 

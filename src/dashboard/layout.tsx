@@ -18,6 +18,7 @@ export const NAV = [
   ["pools", "Pools"],
   ["schedules", "Schedules"],
   ["topics", "Topics"],
+  ["errors", "Errors"],
 ] as const;
 
 export interface PageFrame {

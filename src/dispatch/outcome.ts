@@ -33,6 +33,9 @@ export const WaitItemSchema = z.object({
   match: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** The first frame of the error's stack (job/error-group.ts): its error group; a handler of an older SDK sends none. */
+const FRAME = z.string().max(200).optional();
+
 const OutcomeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("completed"), result: z.unknown().optional() }),
   z.object({
@@ -41,8 +44,9 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
     error: z.string(),
     retryAfterMs: ms.optional(),
     consumesAttempt: z.boolean().optional(),
+    frame: FRAME,
   }),
-  z.object({ id: z.string(), kind: z.literal("failed"), error: z.string() }),
+  z.object({ id: z.string(), kind: z.literal("failed"), error: z.string(), frame: FRAME }),
   z.object({ id: z.string(), kind: z.literal("snooze"), delayMs: ms.transform((d) => Math.max(d, SNOOZE_MIN_MS)) }),
   z.object({
     id: z.string(),

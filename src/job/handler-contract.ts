@@ -139,8 +139,9 @@ export interface DispatchBatch {
  */
 export type HandlerOutcome = (
   | { kind: "completed"; result?: JsonObject | null }
-  | { kind: "retry"; error: string; retryAfterMs?: number; consumesAttempt?: boolean }
-  | { kind: "failed"; error: string }
+  /** `frame`: the first frame of the error's stack (job/error-group.ts firstFrame), for its error group. */
+  | { kind: "retry"; error: string; retryAfterMs?: number; consumesAttempt?: boolean; frame?: string }
+  | { kind: "failed"; error: string; frame?: string }
   | { kind: "snooze"; delayMs: number }
   /**
    * ctx.sleep: journal the sleep at `seq` and put the job back to pending, unspent, for `durationMs` from when the

@@ -171,7 +171,8 @@ export class Attempt {
     if (out.kind === "completed") return this.live ? this.deps.complete(this, out.result ?? undefined, out.logs) : undefined;
     const w = settleWrite(out);
     // A queue older than a sleep's `durationMs` gets the wake time by this machine's clock (`until`).
-    const { durationMs: _, ...older } = w.body;
-    return this.write(w.path, w.body, (e) => (w.path === "sleep" && "durationMs" in w.body && refusesField(e, "durationMs") ? older : null));
+    // A queue older than an error's `frame` (its error group) gets the error without it.
+    const { durationMs: _, frame: __, ...older } = w.body;
+    return this.write(w.path, w.body, (e) => ((w.path === "sleep" && "durationMs" in w.body && refusesField(e, "durationMs")) || ("frame" in w.body && refusesField(e, "frame")) ? older : null));
   }
 }

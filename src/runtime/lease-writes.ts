@@ -61,9 +61,17 @@ export function isOver(e: unknown): boolean {
 export function settleWrite(out: Exclude<JobOutcome, { kind: "completed" }>): LeaseWrite {
   switch (out.kind) {
     case "retry":
-      return { path: "fail", body: { error: out.error.slice(0, 4000) || "error", ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}), ...(out.consumesAttempt === false ? { consumesAttempt: false } : {}) } };
+      return {
+        path: "fail",
+        body: {
+          error: out.error.slice(0, 4000) || "error",
+          ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}),
+          ...(out.consumesAttempt === false ? { consumesAttempt: false } : {}),
+          ...(out.frame ? { frame: out.frame } : {}),
+        },
+      };
     case "failed":
-      return { path: "fail", body: { error: out.error.slice(0, 4000) || "error", fatal: true } };
+      return { path: "fail", body: { error: out.error.slice(0, 4000) || "error", fatal: true, ...(out.frame ? { frame: out.frame } : {}) } };
     case "snooze":
       return { path: "fail", body: { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false } };
     case "sleep": {

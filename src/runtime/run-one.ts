@@ -10,6 +10,7 @@
 import type { DispatchJob, JobOutcome } from "../job/handler-contract";
 import type { Handlers, JobContext, JobHandler } from "./context";
 import { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
+import { firstFrame } from "../job/error-group";
 import { type JournalWriter, SleepRequest, StepRunner, WaitRequest } from "./steps";
 import type { JournalStart, WaitItem } from "../job/handler-contract";
 import { LOG_LINES_PER_JOB, logLine, type JobLogLine } from "../job/log-lines";
@@ -154,8 +155,16 @@ function sleepOutcome(id: string, s: SleepRequest): JobOutcome {
   return { id, kind: "sleep", ...s.sleep };
 }
 
-/** outcomeOf maps a thrown value to an outcome. Checked by name too: a second copy of this SDK in a bundle has its own classes. */
+/** outcomeOf maps a thrown value to an outcome, with its stack's first frame for its error group (job/error-group.ts). */
 function outcomeOf(id: string, e: unknown): JobOutcome {
+  const out = outcomeKind(id, e);
+  if (out.kind !== "retry" && out.kind !== "failed") return out;
+  const frame = firstFrame((e as { stack?: unknown })?.stack as string | undefined);
+  return frame === null ? out : { ...out, frame };
+}
+
+/** outcomeKind: the outcome a thrown value says. Checked by name too: a second copy of this SDK in a bundle has its own classes. */
+function outcomeKind(id: string, e: unknown): JobOutcome {
   const name = (e as { name?: unknown })?.name;
   const message = messageWithCauses(e);
   if (e instanceof NondeterminismError || name === "NondeterminismError") return { id, kind: "failed", error: `NondeterminismError: ${message}` };

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { ErrorGroup } from "../job/schemas/errors";
 import { DurableObject } from "cloudflare:workers";
 import { systemClock, type Clock } from "../clock";
 import type { Env } from "../env";
@@ -298,6 +299,11 @@ export class ScopeDO extends DurableObject<Env> {
 
   async steps(id: string): Promise<StepView[] | null> {
     return listSteps(this.store, id);
+  }
+
+  /** errorGroups: this object's error groups (of `type`, or all): scope/errors/. */
+  async errorGroups(type: string | null): Promise<ErrorGroup[]> {
+    return this.parts.errors.groups(type, this.parts.now());
   }
 
   async summary(): Promise<HomeSummary> {

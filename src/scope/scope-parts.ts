@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { Errors } from "./errors/errors";
 import { stubsOf } from "../stubs";
 import migrations from "../../migrations/scope/migrations.js";
 import baseline from "../../migrations/scope/baseline.sql";
@@ -77,6 +78,7 @@ export class ScopeParts {
   readonly workflow: Workflow;
   readonly push: Push;
   readonly watching: Watching;
+  readonly errors: Errors;
   readonly report: Report;
   /**
    * The capabilities, in the order of every walk: what a write ended is noted (retention, push) before it is told
@@ -114,6 +116,7 @@ export class ScopeParts {
       atomic: (fn) => {
         const mark = feed.mark();
         const owed = debt.mark();
+        const erred = parts.errors?.notes.mark();
         // The catalog's persisted mark rolls back with the transaction that wrote it: kept in memory, a later owing
         // write would not write it again, and a restart would not know to recount (jobs/count-debt.ts).
         const dirty = parts.report.started ? parts.report.reporter.dirtyMark() : undefined;
@@ -122,6 +125,7 @@ export class ScopeParts {
         } catch (e) {
           feed.rollback(mark);
           debt.rollback(owed);
+          if (erred !== undefined) parts.errors.notes.rollback(erred);
           if (dirty !== undefined) parts.report.reporter.restore(dirty);
           throw e;
         }
@@ -176,6 +180,7 @@ export class ScopeParts {
       progress: async (items) => void (await this.write((at) => writes.progress(store, items, at))),
       watched,
     });
+    this.errors = new Errors(store);
     this.report = new Report({
       sql,
       now,
@@ -187,7 +192,7 @@ export class ScopeParts {
       pushTypes: config.pushTypes,
       waitedOn: config.waitedOn,
     });
-    this.capabilities = [this.core, new Retention(store), this.batches, this.pull, this.workflow, this.push, this.watching, this.report];
+    this.capabilities = [this.core, new Retention(store), this.batches, this.pull, this.workflow, this.push, this.watching, this.errors, this.report];
     const hooks = joinHooks(this.capabilities.flatMap((c) => (c.hooks ? [c.hooks] : [])));
     this.wakeSql = wakeStatement(this.capabilities);
     this.followUps = new FollowUps(this.capabilities, { feed, arm: (at) => this.arm(at) });

@@ -287,6 +287,35 @@ export const metricMinute = sqliteTable(
   (t) => [primaryKey({ columns: [t.minute, t.type] })],
 );
 
+/**
+ * Error groups (scope/errors/error-groups.ts; docs/operating.md "Error groups"): the attempts that ended in an error
+ * here, by type and fingerprint (job/error-group.ts) — one row per group, written once per failed attempt (WITHOUT
+ * ROWID, so no key index entry beside it). `buckets` counts them per five minutes over the last day (JSON
+ * `{"<bucket start>": n}`), `recent` the newest jobs' ids (a group's retry or rerun acts on them).
+ */
+export const errorGroup = sqliteTable(
+  "error_group",
+  {
+    type: text("type").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    kind: text("kind", { enum: ["error", "fatal", "timeout", "stalled"] }).notNull(),
+    /** The message's first line, masked (what the group's jobs share). */
+    message: text("message").notNull(),
+    /** The first frame of the stack, when the handler's runtime sent one. */
+    frame: text("frame"),
+    /** The first error as it was, cut to 500 characters. */
+    sample: text("sample").notNull(),
+    firstAt: integer("first_at").notNull(),
+    firstJob: text("first_job").notNull(),
+    lastAt: integer("last_at").notNull(),
+    lastJob: text("last_job").notNull(),
+    total: integer("total").notNull(),
+    buckets: text("buckets").notNull(),
+    recent: text("recent").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.type, t.fingerprint] })],
+);
+
 /** Small facts about this object: its home name, whether the catalog is behind, the last alarm error. */
 export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),

@@ -495,6 +495,23 @@ describe("dashboard pages", () => {
     expect(await bad.text()).toContain("fromStep");
   });
 
+  it("the errors page lists a type's error groups, and retries a group's failed jobs", async () => {
+    const { cookie, csrf } = await signIn();
+    const t = uniqueType("err");
+    const id = await enqueue({ type: t, maxAttempts: 1 });
+    const j = (await api("POST", "/v1/claim", { worker: "w", types: [t], limit: 1 })).body.jobs[0];
+    await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: j.leaseToken, error: "quota 42 exceeded" });
+    const html = await (await page("GET", `/dashboard/errors?type=${t}`, { cookie })).text();
+    expect(html).toContain("quota &lt;n&gt; exceeded");
+    const fp = /data-group="([0-9a-f]{16})"/.exec(html)![1]!;
+    expect(html).toContain('data-group-action="retry"');
+    const res = await page("POST", "/dashboard/errors/retry", { cookie, form: { _csrf: csrf, type: t, fingerprint: fp } });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`/dashboard/errors?type=${encodeURIComponent(t)}&done=group-retry&n=1&m=0`);
+    expect(await stateOf(id)).toBe("pending");
+    expect(await (await page("GET", res.headers.get("location")!, { cookie })).text()).toContain("1 failed job of the group sent back to pending");
+  });
+
   it("bulk actions by the list's filter: a confirmation with the count first, then what the API does; prune", async () => {
     const { cookie, csrf } = await signIn();
     const t = uniqueType("bulk");

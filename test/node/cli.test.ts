@@ -264,6 +264,18 @@ describe("the operator commands", () => {
     expect((await cli(["jobs", "rerun", "--type", "t", "--payload", "{}", "--token", "t"], { fetch: a.fetch })).code).toBe(2);
   });
 
+  it("errors lists the groups as a table (most in the last hour first); errors retry acts on one group", async () => {
+    const group = { type: "email.send", fingerprint: "0123456789abcdef", kind: "error", message: "smtp <n> refused", frame: null, sample: "smtp 550 refused", firstAt: 0, firstJobId: "j1", lastAt: Date.UTC(2026, 11, 1, 12), lastJobId: "j9", total: 12, lastHour: 3, lastDay: 12, recentJobIds: ["j1", "j9"] };
+    const a = api({ "GET /v1/errors": [200, { items: [group], complete: true }], "POST /v1/errors/retry": [200, { changed: 2, skipped: 0 }] });
+    const list = await cli(["errors", "--type", "email.send", "--token", "t"], { fetch: a.fetch });
+    expect(list.code).toBe(0);
+    expect(list.out.split("\n")[1]).toMatch(/^0123456789abcdef\s+email.send\s+error\s+3\s+12\s+12\s+2026-12-01 12:00:00Z\s+smtp <n> refused$/);
+    expect(a.asked[0]!.url).toBe("/v1/errors?type=email.send");
+    const retried = await cli(["errors", "retry", "email.send", "0123456789abcdef", "--token", "t"], { fetch: a.fetch });
+    expect(retried).toMatchObject({ code: 0, out: "retried 2\n" });
+    expect(a.asked[1]).toMatchObject({ method: "POST", url: "/v1/errors/retry", body: { type: "email.send", fingerprint: "0123456789abcdef" } });
+  });
+
   it("pools set takes null to return to the configured limit; types pause calls the type's path", async () => {
     const a = api({
       "PUT /v1/pools/p": [200, { name: "p", limits: { concurrency: null, ratePerMinute: 5 } }],

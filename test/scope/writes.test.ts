@@ -163,7 +163,7 @@ describe("what follows a write", () => {
   it("the list's order: noted (retention, push) before told (watching); permits back (pull) before the outbox; the report last", async () => {
     const { stub } = await freshScope();
     const names = await runInDurableObject(stub, (o: ScopeDO) => partsOf(o).capabilities.map((c) => c.name));
-    expect(names).toEqual(["jobs", "retention", "batches", "pull", "workflow", "push", "watching", "report"]);
+    expect(names).toEqual(["jobs", "retention", "batches", "pull", "workflow", "push", "watching", "errors", "report"]);
   });
 
   it("pulled types wake; pushed ones never (their object dispatches them itself)", () => {

@@ -309,6 +309,65 @@ describe("the client's subscribe and watchJob", () => {
     expect(states).toEqual(["pending", "running", "completed"]);
   });
 
+  it("a dropped connection reconnects from its cursor: what it missed first — steps and lines — and nothing twice", async () => {
+    const type = uniqueType("resume");
+    const id = await claimed(type);
+    // A fetch whose connections the test cuts, and whose next connection waits until the test lets it through.
+    const asked: string[] = [];
+    let cut: (() => void) | null = null;
+    let gate: Promise<void> = Promise.resolve();
+    let open: () => void = () => {};
+    const cuttable = (async (input: string, init?: RequestInit) => {
+      asked.push(input);
+      await gate;
+      const res = await queueFetch(input, init);
+      const reader = res.body!.getReader();
+      let ctl!: ReadableStreamDefaultController<Uint8Array>;
+      const body = new ReadableStream<Uint8Array>({
+        start: (c) => void (ctl = c),
+        pull: async (c) => {
+          const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+          if (done) c.close();
+          else c.enqueue(value);
+        },
+      });
+      cut = () => {
+        ctl.error(new Error("the connection was cut"));
+        void reader.cancel().catch(() => undefined);
+      };
+      return new Response(body, { status: res.status, headers: res.headers });
+    }) as typeof fetch;
+    const got: Msg[] = [];
+    const sub = subscribe(await mint({ jobId: id, include: ["steps", "logs", "result"] }), (m) => got.push(m as Msg), { transport: "sse", fetch: cuttable, reconnect: { delayMs: 5 } });
+    await vi.waitFor(() => expect(events(got)).toEqual(["state:pending"]), { timeout: 5_000, interval: 10 });
+    const [leased] = (await api("POST", "/v1/claim", { worker: "w", types: [type] })).body.jobs;
+    const leaseToken = leased.leaseToken;
+    await api("POST", `/v1/jobs/${id}/logs`, { leaseToken, items: [{ at: Date.now(), message: "before the cut" }] });
+    await vi.waitFor(() => expect(events(got)).toEqual(["state:pending", "state:running", "log"]), { timeout: 5_000, interval: 10 });
+
+    gate = new Promise((resolve) => (open = resolve));
+    cut!();
+    await vi.waitFor(() => expect(asked).toHaveLength(2), { timeout: 5_000, interval: 5 });
+    // Written while it is away.
+    await api("POST", `/v1/jobs/${id}/logs`, { leaseToken, items: [{ at: Date.now(), message: "while away" }] });
+    expect((await api("POST", `/v1/jobs/${id}/steps`, { leaseToken, op: "commit", seq: 0, name: "charge", result: { ok: true }, startedAt: Date.now(), start: { at: Date.now(), seed: "s" } })).status).toBe(200);
+    open();
+    await vi.waitFor(() => expect(events(got)).toEqual(["state:pending", "state:running", "log", "log", "step"]), { timeout: 5_000, interval: 10 });
+    expect(asked[1]).toMatch(new RegExp(`[?&]after=${got[1]!.job!.updatedAt}$`));
+    expect(got.filter((m) => m.event === "log").map((m) => (m as unknown as { line: { message: string } }).line.message)).toEqual(["before the cut", "while away"]);
+
+    await api("POST", `/v1/jobs/${id}/complete`, { leaseToken, result: { n: 1 } });
+    expect(await sub.closed).toEqual({ code: 1000, reason: "the stream ended" });
+    expect(events(got)).toEqual(["state:pending", "state:running", "log", "log", "step", "state:completed", "result"]);
+  });
+
+  it("an after the URL did not carry from a message is a 400 naming it", async () => {
+    const id = await claimed(uniqueType("resume"));
+    const res = await queueFetch(`${await mint({ jobId: id })}?after=soon`, { headers: { accept: "text/event-stream" } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^after: /);
+  });
+
   it("a refused URL rejects watchJob with the queue's reason; subscribe's close ends the stream", async () => {
     const expired = `http://queue.test/v1/subscriptions/${await signSubscription(TOKEN, { kind: "scope", home: "scope:T:x", exp: Date.now() - 1 })}`;
     await expect(watchJob(expired, {}, { transport: "sse", fetch: queueFetch })).rejects.toThrow(/4401: this subscription URL expired/);

@@ -13,6 +13,7 @@ export * from "./listing";
 export * from "./stats";
 export * from "./changes";
 export * from "./bulk";
+export * from "./errors";
 export * from "./journal";
 export * from "./leases";
 export * from "./events";

@@ -93,6 +93,7 @@ export const FailSchema = z.strictObject({
   retryAfterMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),
   fatal: z.boolean().optional(),
   consumesAttempt: z.boolean().optional(),
+  frame: z.string().max(200).optional().meta({ description: "The first frame of the error's stack (`at fn (file)`): with its kind and masked message, the error's group (GET /v1/errors)." }),
 });
 export type FailRequest = z.infer<typeof FailSchema>;
 export const FAIL_OUTCOMES = ["retry_scheduled", "failed", "superseded"] as const;

@@ -14,12 +14,17 @@ import { jobRows, type JobRow } from "./job-row";
 import { markHeld, mayHoldRetry } from "./held-retries";
 import { HISTORY_APPEND, HISTORY_ROW_MAX, noteLastTransition } from "./timeline";
 import { tallyHeld } from "./tallies";
-import type { HomeStore } from "./home-store";
+import type { AttemptError, HomeStore } from "./home-store";
+import type { ErrorKind } from "../../job/error-group";
 
-export type AttemptEnd =
+export type AttemptEnd = (
   /** `note`: what its timeline's entry says (a sleep, a release, a wait); the error when none is given. */
   | { to: "pending"; runAt: number; attempts: number; error: string | null; note?: string }
-  | { to: "failed"; failureKind: FailureKind; error: string };
+  | { to: "failed"; failureKind: FailureKind; error: string }
+) & {
+  /** The attempt ended in an error (decideAttemptEnd): its group is counted (hooks `erred`). */
+  erred?: AttemptError;
+};
 
 export interface AttemptFailure {
   error: string;
@@ -30,17 +35,25 @@ export interface AttemptFailure {
   retryAfterMs?: number;
   /** The kind recorded if this was the last attempt. */
   exhaustedKind: FailureKind;
+  /** The first frame of the error's stack, when the handler's runtime sent one (its error group: job/error-group.ts). */
+  frame?: string | null;
+}
+
+/** errorKindOf: an attempt failure's kind, as error groups count it. */
+function errorKindOf(f: AttemptFailure): ErrorKind {
+  return f.fatal ? "fatal" : f.exhaustedKind === "stalled" || f.exhaustedKind === "timeout" ? f.exhaustedKind : "error";
 }
 
 /** decideAttemptEnd: pure; `row` is the running job whose attempt just ended. */
 export function decideAttemptEnd(store: HomeStore, row: JobRow, f: AttemptFailure, now: number): AttemptEnd {
-  if (f.fatal) return { to: "failed", failureKind: "fatal", error: f.error };
+  const erred: AttemptError = { kind: errorKindOf(f), message: f.error, frame: f.frame ?? null };
+  if (f.fatal) return { to: "failed", failureKind: "fatal", error: f.error, erred };
   const attempts = f.consumesAttempt ? row.attempts : Math.max(row.attempts - 1, 0);
-  if (f.consumesAttempt && row.attempts >= row.max_attempts) return { to: "failed", failureKind: f.exhaustedKind, error: f.error };
+  if (f.consumesAttempt && row.attempts >= row.max_attempts) return { to: "failed", failureKind: f.exhaustedKind, error: f.error, erred };
   // The job's own backoff (enqueue `backoff`) before its type's.
   const backoff: Backoff = row.backoff !== null ? (JSON.parse(row.backoff) as Backoff) : store.config.typeSettings(row.type).backoff;
   const delay = retryDelayMs(backoff, Math.max(row.attempts, 1), f.retryAfterMs, store.random);
-  return { to: "pending", runAt: now + delay, attempts, error: f.error };
+  return { to: "pending", runAt: now + delay, attempts, error: f.error, erred };
 }
 
 /**
@@ -83,6 +96,13 @@ const JOB_PENDING_OF_KEY = "SELECT id FROM job WHERE dedupe_key = ? AND dedupe_k
  * dispatcher (a give-back, due at once, whose rows no memory notes).
  */
 export function applyAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: number, mayHold = true): JobRow | null {
+  const after = writeAttemptEnd(store, row, end, now, mayHold);
+  // Its error is counted in its group, in this same transaction (scope/errors/).
+  if (after && end.erred) store.hooks.erred(store, after, end.erred, now);
+  return after;
+}
+
+function writeAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: number, mayHold: boolean): JobRow | null {
   if (end.to === "pending" && row.dedupe_key !== null) {
     const follower = store.sql.exec<{ id: string }>(JOB_PENDING_OF_KEY, row.dedupe_key).toArray()[0];
     // A job with a journal is never superseded: its finished steps' side effects happened, and a follower that

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import type { ErrorKind } from "../../job/error-group";
 import type { QueueConfig } from "../../config/schema";
 import { randomHex } from "../../random-hex";
 import type { PushedLeases } from "./pushed-leases";
@@ -57,6 +58,8 @@ export interface JobHooks {
   ended(store: HomeStore, rows: readonly JobRow[], now: number, cascade: boolean): void;
   /** A job its attempt's end failed for good: what its failure owes (a failure handler, its children's cancels). */
   failed(store: HomeStore, row: JobRow, now: number): void;
+  /** An attempt that ended in an error (retried or failed): `row` as its end left it (its error group: scope/errors/). */
+  erred(store: HomeStore, row: JobRow, error: AttemptError, now: number): void;
   /** A job retried by hand, before its row goes back to pending: what its last run left unfinished is forgotten. */
   retrying(store: HomeStore, row: JobRow, now: number): void;
   /** A job retried by hand, pending again: what it waited on is asked for again. */
@@ -75,6 +78,13 @@ export interface JobHooks {
    * speaks says so, false when none does.
    */
   holdRetry(store: HomeStore, row: JobRow): boolean;
+}
+
+/** What an attempt's error was: its kind (job/error-group.ts), its message, and its stack's first frame when sent. */
+export interface AttemptError {
+  kind: ErrorKind;
+  message: string;
+  frame: string | null;
 }
 
 /** newLeaseToken: 128 random bits, hex. */

@@ -17,6 +17,7 @@ export function joinHooks(parts: readonly Partial<JobHooks>[]): JobHooks {
   const all = <K extends Exclude<keyof JobHooks, "startable" | "holdRetry">>(k: K) => parts.flatMap((p) => (p[k] ? [p[k]!] : [])) as ((...a: Parameters<JobHooks[K]>) => void)[];
   const ended = all("ended");
   const failed = all("failed");
+  const erred = all("erred");
   const retrying = all("retrying");
   const retried = all("retried");
   const cancelling = all("cancelling");
@@ -25,6 +26,7 @@ export function joinHooks(parts: readonly Partial<JobHooks>[]): JobHooks {
   return {
     ended: (...a) => ended.forEach((f) => f(...a)),
     failed: (...a) => failed.forEach((f) => f(...a)),
+    erred: (...a) => erred.forEach((f) => f(...a)),
     retrying: (...a) => retrying.forEach((f) => f(...a)),
     retried: (...a) => retried.forEach((f) => f(...a)),
     cancelling: (...a) => cancelling.forEach((f) => f(...a)),

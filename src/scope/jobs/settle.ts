@@ -112,6 +112,8 @@ export interface FailInput {
   retryAfterMs?: number;
   fatal?: boolean;
   consumesAttempt?: boolean;
+  /** The first frame of the error's stack (its error group: job/error-group.ts). */
+  frame?: string;
 }
 
 /**
@@ -163,6 +165,7 @@ export function fail(store: HomeStore, id: string, token: string, input: FailInp
         consumesAttempt: input.consumesAttempt ?? true,
         retryAfterMs: input.retryAfterMs,
         exhaustedKind: "retries_exhausted",
+        frame: input.frame ?? null,
       },
       now,
     );

@@ -30,9 +30,9 @@ export function applyOutcome(store: HomeStore, config: QueueConfig, id: string, 
       return complete(store, id, token, result, now);
     }
     case "retry":
-      return fail(store, id, token, { error: o.error, retryAfterMs: o.retryAfterMs, consumesAttempt: o.consumesAttempt ?? true }, now);
+      return fail(store, id, token, { error: o.error, retryAfterMs: o.retryAfterMs, consumesAttempt: o.consumesAttempt ?? true, frame: o.frame }, now);
     case "failed":
-      return fail(store, id, token, { error: o.error, fatal: true }, now);
+      return fail(store, id, token, { error: o.error, fatal: true, frame: o.frame }, now);
     case "snooze":
       return snooze(store, id, token, o.delayMs, now);
     case "sleep":

@@ -14,6 +14,7 @@ import { carries, type Subscription } from "../../job/subscription";
 import { toJob, type JobRow } from "../jobs/job-row";
 import { TERMINAL_STATES } from "../../job/states";
 import { getJob, listJobs, liveJobsOfKey } from "../jobs/read";
+import { missedOf } from "./missed";
 
 /** A scope subscription's first message lists at most this many of its live jobs (`more` says whether there are others). */
 export const FIRST_JOBS_MAX = 100;
@@ -87,12 +88,19 @@ function stateOf(job: Job, completed: boolean, sub: Carrying): Message[] {
   return completed && carries(sub, "result") ? [state, { event: "result", id: job.id, result: job.result }] : [state];
 }
 
-/** firstMessage: the current state of what a subscription follows; null for a job that is not here. */
-export function firstMessage(sql: SqlStorage, sub: Subscription): Message[] | null {
+/**
+ * firstMessage: the current state of what a subscription follows; null for a job that is not here. A reconnect's
+ * cursor (`after`) adds what it missed since: a job's steps and lines before its state (missed.ts), or — a type's or
+ * a scope's — the jobs that ended since, as `since` does.
+ */
+export function firstMessage(sql: SqlStorage, sub: Subscription, after: number | null = null): Message[] | null {
   if (sub.kind === "job") {
     const row = getJob(sql, sub.id);
-    return row ? stateOf(toJob(row), row.state === "completed", sub) : null;
+    if (!row) return null;
+    const state = stateOf(toJob(row), row.state === "completed", sub);
+    return after === null ? state : [...missedOf(sql, row, sub, after), ...state];
   }
+  if (after !== null && sub.kind !== "key") sub = { ...sub, since: after };
   const view = (r: JobRow) => watched(toJob(r), sub);
   if (sub.kind === "key") return [{ event: "state", jobs: liveJobsOfKey(sql, sub.key).filter((r) => r.type === sub.type).map(view), more: false }];
   const types = sub.kind === "type" ? { types: [sub.type] } : {};

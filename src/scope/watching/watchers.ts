@@ -28,6 +28,8 @@ export const STREAM_HIGH_WATER = 256;
 export const SOCKET_MESSAGES_PER_SECOND = 500;
 /** The header the coordinator passes the checked subscription in (coordinator/subscriptions.ts). */
 export const SUBSCRIPTION_HEADER = "edgequeue-subscription";
+/** The header it passes a reconnect's cursor in: what the subscription's messages carried last (epoch ms). */
+export const SUBSCRIPTION_AFTER_HEADER = "edgequeue-subscription-after";
 
 const CORS = { "access-control-allow-origin": "*" };
 const JOB_KEY = `SELECT id, type, dedupe_key FROM job WHERE ${byId("?1", "?2")}`;
@@ -76,7 +78,8 @@ export class Watchers {
     if (this.count >= this.d.limit()) {
       return errorResponse(new QueueError("too_many_subscribers", `this object holds ${this.count} subscriptions, its most (limits.subscribersPerObject); try again later or follow fewer jobs`));
     }
-    const first = firstMessage(this.d.sql, sub);
+    const after = request.headers.get(SUBSCRIPTION_AFTER_HEADER);
+    const first = firstMessage(this.d.sql, sub, after === null ? null : Number(after));
     if (first === null) return errorResponse(new QueueError("not_found", `no job ${sub.kind === "job" ? sub.id : ""}`));
     return upgrade ? this.openSocket(sub, first) : this.openStream(sub, first);
   }

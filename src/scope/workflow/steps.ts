@@ -55,7 +55,7 @@ type StepRow = {
 type StepRefusal = Extract<Refusal, { code: "payload_too_large" | "journal_too_large" | "nondeterminism" }>;
 
 /** journalsOf: the journals of these jobs (by seq), for the ones that have one. */
-export function journalsOf(store: HomeStore, rows: readonly JobRow[]): Map<number, Journal> {
+export function journalsOf(store: Pick<HomeStore, "sql">, rows: readonly JobRow[]): Map<number, Journal> {
   if (rows.length === 0) return new Map();
   // The row's part, as the rows were read (journal-row.ts); then job_step's, one index seek per job. Most jobs
   // never journal and find nothing in either.

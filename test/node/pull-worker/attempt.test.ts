@@ -61,7 +61,10 @@ describe("Attempt: outcomes", () => {
       { onError: (e, job, k) => heard.push(`${k} ${job.id} ${e}`) },
     );
     await a.done;
-    expect(writes()).toEqual([`logs {"items":[{"at":${Date.now()},"attempt":1,"message":"trying","fields":{}}]}`, ...expected]);
+    // A thrown error's fail carries its stack's first frame (its error group: docs/operating.md "Error groups").
+    const frameless = writes().map((w) => w.replace(/,"frame":"at [^"]*attempt\.test\.ts\)"/, ""));
+    expect(frameless).toEqual([`logs {"items":[{"at":${Date.now()},"attempt":1,"message":"trying","fields":{}}]}`, ...expected]);
+    expect(writes().at(-1)!.includes('"frame":"at ')).toBe(kind !== null);
     expect(heard).toEqual(kind ? [`${kind} j ${(error() as Error).message}`] : []);
   });
 
@@ -74,7 +77,7 @@ describe("Attempt: outcomes", () => {
       { onError: () => { throw new Error("metrics down"); } },
     );
     await a.done;
-    expect(writes()).toEqual([`fail {"error":"boom"}`]);
+    expect(writes().map((w) => w.replace(/,"frame":"[^"]*"/, ""))).toEqual([`fail {"error":"boom"}`]);
     expect(lines).toContainEqual({ event: "worker:on_error_threw", id: "j", error: "Error: metrics down" });
   });
 });
@@ -192,5 +195,25 @@ describe("Attempt: ctx.sleep", () => {
     await older.a.done;
     const sleeps = older.calls.filter((c) => c.path.endsWith("/sleep")).map((c) => (c.body as Record<string, unknown>).durationMs);
     expect(sleeps).toEqual([60_000, undefined]);
+  });
+});
+
+describe("Attempt: an error's frame", () => {
+  it("a queue older than the fail's frame gets the error without it, and the fail lands", async () => {
+    const older = start(
+      async () => {
+        throw new Error("boom");
+      },
+      (c) => {
+        if (c.path.endsWith("/fail") && (c.body as Record<string, unknown>).frame !== undefined) throw refusal("invalid_request", "body: Unrecognized key: \"frame\"", 400);
+        return {};
+      },
+    );
+    await older.a.done;
+    const fails = older.calls.filter((c) => c.path.endsWith("/fail")).map((c) => c.body as Record<string, unknown>);
+    expect(fails.map((b) => [b.error, typeof b.frame])).toEqual([
+      ["boom", "string"],
+      ["boom", "undefined"],
+    ]);
   });
 });

@@ -1,0 +1,55 @@
+/**
+ * The errors capability (docs/design.md "The scope object: a core and its capabilities"): each attempt the core
+ * ends in an error is noted for its group inside the attempt's transaction (hook `erred`; error-notes.ts, in
+ * memory), and the notes are written at the alarm some seconds later — one row per group, however many attempts —
+ * or before the object's groups are read for `GET /v1/errors` (error-groups.ts).
+ *
+ * @module
+ */
+import type { ErrorGroup } from "../../job/schemas/errors";
+import type { AlarmPass, Capability, WakeRow } from "../jobs/capability";
+import type { HomeStore } from "../jobs/home-store";
+import type { JobHooks } from "../jobs/job-hooks";
+import { errorGroups, writeNotes } from "./error-groups";
+import { ErrorNotes } from "./error-notes";
+
+/** How long after its first unwritten note a burst of failures is written (the alarm's share). */
+export const ERRORS_FLUSH_MS = 5_000;
+
+export class Errors implements Capability {
+  readonly name = "errors";
+  readonly notes = new ErrorNotes();
+  readonly hooks: Partial<JobHooks> = {
+    erred: (_store, row, error, now) => this.notes.add({ job: { id: row.id, type: row.type }, error, at: now }),
+  };
+
+  constructor(private readonly store: Pick<HomeStore, "sql" | "atomic">) {}
+
+  nextWake(_row: WakeRow, _now: number): number | null {
+    const since = this.notes.since;
+    return since === null ? null : since + ERRORS_FLUSH_MS;
+  }
+
+  async alarm(pass: AlarmPass): Promise<void> {
+    const since = this.notes.since;
+    if (since !== null && pass.now >= since + ERRORS_FLUSH_MS) this.flush();
+  }
+
+  /** groups: this object's error groups (of `type`, or all) as of `now`, its notes written first. */
+  groups(type: string | null, now: number): ErrorGroup[] {
+    this.flush();
+    return errorGroups(this.store.sql, type, now);
+  }
+
+  private flush(): void {
+    if (this.notes.size === 0) return;
+    const notes = this.notes.take();
+    try {
+      this.store.atomic(() => writeNotes(this.store.sql, notes));
+    } catch (e) {
+      // Storage refused: they are noted again for the next try, not lost with this one.
+      for (const n of notes) this.notes.add(n);
+      throw e;
+    }
+  }
+}
