@@ -12,34 +12,13 @@ import { TERMINAL_STATES } from "../../job/states";
 import { duration, pretty, utc, utcMs } from "../format";
 import { Csrf, Layout, StateChip, type PageFrame } from "../layout";
 import { jobHref } from "./jobs";
+import { clip, StepsCard } from "./job-steps";
 
-/** Past this many characters a payload or result is cut on the page (the API has it whole). */
-const SHOWN_MAX_CHARS = 64 * 1024;
-
-function clip(text: string): string {
-  return text.length <= SHOWN_MAX_CHARS ? text : `${text.slice(0, SHOWN_MAX_CHARS)}\n… ${text.length - SHOWN_MAX_CHARS} more characters (GET /v1/jobs/{id} has it all)`;
-}
-
-/** The journal's waits (docs/workflows.md): open until what they wait for ends them. */
-const WAIT_KINDS: ReadonlySet<string> = new Set(["signal", "token_wait", "invoke", "event"]);
-const KIND_NOTE: Record<string, string> = { signal: "(wait for a signal)", token: "(wait token made)", token_wait: "(wait for the token)", invoke: "(child job)", event: "(wait for an event)" };
 /** What a wait of `waitingFor` is, in words. */
 const WAIT_WORDS: Record<string, string> = { signal: "signal", token: "wait token", event: "event on" };
 
 /** How many of a parent's children the page lists (the API pages through all: GET /v1/jobs/{id}/children). */
 export const CHILDREN_SHOWN = 100;
-
-/** childOf: an invoke entry's child — named by its result once it ended, by the job's waits while open. */
-function childOf(s: StepView, j: Job): string | null {
-  if (s.kind !== "invoke") return null;
-  const ended = s.result as { child?: string } | null;
-  return ended?.child ?? j.waitingFor?.find((w) => w.kind === "invoke" && w.name === s.name)?.child ?? null;
-}
-
-/** firstOfName: whether the journal's entry at `i` is the first of its name (the one a rerun from that name starts at). */
-function firstOfName(journal: readonly StepView[], i: number): boolean {
-  return journal.findIndex((e) => e.name === journal[i]!.name) === i;
-}
 
 export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; logs: JobLogs["items"]; children: Children; live: boolean }) {
   const { job: j, frame } = props;
@@ -216,60 +195,7 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
             ) : null}
           </div>
         ) : null}
-        {props.journal.length > 0 ? (
-          <div class="card" id="steps">
-            <h2>Steps</h2>
-            <table>
-              <thead>
-                <tr>
-                  <th class="num">#</th>
-                  <th>Step</th>
-                  <th class="num">Attempt</th>
-                  <th>Started</th>
-                  <th>Took</th>
-                  <th>Result</th>
-                  {canRerun ? <th></th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {props.journal.map((s, i) => (
-                  <tr>
-                    <td class="num">{s.seq}</td>
-                    <td>
-                      {childOf(s, j) ? (
-                        <a href={jobHref(childOf(s, j)!)} data-child>
-                          <code>{s.name}</code>
-                        </a>
-                      ) : (
-                        <code>{s.name}</code>
-                      )}{" "}
-                      {s.kind === "sleep" ? <span class="muted">(sleep until {utcMs(s.wakeAt ?? 0)})</span> : <span class="muted">{KIND_NOTE[s.kind] ?? ""}</span>}
-                    </td>
-                    <td class="num">{s.attempt}</td>
-                    <td>{utcMs(s.startedAt)}</td>
-                    <td class="muted">{s.finishedAt === null ? (WAIT_KINDS.has(s.kind) ? "waiting" : "not finished") : s.kind === "sleep" ? "" : duration(s.finishedAt - s.startedAt)}</td>
-                    <td class="wrap small">
-                      {s.kind === "sleep" ? "" : s.finishedAt === null ? <em>{WAIT_KINDS.has(s.kind) ? `open${s.wakeAt === null ? "" : `, times out ${utcMs(s.wakeAt)}`}` : "started, no result journaled"}</em> : <code>{clip(JSON.stringify(s.result))}</code>}
-                    </td>
-                    {canRerun ? (
-                      <td>
-                        {firstOfName(props.journal, i) ? (
-                          <form method="post" action={`${jobHref(j.id)}/rerun`} class="inline">
-                            <Csrf token={frame.csrf} />
-                            <input type="hidden" name="fromStep" value={s.name} />
-                            <button type="submit" class="small" data-rerun-from={s.name} title="A new job: the steps above keep their results, this one and those after run again">
-                              Rerun from here
-                            </button>
-                          </form>
-                        ) : null}
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : null}
+        {props.journal.length > 0 ? <StepsCard job={j} journal={props.journal} csrf={frame.csrf} canRerun={canRerun} /> : null}
         {props.children.children.length > 0 ? (
           <div class="card" id="children">
             <h2>Children</h2>
