@@ -97,6 +97,8 @@ const workersPool = cloudflareTest({
           "test.raw": { binding: "TEST_RAW", maxAttempts: 1 },
           "test.down": { binding: "DOWN", maxAttempts: 2 },
           "test.steps": { binding: "TEST", leaseMs: 1000, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 50 } },
+          // Code that changes under a waiting job (test/dispatch/patched.test.ts).
+          "test.patch": { binding: "TEST", maxAttempts: 1 },
           // Pulled types with guards (test/scope/pull-guards.test.ts).
           "pull.limited": { concurrency: 1, maxAttempts: 1 },
           "pull.renewed": { concurrency: 1 },

@@ -45,7 +45,7 @@ export interface JournalStart {
  * What a journal position holds: a step, a sleep, a wait for a signal, a wait token made (its result is the token),
  * or a wait for a token's completion (docs/workflows.md).
  */
-export const JOURNAL_KINDS = ["step", "sleep", "signal", "token", "token_wait", "invoke", "event"] as const;
+export const JOURNAL_KINDS = ["step", "sleep", "signal", "token", "token_wait", "invoke", "event", "patch"] as const;
 export type JournalKind = (typeof JOURNAL_KINDS)[number];
 
 /** One journaled step, sleep or wait, at its position in the job's step calls. */
@@ -78,7 +78,8 @@ export interface Journal {
  */
 export interface JournalWrite {
   id: string;
-  op: "begin" | "commit" | "token";
+  /** patch: ctx.patched's marker, where a job first reached that point on code with the patch (docs/deploy.md). */
+  op: "begin" | "commit" | "token" | "patch";
   seq: number;
   name: string;
   /** JSON text (commit); token: `{"timeoutMs": n | null}`. */

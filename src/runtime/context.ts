@@ -111,6 +111,13 @@ export interface JobContext<T extends string = string, E = unknown> {
    * job with NondeterminismError.
    */
   step<R>(name: string, fn: (run: StepRun) => R | Promise<R>, options?: StepOptions): Promise<Awaited<R>>;
+  /**
+   * Whether this job takes the patched path (docs/deploy.md "Code that changes under running jobs"): true for a job
+   * that first reaches this point on code that has the patch, false for one whose journal went past this point
+   * before it did — so a deploy keeps running jobs on the path they journaled. `if (await ctx.patched("v2-charge"))
+   * { new } else { old }`; remove the old branch once no job that ran it is left.
+   */
+  patched(name: string): Promise<boolean>;
   /** Durable sleep: the job goes back to pending for `ms` (no call, lease, permit or attempt held), then runs again and every step before it replays. */
   sleep(name: string, ms: number): Promise<void>;
   /**

@@ -88,6 +88,7 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     progress: (value) => progress.report(value),
     step: (name, f, options) => steps.step(name, f, options),
     sleep: (name, ms) => steps.sleep(name, ms),
+    patched: (name) => steps.patched(name),
     waitForSignal: (name, options) => steps.waitForSignal(name, options),
     createWaitToken: (name, options) => steps.createWaitToken(name, options),
     waitForToken: (token) => steps.waitForToken(token),

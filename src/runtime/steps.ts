@@ -140,6 +140,27 @@ export class StepRunner {
     return JSON.parse(result) as Awaited<R>;
   }
 
+  /**
+   * patched: whether this job runs the patched path (docs/deploy.md "Code that changes under running jobs"): true for
+   * a job that first reaches this point on code that has the patch — its journal ends before it, so the patch is
+   * journaled here and a replay answers the same —, false for one whose journal went on past this point before the
+   * patch existed (it keeps to its old path: the position is not taken, its old steps replay where they were).
+   */
+  async patched(name: string): Promise<boolean> {
+    checkName(name);
+    const seq = this.nextSeq;
+    const held = this.entries.get(seq);
+    if (held?.kind === "patch" && held.name === name) {
+      this.nextSeq++;
+      return true;
+    }
+    if (held || seq <= this.lastHeld) return false;
+    if (this.signal.aborted) throw this.signal.reason;
+    this.nextSeq++;
+    await this.write({ op: "patch", seq, name, result: "true", startedAt: this.clock() });
+    return true;
+  }
+
   async sleep(name: string, ms: number): Promise<void> {
     const seq = this.nextSeq++;
     checkName(name);

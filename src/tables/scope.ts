@@ -339,7 +339,7 @@ export const jobStep = sqliteTable(
     seq: integer("seq").notNull(),
     name: text("name").notNull(),
     /** `signal` / `token`: a wait (scope/workflow/waits.ts); its result is null until it ends: `{"data": …}`, or `null` on its timeout. */
-    kind: text("kind", { enum: ["start", "step", "sleep", "signal", "token", "token_wait", "invoke"] }).notNull(),
+    kind: text("kind", { enum: ["start", "step", "sleep", "signal", "token", "token_wait", "invoke", "event", "patch"] }).notNull(),
     /** JSON text; null while an atMostOnce step has started and not finished. */
     result: text("result"),
     startedAt: integer("started_at").notNull(),

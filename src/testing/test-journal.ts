@@ -121,7 +121,7 @@ export class TestJournal {
    */
   write(w: Omit<JournalWrite, "id">, jobId: string, attempt: number, now: number): JournalAnswer {
     const held = this.entries.get(w.seq);
-    const kind = w.op === "token" ? "token" : "step";
+    const kind = w.op === "token" ? "token" : w.op === "patch" ? "patch" : "step";
     if (held && (held.name !== w.name || held.kind !== kind)) {
       return { ok: false, code: "nondeterminism", message: `step ${w.seq} is ${JSON.stringify(held.name)} in the journal, ${JSON.stringify(w.name)} in the code` };
     }
@@ -130,7 +130,7 @@ export class TestJournal {
         seq: w.seq,
         name: w.name,
         kind,
-        result: w.op === "commit" ? w.result ?? "null" : w.op === "token" ? JSON.stringify(testToken(jobId, w.name, w.result, now)) : null,
+        result: w.op === "commit" || w.op === "patch" ? w.result ?? "null" : w.op === "token" ? JSON.stringify(testToken(jobId, w.name, w.result, now)) : null,
         startedAt: w.startedAt,
         finishedAt: w.op === "begin" ? null : now,
         attempt,

@@ -30,6 +30,42 @@ describe("a batch handler in the test kit", () => {
   });
 });
 
+describe("ctx.patched", () => {
+  /** A handler whose code a test swaps between attempts, as a deploy does: b, or b2 behind ctx.patched. */
+  function deployable() {
+    const code = { patched: false };
+    const handler = async (_p: object, ctx: JobContext) => {
+      await ctx.step("a", () => 1);
+      const path = code.patched && (await ctx.patched("use-b2")) ? await ctx.step("b2", () => "new") : await ctx.step("b", () => "old");
+      await ctx.step("c", () => 3);
+      return { path };
+    };
+    return { code, handler };
+  }
+
+  it("a run that journaled past the patch keeps its old path after the code changes", async () => {
+    const { code, handler } = deployable();
+    const run = await runJob(handler, {}, { crashAfter: "b" });
+    code.patched = true;
+    await run.resume();
+    expect(run.result).toEqual({ path: "old" });
+    expect(run.steps.map((s) => `${s.kind}:${s.name}`)).toEqual(["step:a", "step:b", "step:c"]);
+  });
+
+  it("a run that first reaches the patch on the new code journals it, and its replay answers the same", async () => {
+    const { code, handler } = deployable();
+    const run = await runJob(handler, {}, { crashAfter: "a" });
+    code.patched = true;
+    await run.resume();
+    expect(run.result).toEqual({ path: "new" });
+    expect(run.steps.map((s) => `${s.kind}:${s.name}`)).toEqual(["step:a", "patch:use-b2", "step:b2", "step:c"]);
+    const again = await runJob(handler, {}, { crashAfter: "b2" });
+    await again.resume();
+    expect(again.result).toEqual({ path: "new" });
+    expect(again.attempts).toBe(2);
+  });
+});
+
 describe("ctx.event", () => {
   it("is the delivered event for a topic consumer (given to runJob), null otherwise", async () => {
     const consumer = async (_p: object, ctx: JobContext) => ({ event: ctx.event });

@@ -44,7 +44,7 @@ export const StepParams = z.strictObject({ id: JobId, name: stepName });
 export const StepSchema = z.object({
   name: z.string(),
   seq: z.number().int().meta({ description: "Position in the job's step calls, from 0." }),
-  kind: z.enum(JOURNAL_KINDS).meta({ description: "step, sleep, signal (a wait for a signal), token (a wait token made), token_wait (a wait for a token's completion), invoke (a child job: its result holds the child's id and end) or event (a wait for an event on a topic)." }),
+  kind: z.enum(JOURNAL_KINDS).meta({ description: "step, sleep, signal (a wait for a signal), token (a wait token made), token_wait (a wait for a token's completion), invoke (a child job: its result holds the child's id and end), event (a wait for an event on a topic) or patch (ctx.patched: where the job first reached the patch)." }),
   result: z.unknown().meta({
     description: "The journaled JSON result; null while an atMostOnce step has started and not finished, and for a sleep. A wait: `{data}` once it ended, null while open or after its timeout. A token: the token.",
   }),
@@ -62,7 +62,9 @@ const journalStart = z.strictObject({ at: epochMs, seed: z.string().min(1).max(6
 /** A pull worker's journal write (`edgequeue/worker` makes these; docs/handlers.md "Durable steps"). */
 export const AppendStepSchema = z.strictObject({
   leaseToken,
-  op: z.enum(["begin", "commit", "token"]).meta({ description: "begin: an atMostOnce step starts; commit: a step's result; token: make a wait token (ctx.createWaitToken), answered as `token`." }),
+  op: z.enum(["begin", "commit", "token", "patch"]).meta({
+    description: "begin: an atMostOnce step starts; commit: a step's result; token: make a wait token (ctx.createWaitToken), answered as `token`; patch: ctx.patched's marker where the job first reached it (docs/deploy.md).",
+  }),
   seq: z.number().int().min(0).max(100_000),
   name: stepName,
   result: z.unknown().optional().meta({ description: "commit: the step's JSON result." }),

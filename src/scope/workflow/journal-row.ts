@@ -58,7 +58,7 @@ export const ROW_BYTES = "coalesce((SELECT journal ->> 'bytes' FROM job WHERE se
 
 /** rowKeeps: whether an entry belongs in the row — written finished, never changed after, nothing at its position. */
 export function rowKeeps(e: { kind: string; finishedAt: number | null; ref?: string | null }, held: boolean): boolean {
-  return !held && e.finishedAt !== null && (e.kind === "step" || e.kind === "sleep") && (e.ref ?? null) === null;
+  return !held && e.finishedAt !== null && (e.kind === "step" || e.kind === "sleep" || e.kind === "patch") && (e.ref ?? null) === null;
 }
 
 /** appendRowEntry: the entry appended to the job's row (inside the caller's transaction); false when the row's share is full. */

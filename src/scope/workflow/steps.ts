@@ -97,7 +97,7 @@ export function appendStep(store: HomeStore, w: JournalWrite, token: string, now
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, w.id, token, idSeq(w.id)))[0];
     if (!leased) return leaseRefusal(store, w.id, token, now);
-    const kind = w.op === "token" ? "token" : "step";
+    const kind = w.op === "token" ? "token" : w.op === "patch" ? "patch" : "step";
     if (kind === "token") {
       if (w.result === null) return { ok: false, code: "refused", reason: "a wait token is signed with the queue's QUEUE_TOKEN, and none is set (wrangler secret put QUEUE_TOKEN)", state: leased.state };
       const other = store.sql.exec<{ seq: number }>(TOKEN_OF_NAME, leased.seq, w.name).toArray()[0];
