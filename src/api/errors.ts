@@ -28,7 +28,7 @@ export const ERROR_OPERATIONS = {
   rerunErrorGroup: operation({
     method: "post",
     path: "/v1/errors/rerun",
-    summary: "Rerun a group's newest finished jobs from their start, each as a new job (as POST /v1/jobs/{id}/rerun)",
+    summary: "Rerun a group's newest jobs that failed for good from their start, each as a new job (as POST /v1/jobs/{id}/rerun)",
     body: ErrorGroupActionSchema,
     response: ErrorGroupActionResultSchema,
     errors: ["not_found"],

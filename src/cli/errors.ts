@@ -28,7 +28,7 @@ export function errorsCommand(program: Command, io: Io): void {
   for (const action of ["retry", "rerun"] as const) {
     errors
       .command(`${action} <type> <fingerprint>`)
-      .description(action === "retry" ? "send the group's newest failed jobs back to pending" : "rerun the group's newest finished jobs from their start")
+      .description(action === "retry" ? "send the group's newest failed jobs back to pending" : "rerun the group's newest failed jobs from their start")
       .action(async (type: string, fingerprint: string) => {
         const r = action === "retry" ? await io.client().retryErrorGroup({ type, fingerprint }) : await io.client().rerunErrorGroup({ type, fingerprint });
         print(r, () => `${action === "retry" ? "retried" : "reruns made:"} ${r.changed}${r.skipped ? `, skipped ${r.skipped}` : ""}`);

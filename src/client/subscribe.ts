@@ -51,16 +51,20 @@ export function subscribe(url: string, onMessage: (m: SubscriptionMessage) => vo
   let wake: (() => void) | null = null;
   const closed = (async () => {
     for (let failures = 0; ; ) {
+      // A connection worked if it brought news or stayed open a while: one dropped at once after resending what was
+      // seen is a failure, and enough of those in a row end the subscription.
       let delivered = false;
+      const opened = Date.now();
       current = connect(cursor.url(url), (m) => {
+        if (!cursor.fresh(m)) return;
         delivered = true;
-        if (cursor.fresh(m)) onMessage(m);
+        onMessage(m);
       });
       const end = await current.closed;
       // The queue closes (1000) only once the job it follows ended; any other close is a dropped connection.
       const over = end.code === 1000 && cursor.jobEnded;
       if (stopped || retry === null || over || REFUSED.has(end.code)) return end;
-      failures = delivered ? 1 : failures + 1;
+      failures = delivered || Date.now() - opened >= STAYED_OPEN_MS ? 1 : failures + 1;
       if (failures > retry.attempts) return end;
       // Backing off, unless the subscriber closes it meanwhile.
       await new Promise<void>((resolve) => {
@@ -85,7 +89,7 @@ export function subscribe(url: string, onMessage: (m: SubscriptionMessage) => vo
 
 /**
  * Cursor: the latest time the queue's own clock put on a subscription's messages (a view's updatedAt, a progress
- * report's time) — a reconnect asks for what came after it (`?after=`) — and the step and log messages already given
+ * report's time, a step's end) — a reconnect asks for what came after it (`?after=`) — and the step and log messages already given
  * (the newest SEEN_MAX), so a replay never gives one twice: the queue sends the job's steps and lines from a minute
  * before the cursor (a handler's clock may run behind its queue's), and the ones seen are dropped here.
  */
@@ -108,6 +112,8 @@ class Cursor {
       if (this.seen.has(text)) return false;
       this.seen.add(text);
       if (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.values().next().value!);
+      // A step's end is stamped by the queue (its start and a line's time by the handler).
+      if (m.event === "step" && m.step.finishedAt !== null) this.advance(m.step.finishedAt);
       return true;
     }
     if (m.event === "state" && "job" in m) {
@@ -120,10 +126,17 @@ class Cursor {
       if (m.job.finishedAt !== null) this.jobEnded = true;
     }
     const at = timeOf(m);
-    if (at !== null && (this.at === null || at > this.at)) this.at = at;
+    if (at !== null) this.advance(at);
     return true;
   }
+
+  private advance(at: number): void {
+    if (this.at === null || at > this.at) this.at = at;
+  }
 }
+
+/** A connection open this long before it dropped worked, news or not (a quiet job's subscription). */
+const STAYED_OPEN_MS = 30_000;
 
 /** Step and log messages a subscription remembers, to drop them from a reconnect's replay. */
 const SEEN_MAX = 2_000;

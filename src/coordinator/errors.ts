@@ -15,6 +15,8 @@ import type { QueueContext } from "./queue-context";
 /** Objects one call reads at most (each is a request); past it, the answer says it is not complete. */
 const HOMES_MAX = 200;
 const PARALLEL = 16;
+/** The newest jobs a group merged from several objects keeps (what its retry or rerun acts on). */
+const RECENT_MERGED_MAX = 100;
 
 export class ErrorGroups {
   constructor(
@@ -36,13 +38,20 @@ export class ErrorGroups {
     return { items, complete };
   }
 
-  /** act: a group's newest jobs retried (the failed ones) or rerun (the finished ones), each as the single call does. */
+  /**
+   * act: a group's newest jobs that failed for good, retried or rerun, each as the single call does — never one that
+   * went on to complete after its error (a rerun would do its work again), nor one cancelled or still running.
+   */
   async act(action: "retry" | "rerun", g: ErrorGroupAction): Promise<{ changed: number; skipped: number }> {
     const group = (await this.list(g.type, 500)).items.find((x) => x.fingerprint === g.fingerprint);
     if (!group) throw new QueueError("not_found", `no error group ${g.fingerprint} of ${g.type}`);
     const total = { changed: 0, skipped: 0 };
     await inParallel(group.recentJobIds, PARALLEL, async (id) => {
       try {
+        if ((await this.jobs.get(id)).state !== "failed") {
+          total.skipped++;
+          return;
+        }
         if (action === "retry") await this.jobs.retry(id);
         else await this.jobs.rerun(id, undefined, undefined);
         total.changed++;
@@ -83,6 +92,7 @@ function merge(a: ErrorGroup, b: ErrorGroup): ErrorGroup {
     total: a.total + b.total,
     lastHour: a.lastHour + b.lastHour,
     lastDay: a.lastDay + b.lastDay,
-    recentJobIds: [...last.recentJobIds, ...(last === a ? b : a).recentJobIds].slice(0, 100),
+    // Each list is oldest first; the latest object's last.
+    recentJobIds: [...(last === a ? b : a).recentJobIds, ...last.recentJobIds].slice(-RECENT_MERGED_MAX),
   };
 }

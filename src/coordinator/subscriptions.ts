@@ -86,8 +86,8 @@ export class Subscriptions {
     if (!verified.ok) throw new QueueError("unauthorized", verified.why);
     const headers = new Headers(request.headers);
     headers.set(SUBSCRIPTION_HEADER, JSON.stringify(verified.sub));
-    // A reconnect's cursor (docs/http-api.md "Reconnecting"): `?after=` on the URL, or an event stream's Last-Event-ID.
-    const after = cursorOf(new URL(request.url).searchParams.get("after") ?? request.headers.get("last-event-id"));
+    // A reconnect's cursor (docs/http-api.md "Reconnecting"): `?after=` on the URL.
+    const after = cursorOf(new URL(request.url).searchParams.get("after"));
     headers.delete(SUBSCRIPTION_AFTER_HEADER);
     if (after !== null) headers.set(SUBSCRIPTION_AFTER_HEADER, String(after));
     return this.q.env.SCOPE.getByName(verified.sub.home).fetch(new Request("https://scope/subscribe", { headers }));

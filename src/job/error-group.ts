@@ -2,7 +2,7 @@
  * Error groups (docs/operating.md "Error groups"): an attempt's error reduced to a fingerprint — its kind, its
  * message with what varies from job to job masked (ids, numbers, times, quoted values), and the first frame of its
  * stack when the handler's runtime sent one — so a thousand "order 8812 not found" are one group, counted per type.
- * Names in quotes (a property, a field) are kept: they tell one bug from another.
+ * Words are kept (a property's or a field's name tells one bug from another), their digits masked.
  * Trigger.dev's and Cloudflare's error groups, by the same idea.
  *
  * @module

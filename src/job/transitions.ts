@@ -25,7 +25,7 @@ export const TRANSITIONS = {
   supersede: {
     from: ["pending", "running", "waiting"],
     to: "superseded",
-    by: "an attempt that would go back to pending (fail with attempts left, release, the reap pass) while a follower of its key is already pending (running only); or a newer job of its key enqueued with dedupeMode cancelRunning (any live job) or cancelPending (a pending one that never started)",
+    by: "an attempt that would go back to pending (fail with attempts left, release, the reap pass) while a follower of its key is already pending (running only); or a newer job of its key enqueued with dedupeMode cancelRunning (any live job) or cancelPending (a pending one not resuming with a journal)",
   },
   expire: { from: ["pending"], to: "expired", by: "its expiry passed before it ever started (the alarm's expiry pass)" },
   retry: { from: ["failed", "cancelled", "superseded", "expired"], to: "pending", by: "manual retry" },

@@ -7,6 +7,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { fingerprint, firstFrame, masked } from "../../src/job/error-group";
 import type { ScopeDO } from "../../src/scope/scope-do";
+import { ErrorNotes, NOTES_MAX } from "../../src/scope/errors/error-notes";
 import { BUCKET_MS, DAY_MS, errorGroups, GROUP_KEEP_MS, HOUR_MS, noteError } from "../../src/scope/errors/error-groups";
 import { api, isTerminal, uniqueScope, uniqueType, waitForJob } from "../helpers/api";
 import { freshScope, newJob, partsOf, put } from "../helpers/scope";
@@ -81,6 +82,16 @@ describe("written in bursts", () => {
   });
 });
 
+describe("the notes' bound", () => {
+  it("keeps at most NOTES_MAX unwritten notes, each message cut to what a group keeps; the rest are counted as dropped", () => {
+    const notes = new ErrorNotes();
+    for (let i = 0; i <= NOTES_MAX; i++) notes.add({ job: { id: `j${i}`, type: "t" }, error: { kind: "error", message: "x".repeat(4_000), frame: null }, at: i });
+    expect(notes.size).toBe(NOTES_MAX);
+    expect(notes.dropped).toBe(1);
+    expect(notes.take()[0]!.error.message).toHaveLength(500);
+  });
+});
+
 describe("GET /v1/errors", () => {
   it("groups a type's failed attempts by kind, masked message and frame across objects, most in the last hour first", async () => {
     const type = uniqueType("pull");
@@ -89,11 +100,13 @@ describe("GET /v1/errors", () => {
       ids.push((await api("POST", "/v1/jobs", { type, payload: { i }, maxAttempts: 1, ...(scope ? { scope } : {}) })).body.job.id);
     }
     const fatal = (await api("POST", "/v1/jobs", { type, payload: {}, maxAttempts: 2 })).body.job.id as string;
+    // One more fails the same way once, then completes: in the group, but never retried or rerun by it.
+    const recovered = (await api("POST", "/v1/jobs", { type, payload: {}, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 1 } })).body.job.id as string;
     // Each of the three, in three objects, fails with "order <n> not found" from the same frame; the fourth fatally.
     const jobs = await vi.waitFor(
       async () => {
         const got = (await api("POST", "/v1/claim", { worker: "w", types: [type], limit: 10 })).body.jobs as { id: string; leaseToken: string }[];
-        expect(got).toHaveLength(4);
+        expect(got).toHaveLength(5);
         return got;
       },
       { timeout: 5_000, interval: 50 },
@@ -102,23 +115,33 @@ describe("GET /v1/errors", () => {
       const body = j.id === fatal ? { leaseToken: j.leaseToken, error: "card declined", fatal: true } : { leaseToken: j.leaseToken, error: `order ${ids.indexOf(j.id) + 100} not found`, frame: "at lookup (src/orders.ts)" };
       expect((await api("POST", `/v1/jobs/${j.id}/fail`, body)).status).toBe(200);
     }
+    const again = await vi.waitFor(
+      async () => {
+        const got = (await api("POST", "/v1/claim", { worker: "w", types: [type], limit: 10 })).body.jobs as { id: string; leaseToken: string }[];
+        expect(got.map((j) => j.id)).toEqual([recovered]);
+        return got[0]!;
+      },
+      { timeout: 5_000, interval: 20 },
+    );
+    expect((await api("POST", `/v1/jobs/${recovered}/complete`, { leaseToken: again.leaseToken, result: {} })).status).toBe(200);
     const r = await api("GET", `/v1/errors?type=${type}`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.complete).toBe(true);
     const [first, second] = r.body.items as Group[];
     expect(r.body.items).toHaveLength(2);
-    expect(first).toMatchObject({ type, kind: "error", message: "order <n> not found", frame: "at lookup (src/orders.ts)", total: 3, lastHour: 3, lastDay: 3 });
-    expect(new Set(first!.recentJobIds)).toEqual(new Set(ids));
+    expect(first).toMatchObject({ type, kind: "error", message: "order <n> not found", frame: "at lookup (src/orders.ts)", total: 4, lastHour: 4, lastDay: 4 });
+    expect(new Set(first!.recentJobIds)).toEqual(new Set([...ids, recovered]));
     expect(ids).toContain(first!.firstJobId);
     expect(second).toMatchObject({ kind: "fatal", message: "card declined", total: 1, lastHour: 1, firstJobId: fatal, lastJobId: fatal });
 
     // The group's failed jobs back to pending in one call; the other group's job is not touched.
     const retried = await api("POST", "/v1/errors/retry", { type, fingerprint: first!.fingerprint });
-    expect(retried.body).toEqual({ changed: 3, skipped: 0 });
+    expect(retried.body).toEqual({ changed: 3, skipped: 1 });
+    expect((await api("GET", `/v1/jobs/${recovered}`)).body.job.state).toBe("completed");
     for (const id of ids) expect((await api("GET", `/v1/jobs/${id}`)).body.job.state).toBe("pending");
     expect((await api("GET", `/v1/jobs/${fatal}`)).body.job.state).toBe("failed");
     // Again: they are pending now, so nothing to retry.
-    expect((await api("POST", "/v1/errors/retry", { type, fingerprint: first!.fingerprint })).body).toEqual({ changed: 0, skipped: 3 });
+    expect((await api("POST", "/v1/errors/retry", { type, fingerprint: first!.fingerprint })).body).toEqual({ changed: 0, skipped: 4 });
     // A rerun of the fatal group: a new job of its finished one.
     const rerun = await api("POST", "/v1/errors/rerun", { type, fingerprint: second!.fingerprint });
     expect(rerun.body).toEqual({ changed: 1, skipped: 0 });

@@ -61,7 +61,7 @@ export function ErrorsPage(props: { frame: PageFrame; items: ErrorGroup[]; compl
                           <Csrf token={frame.csrf} />
                           <input type="hidden" name="type" value={g.type} />
                           <input type="hidden" name="fingerprint" value={g.fingerprint} />
-                          <button type="submit" class="small" data-group-action={action} title={action === "retry" ? "Send its newest failed jobs back to pending" : "Rerun its newest finished jobs from their start"}>
+                          <button type="submit" class="small" data-group-action={action} title={action === "retry" ? "Send its newest failed jobs back to pending" : "Rerun its newest failed jobs from their start"}>
                             {action === "retry" ? "Retry failed" : "Rerun"}
                           </button>
                         </form>

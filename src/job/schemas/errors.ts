@@ -43,6 +43,6 @@ export const ErrorGroupActionSchema = z.strictObject({
 });
 export type ErrorGroupAction = z.infer<typeof ErrorGroupActionSchema>;
 export const ErrorGroupActionResultSchema = z.object({
-  changed: z.number().int().meta({ description: "Jobs retried (failed ones back to pending), or reruns made (of finished ones)." }),
-  skipped: z.number().int().meta({ description: "Jobs of the group left as they were: not in a state the action acts on, or gone." }),
+  changed: z.number().int().meta({ description: "Jobs retried (back to pending), or reruns made: the group's newest jobs that failed for good." }),
+  skipped: z.number().int().meta({ description: "Jobs of the group left as they were: completed after their error, pending or running again, cancelled, or gone." }),
 });

@@ -15,8 +15,18 @@ export interface ErrorNote {
   at: number;
 }
 
+/**
+ * Notes kept unwritten at most (each a few hundred bytes: its message cut to what a group keeps); past it a failure
+ * storm's further notes are dropped, counted, until the next write — the groups' counts then read low, never a job.
+ */
+export const NOTES_MAX = 10_000;
+/** What a note keeps of a message: a group keeps its first 500 characters at most (error-groups.ts `sample`). */
+const NOTE_MESSAGE_MAX = 500;
+
 export class ErrorNotes {
   private notes: ErrorNote[] = [];
+  /** Notes dropped past NOTES_MAX since the last write (logged by it). */
+  dropped = 0;
 
   get size(): number {
     return this.notes.length;
@@ -28,7 +38,12 @@ export class ErrorNotes {
   }
 
   add(note: ErrorNote): void {
-    this.notes.push(note);
+    if (this.notes.length >= NOTES_MAX) {
+      this.dropped++;
+      return;
+    }
+    const message = note.error.message;
+    this.notes.push(message.length <= NOTE_MESSAGE_MAX ? note : { ...note, error: { ...note.error, message: message.slice(0, NOTE_MESSAGE_MAX) } });
   }
 
   mark(): number {

@@ -44,6 +44,10 @@ export class Errors implements Capability {
   private flush(): void {
     if (this.notes.size === 0) return;
     const notes = this.notes.take();
+    if (this.notes.dropped > 0) {
+      console.error(JSON.stringify({ event: "errors:notes_dropped", dropped: this.notes.dropped, kept: notes.length }));
+      this.notes.dropped = 0;
+    }
     try {
       this.store.atomic(() => writeNotes(this.store.sql, notes));
     } catch (e) {

@@ -4,7 +4,7 @@
  *
  * - `cancelRunning`: every live job of the key — running, waiting or pending — ends `superseded`, a running one's
  *   handler aborted (its signal; its holder's next call is `lease_lost`), and the new job is created, due now.
- * - `cancelPending`: the key's pending jobs that never started end `superseded`; a running (or waiting, or resuming)
+ * - `cancelPending`: the key's pending jobs end `superseded` (queued, or back for a retry); a running (or waiting, or resuming)
  *   job is kept, and the new job waits behind it as a follower.
  *
  * Either way, in the enqueue's own transaction: the key never has two jobs running, nor is it ever without its newest.

@@ -140,10 +140,15 @@ function enqueueOwedIn(store: HomeStore, jobs: readonly OwedJob[], now: number, 
       // one; refused ones are told to their parents, and those the home has no room for yet are owed again (to this
       // very home, with the outbox's backoff), so a fan-out larger than maxDepth lands as room frees.
       const results: Extract<EnqueueOutcome, { ok: true }>["results"] = [];
+      // Older jobs of keys a child's cancelRunning or cancelPending ended (jobs/key-cancel.ts): told as the chunk's would be.
+      const superseded: JobRow[] = [];
       const full: OwedJob[] = [];
       for (const [i, job] of jobs.entries()) {
         const one = enqueueJobs(store, [job], now);
-        if (one.ok) results.push(one.results[0]!);
+        if (one.ok) {
+          results.push(one.results[0]!);
+          superseded.push(...(one.superseded ?? []));
+        }
         else if (one.code === "queue_full") {
           full.push(job);
           deferred.add(i);
@@ -157,7 +162,7 @@ function enqueueOwedIn(store: HomeStore, jobs: readonly OwedJob[], now: number, 
       }
       if (full.length === jobs.length) throw new QueueFullAfterAll();
       if (full.length > 0) owe(store, "enqueue", home, JSON.stringify(full), now, FULL_RETRY_MS);
-      out = { ok: true, results };
+      out = superseded.length > 0 ? { ok: true, results, superseded } : { ok: true, results };
     }
     // A created child was inserted with its parent (enqueue.ts); one found is told of, or refused back.
     out.results.forEach((r, i) => {

@@ -50,6 +50,11 @@ export function rerunJob(store: HomeStore, id: string, input: RerunInput, now: n
       if (open) {
         return { ok: false, code: "invalid", path: "fromStep", reason: `step ${JSON.stringify(open.name)} before ${JSON.stringify(input.fromStep)} never finished, so it has no result to keep: rerun from it, or from the start` };
       }
+      // A wait token is signed for its job (job/wait-token.ts): kept, it would still complete the old job's wait.
+      const token = entries.find((e) => e.seq < at.seq && e.kind === "token");
+      if (token) {
+        return { ok: false, code: "invalid", path: "fromStep", reason: `wait token ${JSON.stringify(token.name)} before ${JSON.stringify(input.fromStep)} was made for job ${old.id} and completes only its wait: rerun from ${JSON.stringify(token.name)} or before it` };
+      }
       cut = at.seq;
     }
     if (old.dedupe_key !== null) {

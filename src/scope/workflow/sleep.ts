@@ -39,7 +39,8 @@ export function sleep(store: HomeStore, id: string, token: string, s: SleepInput
     if (refused) {
       // The journal cannot take the sleep (its cap, or another step at its position): every replay would end here
       // again, so the job fails now, saying why, rather than hold its lease until the reap pass retries it.
-      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error: refused.reason }, now);
+      const error = refused.reason;
+      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error, erred: { kind: "fatal", message: error, frame: null } }, now);
       if (!failed) return leaseRefusal(store, id, token, now);
       store.touched(now);
       return { ok: true, row: failed };

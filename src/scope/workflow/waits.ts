@@ -55,7 +55,7 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
     if (!leased) return leaseRefusal(store, id, token, now);
     // A wait the journal cannot take: every replay would end here again, so the job fails now, saying why.
     const failWith = (error: string): Outcome<{ row: JobRow }> => {
-      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error }, now);
+      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error, erred: { kind: "fatal", message: error, frame: null } }, now);
       if (!failed) return leaseRefusal(store, id, token, now);
       store.touched(now);
       return { ok: true, row: failed };
