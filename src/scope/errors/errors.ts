@@ -1,19 +1,21 @@
 /**
  * The errors capability (docs/design.md "The scope object: a core and its capabilities"): each attempt the core
  * ends in an error is noted for its group inside the attempt's transaction (hook `erred`; error-notes.ts, in
- * memory), and the notes are written at the alarm some seconds later — one row per group, however many attempts —
- * or before the object's groups are read for `GET /v1/errors` (error-groups.ts).
+ * memory), and the notes are written — one row per group, however many attempts — at the object's next alarm pass
+ * (a failure's write kicks the catalog report, whose deadline is one, seconds later), after a commit once the oldest
+ * note is ERRORS_FLUSH_MS old, or before the object's groups are read for `GET /v1/errors` (error-groups.ts). It
+ * asks for no alarm of its own: a failure costs no request.
  *
  * @module
  */
 import type { ErrorGroup } from "../../job/schemas/errors";
-import type { AlarmPass, Capability, WakeRow } from "../jobs/capability";
+import type { Capability } from "../jobs/capability";
 import type { HomeStore } from "../jobs/home-store";
 import type { JobHooks } from "../jobs/job-hooks";
 import { errorGroups, writeNotes } from "./error-groups";
 import { ErrorNotes } from "./error-notes";
 
-/** How long after its first unwritten note a burst of failures is written (the alarm's share). */
+/** How old the first unwritten note may grow before a commit writes the notes (an alarm pass writes them whatever their age). */
 export const ERRORS_FLUSH_MS = 5_000;
 
 export class Errors implements Capability {
@@ -25,14 +27,13 @@ export class Errors implements Capability {
 
   constructor(private readonly store: Pick<HomeStore, "sql" | "atomic">) {}
 
-  nextWake(_row: WakeRow, _now: number): number | null {
+  follow(_c: unknown, _rows: unknown, now: number): void {
     const since = this.notes.since;
-    return since === null ? null : since + ERRORS_FLUSH_MS;
+    if (since !== null && now >= since + ERRORS_FLUSH_MS) this.flush();
   }
 
-  async alarm(pass: AlarmPass): Promise<void> {
-    const since = this.notes.since;
-    if (since !== null && pass.now >= since + ERRORS_FLUSH_MS) this.flush();
+  async alarm(): Promise<void> {
+    this.flush();
   }
 
   /** groups: this object's error groups (of `type`, or all) as of `now`, its notes written first. */
