@@ -315,8 +315,12 @@ export class ScopeDO extends DurableObject<Env> {
     await this.parts.push.dispatcher.idle();
   }
 
-  /** flushCatalog: resolves once the catalog has every change made so far, with the alarm recomputed (tests and operators). */
+  /**
+   * flushCatalog: resolves once the catalog has every change made so far, and what this object holds in memory to
+   * write (its error notes) is written, with the alarm recomputed (tests and operators).
+   */
   async flushCatalog(): Promise<void> {
+    this.parts.errors.flush();
     await this.parts.report.reporter.flush();
     await this.parts.arm(this.clock.now());
   }
