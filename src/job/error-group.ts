@@ -35,10 +35,15 @@ export function masked(message: string): string {
   return out.slice(0, GROUP_MESSAGE_MAX);
 }
 
-/** firstFrame: the first `at …` line of a stack, without its line and column (they move with every edit above it). */
+/**
+ * firstFrame: the first `at …` line of a stack, with its file's name alone — not its line and column, which move with
+ * every edit above it, nor its folder, which a bundler's build or `wrangler dev`'s temporary folder changes.
+ */
 export function firstFrame(stack: string | undefined | null): string | null {
   const line = stack?.split("\n").find((l) => /^\s+at\s/.test(l));
-  return line ? line.trim().replace(/:\d+:\d+\)?$/, (m) => (m.endsWith(")") ? ")" : "")).slice(0, 200) : null;
+  if (!line) return null;
+  const frame = line.trim().replace(/:\d+:\d+(\)?)$/, "$1");
+  return frame.replace(/\(([^()]*[/\\])?([^/\\()]+)\)$/, "($2)").slice(0, 200);
 }
 
 /** fingerprint: the group an error falls in, within its type: 16 hex characters of its kind, masked message and frame. */

@@ -19,7 +19,9 @@ describe("the fingerprint", () => {
     expect(masked("order 8812 not found for a@b.co at 2026-12-07T01:02:03.456Z (job dHlwZTp0ZXN0.0mxcki86i~2)")).toBe("order <n> not found for <email> at <time> (job <id>)");
     expect(masked("Cannot read properties of undefined (reading 'total')\n    at charge (src/pay.ts:10:5)")).toBe("Cannot read properties of undefined (reading 'total')");
     expect(masked("upstream 0b7f1c2e-8d4a-4f3e-9a61-5c2d8e7f9a10 answered 503")).toBe("upstream <id> answered <n>");
-    expect(firstFrame("Error: boom\n    at charge (src/pay.ts:10:5)\n    at run (src/run.ts:3:1)")).toBe("at charge (src/pay.ts)");
+    expect(firstFrame("Error: boom\n    at charge (src/pay.ts:10:5)\n    at run (src/run.ts:3:1)")).toBe("at charge (pay.ts)");
+    expect(firstFrame("Error: x\n    at flaky.once (file:///w/.wrangler/tmp/dev-BEeYi9/index.js:12:9)")).toBe("at flaky.once (index.js)");
+    expect(firstFrame("Error: x\n    at async Promise.all (index 0)")).toBe("at async Promise.all (index 0)");
     expect(firstFrame("Error: boom")).toBeNull();
     expect(fingerprint("error", "order 1 not found", null)).toBe(fingerprint("error", "order 2 not found", null));
     expect(fingerprint("error", "order 1 not found", null)).not.toBe(fingerprint("fatal", "order 1 not found", null));
