@@ -10,7 +10,7 @@ import type { ScopeDO } from "../../src/scope/scope-do";
 import { ErrorNotes, NOTES_MAX } from "../../src/scope/errors/error-notes";
 import { BUCKET_MS, DAY_MS, errorGroups, GROUP_KEEP_MS, HOUR_MS, noteError } from "../../src/scope/errors/error-groups";
 import { api, isTerminal, uniqueScope, uniqueType, waitForJob } from "../helpers/api";
-import { freshScope, newJob, partsOf, put } from "../helpers/scope";
+import { freshScope, newJob, partsOf, put, T0 } from "../helpers/scope";
 
 type Group = { type: string; fingerprint: string; kind: string; message: string; frame: string | null; sample: string; firstJobId: string; lastJobId: string; total: number; lastHour: number; lastDay: number; recentJobIds: string[] };
 
@@ -81,6 +81,23 @@ describe("written in bursts", () => {
     expect(after.noted).toBe(0);
     expect(after.groups).toHaveLength(1);
     expect(after.groups[0]).toMatchObject({ type: "burst.t", total: 5, lastHour: 5, message: "item <n> failed" });
+  });
+});
+
+describe("the queue's own refusals", () => {
+  it("a sleep the journal refuses fails its job fatally, and is counted in a fatal group", async () => {
+    const { home, stub } = await freshScope();
+    const row = (await put(stub, [newJob(home, { type: "refused.sleep" })]))[0]!.row;
+    const [leased] = await stub.claim({ worker: "w", types: ["refused.sleep"], limit: 1, leaseMs: 30_000 });
+    const start = { at: T0, seed: "s" };
+    expect((await stub.appendStep({ id: row.id, op: "commit", seq: 0, name: "a", result: "1", startedAt: T0, start }, leased!.leaseToken)).ok).toBe(true);
+    // A sleep where the journal holds step "a": every replay would end here again, so the job fails now.
+    const out = await stub.sleep(row.id, leased!.leaseToken, { name: "nap", seq: 0, until: T0 + 1_000, startedAt: T0, start });
+    expect(out).toMatchObject({ ok: true, job: { state: "failed", failureKind: "fatal" } });
+    const groups = await stub.errorGroups("refused.sleep");
+    expect(groups).toHaveLength(1);
+    expect(groups[0]).toMatchObject({ kind: "fatal", total: 1, firstJobId: row.id, frame: null });
+    expect(groups[0]!.message).toMatch(/^NondeterminismError: step <n> is "a" in the journal/);
   });
 });
 
