@@ -10,9 +10,9 @@ import type { HttpQueueClient } from "../client/http-client";
 import { createQueueEvents } from "../client/queue-events";
 import type { Job } from "../job/schemas";
 import { filterOf, filterOptions, runBulk } from "./bulk";
-import { int, scopeOf, table, UsageError, when } from "./output";
+import { int, jsonObject, scopeOf, table, UsageError, when } from "./output";
 import { signalCommand } from "./signal";
-import { jsonObject, rerunCommand } from "./rerun";
+import { rerunCommand } from "./rerun";
 import { errorsCommand } from "./errors";
 
 export interface Io {

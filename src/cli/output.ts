@@ -66,3 +66,12 @@ export function int(name: string) {
     return Number(v);
   };
 }
+
+/** jsonObject: a payload given on the command line, parsed — or a usage error naming where it was given. */
+export function jsonObject(where: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${where}: not JSON (${(e as Error).message}); give an object, e.g. '{"to":"a@b.c"}'`);
+  }
+}

@@ -8,16 +8,7 @@
 import type { Command } from "commander";
 import { filterOf, filterOptions, runBulk } from "./bulk";
 import type { Io } from "./operator";
-import { scopeOf, UsageError } from "./output";
-
-/** jsonObject: a payload given on the command line, parsed — or a usage error naming where it was given. */
-export function jsonObject(where: string, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`${where}: not JSON (${(e as Error).message}); give an object, e.g. '{"to":"a@b.c"}'`);
-  }
-}
+import { jsonObject, scopeOf, UsageError } from "./output";
 
 export function rerunCommand(jobs: Command, io: Io): void {
   const print = (body: unknown, human: () => string) => io.out(`${io.json() ? JSON.stringify(body, null, 2) : human()}\n`);

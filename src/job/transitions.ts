@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { JobState } from "./states";
+import { TERMINAL_STATES, type JobState } from "./states";
 
 export interface Transition {
   readonly from: readonly JobState[];
@@ -37,6 +37,6 @@ export const BULK_ACTS_ON = {
   cancel: TRANSITIONS.cancel.from,
   retry: TRANSITIONS.retry.from,
   // A rerun is a new job made from a finished one (scope/workflow/rerun.ts); the old one does not move.
-  rerun: ["completed", "failed", "cancelled", "superseded", "expired"],
+  rerun: TERMINAL_STATES,
 } as const satisfies Record<string, readonly JobState[]>;
 export type BulkAction = keyof typeof BULK_ACTS_ON;

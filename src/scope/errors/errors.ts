@@ -10,6 +10,8 @@
  */
 import type { ErrorGroup } from "../../job/schemas/errors";
 import type { AlarmPass, Capability, WakeRow } from "../jobs/capability";
+import type { Changes } from "../jobs/changes";
+import type { JobRow } from "../jobs/job-row";
 import type { HomeStore } from "../jobs/home-store";
 import type { JobHooks } from "../jobs/job-hooks";
 import { errorGroups, writeNotes } from "./error-groups";
@@ -29,7 +31,7 @@ export class Errors implements Capability {
 
   constructor(private readonly store: Pick<HomeStore, "sql" | "atomic">) {}
 
-  follow(_c: unknown, _rows: unknown, now: number): void {
+  follow(_c: Changes, _rows: readonly JobRow[], now: number): void {
     this.flushOlder(now);
   }
 

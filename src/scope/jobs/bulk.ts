@@ -23,13 +23,14 @@ export interface BulkPage {
 }
 
 /** pageOf: at most `limit` matching jobs after `afterSeq`, the filter's states narrowed to those the action acts on. */
-function pageOf(sql: SqlStorage, action: BulkAction, filter: ListFilter, afterSeq: number, limit: number): JobRow[] {
+export function pageOf(sql: SqlStorage, action: BulkAction, filter: ListFilter, afterSeq: number, limit: number): JobRow[] {
   const acts: readonly string[] = ACTS_ON[action];
   const states = (filter.states ?? ACTS_ON[action]).filter((s) => acts.includes(s));
   return listJobs(sql, { ...filter, states }, afterSeq, limit);
 }
 
-function nextOf(page: readonly JobRow[], limit: number): number | null {
+/** nextOf: where the next page goes on (the page's last seq), or null when the page was not full. */
+export function nextOf(page: readonly JobRow[], limit: number): number | null {
   return page.length === limit ? page[page.length - 1]!.seq : null;
 }
 

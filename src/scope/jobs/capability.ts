@@ -1,7 +1,7 @@
 /**
  * The one contract between a scope object's core (jobs/: the job table, and
  * insert, claim, settle, delete) and each of its capabilities — push, pull,
- * workflow, watching, batches, retention, the catalog report (docs/design.md
+ * workflow, watching, batches, retention, errors, the catalog report (docs/design.md
  * "The scope object: a core and its capabilities"). The shell (scope-parts.ts)
  * holds the capabilities in one list and walks it; it wires none of them by
  * hand. A capability meets the core only here:

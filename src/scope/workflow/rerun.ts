@@ -14,7 +14,8 @@ import { newLocalId } from "../../job/home";
 import { enqueueJobs, type NewJob } from "../jobs/enqueue";
 import { oneJobRow, scopeOfRow, type JobRow } from "../jobs/job-row";
 import type { Outcome } from "../jobs/outcome";
-import { getJob, listJobs, liveJobsOfKey, type ListFilter } from "../jobs/read";
+import { getJob, liveJobsOfKey, type ListFilter } from "../jobs/read";
+import { nextOf, pageOf } from "../jobs/bulk";
 import type { HomeStore } from "../jobs/home-store";
 import { journalsOf } from "./steps";
 import { copyJournalBefore } from "./journal-row";
@@ -102,12 +103,11 @@ function fromRow(old: JobRow, payload: string | null, now: number): NewJob {
  * the coordinator bounds the walk by creation time, so a walk never reruns its own reruns.
  */
 export function rerunPage(store: HomeStore, filter: ListFilter, afterSeq: number, limit: number, fromStep: string | null, now: number): { made: JobRow[]; skipped: number; next: number | null } {
-  const states = (filter.states ?? TERMINAL_STATES).filter((s) => (TERMINAL_STATES as readonly string[]).includes(s));
-  const page = listJobs(store.sql, { ...filter, states }, afterSeq, limit);
+  const page = pageOf(store.sql, "rerun", filter, afterSeq, limit);
   const made: JobRow[] = [];
   for (const job of page) {
     const out = rerunJob(store, job.id, { fromStep, payload: null }, now);
     if (out.ok) made.push(out.row);
   }
-  return { made, skipped: page.length - made.length, next: page.length === limit ? page[page.length - 1]!.seq : null };
+  return { made, skipped: page.length - made.length, next: nextOf(page, limit) };
 }
