@@ -46,7 +46,8 @@ const workersPool = cloudflareTest({
   miniflare: {
     // Real handler Workers over real service bindings (built by test/global-setup.mjs).
     workers: [
-      { name: "edgequeue-example-handler", modules: true, scriptPath: "./.test-build/example-handler/index.js", compatibilityDate },
+      // Its version metadata bound as its wrangler.toml binds it (a new id per start): attempts report it.
+      { name: "edgequeue-example-handler", modules: true, scriptPath: "./.test-build/example-handler/index.js", compatibilityDate, versionMetadata: "CF_VERSION_METADATA" },
       { name: "edgequeue-test-handler", modules: true, scriptPath: "./.test-build/test-handler/index.js", compatibilityDate },
     ],
     serviceBindings: {

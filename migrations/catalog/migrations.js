@@ -13,6 +13,7 @@ import m0010 from './0010_metric_without_rowid.sql';
 import m0011 from './0011_home_type_next_partial.sql';
 import m0012 from './0012_metric_total_base.sql';
 import m0013 from './0013_pause_watch_without_rowid.sql';
+import m0014 from './0014_nondeterminism_kind.sql';
 
   export default {
     journal,
@@ -30,7 +31,8 @@ m0009,
 m0010,
 m0011,
 m0012,
-m0013
+m0013,
+m0014
     }
   }
   

@@ -1,4 +1,4 @@
--- baseline: 0044_error_groups
+-- baseline: 0045_nondeterminism_and_code_version
 --> statement-breakpoint
 -- Written by `npm run db:baseline` (test/tables/baseline.test.ts): the schema every migration makes.
 --> statement-breakpoint
@@ -33,7 +33,7 @@ CREATE TABLE `type_count` (
 	`m_failed` integer DEFAULT 0 NOT NULL,
 	`m_retried` integer DEFAULT 0 NOT NULL,
 	`m_cancelled` integer DEFAULT 0 NOT NULL
-, `waiting` integer DEFAULT 0 NOT NULL, `expired` integer DEFAULT 0 NOT NULL) WITHOUT ROWID;
+, `waiting` integer DEFAULT 0 NOT NULL, `expired` integer DEFAULT 0 NOT NULL, `failed_nondeterminism` integer DEFAULT 0 NOT NULL) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE "job_step" (
 	`job_seq` integer NOT NULL,
@@ -107,55 +107,6 @@ CREATE TABLE `topic_event` (
 	`at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE TABLE "job" (
-	`seq` integer PRIMARY KEY NOT NULL,
-	`id` text NOT NULL,
-	`type` text NOT NULL,
-	`payload` text NOT NULL,
-	`scope_type` text,
-	`scope_id` text,
-	`state` text NOT NULL,
-	`failure_kind` text,
-	`priority` integer NOT NULL,
-	`run_at` integer NOT NULL,
-	`attempts` integer NOT NULL,
-	`max_attempts` integer NOT NULL,
-	`timeout_ms` integer,
-	`dedupe_key` text,
-	`dedupe_mode` text,
-	`scheduled_for` integer,
-	`backoff` text,
-	`tags` text NOT NULL,
-	`last_error` text,
-	`result` text,
-	`cancel_reason` text,
-	`lease_token` text,
-	`lease_owner` text,
-	`lease_expires_at` integer,
-	`lease_ms` integer,
-	`lease_kept` integer DEFAULT 1 NOT NULL,
-	`created_at` integer NOT NULL,
-	`updated_at` integer NOT NULL,
-	`started_at` integer,
-	`finished_at` integer,
-	`tally` integer DEFAULT 0 NOT NULL,
-	`own_id` integer DEFAULT 1 NOT NULL,
-	`id_seq` integer DEFAULT 0 NOT NULL,
-	`limit_key` text,
-	`ordered` integer DEFAULT 1 NOT NULL,
-	`wait` text,
-	`parent_id` text,
-	`parent_step` text,
-	`parent_seq` integer,
-	`children_open` integer DEFAULT 0 NOT NULL,
-	`expires_at` integer, `progress` text, `progress_at` integer, `callback` text, `trace` text, `journal` text, `held` integer DEFAULT 0 NOT NULL, `logs` text, `history` text, `rerun_of` text, `reruns` text,
-	CONSTRAINT "job_state_check" CHECK(state IN ('pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'superseded', 'expired')),
-	CONSTRAINT "job_failure_kind_check" CHECK((state = 'failed') = (failure_kind IS NOT NULL) AND (failure_kind IS NULL OR failure_kind IN ('retries_exhausted', 'fatal', 'stalled', 'timeout'))),
-	CONSTRAINT "job_finished_check" CHECK((state IN ('completed', 'failed', 'cancelled', 'superseded', 'expired')) = (finished_at IS NOT NULL)),
-	CONSTRAINT "job_lease_check" CHECK((state = 'running') = (lease_token IS NOT NULL) AND (state = 'running') = (lease_expires_at IS NOT NULL)),
-	CONSTRAINT "job_wait_check" CHECK((state = 'waiting') = (wait IS NOT NULL))
-);
---> statement-breakpoint
 CREATE TABLE `callback_out` (
 	`seq` integer PRIMARY KEY NOT NULL,
 	`job_seq` integer NOT NULL,
@@ -189,7 +140,7 @@ CREATE TABLE "job_transition" (
 	`state` text NOT NULL,
 	`attempt` integer NOT NULL,
 	`note` text,
-	`started_at` integer,
+	`started_at` integer, `version` text,
 	PRIMARY KEY(`job_seq`, `id`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
@@ -220,6 +171,66 @@ CREATE TABLE `error_group` (
 	PRIMARY KEY(`type`, `fingerprint`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
+CREATE TABLE "job" (
+	`seq` integer PRIMARY KEY NOT NULL,
+	`id` text NOT NULL,
+	`type` text NOT NULL,
+	`payload` text NOT NULL,
+	`scope_type` text,
+	`scope_id` text,
+	`state` text NOT NULL,
+	`failure_kind` text,
+	`priority` integer NOT NULL,
+	`run_at` integer NOT NULL,
+	`attempts` integer NOT NULL,
+	`max_attempts` integer NOT NULL,
+	`timeout_ms` integer,
+	`dedupe_key` text,
+	`dedupe_mode` text,
+	`scheduled_for` integer,
+	`backoff` text,
+	`tags` text NOT NULL,
+	`last_error` text,
+	`result` text,
+	`cancel_reason` text,
+	`lease_token` text,
+	`lease_owner` text,
+	`lease_expires_at` integer,
+	`lease_ms` integer,
+	`lease_kept` integer DEFAULT 1 NOT NULL,
+	`held` integer DEFAULT 0 NOT NULL,
+	`logs` text,
+	`history` text,
+	`rerun_of` text,
+	`reruns` text,
+	`code_version` text,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	`started_at` integer,
+	`finished_at` integer,
+	`tally` integer DEFAULT 0 NOT NULL,
+	`own_id` integer DEFAULT 1 NOT NULL,
+	`id_seq` integer DEFAULT 0 NOT NULL,
+	`limit_key` text,
+	`ordered` integer DEFAULT 1 NOT NULL,
+	`wait` text,
+	`parent_id` text,
+	`parent_step` text,
+	`parent_seq` integer,
+	`children_open` integer DEFAULT 0 NOT NULL,
+	`expires_at` integer,
+	`progress` text,
+	`progress_at` integer,
+	`callback` text,
+	`trace` text,
+	`journal` text,
+	CONSTRAINT "job_state_check" CHECK(state IN ('pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'superseded', 'expired')),
+	CONSTRAINT "job_failure_kind_check" CHECK((state = 'failed') = (failure_kind IS NOT NULL) AND (failure_kind IS NULL OR failure_kind IN ('retries_exhausted', 'fatal', 'stalled', 'timeout', 'nondeterminism'))),
+	CONSTRAINT "job_finished_check" CHECK((state IN ('completed', 'failed', 'cancelled', 'superseded', 'expired')) = (finished_at IS NOT NULL)),
+	CONSTRAINT "job_lease_check" CHECK((state = 'running') = (lease_token IS NOT NULL) AND (state = 'running') = (lease_expires_at IS NOT NULL)),
+	CONSTRAINT "job_wait_check" CHECK((state = 'waiting') = (wait IS NOT NULL))
+);
+--> statement-breakpoint
 CREATE INDEX `job_permit_job_idx` ON `job_permit` (`job_seq`);
 --> statement-breakpoint
 CREATE INDEX `job_tombstone_expires_idx` ON `job_tombstone` (`expires_at`);
@@ -233,6 +244,8 @@ CREATE INDEX `event_waiter_match_idx` ON `event_waiter` (`fields`,`match`);
 CREATE INDEX `event_waiter_until_idx` ON `event_waiter` (`until`);
 --> statement-breakpoint
 CREATE INDEX `topic_event_at_idx` ON `topic_event` (`at`);
+--> statement-breakpoint
+CREATE INDEX `batch_decision_at_idx` ON `batch_decision` (`decided_at`);
 --> statement-breakpoint
 CREATE UNIQUE INDEX `job_dedupe_pending_idx` ON `job` (`dedupe_key`) WHERE dedupe_key IS NOT NULL AND state = 'pending' AND started_at IS NULL;
 --> statement-breakpoint
@@ -251,8 +264,6 @@ CREATE INDEX `job_wait_idx` ON `job` (`run_at`) WHERE state = 'waiting';
 CREATE INDEX `job_key_claim_idx` ON `job` (`type`,`limit_key`,"priority" DESC,`run_at`,`seq`,`dedupe_key`) WHERE state = 'pending' AND limit_key IS NOT NULL;
 --> statement-breakpoint
 CREATE INDEX `job_expiry_idx` ON `job` (`expires_at`) WHERE state = 'pending' AND started_at IS NULL AND expires_at IS NOT NULL;
---> statement-breakpoint
-CREATE INDEX `batch_decision_at_idx` ON `batch_decision` (`decided_at`);
 --> statement-breakpoint
 CREATE INDEX `job_claim_idx` ON `job` (`type`,"priority" DESC,`run_at`,`seq`,`dedupe_key`) WHERE state = 'pending' AND held = 0;
 --> statement-breakpoint
@@ -277,7 +288,8 @@ CREATE TRIGGER job_count_insert AFTER INSERT ON job WHEN new.tally = 0 BEGIN
     failed_retries_exhausted = failed_retries_exhausted + (new.state = 'failed' AND new.failure_kind IS 'retries_exhausted'),
     failed_fatal = failed_fatal + (new.state = 'failed' AND new.failure_kind IS 'fatal'),
     failed_stalled = failed_stalled + (new.state = 'failed' AND new.failure_kind IS 'stalled'),
-    failed_timeout = failed_timeout + (new.state = 'failed' AND new.failure_kind IS 'timeout')
+    failed_timeout = failed_timeout + (new.state = 'failed' AND new.failure_kind IS 'timeout'),
+    failed_nondeterminism = failed_nondeterminism + (new.state = 'failed' AND new.failure_kind IS 'nondeterminism')
    WHERE type = new.type;
 END;
 --> statement-breakpoint
@@ -308,6 +320,7 @@ WHEN (old.state IS NOT new.state OR old.failure_kind IS NOT new.failure_kind) AN
     failed_fatal = failed_fatal + (new.state = 'failed' AND new.failure_kind IS 'fatal') - (old.state = 'failed' AND old.failure_kind IS 'fatal'),
     failed_stalled = failed_stalled + (new.state = 'failed' AND new.failure_kind IS 'stalled') - (old.state = 'failed' AND old.failure_kind IS 'stalled'),
     failed_timeout = failed_timeout + (new.state = 'failed' AND new.failure_kind IS 'timeout') - (old.state = 'failed' AND old.failure_kind IS 'timeout'),
+    failed_nondeterminism = failed_nondeterminism + (new.state = 'failed' AND new.failure_kind IS 'nondeterminism') - (old.state = 'failed' AND old.failure_kind IS 'nondeterminism'),
     m_enqueued = CASE WHEN minute < (new.updated_at / 60000 * 60000) THEN 0 ELSE m_enqueued END,
     m_started = CASE WHEN minute < (new.updated_at / 60000 * 60000) THEN 0 ELSE m_started END + (minute <= (new.updated_at / 60000 * 60000) AND old.state IS NOT new.state AND new.state = 'running'),
     m_completed = CASE WHEN minute < (new.updated_at / 60000 * 60000) THEN 0 ELSE m_completed END + (minute <= (new.updated_at / 60000 * 60000) AND old.state IS NOT new.state AND new.state = 'completed'),
@@ -365,12 +378,12 @@ CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS
          CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
          old.started_at
    WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled', 'superseded', 'expired');
-  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
-  SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, new.updated_at, 'waiting', new.attempts, NULL, old.started_at
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at, version)
+  SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, new.updated_at, 'waiting', new.attempts, NULL, old.started_at, new.code_version
    WHERE new.state = 'waiting';
-  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at, version)
   SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, new.updated_at, 'pending', new.attempts,
          CASE WHEN old.state IN ('failed', 'cancelled', 'superseded', 'expired') THEN 'manual retry' WHEN old.state = 'waiting' THEN NULL ELSE substr(new.last_error, 1, 500) END,
-         CASE WHEN old.state = 'running' THEN old.started_at END
+         CASE WHEN old.state = 'running' THEN old.started_at END, CASE WHEN old.state = 'running' THEN new.code_version END
    WHERE new.state = 'pending';
 END;

@@ -19,7 +19,7 @@ const HOME_TYPE_DELETE = "DELETE FROM home_type WHERE home = ?";
 /** homeTypeDropOthers: the home's rows of types its summary no longer has. Deleting writes only what it deletes. */
 const HOME_TYPE_DROP_OTHERS = "DELETE FROM home_type WHERE home = ?1 AND type NOT IN (SELECT value FROM json_each(?2))";
 const HOME_TYPE_COLUMNS = [
-  "pending", "scheduled", "running", "completed", "failed_retries_exhausted", "failed_fatal", "failed_stalled", "failed_timeout", "cancelled",
+  "pending", "scheduled", "running", "completed", "failed_retries_exhausted", "failed_fatal", "failed_stalled", "failed_timeout", "failed_nondeterminism", "cancelled",
   "superseded", "waiting", "expired", "next_run_at",
 ] as const;
 /**
@@ -59,6 +59,8 @@ export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
       t.failed.fatal,
       t.failed.stalled,
       t.failed.timeout,
+      // A home older than the kind sends none.
+      t.failed.nondeterminism ?? 0,
       t.cancelled,
       t.superseded ?? 0,
       t.waiting ?? 0,
@@ -70,7 +72,7 @@ export function applyReport(sql: SqlStorage, summary: HomeSummary): boolean {
 }
 
 function hasAny(t: TypeSummary): boolean {
-  const failed = t.failed.retries_exhausted + t.failed.fatal + t.failed.stalled + t.failed.timeout;
+  const failed = t.failed.retries_exhausted + t.failed.fatal + t.failed.stalled + t.failed.timeout + (t.failed.nondeterminism ?? 0);
   return t.pending + t.scheduled + t.running + t.completed + failed + t.cancelled + (t.superseded ?? 0) + (t.waiting ?? 0) + (t.expired ?? 0) > 0;
 }
 
@@ -167,7 +169,7 @@ const STATS_COLUMNS = `
 coalesce(sum(pending), 0) AS pending, coalesce(sum(scheduled), 0) AS scheduled, coalesce(sum(running), 0) AS running,
 coalesce(sum(completed), 0) AS completed, coalesce(sum(failed_retries_exhausted), 0) AS retries_exhausted,
 coalesce(sum(failed_fatal), 0) AS fatal, coalesce(sum(failed_stalled), 0) AS stalled,
-coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(cancelled), 0) AS cancelled, coalesce(sum(superseded), 0) AS superseded,
+coalesce(sum(failed_timeout), 0) AS timeout, coalesce(sum(failed_nondeterminism), 0) AS nondeterminism, coalesce(sum(cancelled), 0) AS cancelled, coalesce(sum(superseded), 0) AS superseded,
 coalesce(sum(waiting), 0) AS waiting, coalesce(sum(expired), 0) AS expired, min(CASE WHEN next_run_at <= ?2 THEN next_run_at END) AS oldest_due`;
 
 const STATS = `SELECT ${STATS_COLUMNS} FROM home_type WHERE ?1 IS NULL OR type = ?1`;
@@ -187,6 +189,7 @@ type StatsRow = {
   fatal: number;
   stalled: number;
   timeout: number;
+  nondeterminism: number;
   cancelled: number;
   superseded: number;
   waiting: number;
@@ -200,13 +203,13 @@ function toStats(r: StatsRow, now: number): Stats {
     scheduled: r.scheduled,
     running: r.running,
     completed: r.completed,
-    failed: r.retries_exhausted + r.fatal + r.stalled + r.timeout,
+    failed: r.retries_exhausted + r.fatal + r.stalled + r.timeout + r.nondeterminism,
     cancelled: r.cancelled,
     superseded: r.superseded,
     waiting: r.waiting,
     expired: r.expired,
     oldestPendingLagMs: r.oldest_due === null ? 0 : Math.max(0, now - r.oldest_due),
-    failedByKind: { retries_exhausted: r.retries_exhausted, fatal: r.fatal, stalled: r.stalled, timeout: r.timeout },
+    failedByKind: { retries_exhausted: r.retries_exhausted, fatal: r.fatal, stalled: r.stalled, timeout: r.timeout, nondeterminism: r.nondeterminism },
   };
 }
 
@@ -245,7 +248,7 @@ SELECT DISTINCT home FROM home_type
          WHEN 'running' THEN running
          WHEN 'waiting' THEN waiting
          WHEN 'completed' THEN completed
-         WHEN 'failed' THEN failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout
+         WHEN 'failed' THEN failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout + failed_nondeterminism
          WHEN 'cancelled' THEN cancelled
          WHEN 'superseded' THEN superseded
          WHEN 'expired' THEN expired END > 0))
@@ -270,7 +273,7 @@ export function listHomes(sql: SqlStorage, filter: HomeFilter, after: string, in
 const HOME_LIST_WITH_TERMINAL = `
 SELECT DISTINCT home FROM home_type
  WHERE home > ?1
-   AND ((?2 AND completed > 0) OR (?3 AND failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout > 0)
+   AND ((?2 AND completed > 0) OR (?3 AND failed_retries_exhausted + failed_fatal + failed_stalled + failed_timeout + failed_nondeterminism > 0)
         OR (?4 AND cancelled > 0) OR (?6 AND superseded > 0) OR (?7 AND expired > 0))
  ORDER BY home
  LIMIT ?5`;

@@ -204,7 +204,7 @@ export function sumStats(parts: readonly Stats[]): Stats {
     waiting: 0,
     expired: 0,
     oldestPendingLagMs: 0,
-    failedByKind: { retries_exhausted: 0, fatal: 0, stalled: 0, timeout: 0 },
+    failedByKind: { retries_exhausted: 0, fatal: 0, stalled: 0, timeout: 0, nondeterminism: 0 },
   };
   return parts.reduce<Stats>(
     (s, p) => ({
@@ -223,6 +223,7 @@ export function sumStats(parts: readonly Stats[]): Stats {
         fatal: s.failedByKind.fatal + p.failedByKind.fatal,
         stalled: s.failedByKind.stalled + p.failedByKind.stalled,
         timeout: s.failedByKind.timeout + p.failedByKind.timeout,
+        nondeterminism: s.failedByKind.nondeterminism + p.failedByKind.nondeterminism,
       },
     }),
     zero,

@@ -40,7 +40,7 @@ export const IMPLEMENTATIONS: Implementations = {
   // leases (api/leases.ts)
   claim: (ops, { body }) => ops.claims.claimAfterCompleting(body),
   heartbeat: async (ops, { params, body }) => ({ leaseExpiresAt: await ops.leases.heartbeat(params.id, body.leaseToken, body.leaseMs) }),
-  complete: async (ops, { params, body }) => ({ job: await ops.leases.complete(params.id, body.leaseToken, body.result) }),
+  complete: async (ops, { params, body }) => ({ job: await ops.leases.complete(params.id, body.leaseToken, body.result, body.version) }),
   completeMany: async (ops, { body }) => ({ results: await ops.leases.completeMany(body.items) }),
   release: async (ops, { params, body }) => ({ job: await ops.leases.release(params.id, body.leaseToken) }),
   fail: (ops, { params, body }) => ops.leases.fail(params.id, body),

@@ -23,10 +23,10 @@ export class Leases {
     return out.leaseExpiresAt;
   }
 
-  async complete(id: string, leaseToken: string, result: object | undefined): Promise<Job> {
+  async complete(id: string, leaseToken: string, result: object | undefined, version?: string): Promise<Job> {
     const resultJson = result === undefined ? null : JSON.stringify(result);
     if (resultJson !== null) checkJsonSize(resultJson, this.q.config.limits.payloadMaxBytes, "result");
-    const out = await this.q.scope(this.q.homeOf(id)).complete(id, leaseToken, resultJson);
+    const out = await this.q.scope(this.q.homeOf(id)).complete(id, leaseToken, resultJson, version ?? null);
     if (!out.ok) throw refusalError(id, out, "complete");
     return out.job;
   }
@@ -35,7 +35,7 @@ export class Leases {
    * completeMany: each item as `complete` would answer it, in one call per home (one transaction and one
    * statement there). An item's own problem (a result too large, a lost lease) is its answer, not the call's.
    */
-  async completeMany(items: readonly { id: string; leaseToken: string; result?: object; logs?: WorkerLogItem[] }[]): Promise<CompleteManyResult["results"]> {
+  async completeMany(items: readonly { id: string; leaseToken: string; result?: object; logs?: WorkerLogItem[]; version?: string }[]): Promise<CompleteManyResult["results"]> {
     const answers: CompleteManyResult["results"] = items.map((i) => ({ id: i.id, ok: true as const }));
     const refuse = (k: number, e: unknown) => {
       const q = e instanceof QueueError ? e : new QueueError("internal", String(e));
@@ -45,7 +45,7 @@ export class Leases {
       try {
         const result = item.result === undefined ? null : JSON.stringify(item.result);
         if (result !== null) checkJsonSize(result, this.q.config.limits.payloadMaxBytes, `items[${k}].result`);
-        return [{ k, home: this.q.homeOf(item.id), id: item.id, token: item.leaseToken, result, ...(item.logs ? { logs: item.logs } : {}) }];
+        return [{ k, home: this.q.homeOf(item.id), id: item.id, token: item.leaseToken, result, ...(item.logs ? { logs: item.logs } : {}), ...(item.version ? { version: item.version } : {}) }];
       } catch (e) {
         refuse(k, e);
         return [];
@@ -54,7 +54,7 @@ export class Leases {
     await Promise.all(
       [...groupByHome(ready, (r) => r.home)].map(async ([home, group]) => {
         try {
-          const outs = await this.q.scope(home).completeMany(group.map(({ id, token, result, logs }) => ({ id, token, result, ...(logs ? { logs } : {}) })));
+          const outs = await this.q.scope(home).completeMany(group.map(({ id, token, result, logs, version }) => ({ id, token, result, ...(logs ? { logs } : {}), ...(version ? { version } : {}) })));
           outs.forEach((out, i) => {
             if (!out.ok) refuse(group[i]!.k, refusalError(group[i]!.id, out, "complete"));
           });
@@ -73,6 +73,8 @@ export class Leases {
       fatal: req.fatal,
       consumesAttempt: req.consumesAttempt,
       ...(req.frame === undefined ? {} : { frame: req.frame }),
+      ...(req.nondeterminism ? { nondeterminism: true } : {}),
+      ...(req.version === undefined ? {} : { version: req.version }),
     });
     if (!out.ok) throw refusalError(id, out, "fail");
     return { job: out.job, outcome: out.outcome };

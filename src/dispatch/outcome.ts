@@ -11,6 +11,9 @@ import { ERROR_MAX_CHARS } from "../job/schemas";
 import { readLogLines } from "../job/log-lines";
 import type { HandlerOutcome, WaitItem } from "../job/handler-contract";
 
+/** A reported code version longer than this is dropped (a Worker version's id is 36 characters; job/schemas codeVersion). */
+export const VERSION_MAX_CHARS = 100;
+
 /** A snooze shorter than this would only spin the job (a snooze spends no attempt). */
 export const SNOOZE_MIN_MS = 250;
 /** Durations in whole milliseconds, within a year; fractions are rounded rather than refused (the handler's intent survives). */
@@ -46,7 +49,7 @@ const OutcomeSchema = z.discriminatedUnion("kind", [
     consumesAttempt: z.boolean().optional(),
     frame: FRAME,
   }),
-  z.object({ id: z.string(), kind: z.literal("failed"), error: z.string(), frame: FRAME }),
+  z.object({ id: z.string(), kind: z.literal("failed"), error: z.string(), frame: FRAME, nondeterminism: z.boolean().optional() }),
   z.object({ id: z.string(), kind: z.literal("snooze"), delayMs: ms.transform((d) => Math.max(d, SNOOZE_MIN_MS)) }),
   z.object({
     id: z.string(),
@@ -112,16 +115,24 @@ export function readOutcome(item: unknown): { id: string; outcome: HandlerOutcom
   const wait = readWait(item);
   if (wait) {
     const { id, ...outcome } = wait;
-    const logs = readLogLines((item as { logs?: unknown }).logs);
-    return { id, outcome: logs.length > 0 ? { ...outcome, logs } : outcome };
+    return { id, outcome: withExtras(outcome, item) };
   }
   const parsed = OutcomeSchema.safeParse(item);
   if (!parsed.success) return null;
   const { id, ...outcome } = parsed.data;
   const read = outcome.kind === "completed" ? checkResult(outcome.result) : trimError(outcome);
-  // Lines are read apart from the verdict: a malformed one is dropped, never the outcome.
+  return { id, outcome: withExtras(read, item) };
+}
+
+/**
+ * withExtras: the outcome with its lines and its code version (docs/deploy.md "Code that changes under running
+ * jobs"), each read apart from the verdict: a malformed one is dropped, never the outcome.
+ */
+function withExtras(outcome: HandlerOutcome, item: unknown): HandlerOutcome {
   const logs = readLogLines((item as { logs?: unknown }).logs);
-  return { id, outcome: logs.length > 0 ? { ...read, logs } : read };
+  const version = (item as { version?: unknown }).version;
+  const withLogs = logs.length > 0 ? { ...outcome, logs } : outcome;
+  return typeof version === "string" && version.length > 0 && version.length <= VERSION_MAX_CHARS ? { ...withLogs, version } : withLogs;
 }
 
 /** readOutcomes maps job id → outcome for the jobs sent; anything missing or malformed becomes a retry that says so. */

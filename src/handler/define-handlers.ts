@@ -27,6 +27,7 @@ import type { BatchControlApi, DispatchBatch, HandlerEntrypoint, JobOutcome, Jou
 import type { Handlers } from "../runtime/context";
 import { JobAbortedError } from "../runtime/errors";
 import { runOne } from "../runtime/run-one";
+import { codeVersion } from "../runtime/code-version";
 
 /** How long a finished job waits for the rest of its batch before it is reported on its own. */
 const EARLY_SETTLE_AFTER_MS = 50;
@@ -36,12 +37,25 @@ export type HandlersClass<C> = C & { readonly jobTypes: readonly string[] };
 
 export type { HandlerEntrypoint };
 
+/** defineHandlers' options. */
+export interface HandlersOptions {
+  /**
+   * The version of this code, reported with each attempt's outcome and shown in the job's timeline, when the Worker
+   * has no version metadata bound as `CF_VERSION_METADATA` (which wins: runtime/code-version.ts; docs/deploy.md
+   * "Code that changes under running jobs").
+   */
+  version?: string;
+}
+
 /**
  * handlersOn: the entrypoint class over a base — WorkerEntrypoint in a Worker
  * (index.ts), a plain class in Node (node.ts), where no Workers runtime exists
  * but a handler module must still load for `edgequeue/testing`.
  */
-export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handlers: Handlers<E>): HandlersClass<new (ctx: any, env: E) => HandlerEntrypoint & { env: E }> {
+export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handlers: Handlers<E>, options: HandlersOptions = {}): HandlersClass<new (ctx: any, env: E) => HandlerEntrypoint & { env: E }> {
+  if (options.version !== undefined && (typeof options.version !== "string" || options.version.length === 0 || options.version.length > 100)) {
+    throw new TypeError(`defineHandlers: options.version must be a string of 1-100 characters, got ${JSON.stringify(options.version)}`);
+  }
   return class EdgeQueueHandlers extends Base implements HandlerEntrypoint {
     /** The job types this class runs: createQueue pushes them to it when it runs in the queue's own Worker (edgequeue/server). */
     static readonly jobTypes: readonly string[] = Object.keys(handlers);
@@ -66,6 +80,7 @@ export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handle
         }
       })();
       const journal = new JournalBatcher(control);
+      const version = codeVersion(this.env, options.version);
       const early = new Set<ReturnType<typeof setTimeout>>();
       const settledEarly = new Set<string>();
       try {
@@ -78,6 +93,7 @@ export function handlersOn<E>(Base: new (ctx: any, env: E) => { env: E }, handle
               progress: (value) => control.progress([{ id: job.id, value }]),
               // The call's jobs are one delivery: a batch handler gets them together (runtime/batch.ts).
               batchGroup: batch,
+              ...(version !== undefined ? { version } : {}),
             });
             // A job that finishes well before the rest of its batch is reported on its own, so a slow job does not
             // hold it; jobs finishing together travel in the return value only (one message, not one per job).

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Handlers } from "../runtime/context";
-import { type HandlerEntrypoint, type HandlersClass, handlersOn } from "./define-handlers";
+import { type HandlerEntrypoint, type HandlersClass, type HandlersOptions, handlersOn } from "./define-handlers";
 
 class PlainEntrypoint<E> {
   constructor(
@@ -17,11 +17,11 @@ class PlainEntrypoint<E> {
   ) {}
 }
 
-export function defineHandlers<E = unknown>(handlers: Handlers<E>): HandlersClass<new (ctx: unknown, env: E) => HandlerEntrypoint & { env: E }> {
-  return handlersOn(PlainEntrypoint<E>, handlers);
+export function defineHandlers<E = unknown>(handlers: Handlers<E>, options: HandlersOptions = {}): HandlersClass<new (ctx: unknown, env: E) => HandlerEntrypoint & { env: E }> {
+  return handlersOn(PlainEntrypoint<E>, handlers, options);
 }
 
-export type { HandlerEntrypoint } from "./define-handlers";
+export type { HandlerEntrypoint, HandlersOptions } from "./define-handlers";
 export type { Handlers, JobContext, JobHandler, StepOptions, StepRun, EventWaitOptions, InvokeRequest, WaitedEvent, WaitOptions, WaitToken } from "../runtime/context";
 export { batch, type BatchContext, type BatchHandler, type BatchJob } from "../runtime/batch";
 export { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../runtime/errors";

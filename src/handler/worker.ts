@@ -6,13 +6,13 @@
  */
 import { WorkerEntrypoint } from "cloudflare:workers";
 import type { Handlers } from "../runtime/context";
-import { type HandlerEntrypoint, type HandlersClass, handlersOn } from "./define-handlers";
+import { type HandlerEntrypoint, type HandlersClass, type HandlersOptions, handlersOn } from "./define-handlers";
 
 /**
  * defineHandlers: turn a map of job type → async function into the
  * WorkerEntrypoint a handler Worker exports and the queue's type `binding`
  * points at (docs/handlers.md "Write a handler Worker").
  */
-export function defineHandlers<E = unknown>(handlers: Handlers<E>): HandlersClass<new (ctx: ExecutionContext, env: E) => WorkerEntrypoint<E> & HandlerEntrypoint> {
-  return handlersOn(WorkerEntrypoint as unknown as new (ctx: unknown, env: E) => { env: E }, handlers) as unknown as HandlersClass<new (ctx: ExecutionContext, env: E) => WorkerEntrypoint<E> & HandlerEntrypoint>;
+export function defineHandlers<E = unknown>(handlers: Handlers<E>, options: HandlersOptions = {}): HandlersClass<new (ctx: ExecutionContext, env: E) => WorkerEntrypoint<E> & HandlerEntrypoint> {
+  return handlersOn(WorkerEntrypoint as unknown as new (ctx: unknown, env: E) => { env: E }, handlers, options) as unknown as HandlersClass<new (ctx: ExecutionContext, env: E) => WorkerEntrypoint<E> & HandlerEntrypoint>;
 }

@@ -14,7 +14,7 @@ import { hash64 } from "./hash";
  * TerminalJobError, or the queue's refusal of a step), `timeout` (past its timeoutMs), `stalled` (its lease lapsed:
  * the handler or its object went away).
  */
-export type ErrorKind = "error" | "fatal" | "timeout" | "stalled";
+export type ErrorKind = "error" | "fatal" | "timeout" | "stalled" | "nondeterminism";
 
 /** The longest message a group keeps, masked (the first job's whole error is in its view). */
 export const GROUP_MESSAGE_MAX = 300;

@@ -142,7 +142,8 @@ export type HandlerOutcome = (
   | { kind: "completed"; result?: JsonObject | null }
   /** `frame`: the first frame of the error's stack (job/error-group.ts firstFrame), for its error group. */
   | { kind: "retry"; error: string; retryAfterMs?: number; consumesAttempt?: boolean; frame?: string }
-  | { kind: "failed"; error: string; frame?: string }
+  /** `nondeterminism`: the replay no longer matched the journal (NondeterminismError): failure kind `nondeterminism`. */
+  | { kind: "failed"; error: string; frame?: string; nondeterminism?: boolean }
   | { kind: "snooze"; delayMs: number }
   /**
    * ctx.sleep: journal the sleep at `seq` and put the job back to pending, unspent, for `durationMs` from when the
@@ -154,7 +155,14 @@ export type HandlerOutcome = (
    * — or back to pending at once when one has ended already (a signal that raced ahead). docs/workflows.md.
    */
   | { kind: "wait"; waits: WaitItem[]; start: JournalStart }
-) & { logs?: JobLogLine[] };
+) & {
+  logs?: JobLogLine[];
+  /**
+   * The version of the code that ran the attempt: the handler Worker's version metadata, else its configured
+   * `version` (docs/deploy.md "Code that changes under running jobs"); kept with the attempt's end in the timeline.
+   */
+  version?: string;
+};
 
 export type JobOutcome = HandlerOutcome & { id: string };
 

@@ -65,6 +65,11 @@ export const FAILURE_KINDS = [
   "stalled",
   /** The last attempt ran past the job's `timeoutMs`. */
   "timeout",
+  /**
+   * The handler's replay no longer matched its journal (NondeterminismError: the code changed under a job that had
+   * started; docs/deploy.md "Code that changes under running jobs"). Terminal, as a fatal error is.
+   */
+  "nondeterminism",
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 

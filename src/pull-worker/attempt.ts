@@ -33,6 +33,8 @@ export interface AttemptDeps {
   /** The attempt is over: its outcome answered, or nothing more to write. */
   ended: (a: Attempt) => void;
   now?: () => number;
+  /** The worker's code version (WorkerOptions `version`), sent with each attempt's end. */
+  version?: string;
 }
 
 export class Attempt {
@@ -144,7 +146,15 @@ export class Attempt {
       const out = await runOne(
         deps.handlers as never,
         dispatchOf(job),
-        { signal: this.abort.signal, env: deps.env, journal: { write: (w) => this.journal(w) }, heartbeat: () => this.lease.renew(), batchGroup: this.group, progress: (value) => this.progress(value) },
+        {
+          signal: this.abort.signal,
+          env: deps.env,
+          journal: { write: (w) => this.journal(w) },
+          heartbeat: () => this.lease.renew(),
+          batchGroup: this.group,
+          progress: (value) => this.progress(value),
+          ...(deps.version !== undefined ? { version: deps.version } : {}),
+        },
       );
       // The handler is done: no more renewals. The deadline still fences what it writes last.
       this.lease.stopRenewing();
@@ -171,8 +181,10 @@ export class Attempt {
     if (out.kind === "completed") return this.live ? this.deps.complete(this, out.result ?? undefined, out.logs) : undefined;
     const w = settleWrite(out);
     // A queue older than a sleep's `durationMs` gets the wake time by this machine's clock (`until`).
-    // A queue older than an error's `frame` (its error group) gets the error without it.
-    const { durationMs: _, frame: __, ...older } = w.body;
-    return this.write(w.path, w.body, (e) => ((w.path === "sleep" && "durationMs" in w.body && refusesField(e, "durationMs")) || ("frame" in w.body && refusesField(e, "frame")) ? older : null));
+    // A queue older than an error's `frame` (its error group), `nondeterminism` (its failure kind) or an attempt's
+    // `version` gets the write without them (the failure still fatal).
+    const { durationMs: _, frame: __, nondeterminism: ___, version: ____, ...older } = w.body;
+    const newer = ["frame", "nondeterminism", "version"].filter((f) => f in w.body);
+    return this.write(w.path, w.body, (e) => ((w.path === "sleep" && "durationMs" in w.body && refusesField(e, "durationMs")) || newer.some((f) => refusesField(e, f)) ? older : null));
   }
 }

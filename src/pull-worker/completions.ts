@@ -32,7 +32,7 @@ export interface Completion<A extends Completing = Completing> {
 
 export type CompletionAnswer = CompleteManyResult["results"][number];
 
-export type CompletionItem = { id: string; leaseToken: string; result?: object; logs?: unknown[] };
+export type CompletionItem = { id: string; leaseToken: string; result?: object; logs?: unknown[]; version?: string };
 
 export interface CompletionsDeps<A extends Completing> {
   call: Call;
@@ -41,6 +41,8 @@ export interface CompletionsDeps<A extends Completing> {
   loopWaiting: () => boolean;
   /** These completions now ride with the next claim: give their slots back and wake the loop. */
   handedOver: (sent: Completion<A>[]) => void;
+  /** The worker's code version (WorkerOptions `version`), sent with each completion. */
+  version?: string;
 }
 
 export class Completions<A extends Completing> {
@@ -67,7 +69,14 @@ export class Completions<A extends Completing> {
 
   /** items: the completions as a request carries them (POST /v1/jobs/complete `items`, POST /v1/claim `complete`). */
   items(live: Completion<A>[]): CompletionItem[] {
-    return live.map((q) => ({ id: q.a.job.id, leaseToken: q.a.job.leaseToken, ...(q.result ? { result: q.result } : {}), ...(q.logs?.length ? { logs: q.logs } : {}) }));
+    const version = this.deps.version;
+    return live.map((q) => ({
+      id: q.a.job.id,
+      leaseToken: q.a.job.leaseToken,
+      ...(q.result ? { result: q.result } : {}),
+      ...(q.logs?.length ? { logs: q.logs } : {}),
+      ...(version !== undefined ? { version } : {}),
+    }));
   }
 
   /** answer: the queue's answer per completion, in order; one it refused as over deposes its attempt. */

@@ -80,6 +80,11 @@ export interface WorkerOptions {
    * the handler renews it itself with `ctx.heartbeat()`, or the lease ends at `leaseMs` and the job runs again.
    */
   renewEveryMs?: number | false;
+  /**
+   * The version of this worker's code (1-100 characters), sent with each attempt's end and shown in the job's
+   * timeline (docs/deploy.md "Code that changes under running jobs"). Needs a queue that knows `version`.
+   */
+  version?: string;
 }
 
 export interface Worker {
@@ -96,6 +101,9 @@ export interface Worker {
 const CLAIM_LIMIT_MAX = 100;
 
 export function createWorker(options: WorkerOptions): Worker {
+  if (options.version !== undefined && (typeof options.version !== "string" || options.version.length === 0 || options.version.length > 100)) {
+    throw new TypeError(`createWorker: version must be a string of 1-100 characters, got ${JSON.stringify(options.version)}`);
+  }
   const root = options.url.replace(/\/+$/, "");
   const leaseMs = options.leaseMs ?? 30_000;
   const waitMs = Math.max(0, Math.min(options.waitMs ?? 20_000, 30_000));
@@ -110,6 +118,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const completions: Completions<Attempt> = new Completions<Attempt>({
     call,
     log,
+    ...(options.version !== undefined ? { version: options.version } : {}),
     loopWaiting: () => slots.waiting && !stopping,
     handedOver: (sent) => {
       for (const q of sent) slots.handOff(q.a);
@@ -126,6 +135,7 @@ export function createWorker(options: WorkerOptions): Worker {
     handlers: options.handlers,
     env: options.env,
     leaseMs,
+    ...(options.version !== undefined ? { version: options.version } : {}),
     // Renewed every third of the lease (renewEveryMs), by the worker itself, unless told not to.
     renewEveryMs: options.renewEveryMs === false ? null : Math.max(options.renewEveryMs ?? Math.floor(leaseMs / 3), 100),
     log,

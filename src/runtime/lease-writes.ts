@@ -59,6 +59,12 @@ export function isOver(e: unknown): boolean {
 
 /** settleWrite: the write that ends an attempt that did not complete (a completion goes its own way). */
 export function settleWrite(out: Exclude<JobOutcome, { kind: "completed" }>): LeaseWrite {
+  const w = settleBody(out);
+  // The code version that ran the attempt rides on whichever write ends it (docs/deploy.md "Code that changes under running jobs").
+  return out.version ? { ...w, body: { ...w.body, version: out.version } } : w;
+}
+
+function settleBody(out: Exclude<JobOutcome, { kind: "completed" }>): LeaseWrite {
   switch (out.kind) {
     case "retry":
       return {
@@ -71,7 +77,7 @@ export function settleWrite(out: Exclude<JobOutcome, { kind: "completed" }>): Le
         },
       };
     case "failed":
-      return { path: "fail", body: { error: out.error.slice(0, 4000) || "error", fatal: true, ...(out.frame ? { frame: out.frame } : {}) } };
+      return { path: "fail", body: { error: out.error.slice(0, 4000) || "error", fatal: true, ...(out.frame ? { frame: out.frame } : {}), ...(out.nondeterminism ? { nondeterminism: true } : {}) } };
     case "snooze":
       return { path: "fail", body: { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false } };
     case "sleep": {

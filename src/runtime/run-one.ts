@@ -35,6 +35,8 @@ export interface RunOneOptions<E> {
   progressIntervalMs?: number;
   /** The delivery the job came in (a pushed call, a pull worker's claim): a batch handler runs its jobs together (batch.ts). */
   batchGroup?: unknown;
+  /** The version of the code running it (code-version.ts), reported with the outcome. */
+  version?: string;
 }
 
 export async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>): Promise<JobOutcome> {
@@ -44,7 +46,8 @@ export async function runOne<E>(handlers: Handlers<E>, job: DispatchJob, o: RunO
   const out = await runWithLines(handlers, job, o, lines, progress);
   // The last value reported goes before the outcome: a job seen completed is not seen short of its last progress.
   await progress.flush();
-  return lines.length > 0 ? { ...out, logs: lines } : out;
+  const versioned = o.version !== undefined ? { ...out, version: o.version } : out;
+  return lines.length > 0 ? { ...versioned, logs: lines } : versioned;
 }
 
 async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOneOptions<E>, lines: JobLogLine[], progress: ProgressReporter): Promise<JobOutcome> {
@@ -168,7 +171,7 @@ function outcomeOf(id: string, e: unknown): JobOutcome {
 function outcomeKind(id: string, e: unknown): JobOutcome {
   const name = (e as { name?: unknown })?.name;
   const message = messageWithCauses(e);
-  if (e instanceof NondeterminismError || name === "NondeterminismError") return { id, kind: "failed", error: `NondeterminismError: ${message}` };
+  if (e instanceof NondeterminismError || name === "NondeterminismError") return { id, kind: "failed", error: `NondeterminismError: ${message}`, nondeterminism: true };
   if (e instanceof TerminalJobError || name === "TerminalJobError") return { id, kind: "failed", error: message };
   if (e instanceof SnoozeJobError || name === "SnoozeJobError") return { id, kind: "snooze", delayMs: wholeMs((e as SnoozeJobError).delayMs) ?? 0 };
   if (e instanceof RetryableJobError || name === "RetryableJobError") {

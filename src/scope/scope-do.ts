@@ -87,8 +87,9 @@ export class ScopeDO extends DurableObject<Env> {
     return this.w((s, now) => writes.heartbeat(s, id, token, leaseMs, now));
   }
 
-  async complete(id: string, token: string, result: string | null): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.complete(s, id, token, result, now)));
+  /** complete: `version`, the code version that ran the attempt (scope/jobs/attempt-end.ts, AttemptEnd `version`). */
+  async complete(id: string, token: string, result: string | null, version: string | null = null): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(await this.w((s, now) => writes.complete(s, id, token, result, now, version)));
   }
 
   async completeMany(items: CompleteItem[]): Promise<Outcome<{ id: string }>[]> {

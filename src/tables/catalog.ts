@@ -31,6 +31,8 @@ export const homeType = sqliteTable(
     failedFatal: integer("failed_fatal").notNull(),
     failedStalled: integer("failed_stalled").notNull(),
     failedTimeout: integer("failed_timeout").notNull(),
+    /** A replay that no longer matched its journal (src/job/states.ts). */
+    failedNondeterminism: integer("failed_nondeterminism").notNull().default(0),
     cancelled: integer("cancelled").notNull(),
     superseded: integer("superseded").notNull().default(0),
     /** Jobs waiting for a signal or a wait token (src/job/states.ts). */

@@ -78,6 +78,13 @@ export const job = sqliteTable(
      */
     rerunOf: text("rerun_of"),
     reruns: text("reruns"),
+    /**
+     * The version of the code that ran the job's latest ended attempt, as its handler reported it (the Worker's
+     * version metadata, else its configured `version`; docs/deploy.md "Code that changes under running jobs"), set
+     * by the update that ends the attempt; null when none was reported (a stalled attempt, an older SDK). Earlier
+     * attempts' versions are in their timeline entries.
+     */
+    codeVersion: text("code_version"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     startedAt: integer("started_at"),
@@ -226,6 +233,7 @@ export const typeCount = sqliteTable("type_count", {
   failedFatal: integer("failed_fatal").notNull().default(0),
   failedStalled: integer("failed_stalled").notNull().default(0),
   failedTimeout: integer("failed_timeout").notNull().default(0),
+  failedNondeterminism: integer("failed_nondeterminism").notNull().default(0),
   /** Epoch ms of the minute the m_* counters count. */
   minute: integer("minute").notNull().default(0),
   mEnqueued: integer("m_enqueued").notNull().default(0),
@@ -258,6 +266,8 @@ export const jobTransition = sqliteTable(
     note: text("note"),
     /** When the attempt that this step ended had started (null when it ended no attempt). */
     startedAt: integer("started_at"),
+    /** The version of the code that ran the attempt this step ended (job.code_version when it ended), or null. */
+    version: text("version"),
   },
   // WITHOUT ROWID, keyed by (job, place) alone: a timeline step writes one row, where it wrote its row and its
   // job_transition_job_idx entry (migration `transition_without_rowid`).
@@ -298,7 +308,7 @@ export const errorGroup = sqliteTable(
   {
     type: text("type").notNull(),
     fingerprint: text("fingerprint").notNull(),
-    kind: text("kind", { enum: ["error", "fatal", "timeout", "stalled"] }).notNull(),
+    kind: text("kind", { enum: ["error", "fatal", "timeout", "stalled", "nondeterminism"] }).notNull(),
     /** The message's first line, masked (what the group's jobs share). */
     message: text("message").notNull(),
     /** The first frame of the stack, when the handler's runtime sent one. */

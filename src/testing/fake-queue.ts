@@ -65,6 +65,7 @@ class Store {
       scope: input.scope ?? null,
       state: "pending",
       failureKind: null,
+      codeVersion: null,
       priority: input.priority ?? 0,
       runAt,
       attempts: 0,
@@ -180,7 +181,7 @@ class Store {
             Object.assign(job, { state: "completed", result: result ?? null, finishedAt: now(), updatedAt: now() });
             if (drained === 0) first = result;
           } else if (run.state === "failed") {
-            Object.assign(job, { state: "failed", failureKind: "fatal", lastError: run.error, finishedAt: now(), updatedAt: now() });
+            Object.assign(job, { state: "failed", failureKind: run.failureKind === "nondeterminism" ? "nondeterminism" : "fatal", lastError: run.error, finishedAt: now(), updatedAt: now() });
             const follower = drained < max ? this.leaseKey(job.dedupeKey!, job.type) : null;
             if (follower) await this.client(onEnqueue).runClaimed(follower, fn, { ...o, maxDrains: max - drained - 1 }).catch(() => undefined);
             throw thrown === null ? new Error(run.error ?? "failed") : (thrown as { error: unknown }).error;
@@ -238,7 +239,7 @@ class Store {
       expired: count((j) => j.state === "expired"),
       waiting: count((j) => j.state === "waiting"),
       oldestPendingLagMs: due.length === 0 ? 0 : now - Math.min(...due.map((j) => j.runAt)),
-      failedByKind: { retries_exhausted: failed("retries_exhausted"), fatal: failed("fatal"), stalled: failed("stalled"), timeout: failed("timeout") },
+      failedByKind: { retries_exhausted: failed("retries_exhausted"), fatal: failed("fatal"), stalled: failed("stalled"), timeout: failed("timeout"), nondeterminism: failed("nondeterminism") },
       unhandledTypes: [],
     };
   }

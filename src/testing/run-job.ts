@@ -93,7 +93,7 @@ class Run implements TestRun {
     return this.journal.steps;
   }
 
-  get failureKind(): "fatal" | "stalled" | "retries_exhausted" | null {
+  get failureKind(): "fatal" | "stalled" | "retries_exhausted" | "nondeterminism" | null {
     return this.state === "failed" ? failureKindOf(this.outcome) : null;
   }
 
@@ -337,6 +337,7 @@ class Run implements TestRun {
 }
 
 /** failureKindOf: the failure kind the queue records for a run that failed, by how its last attempt ended. */
-function failureKindOf(outcome: TestOutcome): "fatal" | "stalled" | "retries_exhausted" {
-  return outcome.kind === "failed" ? "fatal" : outcome.kind === "crashed" ? "stalled" : "retries_exhausted";
+function failureKindOf(outcome: TestOutcome): "fatal" | "stalled" | "retries_exhausted" | "nondeterminism" {
+  if (outcome.kind === "failed") return outcome.nondeterminism ? "nondeterminism" : "fatal";
+  return outcome.kind === "crashed" ? "stalled" : "retries_exhausted";
 }

@@ -112,7 +112,7 @@ export interface TestRun {
   /** The last error of a failed or retried attempt. */
   readonly error: string | null;
   /** A failed job's failure kind, as the queue records it: `fatal` (TerminalJobError), `stalled` (a crash on the last attempt) or `retries_exhausted`. */
-  readonly failureKind: "fatal" | "stalled" | "retries_exhausted" | null;
+  readonly failureKind: "fatal" | "stalled" | "retries_exhausted" | "nondeterminism" | null;
   /**
    * When `resume()` runs the next attempt, on the run's clock: a pending or sleeping job's run time (a retry's
    * backoff, a sleep, a snooze), a waiting job's earliest wait timeout — as the queue's `runAt` — and null for a

@@ -85,7 +85,7 @@ describe("written in bursts", () => {
 });
 
 describe("the queue's own refusals", () => {
-  it("a sleep the journal refuses fails its job fatally, and is counted in a fatal group", async () => {
+  it("a sleep the journal refuses as nondeterminism fails its job now, and is counted in a nondeterminism group", async () => {
     const { home, stub } = await freshScope();
     const row = (await put(stub, [newJob(home, { type: "refused.sleep" })]))[0]!.row;
     const [leased] = await stub.claim({ worker: "w", types: ["refused.sleep"], limit: 1, leaseMs: 30_000 });
@@ -93,10 +93,10 @@ describe("the queue's own refusals", () => {
     expect((await stub.appendStep({ id: row.id, op: "commit", seq: 0, name: "a", result: "1", startedAt: T0, start }, leased!.leaseToken)).ok).toBe(true);
     // A sleep where the journal holds step "a": every replay would end here again, so the job fails now.
     const out = await stub.sleep(row.id, leased!.leaseToken, { name: "nap", seq: 0, until: T0 + 1_000, startedAt: T0, start });
-    expect(out).toMatchObject({ ok: true, job: { state: "failed", failureKind: "fatal" } });
+    expect(out).toMatchObject({ ok: true, job: { state: "failed", failureKind: "nondeterminism" } });
     const groups = await stub.errorGroups("refused.sleep");
     expect(groups).toHaveLength(1);
-    expect(groups[0]).toMatchObject({ kind: "fatal", total: 1, firstJobId: row.id, frame: null });
+    expect(groups[0]).toMatchObject({ kind: "nondeterminism", total: 1, firstJobId: row.id, frame: null });
     expect(groups[0]!.message).toMatch(/^NondeterminismError: step <n> is "a" in the journal/);
   });
 });

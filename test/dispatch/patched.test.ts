@@ -46,7 +46,14 @@ describe("ctx.patched across a deploy", () => {
     await probe.deploy("naive");
     await go(old);
     const done = await waitForJob(old, isTerminal);
-    expect(done).toMatchObject({ state: "failed", failureKind: "fatal" });
+    // A failure kind of its own: not a handler's fatal error, and not retried.
+    expect(done).toMatchObject({ state: "failed", failureKind: "nondeterminism", codeVersion: "test-naive" });
     expect(done.lastError).toMatch(/^NondeterminismError: step 1 is step "b" in the journal, but the code now calls step "b2"/);
+    // Each attempt's end names the code that ran it: the one that waited ran before the deploy, the failed one after.
+    const timeline = (await api("GET", `/v1/jobs/${old}/timeline`)).body.steps as { state: string; attempt: number; version?: string | null }[];
+    expect(timeline.filter((s) => s.version !== undefined).map((s) => `${s.state}@${s.version}`)).toEqual(["waiting@test-old", "failed@test-naive"]);
+    // Grouped as its own kind of error.
+    const groups = (await api("GET", "/v1/errors?type=test.patch")).body.items as { kind: string; message: string }[];
+    expect(groups.some((g) => g.kind === "nondeterminism" && g.message.startsWith("NondeterminismError: step <n>"))).toBe(true);
   });
 });

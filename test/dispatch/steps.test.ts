@@ -36,7 +36,7 @@ describe("a retried job resumes after its last journaled step", () => {
   it("a step whose name changed under the job fails it for good with NondeterminismError", async () => {
     const job = await enqueue("demo.diverge");
     const done = await waitForJob(job.id, isTerminal);
-    expect(done).toMatchObject({ state: "failed", failureKind: "fatal", attempts: 2 });
+    expect(done).toMatchObject({ state: "failed", failureKind: "nondeterminism", attempts: 2 });
     expect(done.lastError).toMatch(/^NondeterminismError: step 1 is step "second-on-attempt-1" in the journal, but the code now calls step "second-on-attempt-2"/);
   });
 
@@ -179,7 +179,7 @@ describe("a sleep the journal cannot take", () => {
     expect((await api("POST", `/v1/jobs/${id}/steps`, { leaseToken: job.leaseToken, op: "commit", seq: 0, name: "a", result: 1, startedAt: Date.now(), start })).status).toBe(200);
     const slept = await api("POST", `/v1/jobs/${id}/sleep`, { leaseToken: job.leaseToken, seq: 0, name: "b", until: Date.now() + 60_000, startedAt: Date.now(), start });
     expect(slept.status).toBe(200);
-    expect(slept.body.job).toMatchObject({ state: "failed", failureKind: "fatal" });
+    expect(slept.body.job).toMatchObject({ state: "failed", failureKind: "nondeterminism" });
     expect(slept.body.job.lastError).toMatch(/^NondeterminismError: step 0 is "a" in the journal, "b" in the code/);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { JobAbortedError } from "../../src/runtime/errors";
+import { JobAbortedError, RetryableJobError } from "../../src/runtime/errors";
 import type { JobContext } from "../../src/runtime/context";
 import { createWorker, type WorkerOptions } from "../../src/pull-worker";
 import { api, TOKEN, uniqueType, waitForJob } from "../helpers/api";
@@ -313,5 +313,20 @@ describe("createWorker, told what is wrong", () => {
     expect(await w.runOnce()).toBe(1);
     expect(posts.slice(0, 3)).toEqual(["/v1/claim", "/v1/jobs/{id}/heartbeat", "/v1/jobs/{id}/heartbeat"]);
     expect(afterCancel).toMatch(/^JobAbortedError: (lease_lost|cancelled)$/);
+  });
+
+  it("each attempt's end names the code version that ran it (`version`), in the job and its timeline", async () => {
+    const type = uniqueType("versioned");
+    // Its backoff is none: attempt 1 on the old worker fails and is due again at once; attempt 2, on the new one, completes.
+    const id = (await api("POST", "/v1/jobs", { type, payload: {}, backoff: { kind: "fixed", baseMs: 0 } })).body.job.id as string;
+    const before = worker([type], { [type]: async () => { throw new RetryableJobError("old code"); } }, { version: "v1" });
+    expect(await before.runOnce()).toBe(1);
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "pending", codeVersion: "v1" });
+    const after = worker([type], { [type]: async () => ({ ok: true }) }, { version: "v2" });
+    expect(await after.runOnce()).toBe(1);
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", codeVersion: "v2" });
+    const steps = (await api("GET", `/v1/jobs/${id}/timeline`)).body.steps as { state: string; attempt: number; version?: string | null }[];
+    expect(steps.map((s) => `${s.state}:${s.attempt}${s.version ? `@${s.version}` : ""}`)).toEqual(["pending:0", "running:1", "pending:1@v1", "running:2", "completed:2@v2"]);
+    expect(() => worker([type], {}, { version: "" })).toThrow(/version must be a string of 1-100 characters/);
   });
 });

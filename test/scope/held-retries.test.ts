@@ -79,6 +79,13 @@ describe("held retries", () => {
       ["running", 2],
       ["completed", 2],
     ]);
+    // Both attempts' ends name the handler Worker's version: its version metadata binding's id (runtime/code-version.ts).
+    const version = (await row(stub, id)).code_version;
+    expect(version).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(timeline!.steps.filter((x) => x.version !== undefined).map((x) => [x.state, x.version])).toEqual([
+      ["pending", version],
+      ["completed", version],
+    ]);
   });
 
   it("a job enqueued while a retry of its type is held still goes straight to its handler", async () => {
@@ -185,7 +192,7 @@ describe("held retries", () => {
     expect(got.marks).toEqual([got.seqs[1], got.seqs[0]]);
     expect(got).toMatchObject({ released: 2, after: 0 });
   });
-  it("a held end's timeline entry is kept in the row up to HISTORY_ROW_MAX, then in job_transition; the timeline reads both in order, notes where they were given", async () => {
+  it("a held end's timeline entry is kept in the row up to HISTORY_ROW_MAX, then in job_transition; the timeline reads both in order, notes and versions where they were given", async () => {
     const { home, stub } = await knowing();
     const got = await runInDurableObject(stub, (o: ScopeDO) => {
       const now = o.clock.now();
@@ -195,7 +202,7 @@ describe("held retries", () => {
       // Each round: the attempt ends back in pending (held, or past the row's room into the table), then runs again.
       for (let i = 1; i <= HISTORY_ROW_MAX + 2; i++) {
         const at = now + i * 10;
-        const end = { to: "pending" as const, runAt: at + 1_000, attempts: r.attempts, error: `error ${i}`, ...(i % 2 ? { note: `note ${i}` } : {}) };
+        const end = { to: "pending" as const, runAt: at + 1_000, attempts: r.attempts, error: `error ${i}`, version: `v${i}`, ...(i % 2 ? { note: `note ${i}` } : {}) };
         o.store.atomic(() => applyAttemptEnd(o.store, r, end, at));
         r = o.store.atomic(() => restartHeld(o.store, r.seq, at + 1, 30_000, `t${i}`, PUSH_WORKER))[0] ?? r;
         if (r.state !== "running") {
@@ -214,6 +221,8 @@ describe("held retries", () => {
     const ends = got.timeline.steps.filter((x) => x.state === "pending" && x.attempt > 0);
     expect(ends.map((x) => x.note)).toEqual(Array.from({ length: HISTORY_ROW_MAX + 2 }, (_, k) => (k % 2 ? `error ${k + 1}` : `note ${k + 1}`)));
     expect(ends.map((x) => x.at)).toEqual([...ends.map((x) => x.at)].sort((a, b) => a - b));
+    // Each end names the code version that ran its attempt, from the row's entries and the table's rows alike.
+    expect(ends.map((x) => x.version)).toEqual(Array.from({ length: HISTORY_ROW_MAX + 2 }, (_, k) => `v${k + 1}`));
     expect(got.timeline.earlier).toBe(0);
   });
 });

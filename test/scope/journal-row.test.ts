@@ -93,7 +93,7 @@ describe("the journal in the job's row", () => {
       // A step named like a wait kind, then code that waits at its position under the step kind's name.
       expect(appendStep(store, commit(id, 0, "signal", "1"), token, T0).ok).toBe(true);
       const out = wait(store, id, token, { waits: [{ seq: 0, kind: "signal", name: "step", startedAt: T0 }], start }, T0);
-      expect(out).toMatchObject({ ok: true, row: { state: "failed", failure_kind: "fatal" } });
+      expect(out).toMatchObject({ ok: true, row: { state: "failed", failure_kind: "nondeterminism" } });
       expect(out.ok && out.row.last_error).toMatch(/^NondeterminismError: step 0 is "signal" in the journal, "step" in the code/);
     });
   });

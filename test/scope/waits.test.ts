@@ -104,7 +104,7 @@ describe("a wait", () => {
     const { id, token } = await leaseOne(stub, home);
     await stub.appendStep({ id, op: "commit", seq: 0, name: "charge", result: "1", startedAt: T0, start: START }, token);
     const out = await stub.wait(id, token, { waits: [signalWait(0, "approve")], start: START });
-    expect(out.ok && out.job).toMatchObject({ state: "failed", failureKind: "fatal" });
+    expect(out.ok && out.job).toMatchObject({ state: "failed", failureKind: "nondeterminism" });
     expect(out.ok && out.job.lastError).toMatch(/NondeterminismError/);
   });
 });

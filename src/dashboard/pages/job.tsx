@@ -267,6 +267,7 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                 <th>State</th>
                 <th class="num">Attempt</th>
                 <th>Note</th>
+                <th title="The version of the code that ran the attempt this step ended (docs/deploy.md)">Code</th>
               </tr>
             </thead>
             <tbody>
@@ -279,6 +280,7 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                   </td>
                   <td class="num">{s.attempt}</td>
                   <td class="wrap small">{s.note ?? ""}</td>
+                  <td class="small muted">{s.version ?? ""}</td>
                 </tr>
               ))}
             </tbody>

@@ -10,8 +10,9 @@ import { JobTypeName } from "./pieces";
 export const ErrorGroupSchema = z.object({
   type: z.string(),
   fingerprint: z.string().meta({ description: "16 hex characters: the group's kind, masked message and first frame, hashed." }),
-  kind: z.enum(["error", "fatal", "timeout", "stalled"]).meta({
-    description: "error: a thrown error (retried, or its retries spent); fatal: a TerminalJobError or a refused step; timeout: past its timeoutMs; stalled: its lease lapsed.",
+  kind: z.enum(["error", "fatal", "timeout", "stalled", "nondeterminism"]).meta({
+    description:
+      "error: a thrown error (retried, or its retries spent); fatal: a TerminalJobError or a refused step; timeout: past its timeoutMs; stalled: its lease lapsed; nondeterminism: a replay that no longer matched its journal.",
   }),
   message: z.string().meta({ description: "The error's first line with what varies between jobs masked: <id>, <n>, <time>, <email>." }),
   frame: z.string().nullable().meta({ description: "The first frame of its stack, when the handler's runtime sent one." }),

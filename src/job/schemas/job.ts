@@ -69,6 +69,10 @@ export const JobSchema = z
       .meta({ description: "The W3C trace context its enqueue carried, which its spans continue (docs/operating.md \"OpenTelemetry\"); null for none." }),
     rerunOf: z.string().nullable().meta({ description: "The job this one reruns (POST /v1/jobs/{id}/rerun; docs/workflows.md \"Rerun from a step\"); null for any other job." }),
     reruns: z.array(z.string()).meta({ description: "The reruns made of this job, oldest first." }),
+    codeVersion: z.string().nullable().meta({
+      description:
+        "The version of the code that ran its latest ended attempt, as its handler reported it: the Worker's version metadata, else its configured `version` (docs/deploy.md \"Code that changes under running jobs\"). Null when none was reported. Earlier attempts' versions are in the timeline.",
+    }),
   });
 export type Job = z.infer<typeof JobSchema>;
 
@@ -101,6 +105,7 @@ export const TimelineSchema = z.object({
       state: JobStateSchema,
       attempt: z.number().int(),
       note: z.string().nullable().meta({ description: "failed: kind and error; cancelled: reason; pending after an attempt: its error; `manual retry`; waiting: what for; pending after a wait: what ended it." }),
+      version: z.string().nullable().optional().meta({ description: "On a step that ended an attempt: the version of the code that ran it (`codeVersion`), when its handler reported one." }),
     }),
   ),
   earlier: z.number().int().meta({ description: "Older steps not returned (past `limit`)." }),

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { wellFormed } from "../names";
-import { boundedName, epochMs, JobId, JobTypeName, JsonObjectSchema, leaseToken, ProgressSchema, ScopeSchema } from "./pieces";
+import { boundedName, codeVersion, epochMs, JobId, JobTypeName, JsonObjectSchema, leaseToken, ProgressSchema, ScopeSchema } from "./pieces";
 import { JOURNAL_KINDS } from "../handler-contract";
 import { WaitViewSchema } from "./job";
 
@@ -89,6 +89,7 @@ export const SleepSchema = z.strictObject({
   durationMs: z.number().int().min(0).max(365 * 86_400_000).optional().meta({ description: "How long it sleeps, from when the queue hears of it, on the queue's clock." }),
   startedAt: epochMs,
   start: journalStart,
+  version: codeVersion,
 });
 export type SleepRequest = z.infer<typeof SleepSchema>;
 
@@ -108,6 +109,7 @@ export const WaitSchema = z.strictObject({
   leaseToken,
   waits: z.array(waitItem).min(1).max(5000),
   start: journalStart,
+  version: codeVersion,
 });
 export type WaitRequest = z.infer<typeof WaitSchema>;
 

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { EnqueueSchema } from "./enqueue";
 import { JobSchema, LeasedJobSchema } from "./job";
 import { LogItemSchema } from "./journal";
-import { JobId, JobTypeName, JsonObjectSchema, leaseMs, leaseToken, MAX_DELAY_MS, boundedName, ScopeSchema, workerName } from "./pieces";
+import { codeVersion, JobId, JobTypeName, JsonObjectSchema, leaseMs, leaseToken, MAX_DELAY_MS, boundedName, ScopeSchema, workerName } from "./pieces";
 
 export const CLAIM_LIMIT_MAX = 100;
 /** A claim's longest wait for due work (waitMs). */
@@ -20,6 +20,7 @@ const CompleteItemSchema = z.strictObject({
   id: JobId,
   leaseToken,
   result: JsonObjectSchema.optional(),
+  version: codeVersion,
   logs: z
     .array(LogItemSchema)
     .min(1)
@@ -81,7 +82,7 @@ export const ERROR_MAX_CHARS = 16_384;
 
 export const HeartbeatSchema = z.strictObject({ leaseToken, leaseMs: leaseMs.optional() });
 export const HeartbeatResultSchema = z.object({ leaseExpiresAt: z.number() });
-export const CompleteSchema = z.strictObject({ leaseToken, result: JsonObjectSchema.optional() });
+export const CompleteSchema = z.strictObject({ leaseToken, result: JsonObjectSchema.optional(), version: codeVersion });
 export const ReleaseSchema = z.strictObject({ leaseToken });
 /** POST /v1/jobs/complete: several leased jobs completed in one call (a pull worker's completions of one moment). */
 export const CompleteManySchema = z.strictObject({ items: z.array(CompleteItemSchema).min(1).max(1000) });
@@ -94,6 +95,11 @@ export const FailSchema = z.strictObject({
   fatal: z.boolean().optional(),
   consumesAttempt: z.boolean().optional(),
   frame: z.string().max(200).optional().meta({ description: "The first frame of the error's stack (`at fn (file)`): with its kind and masked message, the error's group (GET /v1/errors)." }),
+  nondeterminism: z
+    .boolean()
+    .optional()
+    .meta({ description: "The handler's replay no longer matched the job's journal (NondeterminismError): the job fails now, with failure kind `nondeterminism` (implies `fatal`)." }),
+  version: codeVersion,
 });
 export type FailRequest = z.infer<typeof FailSchema>;
 export const FAIL_OUTCOMES = ["retry_scheduled", "failed", "superseded"] as const;

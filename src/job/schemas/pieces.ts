@@ -107,3 +107,11 @@ export const ErrorSchema = z
     }),
   });
 export const EmptyBodySchema = z.strictObject({});
+
+/** The version of the code that ran an attempt, sent with the write that ends it (docs/deploy.md "Code that changes under running jobs"). */
+export const codeVersion = z
+  .string()
+  .min(1)
+  .max(100)
+  .optional()
+  .meta({ description: "The version of the code that ran the attempt (a pull worker's `version` option): kept with the attempt's end and shown in the job's timeline." });

@@ -24,6 +24,11 @@ export type AttemptEnd = (
 ) & {
   /** The attempt ended in an error (decideAttemptEnd): its group is counted (hooks `erred`). */
   erred?: AttemptError;
+  /**
+   * The version of the code that ran the attempt, as its handler reported it: kept as `code_version` and in the
+   * timeline entry this end writes (timeline.ts). Absent: none was reported (a lapsed lease, an older SDK).
+   */
+  version?: string | null;
 };
 
 export interface AttemptFailure {
@@ -37,23 +42,29 @@ export interface AttemptFailure {
   exhaustedKind: FailureKind;
   /** The first frame of the error's stack, when the handler's runtime sent one (its error group: job/error-group.ts). */
   frame?: string | null;
+  /** A fatal failure that is a replay no longer matching its journal: failure kind `nondeterminism`. */
+  nondeterminism?: boolean;
+  /** The version of the code that ran the attempt (AttemptEnd `version`). */
+  version?: string | null;
 }
 
 /** errorKindOf: an attempt failure's kind, as error groups count it. */
 function errorKindOf(f: AttemptFailure): ErrorKind {
-  return f.fatal ? "fatal" : f.exhaustedKind === "stalled" || f.exhaustedKind === "timeout" ? f.exhaustedKind : "error";
+  if (f.fatal) return f.nondeterminism ? "nondeterminism" : "fatal";
+  return f.exhaustedKind === "stalled" || f.exhaustedKind === "timeout" ? f.exhaustedKind : "error";
 }
 
 /** decideAttemptEnd: pure; `row` is the running job whose attempt just ended. */
 export function decideAttemptEnd(store: HomeStore, row: JobRow, f: AttemptFailure, now: number): AttemptEnd {
   const erred: AttemptError = { kind: errorKindOf(f), message: f.error, frame: f.frame ?? null };
-  if (f.fatal) return { to: "failed", failureKind: "fatal", error: f.error, erred };
+  const version = f.version ?? null;
+  if (f.fatal) return { to: "failed", failureKind: f.nondeterminism ? "nondeterminism" : "fatal", error: f.error, erred, version };
   const attempts = f.consumesAttempt ? row.attempts : Math.max(row.attempts - 1, 0);
-  if (f.consumesAttempt && row.attempts >= row.max_attempts) return { to: "failed", failureKind: f.exhaustedKind, error: f.error, erred };
+  if (f.consumesAttempt && row.attempts >= row.max_attempts) return { to: "failed", failureKind: f.exhaustedKind, error: f.error, erred, version };
   // The job's own backoff (enqueue `backoff`) before its type's.
   const backoff: Backoff = row.backoff !== null ? (JSON.parse(row.backoff) as Backoff) : store.config.typeSettings(row.type).backoff;
   const delay = retryDelayMs(backoff, Math.max(row.attempts, 1), f.retryAfterMs, store.random);
-  return { to: "pending", runAt: now + delay, attempts, error: f.error, erred };
+  return { to: "pending", runAt: now + delay, attempts, error: f.error, erred, version };
 }
 
 /**
@@ -63,8 +74,8 @@ export function decideAttemptEnd(store: HomeStore, row: JobRow, f: AttemptFailur
 const JOB_RETRY_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.attemptRetry.to}', attempts = ?1, run_at = ?2, last_error = ?3, updated_at = ?4,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, held = ?7, tally = tally + ?7,
-       history = CASE WHEN ?8 = 1 THEN ${HISTORY_APPEND("?4", "'pending'", "?1", "substr(?9, 1, 500)", "started_at")} ELSE history END
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, held = ?7, tally = tally + ?7, code_version = ?10,
+       history = CASE WHEN ?8 = 1 THEN ${HISTORY_APPEND("?4", "'pending'", "?1", "substr(?9, 1, 500)", "started_at", "?10")} ELSE history END
  WHERE seq = ?5 AND state IN (${sqlList(TRANSITIONS.attemptRetry.from)}) AND lease_token = ?6
 RETURNING *`;
 const HISTORY_LENGTH = "SELECT coalesce(json_array_length(history), 0) AS n FROM job WHERE seq = ?";
@@ -73,7 +84,7 @@ const HISTORY_LENGTH = "SELECT coalesce(json_array_length(history), 0) AS n FROM
 const JOB_FAIL_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.attemptFail.to}', failure_kind = ?, last_error = ?, finished_at = ?, updated_at = ?,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?
  WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.attemptFail.from)}) AND lease_token = ?
 RETURNING *`;
 
@@ -81,7 +92,7 @@ RETURNING *`;
 const JOB_SUPERSEDE_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.supersede.to}', cancel_reason = ?, last_error = ?, finished_at = ?, updated_at = ?,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?
  WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.supersede.from)}) AND lease_token = ?
 RETURNING *`;
 /** jobPendingOfKey: job_dedupe_pending_idx. */
@@ -109,7 +120,7 @@ function writeAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: nu
     // started from the top would do them again under new idempotency keys. It goes back to pending and its
     // follower waits behind it (claim.ts, NOT_BEHIND_KEY) — docs/guarantees.md "Keys and journals".
     if (follower && !hasJournal(store.sql, row.seq)) {
-      return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
+      return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, end.version ?? null, row.seq, row.lease_token))[0] ?? null;
     }
   }
   if (end.to === "pending") {
@@ -119,7 +130,7 @@ function writeAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: nu
     // Its timeline entry rides in the same update while the row has room (timeline.ts): the trigger leaves it then.
     const inRow = held && store.sql.exec<{ n: number }>(HISTORY_LENGTH, row.seq).one().n < HISTORY_ROW_MAX;
     const note = end.note ?? end.error;
-    const after = jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token, held ? 1 : 0, inRow ? 1 : 0, note))[0] ?? null;
+    const after = jobRows(store.sql.exec(JOB_RETRY_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token, held ? 1 : 0, inRow ? 1 : 0, note, end.version ?? null))[0] ?? null;
     // The trigger's row gets the note (its own is the error).
     if (after?.state === "pending" && !inRow && end.note !== undefined) noteLastTransition(store.sql, after.seq, end.note.slice(0, 500));
     // Memory learns of the hold here, whichever write this is: a held row no memory knew would wait for the next
@@ -131,7 +142,7 @@ function writeAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: nu
     }
     return after;
   }
-  const failed = jobRows(store.sql.exec(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, row.seq, row.lease_token))[0] ?? null;
+  const failed = jobRows(store.sql.exec(JOB_FAIL_IF_LEASED, end.failureKind, end.error, now, now, end.version ?? null, row.seq, row.lease_token))[0] ?? null;
   // What its failure owes (a failure handler, its children's cancels: workflow/failure-handlers.ts), in this same transaction.
   if (failed) store.hooks.failed(store, failed, now);
   return failed;

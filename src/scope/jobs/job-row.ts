@@ -63,6 +63,8 @@ export type JobRow = {
   /** The job this one reruns, and (a JSON array of ids) the reruns made of this one (scope/workflow/rerun.ts); null otherwise. */
   rerun_of: string | null;
   reruns: string | null;
+  /** The version of the code that ran its latest ended attempt (docs/deploy.md "Code that changes under running jobs"), or null. */
+  code_version: string | null;
 };
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
@@ -126,6 +128,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     trace: at.trace === undefined ? null : r[at.trace]!,
     rerun_of: at.rerun_of === undefined ? null : r[at.rerun_of]!,
     reruns: at.reruns === undefined ? null : r[at.reruns]!,
+    code_version: at.code_version === undefined ? null : r[at.code_version]!,
   }));
   const journal = (at as Record<string, number | undefined>).journal;
   if (journal !== undefined) built.forEach((row, i) => journals.set(row, rows[i]![journal] as unknown as string | null));
@@ -191,6 +194,7 @@ export function toJob(row: JobRow): Job {
     trace: row.trace ? (JSON.parse(row.trace) as Job["trace"]) : null,
     rerunOf: row.rerun_of ?? null,
     reruns: row.reruns ? (JSON.parse(row.reruns) as string[]) : [],
+    codeVersion: row.code_version ?? null,
   };
 }
 

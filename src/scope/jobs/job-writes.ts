@@ -81,8 +81,8 @@ export const jobWrites = {
     return written(out, { ...nothing(), arm: leaseMs !== null, renew: { id, token, ttlMs: (out.leaseExpiresAt - now) * PERMIT_TTL_FACTOR } });
   },
 
-  complete(store: HomeStore, id: string, token: string, result: string | null, now: number): Written<Outcome<{ row: JobRow }>> {
-    return settled(store, "complete", id, complete(store, id, token, result, now));
+  complete(store: HomeStore, id: string, token: string, result: string | null, now: number, version: string | null = null): Written<Outcome<{ row: JobRow }>> {
+    return settled(store, "complete", id, complete(store, id, token, result, now, version));
   },
 
   /** completeMany: a pull worker's completions of one moment, in one transaction and one statement (settle.ts). */

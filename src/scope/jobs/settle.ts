@@ -29,11 +29,11 @@ UPDATE job
  WHERE ${leased("?5")}
 RETURNING lease_expires_at`;
 
-/** jobCompleteIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 result JSON or null, ?5 idSeq(id). */
+/** jobCompleteIfLeased. Params ?1 now, ?2 id, ?3 token, ?4 result JSON or null, ?5 idSeq(id), ?6 the code's version or null. */
 const JOB_COMPLETE_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.complete.to}', result = ?4, finished_at = ?1, updated_at = ?1,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?6
  WHERE ${leased("?5")} AND state IN (${sqlList(TRANSITIONS.complete.from)})
 RETURNING *`;
 
@@ -45,9 +45,10 @@ export function heartbeat(store: HomeStore, id: string, token: string, leaseMs: 
   return leaseRefusal(store, id, token, now);
 }
 
-export function complete(store: HomeStore, id: string, token: string, result: string | null, now: number): Outcome<{ row: JobRow }> {
+/** complete: `version`, the version of the code that ran the attempt (attempt-end.ts, AttemptEnd `version`). */
+export function complete(store: HomeStore, id: string, token: string, result: string | null, now: number, version: string | null = null): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
-    const row = jobRows(store.sql.exec(JOB_COMPLETE_IF_LEASED, now, id, token, result, idSeq(id)))[0];
+    const row = jobRows(store.sql.exec(JOB_COMPLETE_IF_LEASED, now, id, token, result, idSeq(id), version))[0];
     if (!row) return leaseRefusal(store, id, token, now);
     store.touched(now);
     return { ok: true, row };
@@ -56,13 +57,13 @@ export function complete(store: HomeStore, id: string, token: string, result: st
 
 /**
  * jobCompleteManyIfLeased: complete for a whole handler call in one statement. Params ?1 now, ?2 JSON
- * [[id, leaseToken, result JSON text or null, idSeq(id), log lines or null], …]; each row only under its live lease,
+ * [[id, leaseToken, result JSON text or null, idSeq(id), log lines or null, code version or null], …]; each row only under its live lease,
  * as complete. Counted in bulk (tallies.ts: it bumps `tally`); the attempt's lines kept in the row (job-logs.ts).
  */
 const JOB_COMPLETE_MANY_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.complete.to}', result = v.value ->> 2, finished_at = ?1, updated_at = ?1,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1, code_version = v.value ->> 5,
        ${ROW_LOGS_SET}
   FROM json_each(?2) AS v
  WHERE ${byId("v.value ->> 0", "v.value ->> 3")} AND job.lease_token = v.value ->> 1 AND job.lease_expires_at > ?1
@@ -75,6 +76,8 @@ export interface CompleteItem {
   token: string;
   result: string | null;
   logs?: readonly WorkerLogItem[];
+  /** The version of the code that ran the attempt (attempt-end.ts, AttemptEnd `version`). */
+  version?: string | null;
 }
 
 /** completeMany: complete each job still under its lease; returns the rows completed (the others changed nothing). */
@@ -84,9 +87,9 @@ export function completeMany(store: HomeStore, items: readonly CompleteItem[], n
     const rows: JobRow[] = [];
     // The lines that fit ride in the update; the others go to job_log once it has landed (job-logs.ts).
     const inRow = new Map(items.flatMap((i) => (i.logs ? [[i.id, rowLogs(i.logs)] as const] : [])));
-    const size = (i: CompleteItem) => (i.result?.length ?? 4) + i.id.length + i.token.length + 16 + (inRow.get(i.id)?.size ?? 0);
+    const size = (i: CompleteItem) => (i.result?.length ?? 4) + i.id.length + i.token.length + (i.version?.length ?? 4) + 20 + (inRow.get(i.id)?.size ?? 0);
     for (const part of jsonChunks(items, size)) {
-      const values = part.map((i) => [i.id, i.token, i.result, idSeq(i.id), inRow.get(i.id)?.values ?? null]);
+      const values = part.map((i) => [i.id, i.token, i.result, idSeq(i.id), inRow.get(i.id)?.values ?? null, i.version ?? null]);
       const done = jobRows(store.sql.exec(JOB_COMPLETE_MANY_IF_LEASED, now, JSON.stringify(values)));
       tallyMoved(store, done, TRANSITIONS.complete.from[0], TRANSITIONS.complete.to, "completed", now);
       rows.push(...done);
@@ -114,17 +117,21 @@ export interface FailInput {
   consumesAttempt?: boolean;
   /** The first frame of the error's stack (its error group: job/error-group.ts). */
   frame?: string;
+  /** Fatal, because the replay no longer matched the journal: failure kind `nondeterminism` (implies `fatal`). */
+  nondeterminism?: boolean;
+  /** The version of the code that ran the attempt (attempt-end.ts, AttemptEnd `version`). */
+  version?: string;
 }
 
 /**
  * snooze: the holder puts the job back to sleep for `delayMs` without
  * spending the attempt (exact delay, no jitter) — "not now", not a failure.
  */
-export function snooze(store: HomeStore, id: string, token: string, delayMs: number, now: number): Outcome<{ row: JobRow }> {
+export function snooze(store: HomeStore, id: string, token: string, delayMs: number, now: number, version: string | null = null): Outcome<{ row: JobRow }> {
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
-    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error }, now);
+    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, version }, now);
     if (!row) return leaseRefusal(store, id, token, now);
     store.touched(now);
     return { ok: true, row };
@@ -161,11 +168,13 @@ export function fail(store: HomeStore, id: string, token: string, input: FailInp
       leased,
       {
         error: input.error,
-        fatal: input.fatal ?? false,
+        fatal: (input.fatal ?? false) || input.nondeterminism === true,
         consumesAttempt: input.consumesAttempt ?? true,
         retryAfterMs: input.retryAfterMs,
         exhaustedKind: "retries_exhausted",
         frame: input.frame ?? null,
+        nondeterminism: input.nondeterminism === true,
+        version: input.version ?? null,
       },
       now,
     );

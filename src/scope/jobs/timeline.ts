@@ -20,20 +20,23 @@ export type TimelineStep = {
   state: string;
   attempt: number;
   note: string | null;
+  /** A step that ended an attempt: the version of the code that ran it, when one was reported (job.code_version). */
+  version?: string | null;
 };
 
-type TransitionRow = TimelineStep & { id: number; started_at: number | null };
+type TransitionRow = Omit<TimelineStep, "version"> & { id: number; started_at: number | null; version: string | null };
 
 /** A row keeps at most this many timeline entries; later ones go to job_transition (a job that sleeps in a loop). */
 export const HISTORY_ROW_MAX = 16;
 
 /**
- * HISTORY_APPEND: the SET value that appends an entry `[id, at, state, attempt, note, startedAt]` to the row's
- * `history`, numbered after job_transition's rows and its own (an UPDATE of `job`; SQL expressions as arguments).
+ * HISTORY_APPEND: the SET value that appends an entry `[id, at, state, attempt, note, startedAt, version]` to the
+ * row's `history`, numbered after job_transition's rows and its own (an UPDATE of `job`; SQL expressions as
+ * arguments). `version`: the code version of the attempt it ends (entries written before migration 0045 have none).
  */
-export function HISTORY_APPEND(at: string, state: string, attempt: string, note: string, startedAt: string): string {
+export function HISTORY_APPEND(at: string, state: string, attempt: string, note: string, startedAt: string, version: string): string {
   const id = "max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = job.seq), coalesce(history ->> '$[#-1][0]', 0)) + 1";
-  return `json_insert(coalesce(history, '[]'), '$[#]', json_array(${id}, ${at}, ${state}, ${attempt}, ${note}, ${startedAt}))`;
+  return `json_insert(coalesce(history, '[]'), '$[#]', json_array(${id}, ${at}, ${state}, ${attempt}, ${note}, ${startedAt}, ${version}))`;
 }
 
 const JOB_HISTORY = "SELECT history FROM job WHERE seq = ?";
@@ -41,7 +44,15 @@ const JOB_HISTORY = "SELECT history FROM job WHERE seq = ?";
 /** historyRows: the row's entries as transition rows. */
 function historyRows(text: string | null): TransitionRow[] {
   if (text === null) return [];
-  return (JSON.parse(text) as [number, number, string, number, string | null, number | null][]).map(([id, at, state, attempt, note, started_at]) => ({ id, at, state, attempt, note, started_at }));
+  return (JSON.parse(text) as [number, number, string, number, string | null, number | null, (string | null)?][]).map(([id, at, state, attempt, note, started_at, version]) => ({
+    id,
+    at,
+    state,
+    attempt,
+    note,
+    started_at,
+    version: version ?? null,
+  }));
 }
 
 /** The transition row the history trigger just wrote for the job (job_history_update) gets its note. */
@@ -54,8 +65,8 @@ export function noteLastTransition(sql: SqlStorage, jobSeq: number, note: string
 
 /** jobTransitionsNewest: the primary key (job_seq, id) backwards (a job snoozed for a week has thousands). */
 const JOB_TRANSITIONS_NEWEST = `
-SELECT id, at, state, attempt, note, started_at FROM (
-  SELECT id, at, state, attempt, note, started_at FROM job_transition WHERE job_seq = ?1 ORDER BY id DESC LIMIT ?2)
+SELECT id, at, state, attempt, note, started_at, version FROM (
+  SELECT id, at, state, attempt, note, started_at, version FROM job_transition WHERE job_seq = ?1 ORDER BY id DESC LIMIT ?2)
 ORDER BY id`;
 /** jobTransitionCount: the primary key range of the job. */
 const JOB_TRANSITION_COUNT = "SELECT count(*) AS n, count(started_at) AS s FROM job_transition WHERE job_seq = ?";
@@ -93,12 +104,17 @@ function buildSteps(job: JobRow, rows: readonly TransitionRow[], fromCreation: b
   for (const r of rows) {
     // A start older than the step before it is a stale started_at (the job was pending since): no attempt ran.
     if (r.started_at !== null && r.started_at >= last) push({ at: r.started_at, state: "running", attempt: r.attempt, note: null });
-    push({ at: r.at, state: r.state, attempt: r.attempt, note: r.note });
+    // A step that ended an attempt says which code ran it.
+    push(r.started_at !== null && r.version !== null ? { at: r.at, state: r.state, attempt: r.attempt, note: r.note, version: r.version } : { at: r.at, state: r.state, attempt: r.attempt, note: r.note });
   }
   if (job.started_at !== null && job.started_at >= last && job.state !== "pending") {
     push({ at: job.started_at, state: "running", attempt: job.attempts, note: null });
   }
-  if (job.finished_at !== null) push({ at: job.finished_at, state: job.state, attempt: job.attempts, note: endNote(job) });
+  if (job.finished_at !== null) {
+    const end = { at: job.finished_at, state: job.state, attempt: job.attempts, note: endNote(job) };
+    // A completion or failure ended an attempt and says which code ran it (a cancel may end none).
+    push(job.code_version !== null && (job.state === "completed" || job.state === "failed") ? { ...end, version: job.code_version } : end);
+  }
   return steps;
 }
 

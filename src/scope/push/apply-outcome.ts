@@ -22,22 +22,29 @@ export function resultText(config: QueueConfig, o: Extract<HandlerOutcome, { kin
   return result !== null && utf8Length(result, limit) > limit ? undefined : result;
 }
 
+/** reportedVersion: the code version an outcome reports (read and bounded with it: dispatch/outcome.ts). */
+export function reportedVersion(o: HandlerOutcome): string | undefined {
+  return typeof o.version === "string" && o.version.length > 0 ? o.version : undefined;
+}
+
 export function applyOutcome(store: HomeStore, config: QueueConfig, id: string, token: string, o: HandlerOutcome, now: number): Outcome<{ row: JobRow }> {
+  // The version of the code that ran it, as its handler reported it (docs/deploy.md "Code that changes under running jobs").
+  const version = reportedVersion(o);
   switch (o.kind) {
     case "completed": {
       const result = resultText(config, o);
-      if (result === undefined) return fail(store, id, token, { error: `handler result is larger than ${config.limits.payloadMaxBytes} bytes of JSON`, fatal: true }, now);
-      return complete(store, id, token, result, now);
+      if (result === undefined) return fail(store, id, token, { error: `handler result is larger than ${config.limits.payloadMaxBytes} bytes of JSON`, fatal: true, version }, now);
+      return complete(store, id, token, result, now, version ?? null);
     }
     case "retry":
-      return fail(store, id, token, { error: o.error, retryAfterMs: o.retryAfterMs, consumesAttempt: o.consumesAttempt ?? true, frame: o.frame }, now);
+      return fail(store, id, token, { error: o.error, retryAfterMs: o.retryAfterMs, consumesAttempt: o.consumesAttempt ?? true, frame: o.frame, version }, now);
     case "failed":
-      return fail(store, id, token, { error: o.error, fatal: true, frame: o.frame }, now);
+      return fail(store, id, token, { error: o.error, fatal: true, frame: o.frame, nondeterminism: o.nondeterminism === true, version }, now);
     case "snooze":
-      return snooze(store, id, token, o.delayMs, now);
+      return snooze(store, id, token, o.delayMs, now, version ?? null);
     case "sleep":
-      return sleep(store, id, token, o, now);
+      return sleep(store, id, token, { ...o, version }, now);
     case "wait":
-      return wait(store, id, token, o, now);
+      return wait(store, id, token, { ...o, version }, now);
   }
 }

@@ -10,13 +10,13 @@ import { keyedType } from "../../config/limits";
 import type { QueueConfig } from "../../config/schema";
 import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../../job/handler-contract";
 import type { Leased, ScopePort } from "../../dispatch/scope-port";
-import { applyOutcome, resultText } from "./apply-outcome";
+import { applyOutcome, reportedVersion, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "../jobs/claim";
 import { gatherUntil } from "../jobs/gathering";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
 import { attemptDeadline, scopeOfRow, timedOut, type JobRow } from "../jobs/job-row";
 import { eventOfTags } from "../../job/event-tags";
-import { completeMany, heartbeat } from "../jobs/settle";
+import { completeMany, heartbeat, type CompleteItem } from "../jobs/settle";
 import { appendStep, journalsOf, signTokens } from "../workflow/steps";
 import { keepLogs } from "../jobs/job-logs";
 import type { WorkflowStore } from "../workflow/workflow-store";
@@ -83,13 +83,13 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
     settle(items, now) {
       const settled = store.atomic(() => {
         // A call's completions in one statement; anything else (a retry, a failure, a result too large) one by one.
-        const completions: { id: string; token: string; result: string | null }[] = [];
+        const completions: CompleteItem[] = [];
         const changed: JobRow[] = [];
         // An outcome's lines are kept only where the outcome lands under its lease, as a pull worker's are
         // (docs/handlers.md, Logs kept with the job): a late answer for a reaped or cancelled attempt leaves none.
         for (const { id, token, outcome } of items) {
           const result = outcome.kind === "completed" ? resultText(config, outcome) : undefined;
-          if (result !== undefined) completions.push({ id, token, result, ...(outcome.logs ? { logs: outcome.logs } : {}) });
+          if (result !== undefined) completions.push({ id, token, result, ...(outcome.logs ? { logs: outcome.logs } : {}), version: reportedVersion(outcome) ?? null });
           else settleOne(store, config, id, token, outcome, now, changed);
         }
         try {

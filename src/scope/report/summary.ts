@@ -21,7 +21,8 @@ export interface TypeSummary {
   scheduled: number;
   running: number;
   completed: number;
-  failed: Record<FailureKind, number>;
+  /** `nondeterminism` is absent from objects still running code older than that kind (src/job/states.ts). */
+  failed: Record<Exclude<FailureKind, "nondeterminism">, number> & { nondeterminism?: number };
   cancelled: number;
   /** Absent from objects still running code older than the superseded state. */
   superseded?: number;

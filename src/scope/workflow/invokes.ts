@@ -74,9 +74,9 @@ SELECT 'cancel', ref, json_object('reason', ?2), ?3 FROM job_step WHERE job_seq 
  * journalInvoke: a new invoke wait, inside wait()'s transaction — its request checked as an enqueue is (an error
  * names the field), its position free. Answers the child to owe and the entry to journal, or why the job fails.
  */
-export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now: number, at: StepAt | null, shapes: RequestShapes = new Map()): { refused: string } | { home: string; job: OwedJob; step: OpenStep } {
+export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now: number, at: StepAt | null, shapes: RequestShapes = new Map()): { refused: string; nondeterminism?: true } | { home: string; job: OwedJob; step: OpenStep } {
   const call = `ctx.invoke(${JSON.stringify(w.name)})`;
-  if (at) return { refused: `NondeterminismError: step ${w.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(w.name)} in the code` };
+  if (at) return { refused: `NondeterminismError: step ${w.seq} is ${JSON.stringify(at.name)} in the journal, ${JSON.stringify(w.name)} in the code`, nondeterminism: true };
   const checked = checkRequest(w.request, shapes);
   if (!checked.ok) return { refused: `${call}: ${["request", ...checked.path].join(".")}: ${checked.message}` };
   const request: EnqueueRequest = { ...checked.request, id: childLocalId(parent.id, w.seq) };

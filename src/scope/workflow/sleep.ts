@@ -22,6 +22,8 @@ export interface SleepInput {
   durationMs?: number | null;
   startedAt: number;
   start: JournalStart;
+  /** The version of the code that ran the attempt (scope/jobs/attempt-end.ts, AttemptEnd `version`). */
+  version?: string | null;
 }
 
 
@@ -40,13 +42,14 @@ export function sleep(store: HomeStore, id: string, token: string, s: SleepInput
       // The journal cannot take the sleep (its cap, or another step at its position): every replay would end here
       // again, so the job fails now, saying why, rather than hold its lease until the reap pass retries it.
       const error = refused.reason;
-      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error, erred: { kind: "fatal", message: error, frame: null } }, now);
+      const kind = refused.code === "nondeterminism" ? "nondeterminism" : "fatal";
+      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: kind, error, erred: { kind, message: error, frame: null }, version: s.version ?? null }, now);
       if (!failed) return leaseRefusal(store, id, token, now);
       store.touched(now);
       return { ok: true, row: failed };
     }
     const note = `sleep ${JSON.stringify(s.name)} until ${new Date(until).toISOString()}`;
-    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note }, now);
+    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: Math.max(until, now), attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note, version: s.version ?? null }, now);
     if (!row) return leaseRefusal(store, id, token, now);
     store.touched(now);
     return { ok: true, row };

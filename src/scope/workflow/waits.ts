@@ -33,7 +33,7 @@ const WAITS_TIME_OUT = "UPDATE job_step SET result = 'null', finished_at = ?2 WH
 const JOB_WAIT_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.wait.to}', wait = ?3, run_at = ?4, attempts = max(attempts - 1, 0), updated_at = ?5,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?6
  WHERE seq = ?1 AND state IN (${sqlList(TRANSITIONS.wait.from)}) AND lease_token = ?2
 RETURNING *`;
 /** jobWaitsTimedOut: job_wait_idx. */
@@ -42,6 +42,8 @@ const JOB_WAITS_TIMED_OUT = "SELECT * FROM job WHERE state = 'waiting' AND run_a
 export interface WaitInput {
   waits: WaitItem[];
   start: JournalStart;
+  /** The version of the code that ran the attempt (scope/jobs/attempt-end.ts, AttemptEnd `version`). */
+  version?: string | null;
 }
 
 /**
@@ -54,8 +56,10 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
     // A wait the journal cannot take: every replay would end here again, so the job fails now, saying why.
-    const failWith = (error: string): Outcome<{ row: JobRow }> => {
-      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: "fatal", error, erred: { kind: "fatal", message: error, frame: null } }, now);
+    const version = input.version ?? null;
+    const failWith = (error: string, nondeterminism = false): Outcome<{ row: JobRow }> => {
+      const kind = nondeterminism ? "nondeterminism" : "fatal";
+      const failed = applyAttemptEnd(store, leased, { to: "failed", failureKind: kind, error, erred: { kind, message: error, frame: null }, version }, now);
       if (!failed) return leaseRefusal(store, id, token, now);
       store.touched(now);
       return { ok: true, row: failed };
@@ -89,7 +93,7 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
       } else if (w.kind === "invoke") {
         // A new child: journaled with its id, its enqueue owed below (invokes.ts).
         const child = journalInvoke(store, leased, w, now, at ?? null, shapes);
-        if ("refused" in child) return failWith(child.refused);
+        if ("refused" in child) return failWith(child.refused, child.nondeterminism === true);
         children.push(child);
         fresh.push(child.step);
         open.push({ kind: "invoke", name: w.name, until: null, child: child.job.id });
@@ -100,7 +104,7 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
         const ref = w.kind === "event" ? JSON.stringify(w.match ?? {}) : null;
         const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind: w.kind, result: null, startedAt: w.startedAt, finishedAt: null, wakeAt: until, ref }, input.start, size, at ?? null);
         // Its cap, or another step at its position.
-        if (refused) return failWith(refused.reason);
+        if (refused) return failWith(refused.reason, refused.code === "nondeterminism");
         // A new event wait registers with its topic's registry (event-waits.ts); a timeout passed already needs none.
         if (w.kind === "event" && (until === null || until > now)) {
           oweRegistration(store, { jobId: leased.id, seq: w.seq, topic: w.name, match: w.match ?? {}, since: now, until }, now);
@@ -127,18 +131,18 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
       } else open.push({ kind: SIGNAL_KIND[w.kind], name: w.name, until });
     }
     const refused = writeOpenSteps(store, leased, fresh, input.start, size);
-    if (refused) return failWith(refused.reason);
+    if (refused) return failWith(refused.reason, refused.code === "nondeterminism");
     if (input.waits.some((w) => w.kind === "invoke")) oweChildren(store, leased, children, now);
     if (ended !== null || open.length === 0) {
       // Nothing left to wait for: back to pending, due now and unspent, as a zero sleep would.
       const note = ended ?? "no wait left open";
-      const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note }, now);
+      const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note, version }, now);
       if (!row) return leaseRefusal(store, id, token, now);
       store.touched(now);
       return { ok: true, row };
     }
     const runAt = Math.min(...open.map((w) => w.until ?? WAIT_FOREVER));
-    const row = jobRows(store.sql.exec(JOB_WAIT_IF_LEASED, leased.seq, token, JSON.stringify(open), runAt, now))[0];
+    const row = jobRows(store.sql.exec(JOB_WAIT_IF_LEASED, leased.seq, token, JSON.stringify(open), runAt, now, version))[0];
     if (!row) return leaseRefusal(store, id, token, now);
     note(store, row.seq, `waiting for ${describeOpen(open)}`);
     store.touched(now);

@@ -6,7 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { JobContext, WorkerHandlers } from "../../../src/runtime/context";
-import { JobAbortedError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../../../src/runtime/errors";
+import { JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "../../../src/runtime/errors";
+import { codeVersion } from "../../../src/runtime/code-version";
 import { Attempt, type AttemptDeps } from "../../../src/pull-worker/attempt";
 import { fakeCall, leasedJob, refusal, type CallMade } from "./fake-queue-api";
 
@@ -79,6 +80,47 @@ describe("Attempt: outcomes", () => {
     await a.done;
     expect(writes().map((w) => w.replace(/,"frame":"[^"]*"/, ""))).toEqual([`fail {"error":"boom"}`]);
     expect(lines).toContainEqual({ event: "worker:on_error_threw", id: "j", error: "Error: metrics down" });
+  });
+});
+
+describe("Attempt: the code version and nondeterminism (docs/deploy.md \"Code that changes under running jobs\")", () => {
+  it("the worker's version rides on the write that ends each attempt; a NondeterminismError fails it as its own kind", async () => {
+    const { a, writes } = start(
+      async () => {
+        throw new NondeterminismError("step 1 is step \"b\" in the journal");
+      },
+      () => ({}),
+      { version: "v7" },
+    );
+    await a.done;
+    expect(writes().map((w) => w.replace(/,"frame":"[^"]*"/, ""))).toEqual([`fail {"error":"NondeterminismError: step 1 is step \\"b\\" in the journal","fatal":true,"nondeterminism":true,"version":"v7"}`]);
+  });
+
+  it("a queue older than `version` and `nondeterminism` gets the fail without them, still fatal", async () => {
+    const { a, calls } = start(
+      async () => {
+        throw new NondeterminismError("changed");
+      },
+      (c) => {
+        const body = c.body as Record<string, unknown>;
+        if (c.path.endsWith("/fail") && body.version !== undefined) throw refusal("invalid_request", "version: Unrecognized key", 400);
+        return {};
+      },
+      { version: "v7" },
+    );
+    await a.done;
+    const fails = calls.filter((c) => c.path.endsWith("/fail")).map((c) => c.body as Record<string, unknown>);
+    expect(fails).toHaveLength(2);
+    expect(fails[1]).toMatchObject({ fatal: true });
+    expect(Object.keys(fails[1]!).sort()).toEqual(["error", "fatal", "leaseToken"]);
+  });
+
+  it("codeVersion: the bound version metadata (its tag with its id), else the configured version, else none", () => {
+    const meta = { id: "a1b2c3d4-0000-4000-8000-000000000000", tag: "", timestamp: "2026-12-07T00:00:00Z" };
+    expect(codeVersion({ CF_VERSION_METADATA: meta }, "1.2.3")).toBe(meta.id);
+    expect(codeVersion({ CF_VERSION_METADATA: { ...meta, tag: "release-9" } }, undefined)).toBe(`release-9 (${meta.id})`);
+    expect(codeVersion({}, "1.2.3")).toBe("1.2.3");
+    expect(codeVersion(undefined, undefined)).toBeUndefined();
   });
 });
 
