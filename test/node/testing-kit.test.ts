@@ -101,6 +101,8 @@ describe("edgequeue/testing on the demo handlers", () => {
     const run = await runJob(stepHandlers, {}, { type: "demo.diverge" });
     await run.settle();
     expect(run.state).toBe("failed");
+    // The failure kind the queue records for it (docs/state-machine.md).
+    expect(run.failureKind).toBe("nondeterminism");
     expect(run.error).toMatch(/^NondeterminismError: step 1 is step "second-on-attempt-1" in the journal/);
   });
 

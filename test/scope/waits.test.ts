@@ -5,7 +5,7 @@
  * once expired; cancel ends a waiting job; the counts and the key rules see it.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { WaitItem } from "../../src/job/handler-contract";
 import { parseToken } from "../../src/job/wait-token";
 import type { ScopeDO } from "../../src/scope/scope-do";
@@ -99,13 +99,16 @@ describe("a wait", () => {
     expect(await alarmAt(stub)).not.toBe(8_640_000_000_000_000);
   });
 
-  it("a wait journaled where the journal has another step is nondeterminism: the job fails", async () => {
+  it("a wait journaled where the journal has another step is nondeterminism: the job fails, counted in its error group", async () => {
     const { home, stub } = await freshScope();
     const { id, token } = await leaseOne(stub, home);
     await stub.appendStep({ id, op: "commit", seq: 0, name: "charge", result: "1", startedAt: T0, start: START }, token);
-    const out = await stub.wait(id, token, { waits: [signalWait(0, "approve")], start: START });
-    expect(out.ok && out.job).toMatchObject({ state: "failed", failureKind: "nondeterminism" });
+    const out = await stub.wait(id, token, { waits: [signalWait(0, "approve")], start: START, version: "v3" });
+    expect(out.ok && out.job).toMatchObject({ state: "failed", failureKind: "nondeterminism", codeVersion: "v3" });
     expect(out.ok && out.job.lastError).toMatch(/NondeterminismError/);
+    // A refused wait is an error the attempt ended in, as a thrown one is (scope/errors/).
+    const groups = await stub.errorGroups(null);
+    expect(groups.map((g) => [g.kind, g.total, g.lastJobId])).toEqual([["nondeterminism", 1, id]]);
   });
 });
 
@@ -237,6 +240,10 @@ describe("a crash around a wait", () => {
           ? { seq, kind, name: "go", until: T0 + 60_000, startedAt: T0 }
           : { seq, kind, name: topic, match: { n: 1 }, timeoutMs: 60_000, startedAt: T0 };
     expect(await stub.wait(id, token, { waits: [w], start: START })).toMatchObject({ ok: true, job: { state: "waiting" } });
+    // An event wait's registration goes to its topic's registry after the commit (its outbox row, retried at +5 s
+    // while undelivered): restarted before it landed, the object's alarm is that retry's, not the timeout's.
+    const owed = () => runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n);
+    await vi.waitFor(async () => expect(await owed()).toBe(0), { timeout: 5_000, interval: 10 });
 
     const cold = await restartCold(env.SCOPE, stub);
     await useClock(cold, clock!);
