@@ -3,11 +3,11 @@
  * is the latest time the queue put on a message — a step's end included, a log line's (the handler's clock) not —
  * what a replay sends again is dropped, and a URL the queue refuses ends it.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { subscribe, type SubscriptionMessage } from "../../src/client/subscribe";
 
 /** A stand-in queue: each connection is answered by the next script, its frames sent and then the stream cut. */
-function stream(scripts: (SubscriptionMessage[] | number)[]) {
+function stream(scripts: (SubscriptionMessage[] | number)[], cutAfterMs = 5) {
   const asked: string[] = [];
   const fetch = (async (url: string) => {
     asked.push(url);
@@ -19,7 +19,7 @@ function stream(scripts: (SubscriptionMessage[] | number)[]) {
       start(c) {
         for (const m of script) c.enqueue(encoder.encode(`data: ${JSON.stringify(m)}\n\n`));
         // Cut, not ended: a dropped connection.
-        setTimeout(() => c.error(new Error("connection reset")), 5);
+        setTimeout(() => c.error(new Error("connection reset")), cutAfterMs);
       },
     });
     return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
@@ -57,5 +57,21 @@ describe("subscribe's reconnect", () => {
     expect(end.code).toBe(1006);
     // The first brought news; then the three tries `attempts` allows, none with news, and it ends.
     expect(quiet.asked).toHaveLength(4);
+  });
+
+  it("a connection that stayed open 30 s or more starts the count again, though it brought nothing new", async () => {
+    vi.useFakeTimers();
+    try {
+      const same = { event: "state", job: job(100) } as const;
+      // Eight connections, each cut after 31 s with nothing new: none counts against `attempts`.
+      const quiet = stream(Array.from({ length: 8 }, () => [same]), 31_000);
+      const sub = subscribe("http://q/s", () => {}, { transport: "sse", fetch: quiet.fetch, reconnect: { attempts: 3, delayMs: 1 } });
+      await vi.advanceTimersByTimeAsync(9 * 31_000);
+      // All eight, then the ninth connection's 404 ended it, not the tries.
+      expect(quiet.asked).toHaveLength(9);
+      expect((await sub.closed).code).toBe(4404);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
