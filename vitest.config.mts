@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
@@ -62,6 +63,18 @@ const workersPool = cloudflareTest({
     analyticsEngineDatasets: { ANALYTICS: { dataset: "edgequeue_test" } },
     bindings: {
       QUEUE_TOKEN: "test-token",
+      // Tokens with names and roles (docs/operating.md "Tokens and roles"; test/coordinator/tokens.test.ts): each
+      // token is `<name>-token`, and the secret holds its SHA-256 only.
+      QUEUE_TOKENS: JSON.stringify(
+        [
+          { name: "ops", role: "operator" },
+          { name: "shop", role: "producer" },
+          { name: "mailer", role: "producer", types: ["email.send"] },
+          { name: "tenant-a", role: "producer", scopeTypes: ["Tenant"] },
+          { name: "pull", role: "worker" },
+          { name: "viewer", role: "reader" },
+        ].map((t) => ({ ...t, sha256: createHash("sha256").update(`${t.name}-token`).digest("hex") })),
+      ),
       // Completion callbacks are signed with it (docs/http-api.md "Completion callbacks"); RECEIVER_URL takes them.
       EDGEQUEUE_CALLBACK_SECRET: "test-callback-secret",
       RECEIVER_URL: receiverUrl,

@@ -18,6 +18,11 @@ export interface Env {
   WAIT: DurableObjectNamespace<WaitDO>;
   /** Bearer token for the HTTP API (a secret; `.dev.vars` locally). Unset: every call is refused. */
   QUEUE_TOKEN?: string;
+  /**
+   * Tokens with names and roles (a secret): a JSON array of `{ name, role, sha256, types?, scopeTypes? }`, `sha256`
+   * the hex SHA-256 of each token (auth/tokens.ts; docs/operating.md "Tokens and roles").
+   */
+  QUEUE_TOKENS?: string;
   /** Signs completion callbacks (docs/http-api.md "Completion callbacks"); an enqueue with a callback is refused without it. */
   EDGEQUEUE_CALLBACK_SECRET?: string;
   /** The OTLP/HTTP endpoint spans are exported to (docs/operating.md "OpenTelemetry"); the config's `otel.endpoint` wins. */

@@ -11,6 +11,8 @@ import type { JsonObject } from "./job/json-safe";
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
+  /** A known token whose role (or its types) does not cover the call; the answer names both (docs/operating.md "Tokens and roles"). */
+  forbidden: 403,
   not_found: 404,
   /** A known API path asked with a method it does not take; the answer's `Allow` header lists those it does (docs/http-api.md, The HTTP API). */
   method_not_allowed: 405,

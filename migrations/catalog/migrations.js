@@ -14,6 +14,7 @@ import m0011 from './0011_home_type_next_partial.sql';
 import m0012 from './0012_metric_total_base.sql';
 import m0013 from './0013_pause_watch_without_rowid.sql';
 import m0014 from './0014_nondeterminism_kind.sql';
+import m0015 from './0015_audit.sql';
 
   export default {
     journal,
@@ -32,7 +33,8 @@ m0010,
 m0011,
 m0012,
 m0013,
-m0014
+m0014,
+m0015
     }
   }
   

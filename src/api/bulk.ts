@@ -13,6 +13,7 @@ import { operation } from "./operation";
 
 export const BULK_OPERATIONS = {
   cancelJobs: operation({
+    access: "operate",
     method: "post",
     path: "/v1/jobs/cancel",
     summary: "Cancel every pending, running or waiting job a filter matches, across homes, a page per call (running ones are aborted with the reason, their children cancelled)",
@@ -21,6 +22,7 @@ export const BULK_OPERATIONS = {
     errors: [],
   }),
   retryJobs: operation({
+    access: "operate",
     method: "post",
     path: "/v1/jobs/retry",
     summary: "Send every failed, cancelled, superseded or expired job a filter matches back to pending, due now, attempts 0, across homes, a page per call",
@@ -29,6 +31,7 @@ export const BULK_OPERATIONS = {
     errors: [],
   }),
   rerunJobs: operation({
+    access: "operate",
     method: "post",
     path: "/v1/jobs/rerun",
     summary: "Rerun every finished job a filter matches (a new job each, linked both ways), from a step of its journal or the start, across homes, a page per call; jobs created after the first call are never matched",
@@ -37,6 +40,7 @@ export const BULK_OPERATIONS = {
     errors: [],
   }),
   retryFailed: operation({
+    access: "operate",
     method: "post",
     path: "/v1/retry",
     summary: "Send every failed job (of a type, a scope, or both) back to pending, due now, attempts 0",
@@ -45,6 +49,7 @@ export const BULK_OPERATIONS = {
     errors: ["not_found"],
   }),
   cancelScope: operation({
+    access: "operate",
     method: "post",
     path: "/v1/scopes/{scopeType}/{scopeId}/cancel",
     summary: "Cancel every pending (and, unless pendingOnly, running) job of a scope",
@@ -62,6 +67,7 @@ export const BULK_OPERATIONS = {
     },
   }),
   cancelKeys: operation({
+    access: "operate",
     method: "post",
     path: "/v1/cancel",
     summary: "Cancel the live jobs of a type under these dedupe keys (in a scope, or among the type's unscoped jobs); running ones are aborted with the reason",
@@ -70,6 +76,7 @@ export const BULK_OPERATIONS = {
     errors: [],
   }),
   prune: operation({
+    access: "operate",
     method: "post",
     path: "/v1/prune",
     summary: "Delete terminal jobs that finished before olderThan",

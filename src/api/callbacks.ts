@@ -9,6 +9,7 @@ import { operation } from "./operation";
 
 export const CALLBACK_OPERATIONS = {
   deadCallbacks: operation({
+    access: "read",
     method: "get",
     path: "/v1/callbacks/dead",
     summary: "Completion callbacks given up on after their last try, oldest first per object (kept until their job is deleted)",

@@ -10,6 +10,7 @@ import { operation } from "./operation";
 
 export const ERROR_OPERATIONS = {
   listErrors: operation({
+    access: "read",
     method: "get",
     path: "/v1/errors",
     summary: "Error groups: attempts that ended in an error, grouped per type by their kind, masked message and first frame, with counts over the last hour and day and the first and last job",
@@ -18,6 +19,7 @@ export const ERROR_OPERATIONS = {
     errors: [],
   }),
   retryErrorGroup: operation({
+    access: "operate",
     method: "post",
     path: "/v1/errors/retry",
     summary: "Send a group's newest failed jobs back to pending, due now, attempts 0 (each as POST /v1/jobs/{id}/retry)",
@@ -26,6 +28,7 @@ export const ERROR_OPERATIONS = {
     errors: ["not_found"],
   }),
   rerunErrorGroup: operation({
+    access: "operate",
     method: "post",
     path: "/v1/errors/rerun",
     summary: "Rerun a group's newest jobs that failed for good from their start, each as a new job (as POST /v1/jobs/{id}/rerun)",

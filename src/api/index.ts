@@ -20,8 +20,9 @@ import { SUBSCRIPTION_OPERATIONS } from "./subscriptions";
 import { CALLBACK_OPERATIONS } from "./callbacks";
 import { TOPIC_OPERATIONS } from "./topics";
 import { ERROR_OPERATIONS } from "./errors";
+import { AUDIT_OPERATIONS } from "./audit";
 
-const AREAS = [JOB_OPERATIONS, BULK_OPERATIONS, LEASE_OPERATIONS, JOURNAL_OPERATIONS, SIGNAL_OPERATIONS, QUEUE_OPERATIONS, TOPIC_OPERATIONS, SCHEDULE_OPERATIONS, POOL_OPERATIONS, SUBSCRIPTION_OPERATIONS, CALLBACK_OPERATIONS, ERROR_OPERATIONS];
+const AREAS = [JOB_OPERATIONS, BULK_OPERATIONS, LEASE_OPERATIONS, JOURNAL_OPERATIONS, SIGNAL_OPERATIONS, QUEUE_OPERATIONS, TOPIC_OPERATIONS, SCHEDULE_OPERATIONS, POOL_OPERATIONS, SUBSCRIPTION_OPERATIONS, CALLBACK_OPERATIONS, ERROR_OPERATIONS, AUDIT_OPERATIONS];
 
 export const OPERATIONS = {
   ...JOB_OPERATIONS,
@@ -36,6 +37,7 @@ export const OPERATIONS = {
   ...SUBSCRIPTION_OPERATIONS,
   ...CALLBACK_OPERATIONS,
   ...ERROR_OPERATIONS,
+  ...AUDIT_OPERATIONS,
 };
 // A spread keeps one of two same-named declarations without a word: refuse that at load.
 if (AREAS.reduce((n, a) => n + Object.keys(a).length, 0) !== Object.keys(OPERATIONS).length) throw new Error("an operationId is declared in two areas of src/api/");
@@ -48,6 +50,9 @@ export type DeclaredOperation = Operation & { operationId: OperationId };
 
 /** Every declaration, in declaration order (the order of the OpenAPI document's paths). */
 export const OPERATION_LIST: readonly DeclaredOperation[] = Object.entries(OPERATIONS).map(([operationId, op]) => ({ ...(op as Operation), operationId: operationId as OperationId }));
+// Every call that needs a token says which kind of call it is: a role is checked against it (auth/roles.ts).
+const unsaid = OPERATION_LIST.filter((o) => o.auth && o.access === undefined).map((o) => o.operationId);
+if (unsaid.length > 0) throw new Error(`operations without an access kind (src/api/, auth/roles.ts): ${unsaid.join(", ")}`);
 
 export const operationById = (id: OperationId): DeclaredOperation => OPERATION_LIST.find((o) => o.operationId === id)!;
 

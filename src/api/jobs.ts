@@ -14,6 +14,7 @@ import { operation } from "./operation";
 
 export const JOB_OPERATIONS = {
   enqueue: operation({
+    access: "produce",
     method: "post",
     path: "/v1/jobs",
     summary: "Enqueue a job (idempotent by id, deduplicated by dedupeKey)",
@@ -23,6 +24,7 @@ export const JOB_OPERATIONS = {
     errors: ["conflict", "queue_full"],
   }),
   enqueueBatch: operation({
+    access: "produce",
     method: "post",
     path: "/v1/jobs/batch",
     summary: "Enqueue 1 to 1,000 jobs; one invalid item refuses the whole call",
@@ -31,6 +33,7 @@ export const JOB_OPERATIONS = {
     errors: ["conflict", "queue_full"],
   }),
   listJobs: operation({
+    access: "read",
     method: "get",
     path: "/v1/jobs",
     summary: "List jobs, filtered and paged",
@@ -39,6 +42,7 @@ export const JOB_OPERATIONS = {
     errors: [],
   }),
   getJob: operation({
+    access: "track",
     method: "get",
     path: "/v1/jobs/{id}",
     summary: "Get one job: by its id, or by the id a caller gave at enqueue with its type or scope",
@@ -48,6 +52,7 @@ export const JOB_OPERATIONS = {
     errors: ["not_found"],
   }),
   jobTimeline: operation({
+    access: "read",
     method: "get",
     path: "/v1/jobs/{id}/timeline",
     summary: "A job's newest transitions, oldest first (state, attempt, time, error or reason)",
@@ -57,6 +62,7 @@ export const JOB_OPERATIONS = {
     errors: ["not_found"],
   }),
   listChildren: operation({
+    access: "read",
     method: "get",
     path: "/v1/jobs/{id}/children",
     summary: "The children a job invoked (ctx.invoke), in call order, with their states",
@@ -66,6 +72,7 @@ export const JOB_OPERATIONS = {
     errors: ["not_found"],
   }),
   cancelJob: operation({
+    access: "operate",
     method: "post",
     path: "/v1/jobs/{id}/cancel",
     summary: "Cancel a pending, running or waiting job (a running job's lease is revoked; its children are cancelled unless cascade is false)",
@@ -75,6 +82,7 @@ export const JOB_OPERATIONS = {
     errors: ["not_found", "already_terminal"],
   }),
   retryJob: operation({
+    access: "operate",
     method: "post",
     path: "/v1/jobs/{id}/retry",
     summary: "Send a failed or cancelled job back to pending, due now, attempts 0",
@@ -85,6 +93,7 @@ export const JOB_OPERATIONS = {
     client: (call) => async (id: string) => (await call(id)).job,
   }),
   rerunJob: operation({
+    access: "operate",
     method: "post",
     path: "/v1/jobs/{id}/rerun",
     summary: "A new job made from a finished one (same type, scope and options; its payload or a new one), linked both ways, from a step of its journal (the steps before it keep their results and do not run again) or from the start",

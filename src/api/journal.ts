@@ -13,6 +13,7 @@ import { operation } from "./operation";
 
 export const JOURNAL_OPERATIONS = {
   jobSteps: operation({
+    access: "read",
     method: "get",
     path: "/v1/jobs/{id}/steps",
     summary: "A job's journal of durable steps and sleeps, in call order",
@@ -21,6 +22,7 @@ export const JOURNAL_OPERATIONS = {
     errors: ["not_found"],
   }),
   jobLogs: operation({
+    access: "read",
     method: "get",
     path: "/v1/jobs/{id}/logs",
     summary: "A job's kept ctx.log lines (the newest 100, each at most 2 KiB), oldest first",
@@ -29,6 +31,7 @@ export const JOURNAL_OPERATIONS = {
     errors: ["not_found"],
   }),
   appendLogs: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/{id}/logs",
     summary: "A pull worker keeps its attempt's ctx.log lines with the job, fenced by its lease (edgequeue/worker sends them before it settles)",
@@ -38,6 +41,7 @@ export const JOURNAL_OPERATIONS = {
     errors: ["not_found", "lease_lost", "already_terminal"],
   }),
   reportProgress: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/{id}/progress",
     summary: "A pull worker reports its attempt's progress (a number from 0 to 100 or a JSON object of at most 4 KiB), kept on the job and told to its watchers, fenced by its lease",
@@ -47,6 +51,7 @@ export const JOURNAL_OPERATIONS = {
     errors: ["not_found", "lease_lost", "already_terminal"],
   }),
   resolveStep: operation({
+    access: "operate",
     method: "post",
     path: "/v1/jobs/{id}/steps/{name}/resolve",
     summary: "Journal what an unfinished atMostOnce step did; a failed or cancelled job goes back to pending",
@@ -58,6 +63,7 @@ export const JOURNAL_OPERATIONS = {
     client: (call) => async (id: string, name: string, result: unknown) => (await call(id, name, { result })).job,
   }),
   appendStep: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/{id}/steps",
     summary: "A pull worker journals a durable step (begin an atMostOnce step, or commit a result), fenced by its lease",
@@ -67,6 +73,7 @@ export const JOURNAL_OPERATIONS = {
     errors: ["not_found", "lease_lost", "already_terminal", "conflict"],
   }),
   sleepJob: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/{id}/sleep",
     summary: "A pull worker's durable sleep: journal it and put the job back to pending until `until`, without spending the attempt",

@@ -13,6 +13,7 @@ import { operation } from "./operation";
 
 export const LEASE_OPERATIONS = {
   claim: operation({
+    access: "work",
     method: "post",
     path: "/v1/claim",
     summary: "Lease due jobs for a pull worker, serving scopes fairly; `complete` first completes jobs the worker finished",
@@ -21,6 +22,7 @@ export const LEASE_OPERATIONS = {
     errors: [],
   }),
   heartbeat: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/{id}/heartbeat",
     summary: "Extend a lease",
@@ -30,6 +32,7 @@ export const LEASE_OPERATIONS = {
     errors: ["not_found", "lease_lost", "already_terminal"],
   }),
   complete: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/{id}/complete",
     summary: "Complete a leased job with an optional result",
@@ -39,6 +42,7 @@ export const LEASE_OPERATIONS = {
     errors: ["not_found", "lease_lost", "already_terminal"],
   }),
   completeMany: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/complete",
     summary: "Complete 1 to 1,000 leased jobs in one call; each item is answered on its own, as its single complete would be",
@@ -47,6 +51,7 @@ export const LEASE_OPERATIONS = {
     errors: [],
   }),
   release: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/{id}/release",
     summary: "Give a leased job back unrun: pending, due now, its attempt not counted (a pending follower of its key supersedes it)",
@@ -56,6 +61,7 @@ export const LEASE_OPERATIONS = {
     errors: ["not_found", "lease_lost", "already_terminal"],
   }),
   fail: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/{id}/fail",
     summary: "Fail an attempt: retry with backoff, or fail for good (fatal, or the last attempt)",
@@ -65,6 +71,7 @@ export const LEASE_OPERATIONS = {
     errors: ["not_found", "lease_lost", "already_terminal"],
   }),
   claimOrEnqueue: operation({
+    access: "produce",
     method: "post",
     path: "/v1/jobs/claim-or-enqueue",
     summary: "Enqueue under a key (pending mode) and, when no job of the key is running, lease it to the caller in the same transaction",
@@ -73,6 +80,7 @@ export const LEASE_OPERATIONS = {
     errors: ["conflict", "queue_full"],
   }),
   claimKey: operation({
+    access: "work",
     method: "post",
     path: "/v1/jobs/claim-key",
     summary: "Lease a key's pending job once none of the key is running (a caller draining its key's followers)",

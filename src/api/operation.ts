@@ -15,6 +15,7 @@
  */
 import type { z } from "zod";
 import type { ErrorCode } from "../errors";
+import type { Access } from "../auth/roles";
 
 export type HttpMethod = "get" | "post" | "put" | "delete";
 export type SuccessStatus = 200 | 201 | 202;
@@ -91,6 +92,11 @@ export interface Operation<
   alsoAs?: { contentType: string; description: string };
   /** false: no token needed (health). */
   auth: boolean;
+  /**
+   * The kind of call it is, which a token's role must grant (auth/roles.ts; docs/operating.md "Tokens and roles").
+   * Every operation that needs a token says it (api/index.ts checks).
+   */
+  access?: Access;
   /** The RPC arguments, when not the default rule's. */
   rpc?: RpcArguments<A>;
   /** The clients' method, when not the plain call. */
@@ -118,6 +124,7 @@ export function operation<
   errors: readonly ErrorCode[];
   alsoAs?: { contentType: string; description: string };
   auth?: boolean;
+  access?: Access;
   rpc?: RpcArguments<A>;
   client?: (call: (...args: A) => Promise<z.output<R>>) => M;
 }): Operation<Path, R, P, Q, B, A, M> {

@@ -10,6 +10,7 @@ import { operation } from "./operation";
 
 export const POOL_OPERATIONS = {
   listPools: operation({
+    access: "read",
     method: "get",
     path: "/v1/pools",
     summary: "Every pool: limits in force, occupancy, spend in the current window, who is waiting",
@@ -17,6 +18,7 @@ export const POOL_OPERATIONS = {
     errors: [],
   }),
   listPoolKeys: operation({
+    access: "read",
     method: "get",
     path: "/v1/pools/{name}/keys",
     summary: "A keyed pool's key values holding permits or waited for, busiest first, a page at a time",
@@ -26,6 +28,7 @@ export const POOL_OPERATIONS = {
     errors: ["not_found"],
   }),
   setPoolLimits: operation({
+    access: "operate",
     method: "put",
     path: "/v1/pools/{name}",
     summary: "Resize a pool at runtime (persisted; the config stays the default); with `key`, one key value of a keyed pool",

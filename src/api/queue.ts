@@ -14,6 +14,7 @@ import { operation } from "./operation";
 
 export const QUEUE_OPERATIONS = {
   stats: operation({
+    access: "read",
     method: "get",
     path: "/v1/stats",
     summary: "Counts by state, the oldest pending lag, and the types nothing will run, across all objects",
@@ -22,6 +23,7 @@ export const QUEUE_OPERATIONS = {
     errors: [],
   }),
   metrics: operation({
+    access: "read",
     method: "get",
     path: "/v1/metrics",
     summary: "Per-type counts, lag, totals and per-minute counters; Prometheus text with `Accept: text/plain`",
@@ -34,6 +36,7 @@ export const QUEUE_OPERATIONS = {
     errors: [],
   }),
   listScopes: operation({
+    access: "read",
     method: "get",
     path: "/v1/scopes",
     summary: "The busiest objects (scopes and unscoped type shards) by live jobs, most first",
@@ -42,6 +45,7 @@ export const QUEUE_OPERATIONS = {
     errors: [],
   }),
   types: operation({
+    access: "read",
     method: "get",
     path: "/v1/types",
     summary: "Every configured type and any other the queue has seen, with whether it is paused or pushed and its counts",
@@ -49,6 +53,7 @@ export const QUEUE_OPERATIONS = {
     errors: [],
   }),
   pauseType: operation({
+    access: "operate",
     method: "post",
     path: "/v1/types/{type}/pause",
     summary: "Pause a type queue-wide: enqueues still land, nothing of it is dispatched or claimed, running jobs finish; survives restarts",
@@ -58,6 +63,7 @@ export const QUEUE_OPERATIONS = {
     errors: ["not_found"],
   }),
   resumeType: operation({
+    access: "operate",
     method: "post",
     path: "/v1/types/{type}/resume",
     summary: "Resume a paused type: its due jobs are dispatched and claimed again",
@@ -75,6 +81,7 @@ export const QUEUE_OPERATIONS = {
     auth: false,
   }),
   getOpenApiDocument: operation({
+    access: "any",
     method: "get",
     path: "/v1/openapi.json",
     // It answers 401 without the token like the rest of /v1 (docs/http-api.md, The HTTP API).

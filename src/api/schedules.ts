@@ -10,6 +10,7 @@ import { operation } from "./operation";
 
 export const SCHEDULE_OPERATIONS = {
   putSchedule: operation({
+    access: "operate",
     method: "put",
     path: "/v1/schedules/{name}",
     summary: "Create or replace a schedule (cron, everyMs or at)",
@@ -20,6 +21,7 @@ export const SCHEDULE_OPERATIONS = {
     errors: ["conflict"],
   }),
   listSchedules: operation({
+    access: "read",
     method: "get",
     path: "/v1/schedules",
     summary: "Every schedule, with its next run and last fire",
@@ -27,6 +29,7 @@ export const SCHEDULE_OPERATIONS = {
     errors: [],
   }),
   getSchedule: operation({
+    access: "read",
     method: "get",
     path: "/v1/schedules/{name}",
     summary: "One schedule",
@@ -36,6 +39,7 @@ export const SCHEDULE_OPERATIONS = {
     client: (call) => async (name: string) => (await call(name)).schedule,
   }),
   deleteSchedule: operation({
+    access: "operate",
     method: "delete",
     path: "/v1/schedules/{name}",
     summary: "Delete a schedule (jobs it already fired stay)",

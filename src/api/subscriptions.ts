@@ -12,6 +12,7 @@ import { operation } from "./operation";
 
 export const SUBSCRIPTION_OPERATIONS = {
   createSubscription: operation({
+    access: "track",
     method: "post",
     path: "/v1/subscriptions",
     summary: "A signed, short-lived URL that follows one job, a key's jobs or a scope's jobs live (WebSocket or Server-Sent Events), opened without the queue's token",
@@ -20,6 +21,7 @@ export const SUBSCRIPTION_OPERATIONS = {
     errors: ["not_found", "misconfigured"],
   }),
   createHomeSubscriptions: operation({
+    access: "read",
     method: "post",
     path: "/v1/subscriptions/homes",
     summary: "Signed URLs that follow a type's jobs (or every job) live, one per object holding some — a type's whole stream without a subscription per job (the clients' createQueueEvents)",

@@ -11,6 +11,7 @@ import { operation } from "./operation";
 
 export const TOPIC_OPERATIONS = {
   emit: operation({
+    access: "produce",
     method: "post",
     path: "/v1/topics/{topic}/events",
     summary: "Emit an event: one delivery job per consumer of the topic (idempotent by event id)",
@@ -21,6 +22,7 @@ export const TOPIC_OPERATIONS = {
     errors: ["not_found", "queue_full"],
   }),
   listDead: operation({
+    access: "read",
     method: "get",
     path: "/v1/topics/{topic}/dead",
     summary: "Deliveries quarantined after maxAttempts failures",
@@ -30,6 +32,7 @@ export const TOPIC_OPERATIONS = {
     errors: ["not_found"],
   }),
   retryDead: operation({
+    access: "operate",
     method: "post",
     path: "/v1/topics/{topic}/dead/{consumer}/{eventId}/retry",
     summary: "Hand a quarantined delivery back: due now, attempts 0",

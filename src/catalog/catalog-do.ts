@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { page, record, type AuditRecord } from "./audit-store";
+import type { AuditEntry, AuditQuery } from "../job/schemas/audit";
 import { DurableObject } from "cloudflare:workers";
 import migrations from "../../migrations/catalog/migrations.js";
 import { systemClock, type Clock } from "../clock";
@@ -122,6 +124,17 @@ export class CatalogDO extends DurableObject<Env> {
     this.requestsTaken = own.total.requests;
     this.usageHeld.take(this.sql, own, now);
     this.usageHeld.commit(this.ctx.storage, now);
+  }
+
+  /** audit: record an operator action in the audit list (audit-store.ts); the main catalog object holds it. */
+  async audit(entry: AuditRecord): Promise<void> {
+    const now = this.clock.now();
+    this.ctx.storage.transactionSync(() => record(this.sql, entry, now, this.config.retention.auditMs));
+  }
+
+  /** auditPage: a page of the audit list, newest first. */
+  async auditPage(q: AuditQuery): Promise<{ items: AuditEntry[]; next: number | null }> {
+    return page(this.sql, q);
   }
 
   /** pauseSync: a home whose promise lapsed asks before it dispatches (scope/jobs/pause-gate.ts). */

@@ -225,6 +225,8 @@ export const ConfigSchema = z.strictObject({
       cancelledMs: keepFor.optional(),
       /** How long a deleted job's id still answers an enqueue as a duplicate (0: not at all). */
       idempotencyMs: ms(365 * DAY_MS).optional(),
+      /** How long the audit list keeps an operator action (docs/operating.md "Tokens and roles"; default 90 days). */
+      auditMs: z.number().int().min(3600_000).max(3650 * DAY_MS).optional(),
     })
     .optional(),
 }).superRefine(checkRelations);
@@ -275,7 +277,7 @@ export interface QueueConfig {
   /** The queue's public origin, no trailing slash (wait tokens' `url`), or null. */
   publicUrl: string | null;
   /** Per terminal state, how long a job is kept; null: forever (only prune deletes it). */
-  retention: { completedMs: number | null; failedMs: number | null; cancelledMs: number | null; idempotencyMs: number };
+  retention: { completedMs: number | null; failedMs: number | null; cancelledMs: number | null; idempotencyMs: number; auditMs: number };
   /** Undeclared type names are refused (config/known-types.ts). */
   strictTypes: boolean;
   /** Settings for any type, declared or not. */
@@ -299,7 +301,7 @@ export const DEFAULTS = {
   batchPayloadMaxBytes: 8 * 1024 * 1024,
   journalMaxBytes: 1024 * 1024,
   subscribersPerObject: 5_000,
-  retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS, idempotencyMs: 7 * DAY_MS },
+  retention: { completedMs: DAY_MS, failedMs: 7 * DAY_MS, cancelledMs: DAY_MS, idempotencyMs: 7 * DAY_MS, auditMs: 90 * DAY_MS },
   lagAlertMs: 60_000,
   signalRetainMs: DAY_MS,
 } as const;
@@ -347,6 +349,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
       failedMs: keptFor(input.retention?.failedMs, DEFAULTS.retention.failedMs),
       cancelledMs: keptFor(input.retention?.cancelledMs, DEFAULTS.retention.cancelledMs),
       idempotencyMs: input.retention?.idempotencyMs ?? DEFAULTS.retention.idempotencyMs,
+      auditMs: input.retention?.auditMs ?? DEFAULTS.retention.auditMs,
     },
     strictTypes: input.strictTypes ?? false,
     typeSettings: (type) => (Object.hasOwn(types, type) ? types[type]! : base),

@@ -16,7 +16,8 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
 import { letGo, limitBody, readBodyWithin, readJsonBody } from "./body";
-import { requireToken } from "./auth";
+import { requirePrincipal } from "./auth";
+import type { Principal } from "../auth/tokens";
 import { errorResponse } from "./error-response";
 import { ALSO_AS } from "./implementations";
 import { QueueOps } from "./operations";
@@ -32,8 +33,8 @@ const BODY_OVERHEAD_BYTES = 2 * 1024 * 1024;
 /** The order methods are listed in an `Allow` header. */
 const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "DELETE"];
 
-export function createApp(): Hono<{ Bindings: Env }> {
-  const app = new Hono<{ Bindings: Env }>();
+export function createApp(): Hono<{ Bindings: Env; Variables: { principal: Principal } }> {
+  const app = new Hono<{ Bindings: Env; Variables: { principal: Principal } }>();
   const served = OPERATION_LIST.map((r) => ({ method: r.method.toUpperCase(), auth: r.auth, path: new RegExp(`^${r.path.replace(/\{\w+\}/g, "[^/]+")}$`) }));
   /** The methods a concrete path takes; Hono answers HEAD with the GET handler (body dropped), so a GET path takes HEAD too. */
   const allowed = (path: string) => {
@@ -54,10 +55,11 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.use("/v1/*", async (c, next) => {
     if (!open.some((o) => o.method === asked(c.req.method) && o.path.test(c.req.path))) {
       // A refused caller's body is let go unread, or wrangler dev would wait for all of it (body.ts, letGo).
-      await requireToken(c.env.QUEUE_TOKEN, c.req.header("authorization") ?? null).catch((e: unknown) => {
+      const who = await requirePrincipal(c.env, c.req.header("authorization") ?? null).catch((e: unknown) => {
         letGo(c.req.raw);
         throw e;
       });
+      c.set("principal", who);
     }
     wakeSchedules(c.env, (p) => {
       try {
@@ -80,7 +82,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
         params: c.req.param(),
         query: c.req.query(),
         body: async () => withTraceHeaders(op.operationId, await readJsonBody(c), c.req.header("traceparent"), c.req.header("tracestate")),
-      });
+      }, c.get("principal"));
       const also = ALSO_AS[op.operationId] as { wanted(accept?: string): boolean; render(answer: unknown): string } | undefined;
       if (op.alsoAs && also?.wanted(c.req.header("accept"))) return c.body(also.render(answer), 200, { "content-type": op.alsoAs.contentType });
       return c.json(answer as object, statusOf(op, answer));

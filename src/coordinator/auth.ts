@@ -6,6 +6,7 @@
  * @module
  */
 import { QueueError } from "../errors";
+import { identify, tokensOf, type Principal } from "../auth/tokens";
 
 const encoder = new TextEncoder();
 
@@ -19,10 +20,18 @@ export async function sameSecret(a: string, b: string): Promise<boolean> {
   return crypto.subtle.timingSafeEqual(x, y);
 }
 
-/** requireToken throws `unauthorized` unless the Authorization header carries the configured token. */
-export async function requireToken(expected: string | undefined, authorization: string | null): Promise<void> {
-  if (!expected) throw new QueueError("unauthorized", "the queue has no QUEUE_TOKEN configured, so the HTTP API refuses every call; set it with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)");
+/**
+ * requirePrincipal: who the Authorization header's token is (auth/tokens.ts: QUEUE_TOKENS, or QUEUE_TOKEN as the
+ * admin); throws `unauthorized` for none or an unknown one, `misconfigured` for tokens the queue cannot read.
+ */
+export async function requirePrincipal(env: { QUEUE_TOKEN?: string; QUEUE_TOKENS?: string }, authorization: string | null): Promise<Principal> {
+  const entries = await tokensOf(env);
+  if (entries.length === 0) {
+    throw new QueueError("unauthorized", "the queue has no QUEUE_TOKEN nor QUEUE_TOKENS configured, so the HTTP API refuses every call; set one with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)");
+  }
   const match = /^Bearer\s+(.+)$/i.exec(authorization ?? "");
   if (!match) throw new QueueError("unauthorized", "missing bearer token: send `Authorization: Bearer <token>`");
-  if (!(await sameSecret(match[1]!.trim(), expected))) throw new QueueError("unauthorized", "invalid bearer token");
+  const who = await identify(entries, match[1]!.trim());
+  if (!who) throw new QueueError("unauthorized", "invalid bearer token");
+  return who;
 }

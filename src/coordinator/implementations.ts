@@ -37,6 +37,8 @@ export const IMPLEMENTATIONS: Implementations = {
   listErrors: (ops, { query }) => ops.errors.list(query.type, query.limit),
   retryErrorGroup: (ops, { body }) => ops.errors.act("retry", body),
   rerunErrorGroup: (ops, { body }) => ops.errors.act("rerun", body),
+  // the audit list (api/audit.ts)
+  listAudit: (ops, { query }) => ops.audit.page(query),
   // leases (api/leases.ts)
   claim: (ops, { body }) => ops.claims.claimAfterCompleting(body),
   heartbeat: async (ops, { params, body }) => ({ leaseExpiresAt: await ops.leases.heartbeat(params.id, body.leaseToken, body.leaseMs) }),

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { rolesFor } from "../auth/roles";
 import { z } from "zod";
 import { OPERATION_LIST, type DeclaredOperation } from "../api";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
@@ -66,7 +67,8 @@ const NAMED: ReadonlyArray<readonly [z.ZodType, string]> = [
 /** What each code means, for the descriptions of error responses (docs/http-api.md, The HTTP API: errors). */
 const MEANING: Record<ErrorCode, string> = {
   invalid_request: "a path parameter, query parameter or body field is invalid, or the body is not JSON; `details` lists each problem",
-  unauthorized: "the bearer token is missing or wrong (or the queue has no QUEUE_TOKEN)",
+  unauthorized: "the bearer token is missing or wrong (or the queue has no QUEUE_TOKEN nor QUEUE_TOKENS)",
+  forbidden: "the token's role does not cover this call, or the token is limited to job or scope types the call is not within; the message names the roles that may make it and the token's name, and nothing was done",
   not_found: "no such job, schedule, topic or pool",
   method_not_allowed: "the path does not take this method; `Allow` lists those it does",
   lease_lost: "the lease token is stale or the lease ended; `details.reason` says why",
@@ -84,7 +86,7 @@ const MEANING: Record<ErrorCode, string> = {
 /** The codes an operation can answer: its own, and those the app answers for every operation of its kind (coordinator/app.ts). */
 function errorCodes(r: DeclaredOperation): ErrorCode[] {
   const codes = new Set<ErrorCode>();
-  if (r.auth) codes.add("unauthorized");
+  if (r.auth) codes.add("unauthorized").add("forbidden");
   if (r.params || r.body || r.query) codes.add("invalid_request");
   if (r.body) codes.add("payload_too_large").add("request_timeout");
   for (const c of r.errors) codes.add(c);
@@ -298,7 +300,8 @@ export function openApiDocument(all: readonly DeclaredOperation[]): JsonSchema {
     paths[r.path]![r.method] = {
       operationId: r.operationId,
       summary: r.summary,
-      ...(r.auth ? {} : { security: [] }),
+      // The roles whose tokens may make the call (auth/roles.ts; docs/operating.md "Tokens and roles").
+      ...(r.auth ? { description: `Roles: ${rolesFor(r.access!).join(", ")}.`, "x-edgequeue-roles": rolesFor(r.access!) } : { security: [] }),
       ...(params.length || query.length ? { parameters: [...params, ...query] } : {}),
       ...(names.request
         ? {
@@ -324,7 +327,7 @@ export function openApiDocument(all: readonly DeclaredOperation[]): JsonSchema {
     },
     // Relative: resolved against wherever this document is served from (the deployed Worker, or `npm start` on 127.0.0.1:8787).
     servers: [{ url: "/", description: "The Worker serving this document" }],
-    components: { schemas, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "The QUEUE_TOKEN secret." } } },
+    components: { schemas, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A token of QUEUE_TOKENS (its role says which operations it may call: each operation's `x-edgequeue-roles`), or the QUEUE_TOKEN secret (an admin)." } } },
     security: [{ bearer: [] }],
     paths,
   };

@@ -23,6 +23,7 @@ import { Subscriptions } from "./subscriptions";
 import { Callbacks } from "./callbacks";
 import { Topics } from "./topics";
 import { ErrorGroups } from "./errors";
+import { Audit } from "./audit";
 
 export class QueueOps {
   readonly jobs: Jobs;
@@ -36,6 +37,7 @@ export class QueueOps {
   readonly subscriptions: Subscriptions;
   readonly callbacks: Callbacks;
   readonly errors: ErrorGroups;
+  readonly audit: Audit;
 
   constructor(
     private readonly env: Env,
@@ -55,6 +57,7 @@ export class QueueOps {
     this.subscriptions = new Subscriptions(q, origin);
     this.callbacks = new Callbacks(q);
     this.errors = new ErrorGroups(q, this.jobs);
+    this.audit = new Audit(q);
   }
 
   get schedules(): Schedules {

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { SERVICE_BINDING } from "../auth/tokens";
 import { WorkerEntrypoint } from "cloudflare:workers";
 import { inputOf, OPERATION_LIST, type Answer, type Args, type DeclaredOperation, type OperationId } from "../api";
 import { loadConfig } from "../config/load";
@@ -58,7 +59,7 @@ export class EdgeQueue extends WorkerEntrypoint<Env> {
     wakeSchedules(this.env, (p) => this.ctx.waitUntil(p));
     try {
       const input = inputOf(op, args);
-      const answer = await perform(op, new QueueOps(this.env, loadConfig(this.env)), { params: input.params ?? {}, names: op.rpc?.names, query: input.query, body: () => input.body });
+      const answer = await perform(op, new QueueOps(this.env, loadConfig(this.env)), { params: input.params ?? {}, names: op.rpc?.names, query: input.query, body: () => input.body }, SERVICE_BINDING);
       return { ok: true, ...(answer as object) };
     } catch (err) {
       return { ok: false, ...errorBody(err).body };

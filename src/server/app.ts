@@ -14,8 +14,9 @@ import type { Hono } from "hono";
 import { createApp } from "../coordinator/app";
 import { createDashboard } from "../dashboard/app";
 import type { Env } from "../env";
+import type { Principal } from "../auth/tokens";
 
-export function createQueueApp(): Hono<{ Bindings: Env }> {
+export function createQueueApp(): Hono<{ Bindings: Env; Variables: { principal: Principal } }> {
   const app = createApp();
   // The dashboard has its own sign-in (a session cookie, not the bearer token).
   app.get("/dashboard/", (c) => c.redirect("/dashboard", 301));

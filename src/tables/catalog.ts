@@ -156,3 +156,23 @@ export const usageMinute = sqliteTable(
   { minute: integer("minute").notNull(), object: text("object").notNull(), ...usage() },
   (t) => [primaryKey({ columns: [t.minute, t.object] })],
 );
+
+/**
+ * The audit list (catalog/audit-store.ts; docs/operating.md "Tokens and roles"): every operator action — a pause,
+ * cancel, retry, rerun, pool or schedule change, bulk action — with the name and role of the token that made it,
+ * in the main catalog object. Kept `retention.auditMs` (default 90 days); `at` indexed for that drop.
+ */
+export const auditEntry = sqliteTable(
+  "audit_entry",
+  {
+    id: integer("id").primaryKey(),
+    at: integer("at").notNull(),
+    token: text("token").notNull(),
+    role: text("role").notNull(),
+    /** The operationId, or `dashboard <path>` for a dashboard action. */
+    action: text("action").notNull(),
+    /** JSON: what it acted on (its path's parameters, its body without payloads), and what it answered in counts. */
+    detail: text("detail").notNull(),
+  },
+  (t) => [index("audit_entry_at_idx").on(t.at)],
+);
