@@ -45,7 +45,10 @@ import { ScopesPage } from "./pages/scopes";
 import { TopicsPage, type TopicView } from "./pages/topics";
 import { sameSecret } from "../coordinator/auth";
 import { letGo, readBodyWithin } from "../coordinator/body";
-import { CSRF_FIELD, csrfToken, newSession, readSession, SESSION_COOKIE, SESSION_TTL_MS, tokenMatches, type Session } from "./session";
+import { CSRF_FIELD, csrfToken, newSession, readSession, SESSION_COOKIE, SESSION_TTL_MS, type Session } from "./session";
+import { identify, tokensOf, type TokenEntry } from "../auth/tokens";
+import { roleAllows, rolesFor } from "../auth/roles";
+import { auditDetail } from "../coordinator/audit";
 
 
 /**
@@ -116,11 +119,21 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
   d.post("/login", async (c) => {
     const form = await c.req.parseBody();
     const next = safeNext(typeof form.next === "string" ? form.next : undefined);
-    if (!c.env.QUEUE_TOKEN) return c.html(<LoginPage next={next} error="The queue has no QUEUE_TOKEN configured, so sign-in is closed. Set it with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)." />, 401);
-    if (typeof form.token !== "string" || !(await tokenMatches(c.env.QUEUE_TOKEN, form.token))) {
-      return c.html(<LoginPage next={next} error="That is not the queue's API token." />, 401);
+    const entries = await tokensOf(c.env);
+    if (entries.length === 0) {
+      return c.html(<LoginPage next={next} error="The queue has no QUEUE_TOKEN nor QUEUE_TOKENS configured, so sign-in is closed. Set one with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)." />, 401);
     }
-    setCookie(c, SESSION_COOKIE, await newSession(c.env.QUEUE_TOKEN, Date.now()), {
+    const who = typeof form.token === "string" ? await identify(entries, form.token) : null;
+    if (!who) return c.html(<LoginPage next={next} error="That is not one of the queue's tokens." />, 401);
+    // The dashboard shows the whole queue: a token that may not read it, or that is limited to some types, does not sign in.
+    if (!roleAllows(who.role, "read")) {
+      return c.html(<LoginPage next={next} error={`Token "${who.name}" is a ${who.role} token: the dashboard needs the role ${rolesFor("read").join(", ")}.`} />, 403);
+    }
+    if (who.types !== null || who.scopeTypes !== null) {
+      return c.html(<LoginPage next={next} error={`Token "${who.name}" is limited to some types, and the dashboard shows every type: sign in with a token that is not.`} />, 403);
+    }
+    const entry = entries.find((e) => e.principal === who) as TokenEntry;
+    setCookie(c, SESSION_COOKIE, await newSession(entry, Date.now()), {
       httpOnly: true,
       secure: true,
       sameSite: "Strict",
@@ -132,22 +145,39 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
 
   // Everything below needs a session; POSTs also the CSRF token.
   d.use("*", async (c, next) => {
-    const session = await readSession(c.env.QUEUE_TOKEN, getCookie(c, SESSION_COOKIE), Date.now());
+    const session = await readSession(await tokensOf(c.env), getCookie(c, SESSION_COOKIE), Date.now());
     if (!session) {
       if (c.req.method === "GET") return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
       return c.text("Sign in first: this action needs a dashboard session.", 401);
     }
     c.set("session", session);
-    c.set("csrf", await csrfToken(c.env.QUEUE_TOKEN!, session));
+    c.set("csrf", await csrfToken(session));
     if (c.req.method === "POST") {
       const form = await c.req.parseBody();
       const given = form[CSRF_FIELD];
       if (typeof given !== "string" || !(await sameSecret(given, c.get("csrf")))) {
         return c.text("Refused: the form's CSRF token is missing or wrong (reload the page and try again).", 403);
       }
-      c.set("form", Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === "string")));
+      c.set("form", Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === "string" && e[0] !== CSRF_FIELD)));
     }
     await next();
+  });
+
+  // Every action but signing out is an operator's (docs/operating.md "Tokens and roles"): refused to a reader, and
+  // recorded in the audit list with the token's name once it succeeded (a redirect to its page).
+  d.use("*", async (c, next) => {
+    if (c.req.method !== "POST" || c.req.path === "/dashboard/logout") return next();
+    const who = c.get("session").principal;
+    if (!roleAllows(who.role, "operate")) {
+      return c.text(`Refused: token "${who.name}" (role ${who.role}) may not change anything; that needs the role ${rolesFor("operate").join(" or ")}.`, 403);
+    }
+    await next();
+    if (c.res.status === 303) {
+      const form = c.get("form");
+      await opsOf(c)
+        .audit.record(who, `dashboard ${c.req.path.replace(/^\/dashboard/, "")}`, auditDetail({ body: form }, null))
+        .catch((e: unknown) => console.error(JSON.stringify({ event: "audit:record_failed", token: who.name, action: c.req.path, error: String(e) })));
+    }
   });
 
   d.post("/logout", (c) => {
@@ -285,7 +315,8 @@ function frame(c: DashContext, title: string, section: PageFrame["section"]): Pa
   const done = c.req.query("done");
   const count = (k: string) => Math.max(0, Math.floor(Number(c.req.query(k) ?? 0)) || 0);
   const notice = done && Object.hasOwn(NOTICES, done) ? NOTICES[done]!(count("n"), count("m")) : null;
-  return { title, section, csrf: c.get("csrf"), now: Date.now(), notice };
+  const who = c.get("session").principal;
+  return { title, section, csrf: c.get("csrf"), now: Date.now(), notice, who: { name: who.name, role: who.role }, canOperate: roleAllows(who.role, "operate") };
 }
 
 /** safeNext: where to go after sign-in — a dashboard path only, never another site. */

@@ -34,6 +34,10 @@ export interface PageFrame {
    * its live parts at once, instead of on the timer (dashboard/live.ts).
    */
   subscribe?: string[];
+  /** The signed-in token: shown in the header. */
+  who?: { name: string; role: string };
+  /** Whether its role may act (pause, cancel, retry, rerun, …): without it the pages show no action forms. */
+  canOperate?: boolean;
 }
 
 /** DOCTYPE: JSX cannot write it, and without it browsers render in quirks mode. */
@@ -69,6 +73,11 @@ export function Layout(props: PageFrame & { children?: Child }) {
               </a>
             ))}
           </nav>
+          {props.who ? (
+            <span class="muted small" title="The token signed in with, and its role">
+              {props.who.name} · {props.who.role}
+            </span>
+          ) : null}
           <form method="post" action="/dashboard/logout" class="inline">
             <Csrf token={props.csrf} />
             <button type="submit">Sign out</button>

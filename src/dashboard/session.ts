@@ -1,16 +1,18 @@
 /**
- * Dashboard sign-in: the API token is exchanged for a session cookie, and
- * every state-changing form carries a CSRF token bound to that session.
+ * Dashboard sign-in: a token of the queue (auth/tokens.ts) is exchanged for a session cookie naming it, and every
+ * state-changing form carries a CSRF token bound to that session.
  *
- * Both are HMACs under a key derived from QUEUE_TOKEN, so nothing is stored:
- * a session is valid until it expires (SESSION_TTL_MS) or the token changes
- * (rotating QUEUE_TOKEN signs everyone out). The cookie is HttpOnly, Secure
- * and SameSite=Strict (browsers accept Secure on http://localhost).
+ * Both are HMACs under a key derived from the signed-in token's SHA-256 (what QUEUE_TOKENS holds, or QUEUE_TOKEN's),
+ * so nothing is stored: a session is valid until it expires (SESSION_TTL_MS), or its token is removed or changed
+ * (rotating a token signs its sessions out). The cookie names the token, so each page knows its role (the buttons
+ * it shows, the actions it takes: docs/operating.md "Tokens and roles"). The cookie is HttpOnly, Secure and
+ * SameSite=Strict (browsers accept Secure on http://localhost).
  *
  * @module
  */
-import { encodeBytes } from "../base64url";
+import { decodeText, encodeBytes, encodeText } from "../base64url";
 import { sameSecret } from "../coordinator/auth";
+import { byName, type Principal, type TokenEntry } from "../auth/tokens";
 
 export const SESSION_COOKIE = "edgequeue_session";
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
@@ -21,51 +23,54 @@ const encoder = new TextEncoder();
 export interface Session {
   nonce: string;
   expiresAt: number;
+  /** The token signed in with. */
+  principal: Principal;
+  /** Its entry: what signs the session and its forms. */
+  entry: TokenEntry;
 }
 
-/** The signing key, derived once per isolate and token (every page signs twice: the session check and its CSRF token). */
-let cached: { token: string; key: Promise<CryptoKey> } | null = null;
+/** The signing keys, one per token digest, derived once per isolate (every page signs twice: the session check and its CSRF token). */
+const keys = new Map<string, Promise<CryptoKey>>();
 
-function key(queueToken: string): Promise<CryptoKey> {
-  if (cached?.token !== queueToken) {
-    const key = crypto.subtle
-      .digest("SHA-256", encoder.encode(`edgequeue dashboard v1\n${queueToken}`))
+function key(entry: TokenEntry): Promise<CryptoKey> {
+  const id = encodeBytes(entry.digest);
+  let k = keys.get(id);
+  if (!k) {
+    k = crypto.subtle
+      .digest("SHA-256", encoder.encode(`edgequeue dashboard v2\n${id}`))
       .then((material) => crypto.subtle.importKey("raw", material, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]));
-    cached = { token: queueToken, key };
+    keys.set(id, k);
   }
-  return cached.key;
+  return k;
 }
 
-async function sign(queueToken: string, purpose: string, text: string): Promise<string> {
-  const sig = await crypto.subtle.sign("HMAC", await key(queueToken), encoder.encode(`${purpose}\n${text}`));
+async function sign(entry: TokenEntry, purpose: string, text: string): Promise<string> {
+  const sig = await crypto.subtle.sign("HMAC", await key(entry), encoder.encode(`${purpose}\n${text}`));
   return encodeBytes(new Uint8Array(sig));
 }
 
-/** tokenMatches: the sign-in check, constant-time like the API's bearer check. */
-export async function tokenMatches(queueToken: string | undefined, given: string): Promise<boolean> {
-  return queueToken !== undefined && queueToken !== "" && (await sameSecret(queueToken, given));
-}
-
-/** newSession: the cookie value for a fresh session. */
-export async function newSession(queueToken: string, now: number): Promise<string> {
+/** newSession: the cookie value for a fresh session of this token: `<expiresAt>.<name>.<nonce>.<signature>`. */
+export async function newSession(entry: TokenEntry, now: number): Promise<string> {
   const nonce = encodeBytes(crypto.getRandomValues(new Uint8Array(18)));
-  const expiresAt = now + SESSION_TTL_MS;
-  const body = `${expiresAt}.${nonce}`;
-  return `${body}.${await sign(queueToken, "session", body)}`;
+  const body = `${now + SESSION_TTL_MS}.${encodeText(entry.principal.name)}.${nonce}`;
+  return `${body}.${await sign(entry, "session", body)}`;
 }
 
-/** readSession: the session a cookie value proves, or null (absent, forged, expired, or signed under another token). */
-export async function readSession(queueToken: string | undefined, cookie: string | undefined, now: number): Promise<Session | null> {
-  if (!queueToken || !cookie) return null;
-  const m = /^(\d{1,16})\.([A-Za-z0-9_-]{8,64})\.([A-Za-z0-9_-]{43})$/.exec(cookie);
+/** readSession: the session a cookie value proves, or null (absent, forged, expired, or its token gone or changed). */
+export async function readSession(entries: readonly TokenEntry[], cookie: string | undefined, now: number): Promise<Session | null> {
+  if (!cookie) return null;
+  const m = /^(\d{1,16})\.([A-Za-z0-9_-]{1,100})\.([A-Za-z0-9_-]{8,64})\.([A-Za-z0-9_-]{43})$/.exec(cookie);
   if (!m) return null;
+  const name = decodeText(m[2]!);
+  const entry = name === null ? null : byName(entries, name);
+  if (!entry) return null;
+  if (!(await sameSecret(m[4]!, await sign(entry, "session", `${m[1]}.${m[2]}.${m[3]}`)))) return null;
   const expiresAt = Number(m[1]);
-  if (!(await sameSecret(m[3]!, await sign(queueToken, "session", `${m[1]}.${m[2]}`)))) return null;
   if (expiresAt <= now) return null;
-  return { nonce: m[2]!, expiresAt };
+  return { nonce: m[3]!, expiresAt, principal: entry.principal, entry };
 }
 
 /** csrfToken: the token this session's forms carry. */
-export function csrfToken(queueToken: string, session: Session): Promise<string> {
-  return sign(queueToken, "csrf", session.nonce);
+export function csrfToken(session: Session): Promise<string> {
+  return sign(session.entry, "csrf", session.nonce);
 }

@@ -4,6 +4,8 @@ import { describe, expect, it, vi } from "vitest";
 import { jobHref } from "../../src/dashboard/pages/jobs";
 import { createWorker } from "../../src/pull-worker";
 import { newSession, SESSION_TTL_MS } from "../../src/dashboard/session";
+import { parseTokens } from "../../src/auth/tokens";
+import { encodeText } from "../../src/base64url";
 import { api, flushJobs, TOKEN, uniqueScope, uniqueType } from "../helpers/api";
 import { writeCatalogUsage } from "../helpers/scope";
 
@@ -27,8 +29,8 @@ async function page(method: string, path: string, o: Opts = {}): Promise<Respons
   return (exports as any).default.fetch(`${ORIGIN}${path}`, { method, headers, body: o.form ? new URLSearchParams(o.form).toString() : undefined, redirect: "manual" });
 }
 
-async function signIn(): Promise<{ cookie: string; csrf: string }> {
-  const res = await page("POST", "/dashboard/login", { form: { token: TOKEN, next: "/dashboard" } });
+async function signIn(token = TOKEN): Promise<{ cookie: string; csrf: string }> {
+  const res = await page("POST", "/dashboard/login", { form: { token, next: "/dashboard" } });
   expect(res.status).toBe(303);
   const cookie = /^(edgequeue_session=[^;]+)/.exec(res.headers.get("set-cookie") ?? "")![1]!;
   const html = await (await page("GET", "/dashboard", { cookie })).text();
@@ -65,7 +67,7 @@ describe("dashboard sessions", () => {
     const wrong = await page("POST", "/dashboard/login", { form: { token: "not-it" } });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get("set-cookie")).toBeNull();
-    expect(await wrong.text()).toContain("not the queue&#39;s API token");
+    expect(await wrong.text()).toContain("not one of the queue&#39;s tokens");
 
     const ok = await page("POST", "/dashboard/login", { form: { token: TOKEN, next: "/dashboard/pools" } });
     expect(ok.status).toBe(303);
@@ -84,12 +86,14 @@ describe("dashboard sessions", () => {
   it("refuses a tampered session cookie", async () => {
     const { cookie } = await signIn();
     const value = cookie.split("=")[1]!;
-    const [expires, nonce, sig] = value.split(".");
+    const [expires, name, nonce, sig] = value.split(".");
     const tampered = [
-      `${Number(expires) + 1000}.${nonce}.${sig}`, // extended expiry
-      `${expires}.${nonce}x.${sig}`,
-      `${expires}.${nonce}.${sig!.slice(0, -1)}${sig!.endsWith("A") ? "B" : "A"}`,
-      `${Date.now() - 1}.${nonce}.${sig}`,
+      `${Number(expires) + 1000}.${name}.${nonce}.${sig}`, // extended expiry
+      `${expires}.${name}.${nonce}x.${sig}`,
+      `${expires}.${name}.${nonce}.${sig!.slice(0, -1)}${sig!.endsWith("A") ? "B" : "A"}`,
+      `${Date.now() - 1}.${name}.${nonce}.${sig}`,
+      // Another token's name on this token's signature (ops is an operator, as the admin it signed in as is not).
+      `${expires}.${encodeText("ops")}.${nonce}.${sig}`,
       "garbage",
     ];
     for (const v of tampered) expect((await page("GET", "/dashboard", { cookie: `edgequeue_session=${v}` })).status, v).toBe(303);
@@ -97,9 +101,11 @@ describe("dashboard sessions", () => {
   });
 
   it("refuses a cookie signed under another token, a validly signed expired one, and sign-in from another site or with no token set", async () => {
-    const foreign = await newSession("some-other-token", Date.now());
+    const [other] = await parseTokens(undefined, "some-other-token");
+    const foreign = await newSession(other!, Date.now());
     expect((await page("GET", "/dashboard", { cookie: `edgequeue_session=${foreign}` })).status).toBe(303);
-    const expired = await newSession(TOKEN, Date.now() - SESSION_TTL_MS - 1000);
+    const [admin] = await parseTokens(undefined, TOKEN);
+    const expired = await newSession(admin!, Date.now() - SESSION_TTL_MS - 1000);
     expect((await page("GET", "/dashboard", { cookie: `edgequeue_session=${expired}` })).status).toBe(303);
     const elsewhere = await page("POST", "/dashboard/login", { form: { token: TOKEN }, origin: "https://evil.example" });
     expect(elsewhere.status).toBe(403);
@@ -109,10 +115,10 @@ describe("dashboard sessions", () => {
     const closed = await createQueueApp().request(
       "/dashboard/login",
       { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "content-length": "7" }, body: "token=x" },
-      { ...(env as object), QUEUE_TOKEN: undefined },
+      { ...(env as object), QUEUE_TOKEN: undefined, QUEUE_TOKENS: undefined },
     );
     expect(closed.status).toBe(401);
-    expect(await closed.text()).toContain("no QUEUE_TOKEN configured");
+    expect(await closed.text()).toContain("no QUEUE_TOKEN nor QUEUE_TOKENS configured");
   });
 
   it("signs out", async () => {
@@ -120,6 +126,37 @@ describe("dashboard sessions", () => {
     const res = await page("POST", "/dashboard/logout", { cookie, form: { _csrf: csrf } });
     expect(res.status).toBe(303);
     expect(res.headers.get("set-cookie")).toMatch(/edgequeue_session=;.*Max-Age=0/);
+  });
+});
+
+describe("dashboard roles (docs/operating.md \"Tokens and roles\")", () => {
+  it("a reader signs in to pages without a button, and its action is refused 403 with nothing changed", async () => {
+    const id = await enqueue({ type: "demo.approve" });
+    const { cookie, csrf } = await signIn("viewer-token");
+    const html = await (await page("GET", `/dashboard/jobs/${id}`, { cookie })).text();
+    expect(html).toContain("viewer · reader");
+    // The only form that posts is signing out.
+    expect([...html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1])).toEqual(["/dashboard/logout"]);
+    const jobs = await (await page("GET", "/dashboard/jobs", { cookie })).text();
+    expect(jobs).not.toContain("/dashboard/bulk/");
+    const refused = await page("POST", `/dashboard/jobs/${id}/cancel`, { cookie, form: { _csrf: csrf } });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('token "viewer" (role reader) may not change anything');
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job.state).not.toBe("cancelled");
+  });
+
+  it("an operator's dashboard action is in the audit list with its name; producer, worker and limited tokens cannot sign in", async () => {
+    const id = await enqueue({ type: "demo.approve" });
+    const { cookie, csrf } = await signIn("ops-token");
+    expect((await page("POST", `/dashboard/jobs/${id}/cancel`, { cookie, form: { _csrf: csrf } })).status).toBe(303);
+    const audit = (await api("GET", "/v1/audit?action=dashboard%20/jobs/" + encodeURIComponent(id) + "/cancel")).body.items;
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ token: "ops", role: "operator" });
+    for (const token of ["shop-token", "pull-token", "mailer-token"]) {
+      const res = await page("POST", "/dashboard/login", { form: { token, next: "/dashboard" } });
+      expect(res.status, token).toBe(403);
+      expect(res.headers.get("set-cookie"), token).toBeNull();
+    }
   });
 });
 

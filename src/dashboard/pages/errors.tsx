@@ -56,7 +56,7 @@ export function ErrorsPage(props: { frame: PageFrame; items: ErrorGroup[]; compl
                       <a href={jobHref(g.lastJobId)}>{ago(g.lastAt, frame.now)}</a>
                     </td>
                     <td>
-                      {(["retry", "rerun"] as const).map((action) => (
+                      {(frame.canOperate === false ? [] : (["retry", "rerun"] as const)).map((action) => (
                         <form method="post" action={`/dashboard/errors/${action}`} class="inline">
                           <Csrf token={frame.csrf} />
                           <input type="hidden" name="type" value={g.type} />

@@ -22,14 +22,16 @@ export const CHILDREN_SHOWN = 100;
 
 export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline; journal: StepView[]; logs: JobLogs["items"]; children: Children; live: boolean }) {
   const { job: j, frame } = props;
-  const canRetry = (TRANSITIONS.retry.from as readonly string[]).includes(j.state);
-  const canCancel = (TRANSITIONS.cancel.from as readonly string[]).includes(j.state);
+  // A reader's page shows no action (docs/operating.md "Tokens and roles").
+  const acts = frame.canOperate !== false;
+  const canRetry = acts && (TRANSITIONS.retry.from as readonly string[]).includes(j.state);
+  const canCancel = acts && (TRANSITIONS.cancel.from as readonly string[]).includes(j.state);
   // A rerun is made of a finished job (docs/workflows.md "Rerun from a step").
-  const canRerun = (TERMINAL_STATES as readonly string[]).includes(j.state);
+  const canRerun = acts && (TERMINAL_STATES as readonly string[]).includes(j.state);
   const steps = props.timeline.steps;
   return (
     <Layout {...frame}>
-      {props.live ? null : <SignalForms job={j} csrf={frame.csrf} />}
+      {props.live || !acts ? null : <SignalForms job={j} csrf={frame.csrf} />}
       <div id="job" data-live>
         <div class="card">
           <dl class="facts">

@@ -109,23 +109,26 @@ export function JobsPage(props: { frame: PageFrame; query: Partial<ListQuery>; t
           {q.cursor ? <a href={`/dashboard/jobs?${keep}`}>« first page</a> : null} {next ? <a href={next}>next page »</a> : null}
         </p>
       </div>
-      <div class="row">
-        <BulkCard csrf={frame.csrf} fields={Object.fromEntries(keep)} />
-        <div class="card">
-          <h2>Prune</h2>
-          <p class="muted small">Delete completed, failed, cancelled, superseded and expired jobs (every type) that finished more than this many hours ago.</p>
-          <form method="post" action="/dashboard/bulk/prune" class="filters">
-            <Csrf token={frame.csrf} />
-            <label>
-              Older than (hours)
-              <input name="olderThanHours" type="number" min="0" step="any" value="24" required />
-            </label>
-            <button type="submit" class="danger">
-              Prune
-            </button>
-          </form>
+      {/* Acting on jobs is an operator's (docs/operating.md "Tokens and roles"). */}
+      {frame.canOperate === false ? null : (
+        <div class="row">
+          <BulkCard csrf={frame.csrf} fields={Object.fromEntries(keep)} />
+          <div class="card">
+            <h2>Prune</h2>
+            <p class="muted small">Delete completed, failed, cancelled, superseded and expired jobs (every type) that finished more than this many hours ago.</p>
+            <form method="post" action="/dashboard/bulk/prune" class="filters">
+              <Csrf token={frame.csrf} />
+              <label>
+                Older than (hours)
+                <input name="olderThanHours" type="number" min="0" step="any" value="24" required />
+              </label>
+              <button type="submit" class="danger">
+                Prune
+              </button>
+            </form>
+          </div>
         </div>
-      </div>
+      )}
     </Layout>
   );
 }

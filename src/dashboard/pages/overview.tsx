@@ -57,7 +57,7 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
             jobs: jobsOf(t.type),
             key: t.type,
             alert: t.oldestPendingLagMs > lagAlertMs || t.unhandled,
-            action: <PauseButton type={t.type} paused={paused.has(t.type)} csrf={props.frame.csrf} />,
+            action: props.frame.canOperate === false ? (paused.has(t.type) ? "paused" : "") : <PauseButton type={t.type} paused={paused.has(t.type)} csrf={props.frame.csrf} />,
           }))}
         />
         <p class="muted small">

@@ -52,7 +52,7 @@ export function SchedulesPage(props: { frame: PageFrame; items: Schedule[] }) {
                   <td title={utc(s.lastFiredAt)}>{ago(s.lastFiredAt, frame.now)}</td>
                   <td>{s.source}</td>
                   <td>
-                    {s.source === "api" ? (
+                    {frame.canOperate === false ? null : s.source === "api" ? (
                       <form method="post" action={`/dashboard/schedules/${s.paused ? "resume" : "pause"}`} class="inline">
                         <Csrf token={frame.csrf} />
                         <input type="hidden" name="name" value={s.name} />

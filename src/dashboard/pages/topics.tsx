@@ -54,6 +54,7 @@ export function TopicsPage(props: { frame: PageFrame; topics: TopicView[] }) {
                       <td class="wrap small">{d.error ?? ""}</td>
                       <td>
                         {/* Names travel as fields, not path segments: an event id of "." or ".." would not survive URL parsing. */}
+                        {frame.canOperate === false ? null : (
                         <form method="post" action="/dashboard/topics/retry-dead" class="inline">
                           <Csrf token={frame.csrf} />
                           <input type="hidden" name="topic" value={t.topic} />
@@ -63,6 +64,7 @@ export function TopicsPage(props: { frame: PageFrame; topics: TopicView[] }) {
                             Retry
                           </button>
                         </form>
+                        )}
                       </td>
                     </tr>
                   ))}
