@@ -90,7 +90,7 @@ describe("dashboard in Chromium", () => {
     expect(fresh.url()).toBe(`${queue.url}/dashboard/login?next=%2Fdashboard%2Fjobs`);
     await fresh.fill('input[name="token"]', "wrong-token");
     await fresh.click('button[type="submit"]');
-    await expect.poll(() => fresh.locator('[role="alert"]').innerText()).toContain("not the queue's API token");
+    await expect.poll(() => fresh.locator('[role="alert"]').innerText()).toContain("not one of the queue's tokens");
     await screenshot(fresh, "login");
     await fresh.close();
 
