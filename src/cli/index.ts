@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { tokensCommand } from "./tokens";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -66,6 +67,8 @@ export async function run(cli: CliEnv): Promise<number> {
       return client;
     },
   });
+
+  tokensCommand(program, cli.out);
 
   program
     .command("init <dir>")

@@ -14,6 +14,7 @@ import { int, jsonObject, scopeOf, table, UsageError, when } from "./output";
 import { signalCommand } from "./signal";
 import { rerunCommand } from "./rerun";
 import { errorsCommand } from "./errors";
+import { auditCommand } from "./tokens";
 
 export interface Io {
   out(s: string): void;
@@ -111,6 +112,7 @@ export function operatorCommands(program: Command, io: Io): void {
 
   rerunCommand(jobs, io);
   errorsCommand(program, io);
+  auditCommand(program, io);
 
   const dead = program.command("dead").description("failed jobs (the dead-letter set), and quarantined event deliveries");
   dead

@@ -5,6 +5,7 @@
  * commands over a fetch that stands in for the queue's HTTP API (the e2e
  * project runs them against a real queue).
  */
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -262,6 +263,22 @@ describe("the operator commands", () => {
     expect(a.asked[1]).toMatchObject({ url: "/v1/jobs/rerun", body: { filter: { type: ["order.fulfil"], state: ["failed"] }, fromStep: "ship", limit: 1000 } });
     expect((await cli(["jobs", "rerun", "j1", "--payload", "{oops", "--token", "t"], { fetch: a.fetch })).err).toMatch(/--payload: not JSON/);
     expect((await cli(["jobs", "rerun", "--type", "t", "--payload", "{}", "--token", "t"], { fetch: a.fetch })).code).toBe(2);
+  });
+
+  it("audit lists operator actions with their token; tokens new makes a token and its QUEUE_TOKENS entry, sending nothing", async () => {
+    const entry = { id: 7, at: Date.UTC(2026, 11, 7, 9), token: "ops", role: "operator", action: "cancelJob", detail: { params: { id: "j1" } } };
+    const a = api({ "GET /v1/audit": [200, { items: [entry], next: null }] });
+    const listed = await cli(["audit", "--by", "ops", "--token", "t"], { fetch: a.fetch });
+    expect(listed.code).toBe(0);
+    expect(listed.out.split("\n")[1]).toMatch(/^2026-12-07 09:00:00Z\s+ops\s+operator\s+cancelJob\s+\{"params":\{"id":"j1"\}\}$/);
+    expect(a.asked[0]!.url).toBe("/v1/audit?token=ops");
+    const made = await cli(["tokens", "new", "shop", "--role", "producer", "--types", "email.send,order.new"], { fetch: a.fetch });
+    expect(made.code).toBe(0);
+    const token = /^  (eq_\S+)$/m.exec(made.out)![1]!;
+    const json = JSON.parse(/^  (\{.*\})$/m.exec(made.out)![1]!);
+    expect(json).toEqual({ name: "shop", role: "producer", sha256: createHash("sha256").update(token).digest("hex"), types: ["email.send", "order.new"] });
+    expect(a.asked).toHaveLength(1);
+    expect((await cli(["tokens", "new", "x", "--role", "root"])).err).toMatch(/--role: "root" is not a role; one of admin, operator, producer, worker, reader/);
   });
 
   it("errors lists the groups as a table (most in the last hour first); errors retry acts on one group", async () => {
