@@ -93,6 +93,8 @@ const workersPool = cloudflareTest({
         observer: "OBSERVER",
         analytics: "ANALYTICS",
         events: { log: false },
+        // Spend caps (test/coordinator/budgets.test.ts): of one type only, so no other test's type is paused.
+        budgets: { "loop-attempts": { window: "hour", unit: "attempts", types: ["budget.loop"], soft: 3, hard: 5 } },
         types: {
           ...shipped.types,
           "sharded.job": { shards: 4 },
@@ -113,6 +115,8 @@ const workersPool = cloudflareTest({
           "test.steps": { binding: "TEST", leaseMs: 1000, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 50 } },
           // Code that changes under a waiting job (test/dispatch/patched.test.ts).
           "test.patch": { binding: "TEST", maxAttempts: 1 },
+          // A retry loop a budget stops (test/coordinator/budgets.test.ts).
+          "budget.loop": { maxAttempts: "unlimited", backoff: { kind: "fixed", baseMs: 0 } },
           // Pulled types with guards (test/scope/pull-guards.test.ts).
           "pull.limited": { concurrency: 1, maxAttempts: 1 },
           "pull.renewed": { concurrency: 1 },

@@ -90,4 +90,6 @@ export const TARGETS: Record<Exclude<OperationId, "health" | "completeWaitToken"
   deadCallbacks: unbounded("callbacks of every type"),
   prune: unbounded("it prunes every type"),
   listAudit: unbounded("the audit list covers every type"),
+  listBudgets: unbounded("budgets are the queue's"),
+  liftBudget: unbounded("budgets are the queue's"),
 };

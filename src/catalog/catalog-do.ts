@@ -6,6 +6,10 @@
  *
  * @module
  */
+import { catalogName } from "./shards";
+import { BudgetKeeper } from "./budget-keeper";
+import { spend, type SpendQuery } from "./budgets";
+import type { BudgetView } from "../job/schemas/budgets";
 import { page, record, type AuditRecord } from "./audit-store";
 import type { AuditEntry, AuditQuery } from "../job/schemas/audit";
 import { DurableObject } from "cloudflare:workers";
@@ -69,6 +73,7 @@ export class CatalogDO extends DurableObject<Env> {
   private usageArmed = false;
   /** Usage reports taken and not written yet (usage-store.ts): written by the alarm. */
   private readonly usageHeld = new UsageBook();
+  private keeper: BudgetKeeper | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -115,7 +120,11 @@ export class CatalogDO extends DurableObject<Env> {
     this.usageHeld.hold(this.ctx.storage, report, this.clock.now());
   }
 
-  /** alarm: write the usage held — the reports' since the last alarm and this shard's own; now and then, drop stale senders and usage minutes. */
+  /**
+   * alarm: write the usage held — the reports' since the last alarm and this shard's own; now and then, drop stale
+   * senders and usage minutes. The main object then checks the spend caps with what is written (budget-keeper.ts),
+   * and comes back when a window holding a pause turns.
+   */
   override async alarm(): Promise<void> {
     this.alarmArm.consumed();
     this.usageArmed = false;
@@ -124,6 +133,50 @@ export class CatalogDO extends DurableObject<Env> {
     this.requestsTaken = own.total.requests;
     this.usageHeld.take(this.sql, own, now);
     this.usageHeld.commit(this.ctx.storage, now);
+    if (this.isMain) {
+      const turn = await this.checkBudgets();
+      if (turn !== null && !this.usageArmed) await this.alarmArm.set(turn);
+    }
+  }
+
+  /** The main catalog object (shard 0): it keeps the audit list and the spend caps. */
+  private get isMain(): boolean {
+    return (this.ctx.id.name ?? catalogName(0)) === catalogName(0);
+  }
+
+  /** checkBudgets: the spend caps against what every shard counted (budget-keeper.ts); answers when a pause's window turns. */
+  async checkBudgets(): Promise<number | null> {
+    return this.budgets.check(this.clock.now());
+  }
+
+  /** budgetViews: each budget's window: its spend, its crossings, what it holds paused (GET /v1/budgets). */
+  async budgetViews(): Promise<BudgetView[]> {
+    return this.budgets.views(this.clock.now());
+  }
+
+  /** liftBudget: resume what the budget paused, for the rest of its window (POST /v1/budgets/{name}/lift). */
+  async liftBudget(name: string): Promise<BudgetView> {
+    return this.budgets.lift(name, this.clock.now());
+  }
+
+  /** spendOf: this shard's sums for the main object's budget check. */
+  async spendOf(queries: SpendQuery[]): Promise<number[]> {
+    return spend(this.sql, queries);
+  }
+
+  private get budgets(): BudgetKeeper {
+    this.keeper ??= new BudgetKeeper({
+      sql: this.sql,
+      transact: (fn) => this.ctx.storage.transactionSync(fn),
+      config: this.config,
+      otherShards: (queries) => Promise.all(Array.from({ length: this.config.catalogShards - 1 }, (_, k) => this.env.CATALOG.getByName(catalogName(k + 1)).spendOf(queries))),
+      setPaused: async (type, paused) => {
+        // This shard directly; the others as the coordinator's pause does.
+        await Promise.all(Array.from({ length: this.config.catalogShards }, (_, k) => (k === 0 ? this.setPaused(type, paused) : this.env.CATALOG.getByName(catalogName(k)).setPaused(type, paused))));
+      },
+      log: (line) => console.log(JSON.stringify(line)),
+    });
+    return this.keeper;
   }
 
   /** audit: record an operator action in the audit list (audit-store.ts); the main catalog object holds it. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { BudgetSchema, budgetSettings, type BudgetSettings } from "./budgets";
 import { z } from "zod";
 import { PAYLOAD_MAX_BYTES_DEFAULT } from "../job/json-size";
 import { MaxAttemptsSchema } from "../job/max-attempts";
@@ -130,6 +131,8 @@ export const ConfigSchema = z.strictObject({
   catalog: z.strictObject({ shards: z.number().int().min(1).max(CATALOG_SHARDS_MAX).optional() }).optional(),
   /** A service binding whose `observe(events)` receives every lifecycle event. */
   observer: bindingName.optional(),
+  /** Spend caps (config/budgets.ts; docs/operating.md "Spend caps"): by name. */
+  budgets: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "budget names are 1-64 characters of A-Z a-z 0-9 _ . -"), BudgetSchema).optional(),
   /** A Workers Analytics Engine dataset binding: every transition also writes a data point (metrics/analytics.ts). */
   analytics: bindingName.optional(),
   dashboard: z
@@ -280,6 +283,8 @@ export interface QueueConfig {
   retention: { completedMs: number | null; failedMs: number | null; cancelledMs: number | null; idempotencyMs: number; auditMs: number };
   /** Undeclared type names are refused (config/known-types.ts). */
   strictTypes: boolean;
+  /** Spend caps (config/budgets.ts), in the order the config names them. */
+  budgets: readonly BudgetSettings[];
   /** Settings for any type, declared or not. */
   typeSettings(type: string): TypeSettings;
 }
@@ -342,6 +347,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     },
     signals: { retainMs: input.signals?.retainMs ?? DEFAULTS.signalRetainMs },
     publicUrl: input.publicUrl ?? null,
+    budgets: budgetSettings(input.budgets),
     callbacks: { allowHosts: input.callbacks?.allowHosts ?? [] },
     otel: { endpoint: input.otel?.endpoint ?? null, headers: input.otel?.headers ?? {}, traceAll: input.otel?.traceAll ?? false, serviceName: input.otel?.serviceName ?? "edgequeue" },
     retention: {

@@ -39,6 +39,9 @@ export const IMPLEMENTATIONS: Implementations = {
   rerunErrorGroup: (ops, { body }) => ops.errors.act("rerun", body),
   // the audit list (api/audit.ts)
   listAudit: (ops, { query }) => ops.audit.page(query),
+  // spend caps (api/budgets.ts)
+  listBudgets: async (ops) => ({ items: await ops.budgets.list() }),
+  liftBudget: async (ops, { params }) => ({ budget: await ops.budgets.lift(params.name) }),
   // leases (api/leases.ts)
   claim: (ops, { body }) => ops.claims.claimAfterCompleting(body),
   heartbeat: async (ops, { params, body }) => ({ leaseExpiresAt: await ops.leases.heartbeat(params.id, body.leaseToken, body.leaseMs) }),
@@ -74,7 +77,10 @@ export const IMPLEMENTATIONS: Implementations = {
   types: (ops) => ops.overview.types(),
   pauseType: (ops, { params }) => ops.overview.setPaused(params.type, true),
   resumeType: (ops, { params }) => ops.overview.setPaused(params.type, false),
-  health: async () => ({ ok: true as const, version: VERSION }),
+  health: async (ops) => {
+    const budgets = await ops.budgets.health(Date.now());
+    return { ok: true as const, version: VERSION, ...(budgets ? { budgets } : {}) };
+  },
   getOpenApiDocument: async () => servedDocument() as Answer<"getOpenApiDocument">,
   // topics (api/topics.ts)
   emit: (ops, { params, body }) => ops.topics.emit(params.topic, body),

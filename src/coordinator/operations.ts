@@ -24,6 +24,7 @@ import { Callbacks } from "./callbacks";
 import { Topics } from "./topics";
 import { ErrorGroups } from "./errors";
 import { Audit } from "./audit";
+import { Budgets } from "./budgets";
 
 export class QueueOps {
   readonly jobs: Jobs;
@@ -38,6 +39,7 @@ export class QueueOps {
   readonly callbacks: Callbacks;
   readonly errors: ErrorGroups;
   readonly audit: Audit;
+  readonly budgets: Budgets;
 
   constructor(
     private readonly env: Env,
@@ -58,6 +60,7 @@ export class QueueOps {
     this.callbacks = new Callbacks(q);
     this.errors = new ErrorGroups(q, this.jobs);
     this.audit = new Audit(q);
+    this.budgets = new Budgets(q);
   }
 
   get schedules(): Schedules {

@@ -176,3 +176,17 @@ export const auditEntry = sqliteTable(
   },
   (t) => [index("audit_entry_at_idx").on(t.at)],
 );
+
+/**
+ * Each budget's state in its current window (catalog/budgets.ts; docs/operating.md "Spend caps"), in the main catalog
+ * object: when it crossed its soft and hard limits, the types its hard limit paused (JSON array; resumed when the
+ * window turns or an operator lifts it), and when it was lifted. A row per budget, rewritten when its window turns.
+ */
+export const budgetState = sqliteTable("budget_state", {
+  name: text("name").primaryKey(),
+  windowStart: integer("window_start").notNull(),
+  softAt: integer("soft_at"),
+  hardAt: integer("hard_at"),
+  paused: text("paused"),
+  liftedAt: integer("lifted_at"),
+});

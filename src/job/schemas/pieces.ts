@@ -97,7 +97,17 @@ export const leaseMs = z.number().int().min(LEASE_MS_MIN).max(LEASE_MS_MAX);
 export const workerName = boundedName(128).refine((w) => w !== "push", "`push` is reserved for the queue's own dispatch; name the worker otherwise");
 export const leaseToken = z.string().min(1).max(128);
 
-export const HealthSchema = z.object({ ok: z.literal(true), version: z.string() });
+export const HealthSchema = z.object({
+  ok: z.literal(true),
+  version: z.string(),
+  budgets: z
+    .object({
+      paused: z.array(z.string()).meta({ description: "Budgets whose hard limit holds types paused in this window (docs/operating.md \"Spend caps\")." }),
+      warned: z.array(z.string()).meta({ description: "Budgets past their soft limit in this window." }),
+    })
+    .optional()
+    .meta({ description: "Present when the config has budgets." }),
+});
 export const ErrorSchema = z
   .object({
     error: z.object({

@@ -1,0 +1,66 @@
+/**
+ * The main catalog object's spend caps at work (catalog/budgets.ts; docs/operating.md "Spend caps"): each check sums
+ * what every shard counted in the budgets' windows, decides in one transaction, then pauses and resumes the types
+ * as POST /v1/types/{type}/pause does (every shard, each telling its homes), logs the events, and says when the next
+ * window with a pause in it turns (the alarm's time). The DO (catalog-do.ts) holds one and forwards to it.
+ *
+ * @module
+ */
+import type { BudgetSettings } from "../config/budgets";
+import type { QueueConfig } from "../config/schema";
+import type { BudgetView } from "../job/schemas/budgets";
+import { QueueError } from "../errors";
+import { check, lift, nextTurn, spend, spendQuery, views, type SpendQuery } from "./budgets";
+
+export interface BudgetKeeperDeps {
+  sql: SqlStorage;
+  transact<T>(fn: () => T): T;
+  config: QueueConfig;
+  /** The other shards' sums for these queries, one list per shard (none when the catalog has one shard). */
+  otherShards(queries: SpendQuery[]): Promise<number[][]>;
+  /** Pause or resume a type in every shard. */
+  setPaused(type: string, paused: boolean): Promise<void>;
+  log(line: Record<string, unknown>): void;
+}
+
+export class BudgetKeeper {
+  constructor(private readonly d: BudgetKeeperDeps) {}
+
+  private get budgets(): readonly BudgetSettings[] {
+    return this.d.config.budgets;
+  }
+
+  /** spent: each budget's window's sum over every shard. */
+  private async spent(now: number): Promise<number[]> {
+    const queries = this.budgets.map((b) => spendQuery(b, now));
+    const own = spend(this.d.sql, queries);
+    const others = await this.d.otherShards(queries);
+    return own.map((n, i) => others.reduce((sum, shard) => sum + (shard[i] ?? 0), n));
+  }
+
+  /** check: compare, act, and answer when the alarm should come back for a window's turn (null: no pause held). */
+  async check(now: number): Promise<number | null> {
+    if (this.budgets.length === 0) return null;
+    const spent = await this.spent(now);
+    const actions = this.d.transact(() => check(this.d.sql, this.budgets, spent, Object.keys(this.d.config.types), now));
+    for (const e of actions.events) this.d.log(e);
+    // Resumes first: a type one budget's turn frees and another's crossing takes is paused in the end.
+    for (const t of actions.resume) await this.d.setPaused(t, false);
+    for (const t of actions.pause) await this.d.setPaused(t, true);
+    return nextTurn(this.d.sql, this.budgets, now);
+  }
+
+  async views(now: number): Promise<BudgetView[]> {
+    return views(this.d.sql, this.budgets, await this.spent(now), now);
+  }
+
+  /** lift: an operator resumes what the budget paused, for the rest of its window; answers its view. */
+  async lift(name: string, now: number): Promise<BudgetView> {
+    const b = this.budgets.find((x) => x.name === name);
+    if (!b) throw new QueueError("not_found", `no budget named "${name}" (the config's budgets: ${this.budgets.map((x) => x.name).join(", ") || "none"})`);
+    const resume = this.d.transact(() => lift(this.d.sql, b, now));
+    this.d.log({ event: "budget:lifted", budget: name, resumed: resume });
+    for (const t of resume) await this.d.setPaused(t, false);
+    return (await this.views(now)).find((v) => v.name === name)!;
+  }
+}

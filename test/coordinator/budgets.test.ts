@@ -1,0 +1,87 @@
+/**
+ * Spend caps (docs/operating.md "Spend caps"): the vitest config's budget "loop-attempts" counts the attempts of
+ * budget.loop per UTC hour (soft 3, hard 5). A retry loop crossing it pauses its type — new jobs are kept, none
+ * starts — says so on GET /v1/budgets and /v1/health, and a lift resumes it for the rest of the window; the window's
+ * turn resumes what a budget paused, and a queue-wide budget pauses every type it knows but those an operator paused.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { check, lift, spend } from "../../src/catalog/budgets";
+import type { BudgetSettings } from "../../src/config/budgets";
+import { api, flushJobs } from "../helpers/api";
+import { env } from "../helpers/scope";
+
+const TYPE = "budget.loop";
+const main = () => env.CATALOG.getByName("catalog");
+const claim = async () => (await api("POST", "/v1/claim", { worker: "loop", types: [TYPE] })).body.jobs as { id: string; leaseToken: string }[];
+
+describe("a budget of a type's attempts", () => {
+  it("a retry loop crossing it pauses the type (new jobs kept), shows on /v1/budgets and /v1/health; a lift resumes it", async () => {
+    const id = (await api("POST", "/v1/jobs", { type: TYPE, payload: {} })).body.job.id as string;
+    // The loop: each attempt fails and is due again at once.
+    for (let i = 0; i < 5; i++) {
+      const [job] = await claim();
+      expect(job?.id).toBe(id);
+      expect((await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: job!.leaseToken, error: "boom" })).status).toBe(200);
+    }
+    await flushJobs(id);
+    // What the main catalog's alarm runs once the counters reached it: it comes back when the hour turns.
+    const turn = await main().checkBudgets();
+    const [budget] = (await api("GET", "/v1/budgets")).body.items;
+    expect(turn).toBe(budget.windowEnd);
+    expect(budget).toMatchObject({ name: "loop-attempts", unit: "attempts", spent: 5, paused: [TYPE] });
+    expect(budget.softCrossedAt).not.toBeNull();
+    expect(budget.hardCrossedAt).not.toBeNull();
+    expect((await api("GET", "/v1/health", undefined, null)).body).toMatchObject({ ok: true, budgets: { paused: ["loop-attempts"], warned: ["loop-attempts"] } });
+    expect((await api("GET", "/v1/types")).body.items.find((t: { type: string }) => t.type === TYPE)).toMatchObject({ paused: true });
+    // Paused: the job is not handed out, and a new one is taken and kept.
+    expect(await claim()).toEqual([]);
+    const kept = await api("POST", "/v1/jobs", { type: TYPE, payload: { n: 2 } });
+    expect(kept.status).toBe(201);
+    // Checked again in the same window: no second pause, no second event.
+    await main().checkBudgets();
+    // A reader may not lift it; an operator may, and it is in the audit list.
+    expect((await api("POST", "/v1/budgets/loop-attempts/lift", {}, "viewer-token")).status).toBe(403);
+    const lifted = await api("POST", "/v1/budgets/loop-attempts/lift", {}, "ops-token");
+    expect(lifted.body.budget).toMatchObject({ paused: [] });
+    expect(lifted.body.budget.liftedAt).not.toBeNull();
+    expect((await api("GET", "/v1/audit?action=liftBudget")).body.items[0]).toMatchObject({ token: "ops", detail: { params: { name: "loop-attempts" } } });
+    expect((await claim()).length).toBeGreaterThan(0);
+    // Lifted, it pauses nothing more this window, however much more is spent, and holds no alarm for the turn.
+    expect(await main().checkBudgets()).toBeNull();
+    expect((await api("GET", "/v1/types")).body.items.find((t: { type: string }) => t.type === TYPE)).toMatchObject({ paused: false });
+    expect((await api("POST", "/v1/budgets/nope/lift", {})).status).toBe(404);
+  });
+});
+
+describe("budget checks over the catalog's tables", () => {
+  const HOUR = 3600_000;
+  const T = Date.UTC(2026, 11, 7, 10, 30);
+
+  it("a window's turn resumes what its budget paused; a queue budget pauses every type it knows but one an operator paused", async () => {
+    const scratch = env.CATALOG.getByName(`scratch:${crypto.randomUUID()}`);
+    await runInDurableObject(scratch, async (_o, state) => {
+      const sql = state.storage.sql;
+      const rows: BudgetSettings = { name: "rows", window: "hour", unit: "rowsWritten", types: null, soft: null, hard: 1000 };
+      sql.exec("INSERT INTO usage_minute (minute, object, rows_written, rows_read, requests, active_ms) VALUES (?, 'scope', 1500, 0, 10, 0)", T - 60_000);
+      sql.exec("INSERT INTO metric_series (minute, type, enqueued, started, completed, failed, retried, cancelled) VALUES (?, 'a.one', 1, 1, 0, 0, 0, 0), (?, 'b.two', 1, 1, 0, 0, 0, 0)", T - 60_000, T - 60_000);
+      sql.exec("INSERT INTO type_pause (type, paused, changed_at, version) VALUES ('b.two', 1, 0, 1)");
+      // Only this hour counts: an earlier hour's rows are another window's.
+      sql.exec("INSERT INTO usage_minute (minute, object, rows_written, rows_read, requests, active_ms) VALUES (?, 'pool', 99999, 0, 0, 0)", T - HOUR);
+      const spent = spend(sql, [{ unit: "rowsWritten", types: null, from: T - 30 * 60_000 }]);
+      expect(spent).toEqual([1500]);
+      const crossed = check(sql, [rows], spent, ["c.config"], T);
+      // Every type it knows (the config's, the counters'), but b.two, which an operator paused: not the budget's to lift later.
+      expect(crossed.pause).toEqual(["a.one", "c.config"]);
+      expect(crossed.events.map((e) => e.event)).toEqual(["budget:hard_limit"]);
+      expect(check(sql, [rows], [5000], [], T + 60_000).pause).toEqual([]);
+      // The next hour: what it paused is resumed, and its count starts again.
+      const turned = check(sql, [rows], [0], [], T + HOUR);
+      expect(turned.resume).toEqual(["a.one", "c.config"]);
+      expect(turned.events.map((e) => e.event)).toEqual(["budget:window_turned"]);
+      // A lift in a window with nothing paused resumes nothing, and a crossing after it pauses nothing.
+      expect(lift(sql, rows, T + HOUR + 1)).toEqual([]);
+      expect(check(sql, [rows], [5000], [], T + HOUR + 2).pause).toEqual([]);
+    });
+  });
+});
