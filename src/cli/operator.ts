@@ -15,6 +15,7 @@ import { signalCommand } from "./signal";
 import { rerunCommand } from "./rerun";
 import { errorsCommand } from "./errors";
 import { auditCommand } from "./tokens";
+import { budgetsCommand } from "./budgets";
 
 export interface Io {
   out(s: string): void;
@@ -113,6 +114,7 @@ export function operatorCommands(program: Command, io: Io): void {
   rerunCommand(jobs, io);
   errorsCommand(program, io);
   auditCommand(program, io);
+  budgetsCommand(program, io);
 
   const dead = program.command("dead").description("failed jobs (the dead-letter set), and quarantined event deliveries");
   dead

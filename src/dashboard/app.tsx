@@ -28,6 +28,7 @@ import { parseInput } from "../coordinator/validate";
 import type { Env } from "../env";
 import { QueueError } from "../errors";
 import { JobId, ListQuerySchema, DeadRetryParams, TypeParams } from "../job/schemas";
+import { BudgetParams } from "../job/schemas/budgets";
 import { ScheduleNameSchema } from "../job/schedule-spec";
 import { APP_CSS, APP_JS } from "./assets";
 import type { DashContext, Vars } from "./context";
@@ -91,6 +92,7 @@ const NOTICES: Record<string, (n: number, m: number) => string> = {
   paused: () => "Schedule paused.",
   resumed: () => "Schedule resumed.",
   "type-paused": () => "Type paused: its jobs are kept, none starts until it is resumed.",
+  "budget-lifted": () => "Budget lifted: the types it paused run again, and it pauses nothing more until its window turns.",
   "type-resumed": () => "Type resumed.",
   "dead-retried": () => "Delivery handed back: due now, attempts 0.",
 };
@@ -187,9 +189,9 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
 
   d.get("/", async (c) => {
     const ops = opsOf(c);
-    const [metrics, pauses] = await Promise.all([ops.overview.metrics({ minutes: 60 }), ops.overview.pauses()]);
+    const [metrics, pauses, budgets] = await Promise.all([ops.overview.metrics({ minutes: 60 }), ops.overview.pauses(), ops.budgets.list()]);
     const paused = new Set([...pauses].filter(([, p]) => p.paused).map(([t]) => t));
-    return c.html(<OverviewPage frame={frame(c, "Overview", "")} metrics={metrics} lagAlertMs={loadConfig(c.env).dashboard.lagAlertMs} paused={paused} />);
+    return c.html(<OverviewPage frame={frame(c, "Overview", "")} metrics={metrics} lagAlertMs={loadConfig(c.env).dashboard.lagAlertMs} paused={paused} budgets={budgets} />);
   });
 
   d.get("/jobs", async (c) => {
@@ -258,6 +260,12 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
       return c.redirect(`/dashboard?done=type-${action === "pause" ? "paused" : "resumed"}`, 303);
     });
   }
+
+  d.post("/budgets/lift", async (c) => {
+    const { name } = parseInput(BudgetParams, { name: c.get("form").name }, "form");
+    await opsOf(c).budgets.lift(name);
+    return c.redirect("/dashboard?done=budget-lifted", 303);
+  });
 
   d.get("/topics", async (c) => {
     const ops = opsOf(c);

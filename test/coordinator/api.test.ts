@@ -426,6 +426,8 @@ describe("GET /v1/health", () => {
   it("answers without a token", async () => {
     const r = await api("GET", "/v1/health", undefined, null);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ ok: true, version: "0.1.0" });
+    // With budgets configured (the vitest config has one), what they hold (docs/operating.md "Spend caps").
+    expect(r.body).toMatchObject({ ok: true, version: "0.1.0", budgets: { paused: expect.any(Array), warned: expect.any(Array) } });
+    expect(Object.keys(r.body).sort()).toEqual(["budgets", "ok", "version"]);
   });
 });

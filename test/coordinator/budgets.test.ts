@@ -5,6 +5,7 @@
  * turn resumes what a budget paused, and a queue-wide budget pauses every type it knows but those an operator paused.
  */
 import { runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { check, lift, spend } from "../../src/catalog/budgets";
 import type { BudgetSettings } from "../../src/config/budgets";
@@ -13,6 +14,18 @@ import { env } from "../helpers/scope";
 
 const TYPE = "budget.loop";
 const main = () => env.CATALOG.getByName("catalog");
+/** dashboard: the overview's HTML for a session of this token. */
+async function dashboard(token: string): Promise<string> {
+  const app = (exports as unknown as { default: Fetcher }).default;
+  const login = await app.fetch("http://queue.test/dashboard/login", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://queue.test" },
+    body: new URLSearchParams({ token, next: "/dashboard" }).toString(),
+    redirect: "manual",
+  });
+  const cookie = /^(edgequeue_session=[^;]+)/.exec(login.headers.get("set-cookie") ?? "")![1]!;
+  return (await app.fetch("http://queue.test/dashboard", { headers: { cookie } })).text();
+}
 const claim = async () => (await api("POST", "/v1/claim", { worker: "loop", types: [TYPE] })).body.jobs as { id: string; leaseToken: string }[];
 
 describe("a budget of a type's attempts", () => {
@@ -40,6 +53,11 @@ describe("a budget of a type's attempts", () => {
     expect(kept.status).toBe(201);
     // Checked again in the same window: no second pause, no second event.
     await main().checkBudgets();
+    // The dashboard's overview says so, with a Lift for an operator.
+    const overview = await dashboard("ops-token");
+    expect(overview).toMatch(/data-budget="loop-attempts"[^>]*>\s*Budget loop-attempts crossed its hard limit \(5 of 5 attempts this hour\): paused budget\.loop/);
+    expect(overview).toContain('action="/dashboard/budgets/lift"');
+    expect(await dashboard("viewer-token")).not.toContain('action="/dashboard/budgets/lift"');
     // A reader may not lift it; an operator may, and it is in the audit list.
     expect((await api("POST", "/v1/budgets/loop-attempts/lift", {}, "viewer-token")).status).toBe(403);
     const lifted = await api("POST", "/v1/budgets/loop-attempts/lift", {}, "ops-token");

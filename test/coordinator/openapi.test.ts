@@ -16,7 +16,9 @@ describe("GET /v1/openapi.json", () => {
     expect(body.properties.maxAttempts).toMatchObject({ anyOf: [{ type: "integer", minimum: 1, maximum: 1000 }, { type: "string", const: "unlimited" }] });
     expect(body.properties.payload).toEqual({ $ref: "#/components/schemas/JsonObject" });
     expect(doc.components.schemas.JsonObject.type).toBe("object");
-    expect(Object.keys(enqueue.responses).sort()).toEqual(["200", "201", "400", "401", "408", "409", "413", "429"]);
+    expect(Object.keys(enqueue.responses).sort()).toEqual(["200", "201", "400", "401", "403", "408", "409", "413", "429"]);
+    // The roles that may make it (docs/operating.md "Tokens and roles").
+    expect(enqueue["x-edgequeue-roles"]).toEqual(["admin", "producer"]);
     expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["type", "state", "failureKind", "dedupeKey", "scopeType", "scopeId", "tag", "createdAfter", "createdBefore", "finishedAfter", "finishedBefore", "limit", "cursor"]);
     expect(doc.paths["/v1/health"].get.security).toEqual([]);
   });

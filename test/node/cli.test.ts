@@ -281,6 +281,15 @@ describe("the operator commands", () => {
     expect((await cli(["tokens", "new", "x", "--role", "root"])).err).toMatch(/--role: "root" is not a role; one of admin, operator, producer, worker, reader/);
   });
 
+  it("budgets lists each budget's window and state; budgets lift posts the lift", async () => {
+    const b = { name: "daily", window: "day", unit: "rowsWritten", types: null, soft: 10, hard: 20, spent: 25, windowStart: 0, windowEnd: 1, softCrossedAt: 1, hardCrossedAt: 2, paused: ["a.b"], liftedAt: null };
+    const a = api({ "GET /v1/budgets": [200, { items: [b] }], "POST /v1/budgets/daily/lift": [200, { budget: { ...b, paused: [], liftedAt: 3 } }] });
+    const listed = await cli(["budgets", "--token", "t"], { fetch: a.fetch });
+    expect(listed.out.split("\n")[1]).toMatch(/^daily\s+day\s+rowsWritten\s+\(queue\)\s+25\s+10\s+20\s+PAUSED a\.b$/);
+    expect((await cli(["budgets", "lift", "daily", "--token", "t"], { fetch: a.fetch })).out).toBe("daily: lifted until its day turns\n");
+    expect(a.asked[1]).toMatchObject({ method: "POST", url: "/v1/budgets/daily/lift" });
+  });
+
   it("errors lists the groups as a table (most in the last hour first); errors retry acts on one group", async () => {
     const group = { type: "email.send", fingerprint: "0123456789abcdef", kind: "error", message: "smtp <n> refused", frame: null, sample: "smtp 550 refused", firstAt: 0, firstJobId: "j1", lastAt: Date.UTC(2026, 11, 1, 12), lastJobId: "j9", total: 12, lastHour: 3, lastDay: 12, recentJobIds: ["j1", "j9"] };
     const a = api({ "GET /v1/errors": [200, { items: [group], complete: true }], "POST /v1/errors/retry": [200, { changed: 2, skipped: 0 }] });

@@ -7,15 +7,16 @@
  *
  * @module
  */
+import type { BudgetView } from "../../job/schemas/budgets";
 import type { Metrics } from "../../metrics/schemas";
 import { perMinute, ThroughputChart } from "../chart";
-import { duration } from "../format";
+import { duration, utc } from "../format";
 import { Csrf, Layout, type PageFrame } from "../layout";
 import { StatsTable } from "../stats-table";
 
 const jobsOf = (type: string) => `/dashboard/jobs?type=${encodeURIComponent(type)}`;
 
-export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAlertMs: number; paused: ReadonlySet<string> }) {
+export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAlertMs: number; paused: ReadonlySet<string>; budgets: readonly BudgetView[] }) {
   const { metrics, lagAlertMs, paused } = props;
   const lagging = metrics.types.filter((t) => t.oldestPendingLagMs > lagAlertMs);
   const unhandled = metrics.types.filter((t) => t.unhandled);
@@ -27,6 +28,7 @@ export function OverviewPage(props: { frame: PageFrame; metrics: Metrics; lagAle
             Lagging past {duration(lagAlertMs)}: {lagging.map((t) => `${t.type} (${duration(t.oldestPendingLagMs)})`).join(", ")}
           </div>
         ) : null}
+        <BudgetBanners budgets={props.budgets} frame={props.frame} />
         {unhandled.length > 0 ? (
           <div class="banner error" role="alert" id="unhandled-types">
             Due jobs that nothing will run — no binding, not declared in the config, no pull claim in the last hour (a typo, or a worker
@@ -164,6 +166,41 @@ function CostCard(props: { metrics: Metrics }) {
         low volume the fixed work and setup are most of the bill (README "What it costs"). A job's deletion after retention falls in a later hour
         than its creation.
       </p>
+    </>
+  );
+}
+
+/**
+ * BudgetBanners: a budget past its hard limit (the types it holds paused, and a Lift for an operator) or its soft one
+ * in this window (docs/operating.md "Spend caps").
+ */
+function BudgetBanners(props: { budgets: readonly BudgetView[]; frame: PageFrame }) {
+  return (
+    <>
+      {props.budgets
+        .filter((b) => b.paused.length > 0 || (b.softCrossedAt !== null && b.windowEnd > props.frame.now))
+        .map((b) =>
+          b.paused.length > 0 ? (
+            <div class="banner error" role="alert" data-budget={b.name}>
+              Budget {b.name} crossed its hard limit ({b.spent} of {b.hard} {b.unit} this {b.window}): paused {b.paused.join(", ")} until {utc(b.windowEnd)}. New jobs
+              are kept.{" "}
+              {props.frame.canOperate === false ? null : (
+                <form method="post" action="/dashboard/budgets/lift" class="inline">
+                  <Csrf token={props.frame.csrf} />
+                  <input type="hidden" name="name" value={b.name} />
+                  <button type="submit" class="secondary">
+                    Lift
+                  </button>
+                </form>
+              )}
+            </div>
+          ) : (
+            <div class="banner notice" role="status" data-budget={b.name}>
+              Budget {b.name} is past its soft limit: {b.spent} {b.unit} this {b.window} (soft {b.soft}
+              {b.hard !== null ? `, hard ${b.hard}` : ""}).
+            </div>
+          ),
+        )}
     </>
   );
 }
