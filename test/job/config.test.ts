@@ -37,7 +37,7 @@ describe("config", () => {
     expect(() => parseConfig({ types: { t: { backoff: { baseMs: 600_000 } } } })).toThrow(/types.t.backoff.baseMs: maxMs 300000 is below baseMs 600000/);
     expect(() => parseConfig({ types: { t: { backoff: { baseMs: 600_000, maxMs: 600_000 } } } })).not.toThrow();
     // Retention: milliseconds, or kept until pruned (null in JSON, "forever" in TOML).
-    expect(parseConfig({ retention: { failedMs: null, cancelledMs: "forever" } }).retention).toEqual({ completedMs: 86_400_000, failedMs: null, cancelledMs: null, idempotencyMs: 604_800_000 });
+    expect(parseConfig({ retention: { failedMs: null, cancelledMs: "forever" } }).retention).toEqual({ completedMs: 86_400_000, failedMs: null, cancelledMs: null, idempotencyMs: 604_800_000, auditMs: 7_776_000_000 });
     expect(() => parseConfig({ retention: { failedMs: "never" } })).toThrow(/retention.failedMs/);
     expect(parseConfig({ events: { log: true } }).logEvents).toBe("all");
     expect(parseConfig({ events: { log: false } }).logEvents).toBe("none");
@@ -65,6 +65,20 @@ describe("config", () => {
     expect(message).toContain('EDGEQUEUE_CONFIG.types["email.send"]: Unrecognized key: "maxAttempt"; did you mean "maxAttempts"?');
     expect(message).toContain("EDGEQUEUE_CONFIG.limits.payloadMaxBytes");
     expect(() => parseConfig("{oops")).toThrow(/EDGEQUEUE_CONFIG is not valid JSON/);
+  });
+
+  it("budgets: what they resolve to, and the ones refused at start, each naming its field", () => {
+    const c = parseConfig({ budgets: { day: { window: "day", unit: "rowsWritten", hard: 10 }, mail: { window: "hour", unit: "attempts", types: ["email.send"], soft: 1, hard: 2 } } });
+    expect(c.budgets).toEqual([
+      { name: "day", window: "day", unit: "rowsWritten", types: null, soft: null, hard: 10 },
+      { name: "mail", window: "hour", unit: "attempts", types: ["email.send"], soft: 1, hard: 2 },
+    ]);
+    expect(parseConfig({}).budgets).toEqual([]);
+    expect(parseConfig({ retention: { auditMs: 7_200_000 } }).retention.auditMs).toBe(7_200_000);
+    expect(() => parseConfig({ budgets: { x: { window: "hour", unit: "rowsWritten", types: ["a"], hard: 1 } } })).toThrow(/budgets.x.unit: rowsWritten is counted per object/);
+    expect(() => parseConfig({ budgets: { x: { window: "hour", unit: "attempts" } } })).toThrow(/budgets.x.hard: give soft, hard or both/);
+    expect(() => parseConfig({ budgets: { x: { window: "hour", unit: "attempts", soft: 5, hard: 5 } } })).toThrow(/budgets.x.soft: 5 is not below hard 5/);
+    expect(() => parseConfig({ budgets: { x: { window: "week", unit: "attempts", hard: 5 } } })).toThrow(/budgets.x.window/);
   });
 
   it("refuses a config schedule whose payload is over limits.payloadMaxBytes", () => {
