@@ -12,8 +12,9 @@
 import { z } from "zod";
 import { wellFormed } from "../job/names";
 
-export const BUDGET_UNITS = ["rowsWritten", "requests", "attempts", "enqueued"] as const;
-export type BudgetUnit = (typeof BUDGET_UNITS)[number];
+import { BUDGET_UNITS, type BudgetUnit } from "../job/schemas/budgets";
+
+export { BUDGET_UNITS, type BudgetUnit };
 /** The units counted per object, so only for the whole queue. */
 const QUEUE_UNITS: readonly BudgetUnit[] = ["rowsWritten", "requests"];
 

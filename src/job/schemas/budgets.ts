@@ -4,7 +4,9 @@
  * @module
  */
 import { z } from "zod";
-import { BUDGET_UNITS } from "../../config/budgets";
+/** What a budget counts (config/budgets.ts says which are the queue's only). */
+export const BUDGET_UNITS = ["rowsWritten", "requests", "attempts", "enqueued"] as const;
+export type BudgetUnit = (typeof BUDGET_UNITS)[number];
 
 export const BudgetViewSchema = z.object({
   name: z.string(),
