@@ -93,6 +93,8 @@ const workersPool = cloudflareTest({
         observer: "OBSERVER",
         analytics: "ANALYTICS",
         events: { log: false },
+        // Data residency (test/coordinator/residency.test.ts): one scope type's objects in the EU (locally, not enforced).
+        residency: { scopeTypes: { EuTenant: "eu" } },
         // Spend caps (test/coordinator/budgets.test.ts): of one type only, so no other test's type is paused.
         budgets: { "loop-attempts": { window: "hour", unit: "attempts", types: ["budget.loop"], soft: 3, hard: 5 } },
         types: {

@@ -35,8 +35,9 @@ interface ConfigInput {
   types?: Record<string, TypeInput>;
   topics?: Record<string, { consumers: string[] }>;
   pools?: Record<string, { concurrency?: number; ratePerMinute?: number; rate?: object; key?: string; types: string[]; costs?: Record<string, number>; rateCosts?: Record<string, number> }>;
-  schedules?: Record<string, { type: string; payload?: object }>;
+  schedules?: Record<string, { type: string; payload?: object; scope?: { type: string } }>;
   limits?: { payloadMaxBytes?: number };
+  residency?: { jurisdiction?: string; scopeTypes?: Record<string, string> };
   strictTypes?: boolean;
 }
 
@@ -132,6 +133,11 @@ export function checkRelations(config: ConfigInput, ctx: z.RefinementCtx): void 
   for (const [name, sched] of Object.entries(config.schedules ?? {})) {
     const bytes = utf8Length(JSON.stringify(sched.payload ?? {}), limit);
     if (bytes > limit) ctx.addIssue({ code: "custom", path: ["schedules", name, "payload"], message: `${bytes} bytes of JSON; limits.payloadMaxBytes is ${limit}` });
+    // The schedule's object lives in the queue's jurisdiction and stores the payload: its jobs' scope must too (src/residency.ts).
+    const own = sched.scope ? config.residency?.scopeTypes?.[sched.scope.type] : undefined;
+    if (own !== undefined && own !== config.residency?.jurisdiction) {
+      ctx.addIssue({ code: "custom", path: ["schedules", name, "scope"], message: `scope type ${sched.scope!.type} lives in the ${own} jurisdiction and the schedules' object in the queue's (${config.residency?.jurisdiction ?? "none"}), which would hold its payload: schedule it from a job of that scope instead` });
+    }
     // Under strictTypes a schedule of an undeclared type would be refused at every fire: refuse it at startup instead.
     if (config.strictTypes && !(sched.type in types)) {
       ctx.addIssue({ code: "custom", path: ["schedules", name, "type"], message: `${sched.type} is not a declared type (strictTypes is on)${meant(sched.type, types)}` });

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { JURISDICTIONS, type Jurisdiction } from "./residency";
 import { BudgetSchema, budgetSettings, type BudgetSettings } from "./budgets";
 import { z } from "zod";
 import { PAYLOAD_MAX_BYTES_DEFAULT } from "../job/json-size";
@@ -131,6 +132,15 @@ export const ConfigSchema = z.strictObject({
   catalog: z.strictObject({ shards: z.number().int().min(1).max(CATALOG_SHARDS_MAX).optional() }).optional(),
   /** A service binding whose `observe(events)` receives every lifecycle event. */
   observer: bindingName.optional(),
+  /** Data residency (src/residency.ts; docs/operating.md "Data residency"). */
+  residency: z
+    .strictObject({
+      /** Every object of the queue lives in it. */
+      jurisdiction: z.enum(JURISDICTIONS).optional(),
+      /** A scope type's scope objects live in its jurisdiction. */
+      scopeTypes: z.record(z.string().min(1).max(128), z.enum(JURISDICTIONS)).optional(),
+    })
+    .optional(),
   /** Spend caps (config/budgets.ts; docs/operating.md "Spend caps"): by name. */
   budgets: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "budget names are 1-64 characters of A-Z a-z 0-9 _ . -"), BudgetSchema).optional(),
   /** A Workers Analytics Engine dataset binding: every transition also writes a data point (metrics/analytics.ts). */
@@ -283,6 +293,8 @@ export interface QueueConfig {
   retention: { completedMs: number | null; failedMs: number | null; cancelledMs: number | null; idempotencyMs: number; auditMs: number };
   /** Undeclared type names are refused (config/known-types.ts). */
   strictTypes: boolean;
+  /** Data residency (src/residency.ts): the queue's jurisdiction, and each scope type's own. */
+  residency: { jurisdiction: Jurisdiction | null; scopeTypes: Readonly<Record<string, Jurisdiction>> };
   /** Spend caps (config/budgets.ts), in the order the config names them. */
   budgets: readonly BudgetSettings[];
   /** Settings for any type, declared or not. */
@@ -348,6 +360,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     signals: { retainMs: input.signals?.retainMs ?? DEFAULTS.signalRetainMs },
     publicUrl: input.publicUrl ?? null,
     budgets: budgetSettings(input.budgets),
+    residency: { jurisdiction: input.residency?.jurisdiction ?? null, scopeTypes: input.residency?.scopeTypes ?? {} },
     callbacks: { allowHosts: input.callbacks?.allowHosts ?? [] },
     otel: { endpoint: input.otel?.endpoint ?? null, headers: input.otel?.headers ?? {}, traceAll: input.otel?.traceAll ?? false, serviceName: input.otel?.serviceName ?? "edgequeue" },
     retention: {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { crossingOf } from "../residency";
 import { requireDeclared } from "../config/known-types";
 import { QueueError } from "../errors";
 import { groupByHome, jobIdFor, scopeHome } from "../job/home";
@@ -68,6 +69,12 @@ export class Jobs {
         bytes: total,
         limitBytes: limits.batchPayloadMaxBytes,
       });
+    }
+    // A batch over several objects is committed through them (batch-commit.ts): all in one jurisdiction (src/residency.ts).
+    const across = prepared.find((p) => crossingOf(config, prepared[0]!.home, p.home) !== null);
+    if (across) {
+      const path = `${pathPrefix ? `${pathPrefix}[${across.index}]` : "jobs[0]"}.scope`;
+      throw new QueueError("invalid_request", `${path}: a batch's jobs live in one jurisdiction, and this one's is not the first job's: ${crossingOf(config, prepared[0]!.home, across.home)}`, { path });
     }
     const byHome = groupByHome(prepared, (p) => p.home);
     const conflict = (items: Item[], out: EnqueueRefusal) => {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { describeJurisdiction, jurisdictionOfScope } from "../config/residency";
 import { requireDeclared } from "../config/known-types";
 import { limitKeyFor } from "../scope/api";
 import type { QueueConfig } from "../config/schema";
@@ -34,6 +35,10 @@ export class Schedules {
     checkJsonSize(JSON.stringify(spec.payload ?? {}), this.config.limits.payloadMaxBytes, "payload");
     // And each fire is counted under its type's limit key: a payload without one is refused now, not at every fire.
     limitKeyFor(this.config, { type: spec.type, payload: spec.payload ?? {}, scope: spec.scope });
+    // The schedules' object lives in the queue's jurisdiction and stores the payload (src/residency.ts).
+    if (jurisdictionOfScope(this.config, spec.scope) !== this.config.residency.jurisdiction) {
+      throw new QueueError("invalid_request", `scope: scope type ${spec.scope!.type} lives in ${describeJurisdiction(jurisdictionOfScope(this.config, spec.scope))} and the schedules' object in ${describeJurisdiction(this.config.residency.jurisdiction)}, which would hold its payload (docs/operating.md "Data residency")`, { path: "scope" });
+    }
     const out = await this.object().put(name, spec);
     if (!out.ok) throw new QueueError("conflict", out.message);
     return { schedule: out.schedule, created: out.created };

@@ -22,6 +22,7 @@
  *
  * @module
  */
+import { residentEnv } from "../residency";
 import { env as workerEnv, type DurableObject } from "cloudflare:workers";
 import { CatalogDO as BaseCatalogDO } from "../catalog/catalog-do";
 import { CODE_SOURCE, ConfigError, fromCode, loadConfig, bindingsProblem, VAR_SOURCE } from "../config/load";
@@ -130,7 +131,14 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
     const e = Object.create(env) as Env;
     if (given) Object.defineProperty(e, "EDGEQUEUE_CONFIG", { value: given });
     if (localTypes.length) Object.defineProperty(e, LOCAL_HANDLERS, { get: () => ctx.exports?.[LOCAL_HANDLERS] });
-    return e;
+    // Each object reached in its jurisdiction (residency.ts); an invalid config is the setup problem's to say.
+    if (!read.ok) return e;
+    try {
+      return residentEnv(e, loadConfig(e));
+    } catch (err) {
+      if (err instanceof ConfigError) return e;
+      throw err;
+    }
   };
 
   /** What the Worker lacks, found once per isolate: null when nothing. Bindings the config names are checked too. */

@@ -8,6 +8,8 @@
  *
  * @module
  */
+import { crossingOf } from "../../residency";
+import { homeOfJobId } from "../../job/home";
 import { requireDeclared } from "../../config/known-types";
 import { QueueError } from "../../errors";
 import { childLocalId } from "../../job/derived-id";
@@ -91,6 +93,9 @@ export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now
     throw e;
   }
   const { home, job } = prepared;
+  // A child's payload goes to its object, and its result comes back: both stay in one jurisdiction (src/residency.ts).
+  const crossing = crossingOf(store.config, homeOfJobId(parent.id)?.name ?? home, home);
+  if (crossing) return { refused: `${call}: ${crossing}` };
   // Journaled with the others of its wait in one statement (steps.ts writeOpenSteps), with its child's id.
   return { home, job: { ...job, parentId: parent.id, parentStep: w.name, parentSeq: w.seq }, step: { seq: w.seq, name: w.name, kind: "invoke", startedAt: w.startedAt, ref: job.id } };
 }

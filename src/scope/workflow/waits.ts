@@ -9,6 +9,9 @@
  *
  * @module
  */
+import { crossingOf } from "../../residency";
+import { homeOfJobId } from "../../job/home";
+import { registryHome } from "../../job/event-tags";
 import type { JournalStart, WaitItem } from "../../job/handler-contract";
 import { sqlList } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
@@ -99,6 +102,9 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
         open.push({ kind: "invoke", name: w.name, until: null, child: child.job.id });
         continue;
       } else {
+        // An event wait's match goes to its topic's registry, and the event comes back: one jurisdiction (src/residency.ts).
+        const crossing = w.kind === "event" && !held.has(w.seq) ? crossingOf(store.config, homeOfJobId(leased.id)?.name ?? "", registryHome(w.name)) : null;
+        if (crossing) return failWith(`ctx.waitForEvent(${JSON.stringify(w.name)}): ${crossing}`);
         until = w.until ?? (w.timeoutMs === undefined || w.timeoutMs === null ? null : now + w.timeoutMs);
         // An event wait keeps its match (in ref), so a retry by hand can register it again (event-waits.ts).
         const ref = w.kind === "event" ? JSON.stringify(w.match ?? {}) : null;
