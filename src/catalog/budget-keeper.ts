@@ -34,6 +34,7 @@ export class BudgetKeeper {
   private async spent(now: number): Promise<number[]> {
     const queries = this.budgets.map((b) => spendQuery(b, now));
     const own = spend(this.d.sql, queries);
+    if (this.d.config.catalogShards <= 1) return own;
     const others = await this.d.otherShards(queries);
     return own.map((n, i) => others.reduce((sum, shard) => sum + (shard[i] ?? 0), n));
   }

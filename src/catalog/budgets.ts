@@ -70,8 +70,9 @@ export function check(sql: SqlStorage, budgets: readonly BudgetSettings[], spent
   budgets.forEach((b, i) => {
     const w = windowOf(b.window, now);
     const held = sql.exec<StateRow>(STATE, b.name).toArray()[0];
+    // A budget that crossed nothing has no row: a check of a quiet queue writes nothing.
     let st: StateRow = held ?? { name: b.name, window_start: w.start, soft_at: null, hard_at: null, paused: null, lifted_at: null };
-    let changed = held === undefined;
+    let changed = false;
     if (st.window_start < w.start) {
       const was = pausedOf(st);
       if (was.length > 0) {

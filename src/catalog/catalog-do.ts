@@ -60,6 +60,9 @@ export interface Overview {
 /** How many homes a pause notice goes to at once. */
 const PAUSE_NOTICE_FANOUT = 32;
 
+/** With several catalog shards, the budgets are checked at most this often (each check asks the other shards). */
+export const BUDGET_CHECK_EVERY_MS = 30_000;
+
 export class CatalogDO extends DurableObject<Env> {
   clock: Clock = systemClock;
   private readonly config: QueueConfig;
@@ -74,6 +77,14 @@ export class CatalogDO extends DurableObject<Env> {
   /** Usage reports taken and not written yet (usage-store.ts): written by the alarm. */
   private readonly usageHeld = new UsageBook();
   private keeper: BudgetKeeper | undefined;
+  /** When this instance last checked the budgets (its clock), and the window turn that check asked to come back for. */
+  private budgetCheckedAt = -Infinity;
+  private budgetTurn: number | null = null;
+  /**
+   * false: the alarm leaves the spend caps alone. The cost harness (test/cost) measures the job path as the default
+   * config runs it, without budgets; their own checks are counted in docs/operating.md "Spend caps".
+   */
+  budgetChecks = true;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -133,10 +144,24 @@ export class CatalogDO extends DurableObject<Env> {
     this.requestsTaken = own.total.requests;
     this.usageHeld.take(this.sql, own, now);
     this.usageHeld.commit(this.ctx.storage, now);
-    if (this.isMain) {
-      const turn = await this.checkBudgets();
+    // Not through checkBudgets: a method of the object is metered as a request, and a request after the usage
+    // taken arms the next usage alarm — every alarm would arm another.
+    if (this.isMain && this.budgetChecks && this.config.budgets.length > 0 && this.budgetCheckDue(now)) {
+      this.budgetCheckedAt = now;
+      const turn = await this.budgets.check(now);
+      this.budgetTurn = turn;
       if (turn !== null && !this.usageArmed) await this.alarmArm.set(turn);
     }
+  }
+
+  /**
+   * budgetCheckDue: with one shard, at every alarm (its own tables); with more, at most every BUDGET_CHECK_EVERY_MS,
+   * or when a pause's window turned — each check asks every other shard, a request each (docs/operating.md "Spend
+   * caps", When it acts).
+   */
+  private budgetCheckDue(now: number): boolean {
+    if (this.config.catalogShards <= 1) return true;
+    return now - this.budgetCheckedAt >= BUDGET_CHECK_EVERY_MS || (this.budgetTurn !== null && now >= this.budgetTurn);
   }
 
   /** The main catalog object (shard 0): it keeps the audit list and the spend caps. */
@@ -172,7 +197,7 @@ export class CatalogDO extends DurableObject<Env> {
       otherShards: (queries) => Promise.all(Array.from({ length: this.config.catalogShards - 1 }, (_, k) => this.env.CATALOG.getByName(catalogName(k + 1)).spendOf(queries))),
       setPaused: async (type, paused) => {
         // This shard directly; the others as the coordinator's pause does.
-        await Promise.all(Array.from({ length: this.config.catalogShards }, (_, k) => (k === 0 ? this.setPaused(type, paused) : this.env.CATALOG.getByName(catalogName(k)).setPaused(type, paused))));
+        await Promise.all(Array.from({ length: this.config.catalogShards }, (_, k) => (k === 0 ? this.pauseHere(type, paused) : this.env.CATALOG.getByName(catalogName(k)).setPaused(type, paused))));
       },
       log: (line) => console.log(JSON.stringify(line)),
     });
@@ -201,6 +226,11 @@ export class CatalogDO extends DurableObject<Env> {
    * how many could not be told: each of those asks again when its promise lapses, at most PAUSE_PROMISE_MS later.
    */
   async setPaused(type: string, paused: boolean): Promise<{ told: number; untold: string[] }> {
+    return this.pauseHere(type, paused);
+  }
+
+  /** pauseHere: setPaused, not metered as a request of its own (the budgets' pauses, from this object's alarm). */
+  private async pauseHere(type: string, paused: boolean): Promise<{ told: number; untold: string[] }> {
     const now = this.clock.now();
     const { notice, homes } = this.ctx.storage.transactionSync(() => setPaused(this.sql, type, paused, this.shardName, now));
     const untold: string[] = [];

@@ -20,14 +20,26 @@ describe("auth", () => {
     expect(r.status).toBe(401);
   });
 
-  it("fails closed when no QUEUE_TOKEN is configured", async () => {
+  it("fails closed when no QUEUE_TOKEN nor QUEUE_TOKENS is configured", async () => {
     const app = createApp();
-    const res = await app.request("/v1/stats", { headers: { authorization: "Bearer anything" } }, { ...env, QUEUE_TOKEN: undefined });
+    const res = await app.request("/v1/stats", { headers: { authorization: "Bearer anything" } }, { ...env, QUEUE_TOKEN: undefined, QUEUE_TOKENS: undefined });
     expect(res.status).toBe(401);
     const body = (await res.json()) as { error: { message: string } };
-    expect(body.error.message).toMatch(/no QUEUE_TOKEN configured/);
-    const empty = await app.request("/v1/stats", { headers: { authorization: "Bearer " } }, { ...env, QUEUE_TOKEN: "" });
+    expect(body.error.message).toMatch(/no QUEUE_TOKEN nor QUEUE_TOKENS configured/);
+    const empty = await app.request("/v1/stats", { headers: { authorization: "Bearer " } }, { ...env, QUEUE_TOKEN: "", QUEUE_TOKENS: "" });
     expect(empty.status).toBe(401);
+    // QUEUE_TOKENS alone admits its tokens, and QUEUE_TOKEN's is then no token at all.
+    const named = await app.request("/v1/stats", { headers: { authorization: "Bearer viewer-token" } }, { ...env, QUEUE_TOKEN: undefined });
+    expect(named.status).toBe(200);
+    const old = await app.request("/v1/stats", { headers: { authorization: "Bearer test-token" } }, { ...env, QUEUE_TOKEN: undefined });
+    expect(old.status).toBe(401);
+  });
+
+  it("a malformed QUEUE_TOKENS fails every call, naming the setting and field", async () => {
+    const app = createApp();
+    const res = await app.request("/v1/stats", { headers: { authorization: "Bearer test-token" } }, { ...env, QUEUE_TOKENS: JSON.stringify([{ name: "x", role: "superuser", sha256: "0".repeat(64) }]) });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe("QUEUE_TOKENS[0].role: a role is one of admin, operator, producer, worker, reader");
   });
 
   it("health needs no token", async () => {

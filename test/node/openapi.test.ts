@@ -84,10 +84,15 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/v1/jobs/{id}"]!.get!.responses["200"]!.content!["application/json"]!.schema).toEqual({ $ref: "#/components/schemas/JobResult" });
   });
 
-  it("lists 401 on every authed operation, and the codes each error status can answer", () => {
+  it("lists 401 and 403 and the roles on every authed operation, and the codes each error status can answer", () => {
     for (const { name, op } of operations) {
       const open = Array.isArray(op.security) && op.security.length === 0;
       if (!open) expect(Object.keys(op.responses), name).toContain("401");
+      // The roles whose tokens may make it (docs/operating.md "Tokens and roles"); a refusal is a 403.
+      if (!open && name !== "openSubscription") {
+        expect(Object.keys(op.responses), name).toContain("403");
+        expect((op as { "x-edgequeue-roles"?: string[] })["x-edgequeue-roles"]?.[0], name).toBe("admin");
+      }
       for (const [status, res] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
         const codes: string[] = res.content!["application/json"]!.schema.allOf[1].properties.error.properties.code.enum;
@@ -100,7 +105,7 @@ describe("the OpenAPI document", () => {
     }
     expect(doc.paths["/v1/openapi.json"]!.get!.responses["401"]).toBeDefined();
     expect(doc.paths["/v1/health"]!.get!.security).toEqual([]);
-    expect(Object.keys(doc.paths["/v1/jobs/{id}/complete"]!.post!.responses).sort()).toEqual(["200", "400", "401", "404", "408", "409", "413"]);
+    expect(Object.keys(doc.paths["/v1/jobs/{id}/complete"]!.post!.responses).sort()).toEqual(["200", "400", "401", "403", "404", "408", "409", "413"]);
   });
 
   it("has a server, and a license", () => {
