@@ -72,6 +72,7 @@ const workersPool = cloudflareTest({
           { name: "mailer", role: "producer", types: ["email.send"] },
           { name: "tenant-a", role: "producer", scopeTypes: ["Tenant"] },
           { name: "pull", role: "worker" },
+          { name: "renderer", role: "worker", types: ["render.video"] },
           { name: "viewer", role: "reader" },
         ].map((t) => ({ ...t, sha256: createHash("sha256").update(`${t.name}-token`).digest("hex") })),
       ),

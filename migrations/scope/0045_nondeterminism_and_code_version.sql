@@ -5,7 +5,7 @@
 -- foreign-key pragmas — there are no foreign keys — with the DESC columns written as 0002 wrote them). Dropping the
 -- old table drops its triggers without firing them; each is created again below as the latest migration that wrote
 -- it had it (migrations/scope/baseline.sql at 0044), but for what this brings: the new kind's count in type_count,
--- and an attempt's version in the timeline row its end writes. The indexes are created in the order the table had
+-- and an attempt's version in the timeline row its end writes (a failed end a manual retry undoes keeps its own). The indexes are created in the order the table had
 -- them: where two fit a statement equally, SQLite's choice follows that order (test/scope/lifecycle.test.ts). The
 -- copy names only the old table's columns: a double-quoted name SQLite cannot resolve is read as a string.
 CREATE TABLE `__new_job` (
@@ -204,10 +204,10 @@ CREATE TRIGGER job_held_clear AFTER UPDATE OF state ON job WHEN new.held = 1 AND
 END;
 --> statement-breakpoint
 CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state AND new.state IN ('pending', 'waiting') AND new.history IS old.history BEGIN
-  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at, version)
   SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, old.finished_at, old.state, old.attempts,
          CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
-         old.started_at
+         old.started_at, CASE WHEN old.state = 'failed' THEN old.code_version END
    WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled', 'superseded', 'expired');
   INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at, version)
   SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, new.updated_at, 'waiting', new.attempts, NULL, old.started_at, new.code_version

@@ -373,10 +373,10 @@ CREATE TRIGGER job_held_clear AFTER UPDATE OF state ON job WHEN new.held = 1 AND
 END;
 --> statement-breakpoint
 CREATE TRIGGER job_history_update AFTER UPDATE OF state ON job WHEN old.state IS NOT new.state AND new.state IN ('pending', 'waiting') AND new.history IS old.history BEGIN
-  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at)
+  INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at, version)
   SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, old.finished_at, old.state, old.attempts,
          CASE old.state WHEN 'failed' THEN old.failure_kind || coalesce(': ' || substr(old.last_error, 1, 500), '') ELSE old.cancel_reason END,
-         old.started_at
+         old.started_at, CASE WHEN old.state = 'failed' THEN old.code_version END
    WHERE new.state = 'pending' AND old.state IN ('failed', 'cancelled', 'superseded', 'expired');
   INSERT INTO job_transition (id, job_seq, at, state, attempt, note, started_at, version)
   SELECT max((SELECT coalesce(max(t.id), 0) FROM job_transition AS t WHERE t.job_seq = new.seq), coalesce(new.history ->> '$[#-1][0]', 0)) + 1, new.seq, new.updated_at, 'waiting', new.attempts, NULL, old.started_at, new.code_version

@@ -71,7 +71,7 @@ export const LEASE_OPERATIONS = {
     errors: ["not_found", "lease_lost", "already_terminal"],
   }),
   claimOrEnqueue: operation({
-    access: "produce",
+    access: "work",
     method: "post",
     path: "/v1/jobs/claim-or-enqueue",
     summary: "Enqueue under a key (pending mode) and, when no job of the key is running, lease it to the caller in the same transaction",

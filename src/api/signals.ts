@@ -13,7 +13,7 @@ import { operation } from "./operation";
 
 export const SIGNAL_OPERATIONS = {
   signalJob: operation({
-    access: "produce",
+    access: "signal",
     method: "post",
     path: "/v1/jobs/{id}/signals/{name}",
     summary: "Send a signal to a job: it ends the job's wait for a signal of this name, or is kept for the wait to come (signals.retainMs)",
@@ -24,7 +24,7 @@ export const SIGNAL_OPERATIONS = {
     errors: ["not_found", "already_terminal", "conflict", "payload_too_large"],
   }),
   signalKey: operation({
-    access: "produce",
+    access: "signal",
     method: "post",
     path: "/v1/signals",
     summary: "Send a signal to the live job of a type that holds a dedupe key (a waiting one first, then a running one, then a pending one)",

@@ -27,7 +27,16 @@ export async function authorize(op: DeclaredOperation, who: Principal, input: In
       needs,
     });
   }
+  // A subscription to a scope or a key follows every job there, not one job: that is reading, not following one's own.
+  if (op.operationId === "createSubscription" && (input.body as { jobId?: string }).jobId === undefined && !roleAllows(who.role, "read")) {
+    throw new QueueError("forbidden", `token "${who.name}" (role ${who.role}) may follow one job (jobId), not a scope or a key: that needs the role ${rolesFor("read").join(" or ")}`, {
+      token: who.name,
+      role: who.role,
+      needs: rolesFor("read"),
+    });
+  }
   if (who.types === null && who.scopeTypes === null) return;
+  keyShared(op.operationId, who, input);
   const target = (TARGETS as Record<string, (i: Input) => Target>)[op.operationId]!(input);
   await within(op.operationId, who, target, lookup);
 }
@@ -37,8 +46,9 @@ async function within(operationId: string, who: Principal, target: Target, looku
   if (target.kind === "unbounded") throw limited(who, `${operationId} is not limited to a type: ${target.why}`);
   if (target.kind === "job") {
     const job = await lookup(target.id);
-    // No such job: the call answers 404 as for anyone (it says no more than a limited token may know).
-    if (job === null) return;
+    // No such job: a limited token is told so now — a subscription would otherwise be signed for an id a job of
+    // another type may take later (a derived child's).
+    if (job === null) throw new QueueError("not_found", `no job ${target.id}`);
     return within(operationId, who, { kind: "named", types: [job.type], scopeTypes: [job.scope?.type ?? null] }, lookup);
   }
   if (who.types !== null) {
@@ -61,4 +71,16 @@ function limited(who: Principal, why: string): QueueError {
     ...(who.types ? { types: [...who.types] } : {}),
     ...(who.scopeTypes ? { scopeTypes: [...who.scopeTypes] } : {}),
   });
+}
+
+/**
+ * keyShared: a dedupe key is shared by every type of its scope (docs/guards.md), so what acts on a key's jobs whatever
+ * their type is refused to a limited token: an inline claim (it may lease the key's job of another type) and the
+ * cancelling key modes (they end the key's live jobs of every type).
+ */
+function keyShared(operationId: string, who: Principal, input: Input): void {
+  const body = input.body as { dedupeMode?: string; jobs?: { dedupeMode?: string }[] } | undefined;
+  const modes = operationId === "enqueue" ? [body?.dedupeMode] : operationId === "enqueueBatch" ? (body?.jobs ?? []).map((j) => j.dedupeMode) : [];
+  if (operationId === "claimOrEnqueue") throw limited(who, "an inline claim may lease the key's job of any type");
+  if (modes.some((m) => m === "cancelRunning" || m === "cancelPending")) throw limited(who, "dedupeMode cancelRunning and cancelPending end the key's jobs of every type");
 }

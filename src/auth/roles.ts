@@ -13,17 +13,18 @@ export type Role = (typeof ROLES)[number];
 /**
  * The kinds of call: `read` (listings, stats, a job's views), `track` (one job's view and its live subscription —
  * what a producer follows of what it enqueued), `produce` (enqueue, emit, signal), `work` (claim and settle under a
- * lease), `operate` (pause, cancel, retry, rerun, pools, schedules, bulk actions), `audit` (the audit list), `any`
- * (every role: the API's own description).
+ * lease), `operate` (pause, cancel, retry, rerun, pools, schedules, bulk actions), `signal` (end a job's wait: a
+ * producer's message, or an operator's approval), `audit` (the audit list), `any` (every role: the API's own
+ * description).
  */
-export const ACCESSES = ["read", "track", "produce", "work", "operate", "audit", "any"] as const;
+export const ACCESSES = ["read", "track", "produce", "signal", "work", "operate", "audit", "any"] as const;
 export type Access = (typeof ACCESSES)[number];
 
 /** What each role may do. */
 export const ROLE_ACCESS: Record<Role, readonly Access[]> = {
   admin: ACCESSES,
-  operator: ["read", "track", "operate", "audit", "any"],
-  producer: ["produce", "track", "any"],
+  operator: ["read", "track", "signal", "operate", "audit", "any"],
+  producer: ["produce", "track", "signal", "any"],
   worker: ["work", "any"],
   reader: ["read", "track", "any"],
 };

@@ -72,7 +72,12 @@ export const TARGETS: Record<Exclude<OperationId, "health" | "completeWaitToken"
   reportProgress: leased,
   appendStep: leased,
   sleepJob: leased,
-  waitJob: leased,
+  // Under the lease, but a child it invokes is a new job of its own type and scope (a limited worker's invoke is checked).
+  waitJob: (i) => {
+    const requests = (i.body.waits as { kind: string; request?: { type?: string; scope?: Scope } }[]).filter((w) => w.kind === "invoke");
+    if (requests.length === 0) return leased();
+    return named(requests.map((w) => String(w.request?.type ?? "")), requests.map((w) => w.request?.scope?.type ?? null));
+  },
   getOpenApiDocument: () => ({ kind: "free" }),
   metrics: unbounded("the metrics cover every type"),
   listScopes: unbounded("scopes hold jobs of any type"),

@@ -10,7 +10,7 @@ import type { BudgetSettings } from "../config/budgets";
 import type { QueueConfig } from "../config/schema";
 import type { BudgetView } from "../job/schemas/budgets";
 import { QueueError } from "../errors";
-import { check, lift, nextTurn, spend, spendQuery, views, type SpendQuery } from "./budgets";
+import { apply, check, forget, lift, nextTurn, spend, spendQuery, views, type BudgetActions, type SpendQuery } from "./budgets";
 
 export interface BudgetKeeperDeps {
   sql: SqlStorage;
@@ -43,12 +43,25 @@ export class BudgetKeeper {
   async check(now: number): Promise<number | null> {
     if (this.budgets.length === 0) return null;
     const spent = await this.spent(now);
-    const actions = this.d.transact(() => check(this.d.sql, this.budgets, spent, Object.keys(this.d.config.types), now));
-    for (const e of actions.events) this.d.log(e);
-    // Resumes first: a type one budget's turn frees and another's crossing takes is paused in the end.
+    await this.act(check(this.d.sql, this.budgets, spent, Object.keys(this.d.config.types), now));
+    return nextTurn(this.d.sql, this.budgets, now);
+  }
+
+  /**
+   * act: the pauses and resumes first, then what was decided is written: a shard out of reach fails the call (the
+   * alarm's pass, retried) with nothing written, so the next check decides it again — never a budget that says it
+   * holds a type no shard paused.
+   */
+  private async act(actions: BudgetActions): Promise<void> {
     for (const t of actions.resume) await this.d.setPaused(t, false);
     for (const t of actions.pause) await this.d.setPaused(t, true);
-    return nextTurn(this.d.sql, this.budgets, now);
+    this.d.transact(() => apply(this.d.sql, actions));
+    for (const e of actions.events) this.d.log(e);
+  }
+
+  /** forget: an operator paused or resumed the type by hand; no budget holds it any more. */
+  forget(type: string): void {
+    this.d.transact(() => forget(this.d.sql, type));
   }
 
   async views(now: number): Promise<BudgetView[]> {
@@ -59,9 +72,7 @@ export class BudgetKeeper {
   async lift(name: string, now: number): Promise<BudgetView> {
     const b = this.budgets.find((x) => x.name === name);
     if (!b) throw new QueueError("not_found", `no budget named "${name}" (the config's budgets: ${this.budgets.map((x) => x.name).join(", ") || "none"})`);
-    const resume = this.d.transact(() => lift(this.d.sql, b, now));
-    this.d.log({ event: "budget:lifted", budget: name, resumed: resume });
-    for (const t of resume) await this.d.setPaused(t, false);
+    await this.act(lift(this.d.sql, this.budgets, b, now));
     return (await this.views(now)).find((v) => v.name === name)!;
   }
 }

@@ -44,43 +44,65 @@ export function spendQuery(b: BudgetSettings, now: number): SpendQuery {
 
 type StateRow = { name: string; window_start: number; soft_at: number | null; hard_at: number | null; paused: string | null; lifted_at: number | null };
 
-const STATE = "SELECT * FROM budget_state WHERE name = ?";
 const STATES = "SELECT * FROM budget_state";
 const PUT_STATE = `
 INSERT INTO budget_state (name, window_start, soft_at, hard_at, paused, lifted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT (name) DO UPDATE SET window_start = ?2, soft_at = ?3, hard_at = ?4, paused = ?5, lifted_at = ?6`;
+const DROP_STATE = "DELETE FROM budget_state WHERE name = ?";
 /** Every type the catalog knows of: the homes' and the counters' (a queue budget covers them all). */
 const KNOWN_TYPES = "SELECT type FROM home_type UNION SELECT type FROM metric_series UNION SELECT type FROM type_pause";
 const PAUSED_TYPES = "SELECT type FROM type_pause WHERE paused = 1";
 
-/** What a check decided: the types to pause and resume, and the lines to log. */
+/**
+ * What a check or a lift decided, written only once its pauses and resumes are done (budget-keeper.ts): should a
+ * shard be out of reach, nothing is written and the next check decides again — pauses and resumes are idempotent.
+ */
 export interface BudgetActions {
   pause: string[];
   resume: string[];
   events: Record<string, unknown>[];
+  /** The states to write, and the names to drop (budgets no longer in the config). */
+  write: StateRow[];
+  drop: string[];
+}
+
+/** live: the states of configured budgets whose window is the current one — the ones that may hold a type paused. */
+function live(states: readonly StateRow[], budgets: readonly BudgetSettings[], now: number): StateRow[] {
+  const byName = new Map(budgets.map((b) => [b.name, b]));
+  return states.filter((s) => byName.has(s.name) && s.window_start >= windowOf(byName.get(s.name)!.window, now).start);
 }
 
 /**
- * check: each budget against what its window spent (`spent`, in `budgets` order), inside the caller's transaction.
- * A window that turned resumes what its budget paused; a soft crossing is an event; a hard crossing pauses the
- * covered types not paused already (an operator's pause is not the budget's to lift), once per window.
+ * check: each budget against what its window spent (`spent`, in `budgets` order). A window that turned resumes what
+ * its budget paused; a soft crossing is an event; a hard crossing pauses the covered types, once per window — all
+ * but those an operator paused (no budget holds them), which are not the budget's to resume. A type two budgets
+ * hold stays paused until neither does. A budget gone from the config gives back what it held.
  */
 export function check(sql: SqlStorage, budgets: readonly BudgetSettings[], spent: readonly number[], configTypes: readonly string[], now: number): BudgetActions {
-  const out: BudgetActions = { pause: [], resume: [], events: [] };
+  const out: BudgetActions = { pause: [], resume: [], events: [], write: [], drop: [] };
+  const held = new Map(states(sql).map((s) => [s.name, s]));
+  const next = new Map(held);
+  const freed: string[] = [];
+  for (const [name, s] of held) {
+    if (budgets.some((b) => b.name === name)) continue;
+    freed.push(...pausedOf(s));
+    next.delete(name);
+    out.drop.push(name);
+  }
+  const paused = new Set(sql.exec<{ type: string }>(PAUSED_TYPES).toArray().map((r) => r.type));
+  const byBudgets = new Set(live([...held.values()], budgets, now).flatMap(pausedOf));
+  const byOperator = new Set([...paused].filter((t) => !byBudgets.has(t)));
   budgets.forEach((b, i) => {
     const w = windowOf(b.window, now);
-    const held = sql.exec<StateRow>(STATE, b.name).toArray()[0];
+    let st = held.get(b.name) ?? { name: b.name, window_start: w.start, soft_at: null, hard_at: null, paused: null, lifted_at: null };
     // A budget that crossed nothing has no row: a check of a quiet queue writes nothing.
-    let st: StateRow = held ?? { name: b.name, window_start: w.start, soft_at: null, hard_at: null, paused: null, lifted_at: null };
     let changed = false;
     if (st.window_start < w.start) {
       const was = pausedOf(st);
-      if (was.length > 0) {
-        out.resume.push(...was);
-        out.events.push({ event: "budget:window_turned", budget: b.name, resumed: was });
-      }
+      if (was.length > 0) out.events.push({ event: "budget:window_turned", budget: b.name, resumed: was });
+      freed.push(...was);
       st = { name: b.name, window_start: w.start, soft_at: null, hard_at: null, paused: null, lifted_at: null };
-      changed = true;
+      changed = held.has(b.name);
     }
     const n = spent[i] ?? 0;
     const base = { budget: b.name, unit: b.unit, window: b.window, spent: n, windowStart: w.start };
@@ -90,33 +112,48 @@ export function check(sql: SqlStorage, budgets: readonly BudgetSettings[], spent
       out.events.push({ event: "budget:soft_limit", ...base, limit: b.soft });
     }
     if (b.hard !== null && n >= b.hard && st.hard_at === null) {
-      const already = new Set(sql.exec<{ type: string }>(PAUSED_TYPES).toArray().map((r) => r.type));
       const covered = b.types ?? [...new Set([...configTypes, ...sql.exec<{ type: string }>(KNOWN_TYPES).toArray().map((r) => r.type)])].sort();
-      const pause = covered.filter((t) => !already.has(t));
-      st = { ...st, hard_at: now, paused: JSON.stringify(pause) };
+      const holds = covered.filter((t) => !byOperator.has(t));
+      st = { ...st, hard_at: now, paused: JSON.stringify(holds) };
       changed = true;
-      out.pause.push(...pause);
-      out.events.push({ event: "budget:hard_limit", ...base, limit: b.hard, paused: pause });
+      out.pause.push(...holds.filter((t) => !paused.has(t)));
+      out.events.push({ event: "budget:hard_limit", ...base, limit: b.hard, paused: holds });
     }
-    if (changed) put(sql, st);
+    if (changed) {
+      next.set(b.name, st);
+      out.write.push(st);
+    }
   });
-  // A type another budget still holds paused (its state is written above) is not resumed by this one's turn.
-  out.resume = [...new Set(out.resume)].filter((t) => !stillHeld(sql, t));
+  // A type another budget still holds paused is not resumed by this one's turn.
+  const still = new Set(live([...next.values()], budgets, now).flatMap(pausedOf));
+  out.resume = [...new Set(freed)].filter((t) => !still.has(t));
+  out.pause = [...new Set(out.pause)];
   return out;
 }
 
-/** stillHeld: some budget's current window holds the type paused. */
-function stillHeld(sql: SqlStorage, type: string): boolean {
-  return states(sql).some((s) => pausedOf(s).includes(type));
+/** lift: an operator ends the budget's pause for the rest of its window (and stops it pausing again in it). */
+export function lift(sql: SqlStorage, budgets: readonly BudgetSettings[], b: BudgetSettings, now: number): BudgetActions {
+  const w = windowOf(b.window, now);
+  const st = states(sql).find((s) => s.name === b.name);
+  // Its own list, also from a window whose turn the alarm has not taken yet.
+  const was = st ? pausedOf(st) : [];
+  const lifted: StateRow = { name: b.name, window_start: w.start, soft_at: st && st.window_start >= w.start ? st.soft_at : null, hard_at: st && st.window_start >= w.start && st.hard_at !== null ? st.hard_at : now, paused: null, lifted_at: now };
+  const others = live(states(sql).filter((s) => s.name !== b.name), budgets, now).flatMap(pausedOf);
+  return { pause: [], resume: was.filter((t) => !others.includes(t)), events: [{ event: "budget:lifted", budget: b.name, resumed: was }], write: [lifted], drop: [] };
 }
 
-/** lift: an operator ends the budget's pause for the rest of its window; answers the types to resume (null: no such budget state). */
-export function lift(sql: SqlStorage, b: BudgetSettings, now: number): string[] {
-  const st = sql.exec<StateRow>(STATE, b.name).toArray()[0];
-  if (!st || st.window_start < windowOf(b.window, now).start) return [];
-  const resume = pausedOf(st);
-  put(sql, { ...st, paused: null, lifted_at: now, hard_at: st.hard_at ?? now });
-  return resume.filter((t) => !stillHeld(sql, t));
+/** forget: an operator paused or resumed the type by hand: no budget holds it any more (nor resumes it at its turn). */
+export function forget(sql: SqlStorage, type: string): void {
+  for (const s of states(sql)) {
+    const list = pausedOf(s);
+    if (list.includes(type)) put(sql, { ...s, paused: JSON.stringify(list.filter((t) => t !== type)) });
+  }
+}
+
+/** apply: write what a check or lift decided, once its calls are done. */
+export function apply(sql: SqlStorage, actions: BudgetActions): void {
+  for (const s of actions.write) put(sql, s);
+  for (const name of actions.drop) sql.exec(DROP_STATE, name);
 }
 
 /** nextTurn: when the earliest window with a pause in it turns (the alarm's time to resume), or null. */
@@ -132,7 +169,7 @@ export function nextTurn(sql: SqlStorage, budgets: readonly BudgetSettings[], no
 export function views(sql: SqlStorage, budgets: readonly BudgetSettings[], spent: readonly number[], now: number): BudgetView[] {
   return budgets.map((b, i) => {
     const w = windowOf(b.window, now);
-    const raw = sql.exec<StateRow>(STATE, b.name).toArray()[0];
+    const raw = states(sql).find((s) => s.name === b.name);
     const st = raw && raw.window_start >= w.start ? raw : null;
     // A pause from a window already turned still shows until the alarm resumes it.
     const paused = raw ? pausedOf(raw) : [];
@@ -164,4 +201,10 @@ function pausedOf(s: StateRow): string[] {
 
 function put(sql: SqlStorage, s: StateRow): void {
   sql.exec(PUT_STATE, s.name, s.window_start, s.soft_at, s.hard_at, s.paused, s.lifted_at);
+}
+
+/** health: the budgets holding types paused and those past their soft limit, from their states alone (no sums). */
+export function health(sql: SqlStorage, budgets: readonly BudgetSettings[], now: number): { paused: string[]; warned: string[] } {
+  const current = live(states(sql), budgets, now);
+  return { paused: current.filter((s) => pausedOf(s).length > 0).map((s) => s.name), warned: current.filter((s) => s.soft_at !== null).map((s) => s.name) };
 }

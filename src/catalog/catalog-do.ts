@@ -8,7 +8,7 @@
  */
 import { catalogName } from "./shards";
 import { BudgetKeeper } from "./budget-keeper";
-import { spend, type SpendQuery } from "./budgets";
+import { health as budgetHealth, spend, type SpendQuery } from "./budgets";
 import type { BudgetView } from "../job/schemas/budgets";
 import { page, record, type AuditRecord } from "./audit-store";
 import type { AuditEntry, AuditQuery } from "../job/schemas/audit";
@@ -148,10 +148,10 @@ export class CatalogDO extends DurableObject<Env> {
     // taken arms the next usage alarm — every alarm would arm another.
     if (this.isMain && this.budgetChecks && this.config.budgets.length > 0 && this.budgetCheckDue(now)) {
       this.budgetCheckedAt = now;
-      const turn = await this.budgets.check(now);
-      this.budgetTurn = turn;
-      if (turn !== null && !this.usageArmed) await this.alarmArm.set(turn);
+      this.budgetTurn = await this.budgets.check(now);
     }
+    // Every pass, checked or not: a usage alarm armed since replaced the turn's, and this pass is that alarm.
+    if (this.budgetTurn !== null && !this.usageArmed) await this.alarmArm.set(this.budgetTurn);
   }
 
   /**
@@ -182,6 +182,16 @@ export class CatalogDO extends DurableObject<Env> {
   /** liftBudget: resume what the budget paused, for the rest of its window (POST /v1/budgets/{name}/lift). */
   async liftBudget(name: string): Promise<BudgetView> {
     return this.budgets.lift(name, this.clock.now());
+  }
+
+  /** budgetHealth: what /v1/health says of the budgets, from their states alone: no sums, no other shard asked. */
+  async budgetHealth(): Promise<{ paused: string[]; warned: string[] }> {
+    return budgetHealth(this.sql, this.config.budgets, this.clock.now());
+  }
+
+  /** budgetForget: an operator paused or resumed the type by hand (coordinator/overview.ts); no budget holds it now. */
+  async budgetForget(type: string): Promise<void> {
+    if (this.config.budgets.length > 0) this.budgets.forget(type);
   }
 
   /** spendOf: this shard's sums for the main object's budget check. */

@@ -9,6 +9,10 @@ import { QueueError } from "../errors";
 import type { BudgetView } from "../job/schemas/budgets";
 import type { QueueContext } from "./queue-context";
 
+/** How long this isolate answers /v1/health's budgets from what it last read. */
+export const HEALTH_CACHE_MS = 10_000;
+let healthCache: { at: number; value: { paused: string[]; warned: string[] } } | null = null;
+
 export class Budgets {
   constructor(private readonly q: QueueContext) {}
 
@@ -28,10 +32,16 @@ export class Budgets {
     return this.main().liftBudget(name);
   }
 
-  /** health: the budgets holding types paused, and those past their soft limit (GET /v1/health); none without budgets. */
+  /**
+   * health: the budgets holding types paused, and those past their soft limit (GET /v1/health); none without budgets.
+   * Health needs no token and is probed often: it reads the budgets' states (one object, no sums), at most every
+   * HEALTH_CACHE_MS per isolate, so a flood of probes costs the queue almost nothing and trips no requests budget.
+   */
   async health(now: number): Promise<{ paused: string[]; warned: string[] } | undefined> {
     if (this.q.config.budgets.length === 0) return undefined;
-    const views = await this.list();
-    return { paused: views.filter((v) => v.paused.length > 0).map((v) => v.name), warned: views.filter((v) => v.softCrossedAt !== null && v.windowEnd > now).map((v) => v.name) };
+    if (healthCache && now - healthCache.at < HEALTH_CACHE_MS) return healthCache.value;
+    const value = await this.main().budgetHealth();
+    healthCache = { at: now, value };
+    return value;
   }
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { catalogName } from "../catalog/shards";
 import { requireDeclared, requireKnown } from "../config/known-types";
 import { parseHome } from "../job/home";
 import type { PauseResult, ScopeStats, Stats, StatsResult, TypeList } from "../job/schemas";
@@ -41,6 +42,8 @@ export class Overview {
   async setPaused(type: string, paused: boolean): Promise<PauseResult> {
     await this.requireKnownType(type, "type");
     const out = await this.q.catalog().setPaused(type, paused);
+    // By hand, the type is the operator's now: no budget holds it, nor resumes it at its window's turn (catalog/budgets.ts).
+    if (this.q.config.budgets.length > 0) await this.q.env.CATALOG.getByName(catalogName(0)).budgetForget(type);
     return { type, paused, unreached: out.untold.length };
   }
 

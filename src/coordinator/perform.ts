@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { confine } from "../auth/confine";
 import type { DeclaredOperation } from "../api";
 import type { SuccessStatus } from "../api/operation";
 import { IMPLEMENTATIONS } from "./implementations";
@@ -36,7 +37,9 @@ export async function perform(op: DeclaredOperation, ops: QueueOps, raw: RawCall
   const input = { params, body, query };
   if (op.auth) await authorize(op, who, input, lookupJob(ops, query));
   const run = IMPLEMENTATIONS[op.operationId] as (ops: QueueOps, input: unknown) => Promise<unknown>;
-  const answer = await run(ops, input);
+  // A limited token is not shown another type's job that a shared key or id answers (auth/confine.ts).
+  const ran = await run(ops, input);
+  const answer = op.auth ? confine(op.operationId, who, ran) : ran;
   if (op.access === "operate") {
     // Done is done: a record that could not be written is logged loudly, and the call still answers what it did.
     await ops.audit.record(who, op.operationId, auditDetail(input, answer)).catch((e: unknown) => {

@@ -122,8 +122,9 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     const form = await c.req.parseBody();
     const next = safeNext(typeof form.next === "string" ? form.next : undefined);
     const entries = await tokensOf(c.env);
-    if (entries.length === 0) {
-      return c.html(<LoginPage next={next} error="The queue has no QUEUE_TOKEN nor QUEUE_TOKENS configured, so sign-in is closed. Set one with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)." />, 401);
+    // QUEUE_TOKEN is the queue's own secret: it signs the sessions (session.ts), so sign-in needs it set.
+    if (!c.env.QUEUE_TOKEN) {
+      return c.html(<LoginPage next={next} error="The queue has no QUEUE_TOKEN configured, so sign-in is closed: it signs the dashboard's sessions. Set it with `wrangler secret put QUEUE_TOKEN` (or .dev.vars locally)." />, 401);
     }
     const who = typeof form.token === "string" ? await identify(entries, form.token) : null;
     if (!who) return c.html(<LoginPage next={next} error="That is not one of the queue's tokens." />, 401);
@@ -135,7 +136,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
       return c.html(<LoginPage next={next} error={`Token "${who.name}" is limited to some types, and the dashboard shows every type: sign in with a token that is not.`} />, 403);
     }
     const entry = entries.find((e) => e.principal === who) as TokenEntry;
-    setCookie(c, SESSION_COOKIE, await newSession(entry, Date.now()), {
+    setCookie(c, SESSION_COOKIE, await newSession(c.env.QUEUE_TOKEN, entry, Date.now()), {
       httpOnly: true,
       secure: true,
       sameSite: "Strict",
@@ -147,13 +148,15 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
 
   // Everything below needs a session; POSTs also the CSRF token.
   d.use("*", async (c, next) => {
-    const session = await readSession(await tokensOf(c.env), getCookie(c, SESSION_COOKIE), Date.now());
+    const read = await readSession(c.env.QUEUE_TOKEN, await tokensOf(c.env), getCookie(c, SESSION_COOKIE), Date.now());
+    // Checked at every request, not only at sign-in: a token whose role or limits changed since is signed out.
+    const session = read && roleAllows(read.principal.role, "read") && read.principal.types === null && read.principal.scopeTypes === null ? read : null;
     if (!session) {
       if (c.req.method === "GET") return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
       return c.text("Sign in first: this action needs a dashboard session.", 401);
     }
     c.set("session", session);
-    c.set("csrf", await csrfToken(session));
+    c.set("csrf", await csrfToken(c.env.QUEUE_TOKEN!, session));
     if (c.req.method === "POST") {
       const form = await c.req.parseBody();
       const given = form[CSRF_FIELD];

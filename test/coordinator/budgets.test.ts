@@ -7,7 +7,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { check, lift, spend } from "../../src/catalog/budgets";
+import { apply, check, lift, spend } from "../../src/catalog/budgets";
 import type { BudgetSettings } from "../../src/config/budgets";
 import { api, flushJobs } from "../helpers/api";
 import { env } from "../helpers/scope";
@@ -88,18 +88,35 @@ describe("budget checks over the catalog's tables", () => {
       sql.exec("INSERT INTO usage_minute (minute, object, rows_written, rows_read, requests, active_ms) VALUES (?, 'pool', 99999, 0, 0, 0)", T - HOUR);
       const spent = spend(sql, [{ unit: "rowsWritten", types: null, from: T - 30 * 60_000 }]);
       expect(spent).toEqual([1500]);
-      const crossed = check(sql, [rows], spent, ["c.config"], T);
+      // What is decided is written once its calls are done (budget-keeper.ts): here, at once.
+      const run = (spentNow: number[], at: number, budgets = [rows]) => {
+        const a = check(sql, budgets, spentNow, ["c.config"], at);
+        apply(sql, a);
+        return a;
+      };
+      const crossed = run(spent, T);
       // Every type it knows (the config's, the counters'), but b.two, which an operator paused: not the budget's to lift later.
       expect(crossed.pause).toEqual(["a.one", "c.config"]);
       expect(crossed.events.map((e) => e.event)).toEqual(["budget:hard_limit"]);
-      expect(check(sql, [rows], [5000], [], T + 60_000).pause).toEqual([]);
-      // The next hour: what it paused is resumed, and its count starts again.
-      const turned = check(sql, [rows], [0], [], T + HOUR);
-      expect(turned.resume).toEqual(["a.one", "c.config"]);
+      expect(run([5000], T + 60_000).pause).toEqual([]);
+      // A second budget crossing in the same hour holds a.one too: its own turn does not resume what the first holds.
+      const attempts: BudgetSettings = { name: "att", window: "day", unit: "attempts", types: ["a.one"], soft: null, hard: 1 };
+      sql.exec("UPDATE type_pause SET paused = 1 WHERE type = 'b.two'");
+      sql.exec("INSERT INTO type_pause (type, paused, changed_at, version) VALUES ('a.one', 1, 0, 2), ('c.config', 1, 0, 3)");
+      expect(run([5000, 2], T + 120_000, [rows, attempts]).pause).toEqual([]);
+      // The next hour: rows' window turns; a.one stays (the day's budget holds it), c.config is resumed.
+      const turned = run([0, 2], T + HOUR, [rows, attempts]);
+      expect(turned.resume).toEqual(["c.config"]);
       expect(turned.events.map((e) => e.event)).toEqual(["budget:window_turned"]);
-      // A lift in a window with nothing paused resumes nothing, and a crossing after it pauses nothing.
-      expect(lift(sql, rows, T + HOUR + 1)).toEqual([]);
-      expect(check(sql, [rows], [5000], [], T + HOUR + 2).pause).toEqual([]);
+      // A lift resumes what only it holds; a crossing after it in its window pauses nothing.
+      expect(lift(sql, [rows, attempts], attempts, T + HOUR + 1).resume).toEqual(["a.one"]);
+      apply(sql, lift(sql, [rows, attempts], attempts, T + HOUR + 1));
+      // (The shards did as told: here, by hand.) The rows budget crosses again in its new hour: b.two stays the operator's.
+      sql.exec("UPDATE type_pause SET paused = 0 WHERE type IN ('a.one', 'c.config')");
+      expect(run([5000, 9], T + HOUR + 2, [rows, attempts]).pause).toEqual(["a.one", "c.config"]);
+      // A budget gone from the config gives back what it held.
+      const gone = check(sql, [rows], [0], [], T + HOUR + 3);
+      expect(gone.drop).toEqual(["att"]);
     });
   });
 });

@@ -90,6 +90,40 @@ describe("tokens limited to types", () => {
   });
 });
 
+describe("what a shared key, a lease or a subscription could reach", () => {
+  it("a limited worker's lease of its type cannot invoke a child of another; nor may it make an inline claim", async () => {
+    const id = (await api("POST", "/v1/jobs", { type: "render.video", payload: {} })).body.job.id as string;
+    const [job] = (await api("POST", "/v1/claim", { worker: "r", types: ["render.video"] }, as("renderer"))).body.jobs;
+    expect(job.id).toBe(id);
+    const start = { at: Date.now(), seed: "00112233445566778899aabbccddeeff" };
+    const wait = (type: string) => api("POST", `/v1/jobs/${id}/wait`, { leaseToken: job.leaseToken, start, waits: [{ seq: 0, kind: "invoke", name: "child", startedAt: Date.now(), request: { type, payload: {} } }] }, as("renderer"));
+    const refused = await wait("email.send");
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toBe('token "renderer" is limited to job types render.video: job type "email.send" is not among them');
+    expect((await api("POST", "/v1/jobs/claim-or-enqueue", { worker: "r", job: { type: "render.video", payload: {}, dedupeKey: "k" } }, as("renderer"))).body.error.message).toMatch(/an inline claim may lease the key's job of any type/);
+  });
+
+  it("a limited producer is not shown another type's job its key answers, and may not cancel by key", async () => {
+    const scope = uniqueScope();
+    const other = await api("POST", "/v1/jobs", { type: uniqueType("other"), payload: { secret: 1 }, scope, dedupeKey: "k1" });
+    expect(other.status).toBe(201);
+    const dup = await api("POST", "/v1/jobs", { type: "email.send", payload: {}, scope, dedupeKey: "k1" }, as("mailer"));
+    expect(dup.body).toMatchObject({ id: other.body.job.id, created: false, job: null });
+    expect((await api("POST", "/v1/jobs", { type: "email.send", payload: {}, scope, dedupeKey: "k1", dedupeMode: "cancelRunning" }, as("mailer"))).status).toBe(403);
+    // A job of another type that does not exist yet is not followed either.
+    expect((await api("POST", "/v1/subscriptions", { jobId: `${other.body.job.id}x` }, as("mailer"))).status).toBe(404);
+  });
+
+  it("a producer follows one job, not a scope; an operator signals a job as the dashboard does", async () => {
+    const scope = uniqueScope();
+    expect((await api("POST", "/v1/subscriptions", { scope }, as("shop"))).status).toBe(403);
+    expect((await api("POST", "/v1/subscriptions", { scope }, as("viewer"))).status).toBe(200);
+    const id = (await api("POST", "/v1/jobs", { type: "demo.approve", payload: {} })).body.job.id as string;
+    expect((await api("POST", `/v1/jobs/${id}/signals/approve`, { data: "yes" }, as("ops"))).status).toBeLessThan(300);
+    expect((await api("POST", `/v1/jobs/${id}/signals/approve`, { data: "yes" }, as("viewer"))).status).toBe(403);
+  });
+});
+
 describe("QUEUE_TOKENS, read at start", () => {
   const entry = { name: "a", role: "reader", sha256: "0".repeat(64) };
   it.each([

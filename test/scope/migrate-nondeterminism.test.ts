@@ -53,6 +53,13 @@ describe("migration nondeterminism_and_code_version", () => {
       // b: its attempt ends back in pending on code v1: the timeline row the trigger writes carries it.
       sql.exec("UPDATE job SET state = 'pending', attempts = 1, run_at = 70, updated_at = 70, last_error = 'boom', lease_token = NULL, lease_expires_at = NULL, code_version = 'v1' WHERE id = 'b'");
       expect(sql.exec("SELECT state, note, started_at, version FROM job_transition").toArray()).toEqual([{ state: "pending", note: "boom", started_at: 5, version: "v1" }]);
+      // c failed on code v2; a manual retry undoes its end, whose timeline row keeps the version that failed.
+      sql.exec("UPDATE job SET code_version = 'v2' WHERE id = 'c'");
+      sql.exec("UPDATE job SET state = 'pending', failure_kind = NULL, finished_at = NULL, attempts = 0, updated_at = 80 WHERE id = 'c'");
+      expect(sql.exec("SELECT state, version FROM job_transition WHERE job_seq = (SELECT seq FROM job WHERE id = 'c') ORDER BY id").toArray()).toEqual([
+        { state: "failed", version: "v2" },
+        { state: "pending", version: null },
+      ]);
     });
   });
 });

@@ -156,7 +156,8 @@ export function release(store: HomeStore, id: string, token: string, why: string
 
 /** releaseLeased: a running row back to pending, due now, unspent (inside the caller's transaction); the timeline says why. */
 export function releaseLeased(store: HomeStore, leased: JobRow, why: string, now: number): JobRow | null {
-  return applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note: `released: ${why}` }, now, false);
+  // Given back unrun: it keeps the code version of the attempt that last ended (none ran now).
+  return applyAttemptEnd(store, leased, { to: "pending", runAt: now, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, note: `released: ${why}`, version: leased.code_version }, now, false);
 }
 
 export function fail(store: HomeStore, id: string, token: string, input: FailInput, now: number): Outcome<{ row: JobRow; outcome: FailOutcome }> {
