@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { ownName } from "../object-name";
 import { catalogName } from "./shards";
 import { BudgetKeeper } from "./budget-keeper";
 import { health as budgetHealth, spend, type SpendQuery } from "./budgets";
@@ -77,8 +78,11 @@ export class CatalogDO extends DurableObject<Env> {
   /** Usage reports taken and not written yet (usage-store.ts): written by the alarm. */
   private readonly usageHeld = new UsageBook();
   private keeper: BudgetKeeper | undefined;
+  private readonly name: string | null;
   /** When this instance last checked the budgets (its clock), and the window turn that check asked to come back for. */
   private budgetCheckedAt = -Infinity;
+  /** When this (other) shard last asked the main object to check. */
+  private budgetPingedAt = -Infinity;
   private budgetTurn: number | null = null;
   /**
    * false: the alarm leaves the spend caps alone. The cost harness (test/cost) measures the job path as the default
@@ -91,6 +95,9 @@ export class CatalogDO extends DurableObject<Env> {
     this.meter = Meter.install(this, ctx, "catalog");
     this.alarmArm = new AlarmArm(ctx.storage);
     this.config = loadConfig(env);
+    // Its own name, kept: an instance its alarm wakes cold has none in its id (object-name.ts), and a shard that took
+    // itself for the main object would check the budgets too.
+    this.name = ownName(ctx);
     const meter = this.meter;
     void ctx.blockConcurrencyWhile(() => meter.setup(() => migrateStorage(ctx.storage, migrations, "catalog")));
     // The first request after the last usage alarm (other than that alarm) arms the next, 5 s on; requests meanwhile
@@ -104,7 +111,7 @@ export class CatalogDO extends DurableObject<Env> {
 
   /** Who answers pause syncs (pause-store.ts, PauseSync.from): this shard's name and the shard count. */
   private get shardName(): string {
-    return `${this.ctx.id.name ?? "catalog"}/${this.config.catalogShards}`;
+    return `${this.name ?? catalogName(0)}/${this.config.catalogShards}`;
   }
 
   private get sql(): SqlStorage {
@@ -150,6 +157,14 @@ export class CatalogDO extends DurableObject<Env> {
       this.budgetCheckedAt = now;
       this.budgetTurn = await this.budgets.check(now);
     }
+    // Another shard took reports the main object has not: it asks the main object to check (its alarm, 5 s on: that
+    // call is a request), at most every BUDGET_CHECK_EVERY_MS.
+    if (!this.isMain && this.budgetChecks && this.config.budgets.length > 0 && now - this.budgetPingedAt >= BUDGET_CHECK_EVERY_MS) {
+      this.budgetPingedAt = now;
+      await this.env.CATALOG.getByName(catalogName(0))
+        .budgetPing()
+        .catch((e: unknown) => console.error(JSON.stringify({ event: "budget:ping_failed", shard: this.name, error: String(e) })));
+    }
     // Every pass, checked or not: a usage alarm armed since replaced the turn's, and this pass is that alarm.
     if (this.budgetTurn !== null && !this.usageArmed) await this.alarmArm.set(this.budgetTurn);
   }
@@ -166,7 +181,7 @@ export class CatalogDO extends DurableObject<Env> {
 
   /** The main catalog object (shard 0): it keeps the audit list and the spend caps. */
   private get isMain(): boolean {
-    return (this.ctx.id.name ?? catalogName(0)) === catalogName(0);
+    return (this.name ?? catalogName(0)) === catalogName(0);
   }
 
   /** checkBudgets: the spend caps against what every shard counted (budget-keeper.ts); answers when a pause's window turns. */
@@ -183,6 +198,9 @@ export class CatalogDO extends DurableObject<Env> {
   async liftBudget(name: string): Promise<BudgetView> {
     return this.budgets.lift(name, this.clock.now());
   }
+
+  /** budgetPing: another shard took reports since; this request arms this object's alarm, which checks the budgets. */
+  async budgetPing(): Promise<void> {}
 
   /** budgetHealth: what /v1/health says of the budgets, from their states alone: no sums, no other shard asked. */
   async budgetHealth(): Promise<{ paused: string[]; warned: string[] }> {
