@@ -8,7 +8,7 @@
  */
 import { ownName } from "../object-name";
 import { catalogName } from "./shards";
-import { BudgetKeeper } from "./budget-keeper";
+import { BudgetPass } from "./budget-pass";
 import { health as budgetHealth, spend, type SpendQuery } from "./budgets";
 import type { BudgetView } from "../job/schemas/budgets";
 import { page, record, type AuditRecord } from "./audit-store";
@@ -61,9 +61,6 @@ export interface Overview {
 /** How many homes a pause notice goes to at once. */
 const PAUSE_NOTICE_FANOUT = 32;
 
-/** With several catalog shards, the budgets are checked at most this often (each check asks the other shards). */
-export const BUDGET_CHECK_EVERY_MS = 30_000;
-
 export class CatalogDO extends DurableObject<Env> {
   clock: Clock = systemClock;
   private readonly config: QueueConfig;
@@ -77,18 +74,8 @@ export class CatalogDO extends DurableObject<Env> {
   private usageArmed = false;
   /** Usage reports taken and not written yet (usage-store.ts): written by the alarm. */
   private readonly usageHeld = new UsageBook();
-  private keeper: BudgetKeeper | undefined;
+  private pass: BudgetPass | undefined;
   private readonly name: string | null;
-  /** When this instance last checked the budgets (its clock), and the window turn that check asked to come back for. */
-  private budgetCheckedAt = -Infinity;
-  /** When this (other) shard last asked the main object to check. */
-  private budgetPingedAt = -Infinity;
-  private budgetTurn: number | null = null;
-  /**
-   * false: the alarm leaves the spend caps alone. The cost harness (test/cost) measures the job path as the default
-   * config runs it, without budgets; their own checks are counted in docs/operating.md "Spend caps".
-   */
-  budgetChecks = true;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -151,52 +138,24 @@ export class CatalogDO extends DurableObject<Env> {
     this.requestsTaken = own.total.requests;
     this.usageHeld.take(this.sql, own, now);
     this.usageHeld.commit(this.ctx.storage, now);
-    // Not through checkBudgets: a method of the object is metered as a request, and a request after the usage
-    // taken arms the next usage alarm — every alarm would arm another.
-    if (this.isMain && this.budgetChecks && this.config.budgets.length > 0 && this.budgetCheckDue(now)) {
-      this.budgetCheckedAt = now;
-      this.budgetTurn = await this.budgets.check(now);
-    }
-    // Another shard took reports the main object has not: it asks the main object to check (its alarm, 5 s on: that
-    // call is a request), at most every BUDGET_CHECK_EVERY_MS.
-    if (!this.isMain && this.budgetChecks && this.config.budgets.length > 0 && now - this.budgetPingedAt >= BUDGET_CHECK_EVERY_MS) {
-      this.budgetPingedAt = now;
-      await this.env.CATALOG.getByName(catalogName(0))
-        .budgetPing()
-        .catch((e: unknown) => console.error(JSON.stringify({ event: "budget:ping_failed", shard: this.name, error: String(e) })));
-    }
+    const turn = await this.budgetPass.run(now);
     // Every pass, checked or not: a usage alarm armed since replaced the turn's, and this pass is that alarm.
-    if (this.budgetTurn !== null && !this.usageArmed) await this.alarmArm.set(this.budgetTurn);
-  }
-
-  /**
-   * budgetCheckDue: with one shard, at every alarm (its own tables); with more, at most every BUDGET_CHECK_EVERY_MS,
-   * or when a pause's window turned — each check asks every other shard, a request each (docs/operating.md "Spend
-   * caps", When it acts).
-   */
-  private budgetCheckDue(now: number): boolean {
-    if (this.config.catalogShards <= 1) return true;
-    return now - this.budgetCheckedAt >= BUDGET_CHECK_EVERY_MS || (this.budgetTurn !== null && now >= this.budgetTurn);
-  }
-
-  /** The main catalog object (shard 0): it keeps the audit list and the spend caps. */
-  private get isMain(): boolean {
-    return (this.name ?? catalogName(0)) === catalogName(0);
+    if (turn !== null && !this.usageArmed) await this.alarmArm.set(turn);
   }
 
   /** checkBudgets: the spend caps against what every shard counted (budget-keeper.ts); answers when a pause's window turns. */
   async checkBudgets(): Promise<number | null> {
-    return this.budgets.check(this.clock.now());
+    return this.budgetPass.keeper.check(this.clock.now());
   }
 
   /** budgetViews: each budget's window: its spend, its crossings, what it holds paused (GET /v1/budgets). */
   async budgetViews(): Promise<BudgetView[]> {
-    return this.budgets.views(this.clock.now());
+    return this.budgetPass.keeper.views(this.clock.now());
   }
 
   /** liftBudget: resume what the budget paused, for the rest of its window (POST /v1/budgets/{name}/lift). */
   async liftBudget(name: string): Promise<BudgetView> {
-    return this.budgets.lift(name, this.clock.now());
+    return this.budgetPass.keeper.lift(name, this.clock.now());
   }
 
   /** budgetPing: another shard took reports since; this request arms this object's alarm, which checks the budgets. */
@@ -209,7 +168,7 @@ export class CatalogDO extends DurableObject<Env> {
 
   /** budgetForget: an operator paused or resumed the type by hand (coordinator/overview.ts); no budget holds it now. */
   async budgetForget(type: string): Promise<void> {
-    if (this.config.budgets.length > 0) this.budgets.forget(type);
+    if (this.config.budgets.length > 0) this.budgetPass.keeper.forget(type);
   }
 
   /** spendOf: this shard's sums for the main object's budget check. */
@@ -217,19 +176,17 @@ export class CatalogDO extends DurableObject<Env> {
     return spend(this.sql, queries);
   }
 
-  private get budgets(): BudgetKeeper {
-    this.keeper ??= new BudgetKeeper({
+  /** The spend caps' part of this shard (budget-pass.ts); `enabled` is the cost harness's switch. */
+  get budgetPass(): BudgetPass {
+    this.pass ??= new BudgetPass({
       sql: this.sql,
       transact: (fn) => this.ctx.storage.transactionSync(fn),
       config: this.config,
-      otherShards: (queries) => Promise.all(Array.from({ length: this.config.catalogShards - 1 }, (_, k) => this.env.CATALOG.getByName(catalogName(k + 1)).spendOf(queries))),
-      setPaused: async (type, paused) => {
-        // This shard directly; the others as the coordinator's pause does.
-        await Promise.all(Array.from({ length: this.config.catalogShards }, (_, k) => (k === 0 ? this.pauseHere(type, paused) : this.env.CATALOG.getByName(catalogName(k)).setPaused(type, paused))));
-      },
-      log: (line) => console.log(JSON.stringify(line)),
+      env: this.env,
+      name: this.name ?? catalogName(0),
+      pauseHere: (type, paused) => this.pauseHere(type, paused),
     });
-    return this.keeper;
+    return this.pass;
   }
 
   /** audit: record an operator action in the audit list (audit-store.ts); the main catalog object holds it. */

@@ -4,11 +4,13 @@
  * starts — says so on GET /v1/budgets and /v1/health, and a lift resumes it for the rest of the window; the window's
  * turn resumes what a budget paused, and a queue-wide budget pauses every type it knows but those an operator paused.
  */
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { apply, check, lift, spend } from "../../src/catalog/budgets";
 import type { BudgetSettings } from "../../src/config/budgets";
+import type { CatalogDO } from "../../src/catalog/catalog-do";
+import { meterOf } from "../../src/metering/meter";
 import { api, flushJobs } from "../helpers/api";
 import { env } from "../helpers/scope";
 
@@ -69,6 +71,22 @@ describe("a budget of a type's attempts", () => {
     expect(await main().checkBudgets()).toBeNull();
     expect((await api("GET", "/v1/types")).body.items.find((t: { type: string }) => t.type === TYPE)).toMatchObject({ paused: false });
     expect((await api("POST", "/v1/budgets/nope/lift", {})).status).toBe(404);
+  });
+});
+
+describe("which shard checks", () => {
+  it("only the main catalog object checks; another shard's alarm asks it to (a request there arms its alarm)", async () => {
+    const shard = env.CATALOG.getByName("catalog:1");
+    expect(await runInDurableObject(main(), (o: CatalogDO) => o.budgetPass.isMain)).toBe(true);
+    expect(await runInDurableObject(shard, (o: CatalogDO) => o.budgetPass.isMain)).toBe(false);
+    // A report to the shard arms its alarm (5 s on); its pass asks the main object, and checks nothing itself.
+    await shard.usage({ name: "pool:x", kind: "pool", instance: crypto.randomUUID(), total: { rowsWritten: 1, rowsRead: 0, requests: 1, activeMs: 0, setupRowsWritten: 0, setupRowsRead: 0 } });
+    const requests = () => runInDurableObject(main(), (o: CatalogDO) => meterOf(o)!.total.requests);
+    const before = await requests();
+    expect(await runDurableObjectAlarm(shard)).toBe(true);
+    expect(await runInDurableObject(shard, (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM budget_state").one().n)).toBe(0);
+    // The main object heard once (budgetPing): a request, which arms its alarm when it had none.
+    expect((await requests()) - before).toBe(1);
   });
 });
 

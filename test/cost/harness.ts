@@ -107,7 +107,7 @@ async function stop(clock: Clock, { homes = [], pools = [] }: Stopped): Promise<
   for (let k = 0; k < shards; k++) {
     await runInDurableObject(env.CATALOG.getByName(catalogName(k)), (o: CatalogDO) => {
       o.clock = clock;
-      o.budgetChecks = false;
+      o.budgetPass.enabled = false;
     });
   }
 }
