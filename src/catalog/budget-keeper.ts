@@ -18,6 +18,8 @@ export interface BudgetKeeperDeps {
   config: QueueConfig;
   /** The other shards' sums for these queries, one list per shard (none when the catalog has one shard). */
   otherShards(queries: SpendQuery[]): Promise<number[][]>;
+  /** The types the other shards know of (a queue budget crossing its hard limit covers them too). */
+  otherShardsTypes(): Promise<string[]>;
   /** Pause or resume a type in every shard. */
   setPaused(type: string, paused: boolean): Promise<void>;
   log(line: Record<string, unknown>): void;
@@ -43,7 +45,10 @@ export class BudgetKeeper {
   async check(now: number): Promise<number | null> {
     if (this.budgets.length === 0) return null;
     const spent = await this.spent(now);
-    await this.act(check(this.d.sql, this.budgets, spent, Object.keys(this.d.config.types), now));
+    // Only while a queue budget is past its hard limit are the other shards asked what types they know.
+    const queueOver = this.budgets.some((b, i) => b.types === null && b.hard !== null && (spent[i] ?? 0) >= b.hard);
+    const others = queueOver && this.d.config.catalogShards > 1 ? await this.d.otherShardsTypes() : [];
+    await this.act(check(this.d.sql, this.budgets, spent, Object.keys(this.d.config.types), now, others));
     return nextTurn(this.d.sql, this.budgets, now);
   }
 

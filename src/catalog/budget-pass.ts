@@ -45,6 +45,7 @@ export class BudgetPass {
       transact: d.transact,
       config: d.config,
       otherShards: (queries) => Promise.all(Array.from({ length: shards - 1 }, (_, k) => d.env.CATALOG.getByName(catalogName(k + 1)).spendOf(queries))),
+      otherShardsTypes: async () => (await Promise.all(Array.from({ length: shards - 1 }, (_, k) => d.env.CATALOG.getByName(catalogName(k + 1)).knownTypesOf()))).flat(),
       // This shard directly; the others as the coordinator's pause does.
       setPaused: async (type, paused) => {
         await Promise.all(Array.from({ length: shards }, (_, k) => (k === 0 ? d.pauseHere(type, paused) : d.env.CATALOG.getByName(catalogName(k)).setPaused(type, paused))));

@@ -78,7 +78,7 @@ function live(states: readonly StateRow[], budgets: readonly BudgetSettings[], n
  * but those an operator paused (no budget holds them), which are not the budget's to resume. A type two budgets
  * hold stays paused until neither does. A budget gone from the config gives back what it held.
  */
-export function check(sql: SqlStorage, budgets: readonly BudgetSettings[], spent: readonly number[], configTypes: readonly string[], now: number): BudgetActions {
+export function check(sql: SqlStorage, budgets: readonly BudgetSettings[], spent: readonly number[], configTypes: readonly string[], now: number, otherShardsTypes: readonly string[] = []): BudgetActions {
   const out: BudgetActions = { pause: [], resume: [], events: [], write: [], drop: [] };
   const held = new Map(states(sql).map((s) => [s.name, s]));
   const next = new Map(held);
@@ -112,7 +112,7 @@ export function check(sql: SqlStorage, budgets: readonly BudgetSettings[], spent
       out.events.push({ event: "budget:soft_limit", ...base, limit: b.soft });
     }
     if (b.hard !== null && n >= b.hard && st.hard_at === null) {
-      const covered = b.types ?? [...new Set([...configTypes, ...sql.exec<{ type: string }>(KNOWN_TYPES).toArray().map((r) => r.type)])].sort();
+      const covered = b.types ?? [...new Set([...configTypes, ...knownTypes(sql), ...otherShardsTypes])].sort();
       const holds = covered.filter((t) => !byOperator.has(t));
       st = { ...st, hard_at: now, paused: JSON.stringify(holds) };
       changed = true;
@@ -207,4 +207,9 @@ function put(sql: SqlStorage, s: StateRow): void {
 export function health(sql: SqlStorage, budgets: readonly BudgetSettings[], now: number): { paused: string[]; warned: string[] } {
   const current = live(states(sql), budgets, now);
   return { paused: current.filter((s) => pausedOf(s).length > 0).map((s) => s.name), warned: current.filter((s) => s.soft_at !== null).map((s) => s.name) };
+}
+
+/** knownTypes: the types this shard knows of — its homes', its counters', its pauses' (a queue budget covers them all). */
+export function knownTypes(sql: SqlStorage): string[] {
+  return sql.exec<{ type: string }>(KNOWN_TYPES).toArray().map((r) => r.type);
 }

@@ -9,7 +9,7 @@
 import { ownName } from "../object-name";
 import { catalogName } from "./shards";
 import { BudgetPass } from "./budget-pass";
-import { health as budgetHealth, spend, type SpendQuery } from "./budgets";
+import { health as budgetHealth, knownTypes, spend, type SpendQuery } from "./budgets";
 import type { BudgetView } from "../job/schemas/budgets";
 import { page, record, type AuditRecord } from "./audit-store";
 import type { AuditEntry, AuditQuery } from "../job/schemas/audit";
@@ -169,6 +169,11 @@ export class CatalogDO extends DurableObject<Env> {
   /** budgetForget: an operator paused or resumed the type by hand (coordinator/overview.ts); no budget holds it now. */
   async budgetForget(type: string): Promise<void> {
     if (this.config.budgets.length > 0) this.budgetPass.keeper.forget(type);
+  }
+
+  /** knownTypesOf: the types this shard knows of, for the main object's queue budget crossing its hard limit. */
+  async knownTypesOf(): Promise<string[]> {
+    return knownTypes(this.sql);
   }
 
   /** spendOf: this shard's sums for the main object's budget check. */

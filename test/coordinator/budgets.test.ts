@@ -132,6 +132,9 @@ describe("budget checks over the catalog's tables", () => {
       // (The shards did as told: here, by hand.) The rows budget crosses again in its new hour: b.two stays the operator's.
       sql.exec("UPDATE type_pause SET paused = 0 WHERE type IN ('a.one', 'c.config')");
       expect(run([5000, 9], T + HOUR + 2, [rows, attempts]).pause).toEqual(["a.one", "c.config"]);
+      // A queue budget covers the types only another shard knows (the keeper asks them while it is over).
+      const far: BudgetSettings = { name: "far", window: "hour", unit: "requests", types: null, soft: null, hard: 1 };
+      expect(check(sql, [rows, attempts, far], [0, 0, 5], [], T + HOUR + 3, ["z.far"]).pause).toContain("z.far");
       // A budget gone from the config gives back what it held.
       const gone = check(sql, [rows], [0], [], T + HOUR + 3);
       expect(gone.drop).toEqual(["att"]);
