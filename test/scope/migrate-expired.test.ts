@@ -6,16 +6,13 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import migrations from "../../migrations/scope/migrations.js";
+import { migrations, migrationsBefore } from "../helpers/migrations";
 import { migrateStorage } from "../../src/tables/migrate";
 import { allCounts } from "../../src/scope/jobs/counts";
 import { metricsForReport } from "../../src/scope/report/minute-counters";
 import { env } from "../helpers/scope";
 
-const before = (tag: string) => {
-  const at = migrations.journal.entries.findIndex((e) => e.tag === tag);
-  return { ...migrations, journal: { ...migrations.journal, entries: migrations.journal.entries.slice(0, at) } };
-};
+const before = migrationsBefore;
 
 const JOB = `INSERT INTO job (id, type, payload, state, priority, run_at, attempts, max_attempts, tags, created_at, updated_at,
   lease_token, lease_expires_at, finished_at, parent_id, parent_step, parent_seq) VALUES (?, 't', '{}', ?, 0, 1, ?, 3, '[]', 1, 1, ?, ?, ?, ?, ?, ?)`;

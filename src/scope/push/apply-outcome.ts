@@ -22,14 +22,10 @@ export function resultText(config: QueueConfig, o: Extract<HandlerOutcome, { kin
   return result !== null && utf8Length(result, limit) > limit ? undefined : result;
 }
 
-/** reportedVersion: the code version an outcome reports (read and bounded with it: dispatch/outcome.ts). */
-export function reportedVersion(o: HandlerOutcome): string | undefined {
-  return typeof o.version === "string" && o.version.length > 0 ? o.version : undefined;
-}
-
 export function applyOutcome(store: HomeStore, config: QueueConfig, id: string, token: string, o: HandlerOutcome, now: number): Outcome<{ row: JobRow }> {
-  // The version of the code that ran it, as its handler reported it (docs/deploy.md "Code that changes under running jobs").
-  const version = reportedVersion(o);
+  // The version of the code that ran it, as its handler reported it — read and bounded with the outcome
+  // (dispatch/outcome.ts; docs/deploy.md "Code that changes under running jobs").
+  const version = o.version;
   switch (o.kind) {
     case "completed": {
       const result = resultText(config, o);

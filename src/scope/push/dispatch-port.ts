@@ -10,7 +10,7 @@ import { keyedType } from "../../config/limits";
 import type { QueueConfig } from "../../config/schema";
 import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../../job/handler-contract";
 import type { Leased, ScopePort } from "../../dispatch/scope-port";
-import { applyOutcome, reportedVersion, resultText } from "./apply-outcome";
+import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "../jobs/claim";
 import { gatherUntil } from "../jobs/gathering";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
@@ -89,7 +89,7 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
         // (docs/handlers.md, Logs kept with the job): a late answer for a reaped or cancelled attempt leaves none.
         for (const { id, token, outcome } of items) {
           const result = outcome.kind === "completed" ? resultText(config, outcome) : undefined;
-          if (result !== undefined) completions.push({ id, token, result, ...(outcome.logs ? { logs: outcome.logs } : {}), version: reportedVersion(outcome) ?? null });
+          if (result !== undefined) completions.push({ id, token, result, ...(outcome.logs ? { logs: outcome.logs } : {}), version: outcome.version ?? null });
           else settleOne(store, config, id, token, outcome, now, changed);
         }
         try {
