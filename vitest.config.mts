@@ -76,6 +76,12 @@ const workersPool = cloudflareTest({
           { name: "viewer", role: "reader" },
         ].map((t) => ({ ...t, sha256: createHash("sha256").update(`${t.name}-token`).digest("hex") })),
       ),
+      // Every value the suites store is sealed (docs/security.md "Encryption at rest"; test/coordinator/sealing.test.ts):
+      // "t2" seals, "t1" still opens what it sealed before a rotation.
+      EDGEQUEUE_ENCRYPTION_KEYS: JSON.stringify([
+        { id: "t2", key: Buffer.alloc(32, 2).toString("base64") },
+        { id: "t1", key: Buffer.alloc(32, 1).toString("base64") },
+      ]),
       // Completion callbacks are signed with it (docs/http-api.md "Completion callbacks"); RECEIVER_URL takes them.
       EDGEQUEUE_CALLBACK_SECRET: "test-callback-secret",
       RECEIVER_URL: receiverUrl,

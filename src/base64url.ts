@@ -25,3 +25,14 @@ export function decodeText(text: string): string | null {
     return null;
   }
 }
+
+/** decodeBytes: the bytes of base64url (or standard base64, padded or not), or null when `text` is neither. */
+export function decodeBytes(text: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9_\-+/]*={0,2}$/.test(text)) return null;
+  try {
+    const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, ""));
+    return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}

@@ -23,6 +23,11 @@ export interface Env {
    * the hex SHA-256 of each token (auth/tokens.ts; docs/operating.md "Tokens and roles").
    */
   QUEUE_TOKENS?: string;
+  /**
+   * Keys that seal stored values (a secret; sealing/keys.ts; docs/security.md "Encryption at rest"): a JSON array of
+   * `{ id, key }`, each key 32 bytes in base64; the first seals, every one opens. Unset: values are stored as given.
+   */
+  EDGEQUEUE_ENCRYPTION_KEYS?: string;
   /** Signs completion callbacks (docs/http-api.md "Completion callbacks"); an enqueue with a callback is refused without it. */
   EDGEQUEUE_CALLBACK_SECRET?: string;
   /** The OTLP/HTTP endpoint spans are exported to (docs/operating.md "OpenTelemetry"); the config's `otel.endpoint` wins. */

@@ -96,6 +96,12 @@ const TypeConfigSchema = z.strictObject({
    * then run in event order.
    */
   ordered: z.boolean().optional(),
+  /**
+   * Its values — payloads, results, step values, signal data, progress, log lines — are never shown: listings, the
+   * dashboard, subscriptions, callbacks and lifecycle events read `"[redacted]"`; only its handler gets them
+   * (docs/security.md "Sensitive values").
+   */
+  sensitive: z.boolean().optional(),
   /** Never start while a job of one of these types is running. Declare it on both sides. */
   notWhileRunning: z.array(typeRef).optional(),
   /** Do not start while these types have due or running work. Cycles are refused. */
@@ -267,6 +273,8 @@ export interface QueueConfig {
   pushTypes: readonly string[];
   /** Types some type's waitsFor names: their new work is reported to the catalog at once. */
   waitedOn: readonly string[];
+  /** Types marked `sensitive`: their values are shown redacted (sealing/lens.ts). */
+  sensitiveTypes: readonly string[];
   observer: string | null;
   analytics: string | null;
   /** Which lifecycle events get a JSON log line (scope/watching/events.ts). */
@@ -342,6 +350,7 @@ export function resolveConfig(input: ConfigInput): QueueConfig {
     types,
     pushTypes: Object.keys(types).filter((t) => types[t]!.binding !== null),
     waitedOn: [...new Set(Object.values(types).flatMap((t) => t.waitsFor))],
+    sensitiveTypes: Object.keys(types).filter((t) => types[t]!.sensitive),
     observer: input.observer ?? null,
     analytics: input.analytics ?? null,
     dashboard: { enabled: input.dashboard?.enabled ?? true, lagAlertMs: input.dashboard?.lagAlertMs ?? DEFAULTS.lagAlertMs },

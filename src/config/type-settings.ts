@@ -33,6 +33,8 @@ export interface TypeSettings {
   serializeByScope: boolean;
   /** One at a time per object, in enqueue order (claim.ts, orderedHead). */
   ordered: boolean;
+  /** Its values are shown redacted to everyone but its handler (docs/security.md "Sensitive values"). */
+  sensitive: boolean;
   /** Most pending jobs of the type per scope object, or null (no cap). */
   maxDepth: number | null;
   notWhileRunning: string[];
@@ -73,6 +75,7 @@ export function resolveTypes(input: ConfigInput, defaults: TypeDefaults): { type
     leaseMs: defaults.leaseMs,
     serializeByScope: false,
     ordered: false,
+    sensitive: false,
     maxDepth: null,
     notWhileRunning: [],
     waitsFor: [],
@@ -98,6 +101,7 @@ export function resolveTypes(input: ConfigInput, defaults: TypeDefaults): { type
       leaseMs: t.leaseMs ?? base.leaseMs,
       serializeByScope: t.serializeByScope ?? false,
       ordered: t.ordered ?? false,
+      sensitive: t.sensitive ?? false,
       maxDepth: t.maxDepth ?? null,
       notWhileRunning: t.notWhileRunning ?? [],
       waitsFor: t.waitsFor ?? [],

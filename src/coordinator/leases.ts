@@ -97,7 +97,7 @@ export class Leases {
   async appendStep(id: string, body: AppendStepRequest): Promise<WaitToken | undefined> {
     const result = body.op === "commit" ? JSON.stringify(body.result ?? null) : body.op === "token" ? JSON.stringify({ timeoutMs: body.timeoutMs ?? null }) : body.op === "patch" ? "true" : null;
     if (body.op === "commit") checkJsonSize(result!, this.q.config.limits.payloadMaxBytes, "result");
-    const out = await this.q.scope(this.q.homeOf(id)).appendStep({ id, op: body.op, seq: body.seq, name: body.name, result, startedAt: body.startedAt, start: body.start }, body.leaseToken);
+    const out = await this.q.scope(this.q.homeOf(id)).appendStep({ id, op: body.op, seq: body.seq, name: body.name, result, startedAt: body.startedAt, start: body.start, ...(body.sensitive ? { sensitive: true } : {}) }, body.leaseToken);
     if (!out.ok) throw refusalError(id, out, "journal a step of");
     return out.result === undefined ? undefined : (JSON.parse(out.result) as WaitToken);
   }

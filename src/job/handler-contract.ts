@@ -86,6 +86,8 @@ export interface JournalWrite {
   result: string | null;
   startedAt: number;
   start: JournalStart;
+  /** commit: the step was run with `{ sensitive: true }` — its value is shown `"[redacted]"` (docs/security.md "Sensitive values"). */
+  sensitive?: boolean;
 }
 
 export type JournalAnswer =

@@ -30,6 +30,11 @@ export interface StepOptions {
    * resolves it (`POST /v1/jobs/{id}/steps/{name}/resolve`) or retries it to run it again.
    */
   atMostOnce?: boolean;
+  /**
+   * Its value is never shown: the API, the dashboard, subscriptions and callbacks read `"[redacted]"`; only the job's
+   * handler gets it back on a replay (docs/security.md "Sensitive values").
+   */
+  sensitive?: boolean;
 }
 
 export interface WaitOptions {

@@ -27,7 +27,7 @@ const isRefusal = (e: unknown): e is Refusal => typeof e === "object" && e !== n
 
 /** stepWrite: a journal write of the handler's (steps.ts) as `POST /v1/jobs/{id}/steps` takes it. */
 export function stepWrite(w: Omit<JournalWrite, "id">): LeaseWrite {
-  const extra = w.op === "commit" ? { result: JSON.parse(w.result ?? "null") } : w.op === "token" ? { timeoutMs: (JSON.parse(w.result ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null } : {};
+  const extra = w.op === "commit" ? { result: JSON.parse(w.result ?? "null"), ...(w.sensitive ? { sensitive: true } : {}) } : w.op === "token" ? { timeoutMs: (JSON.parse(w.result ?? "{}") as { timeoutMs?: number | null }).timeoutMs ?? null } : {};
   return { path: "steps", body: { op: w.op, seq: w.seq, name: w.name, startedAt: w.startedAt, start: w.start, ...extra } };
 }
 

@@ -135,7 +135,7 @@ export class StepRunner {
     } catch (e) {
       throw new TerminalJobError(`step ${JSON.stringify(name)}: its result is not JSON-serializable: ${String(e)}`);
     }
-    await this.write({ op: "commit", seq, name, result, startedAt });
+    await this.write({ op: "commit", seq, name, result, startedAt, ...(options.sensitive ? { sensitive: true } : {}) });
     // Returned through JSON on the first run too, so a replay returns exactly what the first run did.
     return JSON.parse(result) as Awaited<R>;
   }

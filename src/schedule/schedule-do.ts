@@ -14,6 +14,7 @@ import migrations from "../../migrations/schedule/migrations.js";
 import { AlarmArm } from "../alarm-arm";
 import { systemClock, type Clock } from "../clock";
 import { loadConfig } from "../config/load";
+import { lensOf, type Lens } from "../sealing/lens";
 import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
@@ -48,6 +49,8 @@ export type PutOutcome = { ok: true; schedule: Schedule; created: boolean } | { 
 export class ScheduleDO extends DurableObject<Env> {
   clock: Clock = systemClock;
   private readonly config: QueueConfig;
+  /** A schedule's payload is kept sealed, opened for its fires and shown to readers (sealing/lens.ts). */
+  private readonly lens: Lens;
   private readonly alarmArm: AlarmArm;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -55,12 +58,13 @@ export class ScheduleDO extends DurableObject<Env> {
     const meter = Meter.install(this, ctx, "schedule");
     sendUsageWhenIdle(meter, (report) => env.CATALOG.getByName(USAGE_CATALOG).usage(report), (p) => ctx.waitUntil(p), () => this.clock.now());
     this.config = loadConfig(env);
+    this.lens = lensOf(env, this.config);
     this.alarmArm = new AlarmArm(ctx.storage);
     void ctx.blockConcurrencyWhile(async () => {
       await meter.setup(() => migrateStorage(ctx.storage, migrations, "schedule"));
       // The kept name, not ctx.id.name: an instance its alarm woke cold is not told its name (object-name.ts).
       if (ownName(ctx) === SCHEDULES_OBJECT) {
-        ctx.storage.transactionSync(() => syncConfigSchedules(ctx.storage.sql, this.config.schedules, this.clock.now()));
+        ctx.storage.transactionSync(() => syncConfigSchedules(ctx.storage.sql, this.lens, this.config.schedules, this.clock.now()));
         await this.arm(this.clock.now());
       }
     });
@@ -77,9 +81,9 @@ export class ScheduleDO extends DurableObject<Env> {
     const now = this.clock.now();
     const existing = getSchedule(this.sql, name);
     if (existing?.source === "config") return { ok: false, code: "conflict", message: `schedule ${name} is declared in the config; change it there` };
-    const { row, created } = this.ctx.storage.transactionSync(() => putSchedule(this.sql, name, spec, "api", now));
+    const { row, created } = this.ctx.storage.transactionSync(() => putSchedule(this.sql, this.lens, name, spec, "api", now));
     await this.arm(now);
-    return { ok: true, schedule: toSchedule(row), created };
+    return { ok: true, schedule: toSchedule(row, this.lens), created };
   }
 
   /** setPaused: pause or resume an API schedule in place (a config schedule changes in the config). */
@@ -90,16 +94,16 @@ export class ScheduleDO extends DurableObject<Env> {
     if (existing.source === "config") return { ok: false, code: "conflict", message: `schedule ${name} is declared in the config; change it there` };
     const row = this.ctx.storage.transactionSync(() => setPaused(this.sql, existing, paused, "api", now));
     await this.arm(now);
-    return { ok: true, schedule: toSchedule(row) };
+    return { ok: true, schedule: toSchedule(row, this.lens) };
   }
 
   async get(name: string): Promise<Schedule | null> {
     const row = getSchedule(this.sql, name);
-    return row ? toSchedule(row) : null;
+    return row ? toSchedule(row, this.lens) : null;
   }
 
   async list(): Promise<Schedule[]> {
-    return listSchedules(this.sql).map(toSchedule);
+    return listSchedules(this.sql).map((r) => toSchedule(r, this.lens));
   }
 
   async remove(name: string): Promise<{ ok: true } | { ok: false; code: "not_found" | "conflict"; message: string }> {
@@ -151,11 +155,12 @@ export class ScheduleDO extends DurableObject<Env> {
     }
     const prepared: ReturnType<typeof prepareJob>[] = [];
     // Parsed once per pass, not per slot: a stored payload that is not JSON fails this schedule here, before any job carries it.
-    const payload = JSON.parse(row.payload) as EnqueueRequest["payload"];
+    const text = this.lens.handlerText(row.payload);
+    const payload = JSON.parse(text) as EnqueueRequest["payload"];
     for (const slot of plan.fire) {
       const body = { type: row.type, payload, scope: scopeOfRow(row) ?? undefined, id: `schedule:${row.name}:${row.generation}:${slot}` };
       try {
-        prepared.push(prepareJob(this.config, body, row.payload, now, slot));
+        prepared.push(prepareJob(this.config, body, text, now, slot));
       } catch (e) {
         // Its type's keyed limits find no key in the payload (docs/guards.md "Keyed limits"): the slot is not fired.
         console.error(JSON.stringify({ event: "schedule:enqueue_refused", schedule: row.name, message: String((e as Error).message ?? e) }));

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Lens } from "../sealing/lens";
 import { scopeOfRow } from "../scope/api";
 import { localTime } from "../cron";
 import { firstSlotAfter, triggerOf } from "./slots";
@@ -33,11 +34,11 @@ const RECORD = "UPDATE schedule SET next_run_at = ?, last_fired_at = coalesce(?,
 const NEXT_WAKE = "SELECT min(next_run_at) AS t FROM schedule WHERE paused = 0";
 const CONFIG_NAMES = "SELECT name FROM schedule WHERE source = 'config'";
 
-export function toSchedule(r: Row): Schedule {
+export function toSchedule(r: Row, lens: Lens): Schedule {
   return {
     name: r.name,
     type: r.type,
-    payload: JSON.parse(r.payload),
+    payload: lens.show(r.payload, r.type) as Schedule["payload"],
     scope: scopeOfRow(r),
     cron: r.cron,
     tz: r.tz ?? "UTC",
@@ -81,13 +82,14 @@ export function setPaused(sql: SqlStorage, existing: Row, paused: boolean, sourc
   return getSchedule(sql, existing.name)!;
 }
 
-export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, source: "api" | "config", now: number): { row: Row; created: boolean } {
+export function putSchedule(sql: SqlStorage, lens: Lens, name: string, spec: ScheduleSpec, source: "api" | "config", now: number): { row: Row; created: boolean } {
   const existing = getSchedule(sql, name);
   const payload = JSON.stringify(spec.payload ?? {});
   const same =
     existing !== null &&
     existing.type === spec.type &&
-    existing.payload === payload &&
+    // Compared opened: each sealing of the same payload differs (a random iv; sealing/vault.ts).
+    lens.handlerText(existing.payload) === payload &&
     existing.scope_type === (spec.scope?.type ?? null) &&
     existing.scope_id === (spec.scope?.id ?? null) &&
     existing.cron === (spec.cron ?? null) &&
@@ -104,7 +106,7 @@ export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, s
     UPSERT,
     name,
     spec.type,
-    payload,
+    lens.seal(payload),
     spec.scope?.type ?? null,
     spec.scope?.id ?? null,
     spec.cron ?? null,
@@ -123,8 +125,8 @@ export function putSchedule(sql: SqlStorage, name: string, spec: ScheduleSpec, s
 }
 
 /** syncConfigSchedules: the config's schedules exist as declared; config ones it no longer declares are gone. */
-export function syncConfigSchedules(sql: SqlStorage, declared: Record<string, ScheduleSpec>, now: number): void {
-  for (const [name, spec] of Object.entries(declared)) putSchedule(sql, name, spec, "config", now);
+export function syncConfigSchedules(sql: SqlStorage, lens: Lens, declared: Record<string, ScheduleSpec>, now: number): void {
+  for (const [name, spec] of Object.entries(declared)) putSchedule(sql, lens, name, spec, "config", now);
   for (const { name } of sql.exec<{ name: string }>(CONFIG_NAMES).toArray()) {
     if (!(name in declared)) deleteSchedule(sql, name);
   }

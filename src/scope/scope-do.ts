@@ -24,6 +24,7 @@ import type { ClaimRequest } from "./jobs/claim";
 import type { Decision, Publication } from "./batches/batch-stage";
 import type { EnqueueRefusal, NewJob } from "./jobs/enqueue";
 import { toJob, toLeasedJob } from "./jobs/job-row";
+import type { Lens } from "../sealing/lens";
 import type { Outcome } from "./jobs/outcome";
 import type { CompleteItem, FailInput } from "./jobs/settle";
 import type { SleepInput } from "./workflow/sleep";
@@ -69,6 +70,11 @@ export class ScopeDO extends DurableObject<Env> {
     return this.parts.store;
   }
 
+  /** How this object's answers show values (sealing/lens.ts): a claim's opened for its handler, every other view for a reader. */
+  private get lens(): Lens {
+    return this.parts.store.lens;
+  }
+
   /** The object's name, e.g. `scope:Account:a1`. */
   get home(): string {
     return this.parts.home;
@@ -80,7 +86,7 @@ export class ScopeDO extends DurableObject<Env> {
   // ------------------------------------------------------------ writes (writes.ts says what each changes)
 
   async enqueue(jobs: NewJob[], answer: EnqueueAnswer = "jobs"): Promise<WireEnqueueOutcome> {
-    return wireEnqueue(await this.w((s, now) => writes.enqueue(s, jobs, now)), answer);
+    return wireEnqueue(this.lens, await this.w((s, now) => writes.enqueue(s, jobs, now)), answer);
   }
 
   async heartbeat(id: string, token: string, leaseMs: number | null): Promise<Outcome<{ leaseExpiresAt: number }>> {
@@ -89,7 +95,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** complete: `version`, the code version that ran the attempt (scope/jobs/attempt-end.ts, AttemptEnd `version`). */
   async complete(id: string, token: string, result: string | null, version: string | null = null): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.complete(s, id, token, result, now, version)));
+    return wireSettled(this.lens, await this.w((s, now) => writes.complete(s, id, token, result, now, version)));
   }
 
   async completeMany(items: CompleteItem[]): Promise<Outcome<{ id: string }>[]> {
@@ -97,26 +103,26 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   async fail(id: string, token: string, input: FailInput): Promise<Outcome<{ job: Job; outcome: FailOutcome }>> {
-    return wireSettled(await this.w((s, now) => writes.fail(s, id, token, input, now)));
+    return wireSettled(this.lens, await this.w((s, now) => writes.fail(s, id, token, input, now)));
   }
 
   async release(id: string, token: string): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.release(s, id, token, now)));
+    return wireSettled(this.lens, await this.w((s, now) => writes.release(s, id, token, now)));
   }
 
   async sleep(id: string, token: string, input: SleepInput): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.sleep(s, id, token, input, now)));
+    return wireSettled(this.lens, await this.w((s, now) => writes.sleep(s, id, token, input, now)));
   }
 
   /** appendStep: a pull worker's journal write; a wait token's (`op: "token"`) is signed first and answered as `result`. */
   async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ job: Job; result?: string }>> {
     const [signed] = write.op === "token" ? await signTokens(this.store, [write], this.clock.now()) : [write];
     const out = await this.w((s, now) => writes.appendStep(s, signed!, token, now));
-    return out.ok ? { ok: true, job: toJob(out.row), ...(out.result === undefined ? {} : { result: out.result }) } : out;
+    return out.ok ? { ok: true, job: toJob(out.row, this.lens), ...(out.result === undefined ? {} : { result: this.lens.handlerText(out.result) }) } : out;
   }
 
   async wait(id: string, token: string, input: WaitInput): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.wait(s, id, token, input, now)));
+    return wireSettled(this.lens, await this.w((s, now) => writes.wait(s, id, token, input, now)));
   }
 
   /** signal: `data` is JSON text; the answer says whether it ended the job's wait or is kept for it, and what the job waits for now. */
@@ -134,7 +140,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   async resolveStep(id: string, name: string, resultJson: string): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.resolveStep(s, id, name, resultJson, now)));
+    return wireSettled(this.lens, await this.w((s, now) => writes.resolveStep(s, id, name, resultJson, now)));
   }
 
   /** progress: a pull worker's ctx.progress, fenced by its lease (progress.ts); `value` is JSON text the caller checked. */
@@ -150,7 +156,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** cancel: `cascade` false leaves the job's children running (docs/workflows.md "Child jobs"). */
   async cancel(id: string, reason: string | null, cascade = true): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.cancel(s, id, reason, now, cascade)));
+    return wireSettled(this.lens, await this.w((s, now) => writes.cancel(s, id, reason, now, cascade)));
   }
 
   /** publish: an event of `topic`, told to its registry (this object, scope:edgequeue.topic:<topic>); answers the waits it ended. */
@@ -172,13 +178,13 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   async retry(id: string): Promise<Outcome<{ job: Job }>> {
-    return wireSettled(await this.w((s, now) => writes.retry(s, id, now)));
+    return wireSettled(this.lens, await this.w((s, now) => writes.retry(s, id, now)));
   }
 
   /** rerun: a new job from a finished one (scope/workflow/rerun.ts); `payload` JSON text, or null for the old one's. */
   async rerun(id: string, fromStep: string | null, payload: string | null): Promise<Outcome<{ job: Job }>> {
     const out = await this.w((s, now) => writes.rerun(s, id, { fromStep, payload }, now));
-    return out.ok ? { ok: true, job: toJob(out.row) } : out;
+    return out.ok ? { ok: true, job: toJob(out.row, this.lens) } : out;
   }
 
   /**
@@ -206,17 +212,17 @@ export class ScopeDO extends DurableObject<Env> {
   async claimOrEnqueue(job: NewJob, worker: string, leaseMs: number): Promise<WireInlineClaim> {
     await this.parts.pause.ensure();
     const out = await this.w((s, now) => writes.claimOrEnqueue(s, job, worker, leaseMs, now));
-    return wireInline(out.ok && out.leased ? { ...out, leased: withJournal(this.store, out.leased) } : out);
+    return wireInline(this.lens, out.ok && out.leased ? { ...out, leased: withJournal(this.store, out.leased) } : out);
   }
 
   async claimKey(type: string, dedupeKey: string, worker: string, leaseMs: number): Promise<LeasedJob | null> {
     await this.parts.pause.ensure();
     const row = await this.w((s, now) => writes.claimKey(s, type, dedupeKey, worker, leaseMs, now));
-    return row ? toLeasedJob(withJournal(this.store, row)) : null;
+    return row ? toLeasedJob(withJournal(this.store, row), this.lens) : null;
   }
 
   async claim(req: ClaimRequest): Promise<LeasedJob[]> {
-    return wireLeased(await this.parts.claim(req));
+    return wireLeased(this.lens, await this.parts.claim(req));
   }
 
   // ------------------------------------------------------------ batches over several objects (batch-part.ts)
@@ -227,7 +233,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** commitDecidingBatch: `publication`, when this object is the topic registry deciding an event's deliveries. */
   async commitDecidingBatch(batch: string, jobs: NewJob[], publication?: Publication): Promise<WireDecidingAnswer> {
-    return wireDeciding(await this.parts.batches.commitDeciding(batch, jobs, publication));
+    return wireDeciding(this.lens, await this.parts.batches.commitDeciding(batch, jobs, publication));
   }
 
   /** decideBatch: `proposal` recorded unless a decision is; null proposal: only asks (null while undecided). */
@@ -236,7 +242,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   async commitBatch(batch: string, ids: readonly string[]): Promise<WireEnqueueOutcome> {
-    return wireEnqueue(await this.parts.batches.commit(batch, ids));
+    return wireEnqueue(this.lens, await this.parts.batches.commit(batch, ids));
   }
 
   async abortBatch(batch: string): Promise<void> {
@@ -264,7 +270,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   async get(id: string): Promise<Job | null> {
     const row = getJob(this.store.sql, id);
-    return row ? toJob(row) : null;
+    return row ? toJob(row, this.lens) : null;
   }
 
   async timeline(id: string, limit: number): Promise<{ steps: TimelineStep[]; earlier: number } | null> {
@@ -273,7 +279,7 @@ export class ScopeDO extends DurableObject<Env> {
 
   /** list: up to `limit` jobs after `afterSeq`, in seq order; `next` goes on from there when more follow. */
   async list(filter: ListFilter, afterSeq: number, limit: number): Promise<JobPage> {
-    return wirePage(listJobs(this.store.sql, filter, afterSeq, limit + 1), limit);
+    return wirePage(this.lens, listJobs(this.store.sql, filter, afterSeq, limit + 1), limit);
   }
 
   /** children: the children a job invoked, in journal order, after position `afterSeq`; null when there is no such job. */
@@ -285,7 +291,7 @@ export class ScopeDO extends DurableObject<Env> {
   async getMany(ids: string[]): Promise<Job[]> {
     return ids.flatMap((id) => {
       const row = getJob(this.store.sql, id);
-      return row ? [toJob(row)] : [];
+      return row ? [toJob(row, this.lens)] : [];
     });
   }
 
@@ -295,7 +301,7 @@ export class ScopeDO extends DurableObject<Env> {
   }
 
   async logs(id: string): Promise<JobLogLine[] | null> {
-    return jobLogs(this.store.sql, id);
+    return jobLogs(this.store, id);
   }
 
   async steps(id: string): Promise<StepView[] | null> {

@@ -14,6 +14,7 @@ import baseline from "../../migrations/scope/baseline.sql";
 import { AlarmArm } from "../alarm-arm";
 import type { Clock } from "../clock";
 import { loadConfig } from "../config/load";
+import { lensOf } from "../sealing/lens";
 import type { Env } from "../env";
 import { migrateStorage } from "../tables/migrate";
 import { ownName } from "../object-name";
@@ -131,6 +132,8 @@ export class ScopeParts {
         }
       },
       config,
+      // A bad EDGEQUEUE_ENCRYPTION_KEYS throws here: the object refuses to run rather than keep in the clear what it was told to seal.
+      lens: lensOf(env, config),
       random: () => host.random(),
       touched: (at) => this.report.reporter.touched(at),
       get scoped() {

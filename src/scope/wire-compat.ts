@@ -12,12 +12,14 @@
  */
 import { toJob, toLeasedJob, type JobRow } from "./jobs/job-row";
 import type { JobPage } from "./wire";
+import { PLAIN_LENS } from "../sealing/lens";
 
 type Loose = Record<string, unknown>;
 
 const isRow = (v: unknown): v is JobRow => typeof v === "object" && v !== null && "scope_type" in v && "run_at" in v;
-const leased = (v: unknown) => (isRow(v) ? toLeasedJob(v) : v);
-const viewed = (v: unknown) => (isRow(v) ? toJob(v) : v);
+// The previous version sealed nothing: its rows' values are plain JSON.
+const leased = (v: unknown) => (isRow(v) ? toLeasedJob(v, PLAIN_LENS) : v);
+const viewed = (v: unknown) => (isRow(v) ? toJob(v, PLAIN_LENS) : v);
 
 /** settledOf: `{ok, row}` → `{ok, job}`. */
 function settledOf(out: unknown): unknown {
@@ -50,7 +52,7 @@ export function fromPrevious(method: string, out: unknown, limit?: number): unkn
       const rows = out as JobRow[];
       const last = rows[rows.length - 1];
       // No word of more: a full page says go on (at worst one empty page more).
-      return { jobs: rows.map(toJob), next: last && limit !== undefined && rows.length >= limit ? last.seq : null } satisfies JobPage;
+      return { jobs: rows.map((r) => toJob(r, PLAIN_LENS)), next: last && limit !== undefined && rows.length >= limit ? last.seq : null } satisfies JobPage;
     }
     case "enqueue":
     case "commitBatch":
@@ -61,7 +63,7 @@ export function fromPrevious(method: string, out: unknown, limit?: number): unkn
     }
     case "claimOrEnqueue": {
       const o = out as Loose | null;
-      return o && o.ok === true && isRow(o.job) ? { ...o, job: toJob(o.job), leased: leased(o.leased) } : out;
+      return o && o.ok === true && isRow(o.job) ? { ...o, job: toJob(o.job, PLAIN_LENS), leased: leased(o.leased) } : out;
     }
     case "complete":
     case "fail":

@@ -1,7 +1,9 @@
 /**
  * The scope object's answers as they cross RPC: jobs as the API's views (`Job`,
  * `LeasedJob`), never the table's rows, so nothing outside scope/ depends on
- * a column (api.ts is the door). Converted once, at the object's edge.
+ * a column (api.ts is the door). Converted once, at the object's edge, where
+ * the lens opens each value for who asked (sealing/lens.ts: a claim's for its
+ * handler, every other view for a reader).
  *
  * @module
  */
@@ -12,6 +14,7 @@ import type { EnqueueOutcome, EnqueueRefusal } from "./jobs/enqueue";
 import type { InlineClaim } from "./jobs/inline-claim";
 import { toJob, toLeasedJob, type JobRow } from "./jobs/job-row";
 import type { Outcome } from "./jobs/outcome";
+import type { Lens } from "../sealing/lens";
 
 /**
  * One job's answer to an enqueue: the id of the job made or found (null when its id is only a tombstone now), and,
@@ -30,41 +33,41 @@ export interface JobPage {
   next: number | null;
 }
 
-export function wireEnqueue(out: Extract<EnqueueOutcome, { ok: true }>, answer?: EnqueueAnswer): Extract<WireEnqueueOutcome, { ok: true }>;
-export function wireEnqueue(out: EnqueueOutcome, answer?: EnqueueAnswer): WireEnqueueOutcome;
-export function wireEnqueue(out: EnqueueOutcome, answer: EnqueueAnswer = "jobs"): WireEnqueueOutcome {
+export function wireEnqueue(lens: Lens, out: Extract<EnqueueOutcome, { ok: true }>, answer?: EnqueueAnswer): Extract<WireEnqueueOutcome, { ok: true }>;
+export function wireEnqueue(lens: Lens, out: EnqueueOutcome, answer?: EnqueueAnswer): WireEnqueueOutcome;
+export function wireEnqueue(lens: Lens, out: EnqueueOutcome, answer: EnqueueAnswer = "jobs"): WireEnqueueOutcome {
   if (!out.ok) return out;
   const results = out.results.map((r): EnqueuedJob => {
     const id = r.row?.id ?? null;
-    return answer === "ids" ? { id, created: r.created } : { id, created: r.created, job: r.row === null ? null : toJob(r.row) };
+    return answer === "ids" ? { id, created: r.created } : { id, created: r.created, job: r.row === null ? null : toJob(r.row, lens) };
   });
   return { ok: true, results };
 }
 
-export function wireDeciding(a: DecidingAnswer): WireDecidingAnswer {
-  return a.decision === "commit" ? { ...a, outcome: wireEnqueue(a.outcome) } : a;
+export function wireDeciding(lens: Lens, a: DecidingAnswer): WireDecidingAnswer {
+  return a.decision === "commit" ? { ...a, outcome: wireEnqueue(lens, a.outcome) } : a;
 }
 
-export function wireInline(out: InlineClaim): WireInlineClaim {
-  return out.ok ? { ok: true, job: toJob(out.job), created: out.created, leased: out.leased ? toLeasedJob(out.leased) : null } : out;
+export function wireInline(lens: Lens, out: InlineClaim): WireInlineClaim {
+  return out.ok ? { ok: true, job: toJob(out.job, lens), created: out.created, leased: out.leased ? toLeasedJob(out.leased, lens) : null } : out;
 }
 
 /** wireSettled: a write's outcome with its row as the job's view (`job`). */
-export function wireSettled(out: Outcome<{ row: JobRow; outcome: FailOutcome }>): Outcome<{ job: Job; outcome: FailOutcome }>;
-export function wireSettled(out: Outcome<{ row: JobRow }>): Outcome<{ job: Job }>;
-export function wireSettled(out: Outcome<{ row: JobRow; outcome?: FailOutcome }>): Outcome<{ job: Job; outcome?: FailOutcome }> {
+export function wireSettled(lens: Lens, out: Outcome<{ row: JobRow; outcome: FailOutcome }>): Outcome<{ job: Job; outcome: FailOutcome }>;
+export function wireSettled(lens: Lens, out: Outcome<{ row: JobRow }>): Outcome<{ job: Job }>;
+export function wireSettled(lens: Lens, out: Outcome<{ row: JobRow; outcome?: FailOutcome }>): Outcome<{ job: Job; outcome?: FailOutcome }> {
   if (!out.ok) return out;
   const { row, ...rest } = out;
-  return { ...rest, job: toJob(row) };
+  return { ...rest, job: toJob(row, lens) };
 }
 
-export function wireLeased(rows: readonly (JobRow & { journal?: Journal })[]): LeasedJob[] {
-  return rows.map(toLeasedJob);
+export function wireLeased(lens: Lens, rows: readonly (JobRow & { journal?: Journal })[]): LeasedJob[] {
+  return rows.map((r) => toLeasedJob(r, lens));
 }
 
 /** wirePage: `limit + 1` rows read, `limit` answered; `next` is the last answered row's seq when more follow. */
-export function wirePage(rows: readonly JobRow[], limit: number): JobPage {
+export function wirePage(lens: Lens, rows: readonly JobRow[], limit: number): JobPage {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { jobs: page.map(toJob), next: rows.length > limit && last ? last.seq : null };
+  return { jobs: page.map((r) => toJob(r, lens)), next: rows.length > limit && last ? last.seq : null };
 }

@@ -25,6 +25,7 @@
 import { residentEnv } from "../residency";
 import { env as workerEnv, type DurableObject } from "cloudflare:workers";
 import { CatalogDO as BaseCatalogDO } from "../catalog/catalog-do";
+import { vaultOf } from "../sealing/vault";
 import { CODE_SOURCE, ConfigError, fromCode, loadConfig, bindingsProblem, VAR_SOURCE } from "../config/load";
 import type { QueueConfigInput as ConfigInput, QueueConfig } from "../config/schema";
 import { createQueueApp } from "./app";
@@ -79,6 +80,20 @@ export function createQueue<H extends HandlersClassLike | undefined = undefined>
   return queueFrom(options, workerEnv as object | undefined);
 }
 
+/**
+ * keysProblem: what is wrong with EDGEQUEUE_ENCRYPTION_KEYS, or null (sealing/keys.ts). A queue told to seal never
+ * runs without its keys: every call is refused, naming the entry and field, until the secret is fixed.
+ */
+function keysProblem(env: object): string | null {
+  try {
+    vaultOf(env as { EDGEQUEUE_ENCRYPTION_KEYS?: string });
+    return null;
+  } catch (e) {
+    if (e instanceof QueueError) return e.message;
+    throw e;
+  }
+}
+
 /** The config a Worker runs, read once at startup: the config in force, or what is wrong with it. */
 type ReadConfig = { ok: true; config: QueueConfig; given: ConfigInput | undefined } | { ok: false; problem: string };
 
@@ -117,7 +132,7 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
   // nothing to log): the config's problems and a missing binding are logged at once, not only at the first request
   // (ctx.exports is known only then).
   if (startupEnv) {
-    const known = [configProblem, missingObjects(startupEnv)].filter((l) => l !== null).join("\n\n");
+    const known = [configProblem, missingObjects(startupEnv), keysProblem(startupEnv)].filter((l) => l !== null).join("\n\n");
     if (known) logProblem(known);
     if (read.ok) for (const warning of read.config.warnings) console.warn(JSON.stringify({ event: "config:warning", warning }));
   }
@@ -148,7 +163,7 @@ export function queueFrom<H extends HandlersClassLike | undefined = undefined>(o
     const handlersMissing = localTypes.length ? missingHandlers(ctx.exports) : null;
     // A missing handlers export is said once, not again for each of its types; an invalid config names no bindings to check.
     const bindings = read.ok && !handlersMissing ? bindingsProblem(read.config, env, source) : null;
-    problem = [configProblem, missingObjects(env), handlersMissing, bindings].filter((l) => l !== null).join("\n\n") || null;
+    problem = [configProblem, missingObjects(env), handlersMissing, bindings, keysProblem(env)].filter((l) => l !== null).join("\n\n") || null;
     if (problem) logProblem(problem);
     return problem;
   };

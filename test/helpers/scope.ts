@@ -16,6 +16,7 @@ import type { JobRow } from "../../src/scope/jobs/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { ScopeParts } from "../../src/scope/scope-parts";
 import { scopeRpc } from "../../src/scope/api";
+import { lensOf } from "../../src/sealing/lens";
 
 export const env = workersEnv as unknown as Env;
 
@@ -88,8 +89,25 @@ export function newJob(home: string, over: Partial<NewJob> = {}): NewJob {
   };
 }
 
+/**
+ * rows: the object's job rows, their payloads and results opened (the suites run with EDGEQUEUE_ENCRYPTION_KEYS, so
+ * every stored value is sealed: test/coordinator/sealing.test.ts reads them as stored); `sealedRows` leaves them so.
+ */
 export async function rows(stub: ScopeStub): Promise<JobRow[]> {
+  return (await sealedRows(stub)).map(openRow);
+}
+
+export async function sealedRows(stub: ScopeStub): Promise<JobRow[]> {
   return runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.sql.exec<JobRow>("SELECT * FROM job ORDER BY seq").toArray());
+}
+
+/** opened: a stored value's JSON text as the queue's keys open it (sealing/lens.ts). */
+export function opened(text: string): string {
+  return lensOf(env, loadConfig(env)).handlerText(text);
+}
+
+function openRow(r: JobRow): JobRow {
+  return { ...r, payload: opened(r.payload), result: r.result === null ? null : opened(r.result) };
 }
 
 export async function row(stub: ScopeStub, id: string): Promise<JobRow> {

@@ -48,7 +48,7 @@ const DECISION_DROP = "DELETE FROM batch_decision WHERE decided_at < ?";
 
 /** stage: keep this object's part of `batch` (already checked by the caller), to be committed or dropped. */
 export function stage(store: HomeStore, batch: string, decider: string, jobs: readonly NewJob[], now: number): void {
-  store.sql.exec(STAGE_INSERT, batch, now, decider, JSON.stringify(jobs.map((j) => JSON.stringify(j))));
+  store.sql.exec(STAGE_INSERT, batch, now, decider, JSON.stringify(jobs.map((j) => JSON.stringify({ ...j, payload: store.lens.seal(j.payload) }))));
 }
 
 /** take: this object's part of `batch`, removed (inside the caller's transaction); null when none is staged. */

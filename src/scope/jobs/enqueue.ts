@@ -305,7 +305,7 @@ function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number
       throw new Refused("conflict", index, `dedupe key ${JSON.stringify(job.dedupeKey)} is held by pending job ${pending.id} of type ${pending.type}; mode ${mode} would replace its payload with one for ${job.type}`);
     }
     const runAt = mode === "debounce" ? now + (job.debounceMs ?? 0) : null;
-    return { row: oneJobRow(store.sql.exec(JOB_REPLACE_PENDING, job.payload, runAt, now, pending.seq)), changed: true };
+    return { row: oneJobRow(store.sql.exec(JOB_REPLACE_PENDING, store.lens.seal(job.payload), runAt, now, pending.seq)), changed: true };
   }
   // A running job only: active mode answers with it; the other modes queue one follower behind it.
   if (running && (mode === "active" || mode === "active+latest")) return same(running);
@@ -320,7 +320,7 @@ function answerFromKey(store: HomeStore, job: NewJob, index: number, now: number
  */
 function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made: JobRow[], seqIds: boolean, room: Room | null): (JobRow | undefined)[] {
   const out: (JobRow | undefined)[] = [];
-  for (const part of jsonChunks(jobs, (job) => job.payload.length + job.id.length + 200)) {
+  for (const part of jsonChunks(jobs, (job) => store.lens.storedLength(job.payload.length) + job.id.length + 200)) {
     const last = store.sql.exec<{ seq: number }>(JOB_LAST_SEQ).one().seq;
     const shapes = new Map<string, number>();
     const rows = part.map((job, k) => {
@@ -333,7 +333,8 @@ function insertMany(store: HomeStore, jobs: readonly NewJob[], now: number, made
       const seq = last + 1 + k;
       const fromSeq = seqIds && job.idFromQueue === true;
       const id = fromSeq ? `${job.id.slice(0, job.id.indexOf(".") + 1)}${seqLocalId(now, seq)}` : job.id;
-      const row: unknown[] = [id, job.payload, s, job.dedupeKey, job.dedupeKey === null ? null : (job.keyMode ?? "active"), job.scheduledFor ?? null, seq, fromSeq ? 1 : 0, job.limitKey ?? null];
+      // Sealed here, in the insert every enqueue path takes (sealing/vault.ts: unchanged without keys, or sealed already).
+      const row: unknown[] = [id, store.lens.seal(job.payload), s, job.dedupeKey, job.dedupeKey === null ? null : (job.keyMode ?? "active"), job.scheduledFor ?? null, seq, fromSeq ? 1 : 0, job.limitKey ?? null];
       if (job.parentId !== undefined || starts) row.push(job.parentId ?? null, job.parentStep ?? null, job.parentSeq ?? null);
       if (starts) row.push(newLeaseToken());
       return row;

@@ -16,6 +16,7 @@
 import type { ErrorKind } from "../../job/error-group";
 import type { QueueConfig } from "../../config/schema";
 import { randomHex } from "../../random-hex";
+import type { Lens } from "../../sealing/lens";
 import type { PushedLeases } from "./pushed-leases";
 import type { ExpiryMemo } from "./expiry-memo";
 import type { CountDebt } from "./count-debt";
@@ -27,6 +28,8 @@ export interface HomeStore {
   /** Runs `fn` synchronously in one transaction; a throw rolls every write back. */
   atomic<T>(fn: () => T): T;
   readonly config: QueueConfig;
+  /** Seals values as they are stored and shows them as each reader may see them (sealing/lens.ts). */
+  readonly lens: Lens;
   /** Uniform in [0, 1); injectable so backoff is testable. */
   readonly random: () => number;
   /** Marks the catalog summary stale; called inside write transactions. */

@@ -14,8 +14,9 @@ import { leased, leaseRefusal } from "./lease";
 import { byId, idSeq } from "./read";
 import type { Refusal } from "./outcome";
 import type { HomeStore } from "./home-store";
+import type { Lens } from "../../sealing/lens";
 
-const JOB_SEQ = `SELECT seq FROM job WHERE ${byId("?1", "?2")}`;
+const JOB_SEQ = `SELECT seq, type FROM job WHERE ${byId("?1", "?2")}`;
 /**
  * A line's place is the job's last + 1 (job_log is keyed by (job, place) alone, WITHOUT ROWID: one row written a
  * line). The last place is read once, before the rows go in (SQLite runs an INSERT's SELECT of its own table first).
@@ -29,7 +30,7 @@ const LOG_TRIM = `
 DELETE FROM job_log WHERE job_seq = ?1 AND id <= (
   SELECT id FROM job_log WHERE job_seq = ?1 ORDER BY id DESC LIMIT 1 OFFSET ${LOG_LINES_PER_JOB})`;
 const LOG_LIST = "SELECT at, attempt, message, fields FROM job_log WHERE job_seq = ? ORDER BY id";
-const JOB_SEQ_LOGS = `SELECT seq, logs FROM job WHERE ${byId("?1", "?2")}`;
+const JOB_SEQ_LOGS = `SELECT seq, type, logs FROM job WHERE ${byId("?1", "?2")}`;
 
 /**
  * The completing attempt's lines ride in the completion's own update, in the job's `logs` column (docs/design.md
@@ -41,10 +42,10 @@ export const ROW_LOGS_MAX = 8 * 1024;
  * rowLogs: lines as the completion's update takes them (`[[at, attempt, message, fields], …]`; attempt 0: the
  * lease's, which the update fills in), or null when they are too long for the row.
  */
-export function rowLogs(items: readonly WorkerLogItem[]): { values: unknown[][]; size: number; lines: JobLogLine[] } | null {
+export function rowLogs(items: readonly WorkerLogItem[], lens: Lens): { values: unknown[][]; size: number; lines: JobLogLine[] } | null {
   const lines = workerLogLines(items, 0);
   if (lines.length === 0) return null;
-  const values = lines.map((l) => [l.at, l.attempt, l.message, l.fields]);
+  const values = lines.map((l) => sealLine(lens, l)).map((l) => [l.at, l.attempt, l.message, l.fields]);
   const size = JSON.stringify(values).length;
   return size <= ROW_LOGS_MAX ? { values, size, lines } : null;
 }
@@ -60,6 +61,19 @@ export const ROW_LOGS_SET = `logs = CASE WHEN v.value ->> 4 IS NULL THEN job.log
     SELECT json_array(l.value ->> 0, CASE WHEN l.value ->> 1 = 0 THEN job.attempts ELSE l.value ->> 1 END, l.value ->> 2, json(l.value -> 3))
       FROM json_each(v.value -> 4) AS l)) END`;
 
+/** sealLine: a line as stored — its message and fields sealed (sealing/vault.ts; unchanged without keys). */
+function sealLine(lens: Lens, l: JobLogLine): JobLogLine {
+  if (!lens.vault.on) return l;
+  const fields = l.fields === null || l.fields === undefined ? l.fields : (JSON.parse(lens.seal(JSON.stringify(l.fields))) as JobLogLine["fields"]);
+  return { ...l, message: lens.vault.sealString(l.message), fields };
+}
+
+/** shownLine: a stored line as a reader sees it (sealing/lens.ts): opened, or redacted for a sensitive type. */
+function shownLine(lens: Lens, type: string, l: JobLogLine): JobLogLine {
+  const fields = l.fields === null || l.fields === undefined ? l.fields : (lens.showValue(l.fields, type) as JobLogLine["fields"]);
+  return { ...l, message: lens.showString(l.message, type), fields };
+}
+
 /** rowLogLines: the lines a row keeps (`logs`), oldest first. */
 function rowLogLines(text: string | null): JobLogLine[] {
   if (text === null) return [];
@@ -67,19 +81,24 @@ function rowLogLines(text: string | null): JobLogLine[] {
 }
 
 /** appendLogs: inside the caller's transaction; lines of a job that is gone are dropped. Its watchers hear of them (feed.ts). */
-export function appendLogs(store: Pick<HomeStore, "sql" | "feed">, id: string, lines: readonly JobLogLine[]): void {
+export function appendLogs(store: Pick<HomeStore, "sql" | "feed" | "lens">, id: string, lines: readonly JobLogLine[]): void {
   if (lines.length === 0) return;
   const { sql } = store;
-  const row = sql.exec<{ seq: number }>(JOB_SEQ, id, idSeq(id)).toArray()[0];
+  const row = sql.exec<{ seq: number; type: string }>(JOB_SEQ, id, idSeq(id)).toArray()[0];
   if (!row) return;
   const kept = lines.slice(-LOG_LINES_PER_JOB).map((l) => ({ ...l, fields: l.fields ?? null }));
-  sql.exec(LOG_INSERT, row.seq, JSON.stringify(kept));
+  sql.exec(LOG_INSERT, row.seq, JSON.stringify(kept.map((l) => sealLine(store.lens, l))));
   sql.exec(LOG_TRIM, row.seq);
-  store.feed.log(id, kept);
+  store.feed.log(id, shownLines(store.lens, row.type, kept));
+}
+
+/** shownLines: lines as a job's watchers are told of them (feed.ts): a sensitive type's redacted (sealing/lens.ts). */
+export function shownLines(lens: Lens, type: string, lines: readonly JobLogLine[]): JobLogLine[] {
+  return lens.sensitive(type) ? lines.map((l) => shownLine(lens, type, l)) : [...lines];
 }
 
 /** keepLogs: appendLogs for an outcome that landed; a failure to keep its lines never costs the job its outcome (job/log-lines.ts). */
-export function keepLogs(store: Pick<HomeStore, "sql" | "feed">, id: string, lines: readonly JobLogLine[]): void {
+export function keepLogs(store: Pick<HomeStore, "sql" | "feed" | "lens">, id: string, lines: readonly JobLogLine[]): void {
   try {
     appendLogs(store, id, lines);
   } catch (e) {
@@ -112,12 +131,13 @@ export function appendLeasedLogs(store: HomeStore, id: string, token: string, it
  * jobLogs: oldest first, the newest LOG_LINES_PER_JOB; null when there is no such job. The row's lines are its
  * completing attempt's, the last it ran: they follow job_log's.
  */
-export function jobLogs(sql: SqlStorage, id: string): JobLogLine[] | null {
-  const row = sql.exec<{ seq: number; logs: string | null }>(JOB_SEQ_LOGS, id, idSeq(id)).toArray()[0];
+export function jobLogs(store: Pick<HomeStore, "sql" | "lens">, id: string): JobLogLine[] | null {
+  const { sql, lens } = store;
+  const row = sql.exec<{ seq: number; type: string; logs: string | null }>(JOB_SEQ_LOGS, id, idSeq(id)).toArray()[0];
   if (!row) return null;
   const table = sql
     .exec<{ at: number; attempt: number; message: string; fields: string | null }>(LOG_LIST, row.seq)
     .toArray()
     .map((r) => ({ at: r.at, attempt: r.attempt, message: r.message, fields: r.fields === null ? null : (JSON.parse(r.fields) as JobLogLine["fields"]) }));
-  return [...table, ...rowLogLines(row.logs)].slice(-LOG_LINES_PER_JOB);
+  return [...table, ...rowLogLines(row.logs)].slice(-LOG_LINES_PER_JOB).map((l) => shownLine(lens, row.type, l));
 }

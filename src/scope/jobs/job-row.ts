@@ -8,6 +8,7 @@
 import type { Job, LeasedJob, Scope } from "../../job/schemas";
 import type { Journal } from "../../job/handler-contract";
 import type { FailureKind, JobState } from "../../job/states";
+import type { Lens } from "../../sealing/lens";
 
 export type JobRow = {
   seq: number;
@@ -159,11 +160,19 @@ export function scopeOfRow(row: { scope_type: string | null; scope_id: string | 
   return row.scope_type !== null && row.scope_id !== null ? { type: row.scope_type, id: row.scope_id } : null;
 }
 
-export function toJob(row: JobRow): Job {
+/**
+ * toJob: a row as a reader sees it — its values opened, or `"[redacted]"` for a sensitive type's and a sensitive
+ * step's (sealing/lens.ts; docs/security.md).
+ */
+export function toJob(row: JobRow, lens: Lens): Job {
+  return viewOf(row, lens.show(row.payload, row.type), row.result === null ? null : lens.show(row.result, row.type), row.progress ? lens.show(row.progress, row.type) : null);
+}
+
+function viewOf(row: JobRow, payload: unknown, result: unknown, progress: unknown): Job {
   return {
     id: row.id,
     type: row.type,
-    payload: JSON.parse(row.payload),
+    payload: payload as Job["payload"],
     scope: scopeOfRow(row),
     state: row.state,
     failureKind: row.failure_kind,
@@ -175,7 +184,7 @@ export function toJob(row: JobRow): Job {
     dedupeKey: row.dedupe_key,
     tags: JSON.parse(row.tags),
     lastError: row.last_error,
-    result: row.result === null ? null : JSON.parse(row.result),
+    result: result as Job["result"],
     cancelReason: row.cancel_reason,
     dedupeMode: row.dedupe_mode,
     scheduledFor: row.scheduled_for,
@@ -188,7 +197,7 @@ export function toJob(row: JobRow): Job {
     parentId: row.parent_id ?? null,
     concurrencyKey: row.limit_key ?? null,
     expiresAt: row.expires_at ?? null,
-    progress: row.progress ? (JSON.parse(row.progress) as Job["progress"]) : null,
+    progress: progress as Job["progress"],
     progressAt: row.progress_at ?? null,
     callback: row.callback ? (JSON.parse(row.callback) as Job["callback"]) : null,
     trace: row.trace ? (JSON.parse(row.trace) as Job["trace"]) : null,
@@ -198,12 +207,21 @@ export function toJob(row: JobRow): Job {
   };
 }
 
-/** toLeasedJob: a freshly claimed row, with the token the worker must present. */
-/** toLeasedJob: a leased row as the claimer sees it, with its journal of durable steps when it has one. */
-export function toLeasedJob(row: JobRow & { journal?: Journal }): LeasedJob {
+/**
+ * toLeasedJob: a leased row as its claimer — the handler — sees it, every value opened (sealing/lens.ts), with the
+ * token the worker must present and its journal of durable steps when it has one.
+ */
+export function toLeasedJob(row: JobRow & { journal?: Journal }, lens: Lens): LeasedJob {
   if (row.lease_token === null || row.lease_expires_at === null) throw new Error(`job ${row.id} has no lease`);
-  const leased = { ...toJob(row), leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at };
-  return row.journal ? { ...leased, journal: row.journal } : leased;
+  const open = (text: string) => JSON.parse(lens.handlerText(text)) as unknown;
+  const view = viewOf(row, open(row.payload), row.result === null ? null : open(row.result), row.progress ? open(row.progress) : null);
+  const leased = { ...view, leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at };
+  return row.journal ? { ...leased, journal: openJournal(row.journal, lens) } : leased;
+}
+
+/** openJournal: a journal as its handler replays it — each entry's result (JSON text) opened (sealing/lens.ts). */
+export function openJournal(journal: Journal, lens: Lens): Journal {
+  return { ...journal, entries: journal.entries.map((e) => (e.result === null ? e : { ...e, result: lens.handlerText(e.result) })) };
 }
 
 /**

@@ -14,7 +14,8 @@ import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "../jobs/claim";
 import { gatherUntil } from "../jobs/gathering";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
-import { attemptDeadline, scopeOfRow, timedOut, type JobRow } from "../jobs/job-row";
+import { attemptDeadline, openJournal, scopeOfRow, timedOut, type JobRow } from "../jobs/job-row";
+import type { Lens } from "../../sealing/lens";
 import { eventOfTags } from "../../job/event-tags";
 import { completeMany, heartbeat, type CompleteItem } from "../jobs/settle";
 import { appendStep, journalsOf, signTokens } from "../workflow/steps";
@@ -75,7 +76,7 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
         token: r.lease_token!,
         timeoutAt: attemptDeadline(r),
         key: r.limit_key,
-        job: toDispatchJob(r, now, journals.get(r.seq)),
+        job: toDispatchJob(r, now, journals.get(r.seq), store.lens),
       }));
       return { leased, changed: rows };
     },
@@ -137,7 +138,7 @@ function settleOne(store: WorkflowStore, config: QueueConfig, id: string, token:
 function journalOne(store: WorkflowStore, w: JournalWrite, token: string, now: number): JournalAnswer {
   try {
     const out = appendStep(store, w, token, now);
-    if (out.ok) return out.result === undefined ? { ok: true } : { ok: true, result: out.result };
+    if (out.ok) return out.result === undefined ? { ok: true } : { ok: true, result: store.lens.handlerText(out.result) };
     if (out.code === "lease_lost" || out.code === "already_terminal" || out.code === "not_found") return { ok: false, code: "lease_lost", message: `this attempt no longer holds the job (${out.code})` };
     if (out.code === "conflict" || out.code === "gone") return { ok: false, code: "lease_lost", message: out.reason };
     if (out.code === "refused" || out.code === "invalid") return { ok: false, code: "refused", message: out.reason };
@@ -148,19 +149,20 @@ function journalOne(store: WorkflowStore, w: JournalWrite, token: string, now: n
   }
 }
 
-export function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"]): DispatchJob {
+/** toDispatchJob: a leased row as its handler's call carries it — its payload and journal opened (sealing/lens.ts). */
+export function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"], lens: Lens): DispatchJob {
   // Only a tagged job can be a delivery: the common untagged one parses nothing.
   const event = row.tags === "[]" ? null : eventOfTags(JSON.parse(row.tags) as string[]);
   return {
     dispatchedAt: now,
-    ...(journal ? { journal } : {}),
+    ...(journal ? { journal: openJournal(journal, lens) } : {}),
     ...(event ? { event } : {}),
     ...(row.limit_key !== null ? { limitKey: row.limit_key } : {}),
     // The handler's spans continue its attempt's (job/trace.ts).
     ...(row.trace !== null ? { trace: attemptTrace(row.id, row.attempts, JSON.parse(row.trace) as TraceContext) } : {}),
     id: row.id,
     type: row.type,
-    payloadJson: row.payload,
+    payloadJson: lens.handlerText(row.payload),
     attempt: row.attempts,
     maxAttempts: row.max_attempts,
     scope: scopeOfRow(row),

@@ -84,7 +84,7 @@ export class Push implements Capability {
   told(c: Changes, _rows: readonly JobRow[], now: number): void {
     this.d.store.pushed.note(c.events);
     if (c.created.length > 0) {
-      const straight = leasedStraight(c.created, now);
+      const straight = leasedStraight(c.created, now, this.d.store.lens);
       if (straight.size > 0) {
         const origin = this.dispatcher.newOrigin();
         for (const [type, leased] of straight) this.dispatcher.startLeased(type, leased, origin);

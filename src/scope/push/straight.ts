@@ -9,6 +9,7 @@
  *
  * @module
  */
+import type { Lens } from "../../sealing/lens";
 import { keyedType } from "../../config/limits";
 import type { QueueConfig } from "../../config/schema";
 import type { Leased } from "../../dispatch/scope-port";
@@ -54,11 +55,11 @@ export function holdRetry(store: HomeStore, row: JobRow): boolean {
 }
 
 /** leasedStraight: the rows a write inserted straight to a handler, by type, as the dispatcher sends them. */
-export function leasedStraight(rows: readonly JobRow[], now: number): Map<string, Leased[]> {
+export function leasedStraight(rows: readonly JobRow[], now: number, lens: Lens): Map<string, Leased[]> {
   const out = new Map<string, Leased[]>();
   for (const r of rows) {
     if (r.state !== "running" || r.lease_owner !== PUSH_WORKER) continue;
-    const leased: Leased = { id: r.id, token: r.lease_token!, timeoutAt: attemptDeadline(r), key: r.limit_key, job: toDispatchJob(r, now, undefined) };
+    const leased: Leased = { id: r.id, token: r.lease_token!, timeoutAt: attemptDeadline(r), key: r.limit_key, job: toDispatchJob(r, now, undefined, lens) };
     const list = out.get(r.type);
     if (list) list.push(leased);
     else out.set(r.type, [leased]);

@@ -18,6 +18,7 @@ import type { TerminalState } from "../../job/states";
 import { DeadlineError, withTimeout } from "../../deadlines";
 import { SendRounds } from "../../send-rounds";
 import { jobRows, toJob, type JobRow } from "../jobs/job-row";
+import type { Lens } from "../../sealing/lens";
 
 /** Tries before a callback is dead (1 + 2 + … + 256 s: about 8.5 minutes of backoff). */
 export const CALLBACK_TRIES = 10;
@@ -87,6 +88,8 @@ type Owed = {
 
 export interface CallbackDeps {
   sql: SqlStorage;
+  /** A callback's body is a reader's view: opened, a sensitive type's values redacted (sealing/lens.ts). */
+  lens: Lens;
   now(): number;
   secret(): string | null;
   fetch(request: Request): Promise<Response>;
@@ -123,7 +126,7 @@ export class CallbackSender extends SendRounds {
     const { url } = JSON.parse(current.callback) as { url: string };
     // The ending this callback was owed for: a manual retry since has kept its fields (migration 0037).
     const row: JobRow = owed.ending === null ? current : { ...current, ...(JSON.parse(owed.ending) as Partial<JobRow>) };
-    const body = JSON.stringify({ job: toJob(row) });
+    const body = JSON.stringify({ job: toJob(row, this.d.lens) });
     const t = this.d.now();
     try {
       const res = await withTimeout(

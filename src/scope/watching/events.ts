@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { REDACTED } from "../../sealing/lens";
 import type { QueueConfig } from "../../config/schema";
 import { analyticsPoints, eventSource, writePoints } from "../../metrics/analytics";
 import { scopeOfRow, type JobRow } from "../jobs/job-row";
@@ -101,7 +102,7 @@ export class EventSink {
    */
   progress(rows: readonly JobRow[], now: number): void {
     if (rows.length === 0) return;
-    const events = rows.map((r): LifecycleEvent => ({ ...baseOf(r, now), event: "job:progress", progress: r.progress === null ? null : JSON.parse(r.progress) }));
+    const events = rows.map((r): LifecycleEvent => ({ ...baseOf(r, now), event: "job:progress", progress: shownProgress(this.config, r) }));
     if (this.config.logEvents === "all") for (const e of events) console.log(JSON.stringify(e));
     this.observe(events);
   }
@@ -138,4 +139,10 @@ export class EventSink {
   get invocationsPerCall(): number {
     return this.observer ? 4 : 1;
   }
+}
+
+/** shownProgress: a report as lifecycle events carry it — a sensitive type's redacted (docs/security.md "Sensitive values"). */
+function shownProgress(config: QueueConfig, r: JobRow): unknown {
+  if (r.progress === null) return null;
+  return config.typeSettings(r.type).sensitive ? REDACTED : JSON.parse(r.progress);
 }

@@ -9,6 +9,7 @@
  */
 import { carries } from "../../job/subscription";
 import type { JobRow } from "../jobs/job-row";
+import type { Lens } from "../../sealing/lens";
 import { jobLogs } from "../jobs/job-logs";
 import { journalsOf } from "../workflow/steps";
 import type { Carrying, Message } from "./watch-messages";
@@ -17,7 +18,8 @@ import type { Carrying, Message } from "./watch-messages";
 export const REPLAY_MARGIN_MS = 60_000;
 
 /** missedOf: the job's step and log messages from REPLAY_MARGIN_MS before `after`, oldest first, of the parts the subscription carries. */
-export function missedOf(sql: SqlStorage, row: JobRow, sub: Carrying, cursor: number): Message[] {
+export function missedOf(store: { sql: SqlStorage; lens: Lens }, row: JobRow, sub: Carrying, cursor: number): Message[] {
+  const { sql } = store;
   const after = cursor - REPLAY_MARGIN_MS;
   const out: { at: number; m: Message }[] = [];
   if (carries(sub, "steps")) {
@@ -27,6 +29,6 @@ export function missedOf(sql: SqlStorage, row: JobRow, sub: Carrying, cursor: nu
       out.push({ at, m: { event: "step", id: row.id, step: { seq: e.seq, name: e.name, kind: e.kind, startedAt: e.startedAt, finishedAt: e.finishedAt, attempt: e.attempt } } });
     }
   }
-  if (carries(sub, "logs")) for (const line of jobLogs(sql, row.id) ?? []) if (line.at >= after) out.push({ at: line.at, m: { event: "log", id: row.id, line } });
+  if (carries(sub, "logs")) for (const line of jobLogs(store, row.id) ?? []) if (line.at >= after) out.push({ at: line.at, m: { event: "log", id: row.id, line } });
   return out.sort((a, b) => a.at - b.at).map((x) => x.m);
 }

@@ -12,6 +12,7 @@ import type { SubscriptionMessage, WatchedJob } from "../../job/watch-message";
 import { hash64 } from "../../job/hash";
 import { carries, type Subscription } from "../../job/subscription";
 import { toJob, type JobRow } from "../jobs/job-row";
+import type { Lens } from "../../sealing/lens";
 import { TERMINAL_STATES } from "../../job/states";
 import { getJob, listJobs, liveJobsOfKey } from "../jobs/read";
 import { missedOf } from "./missed";
@@ -70,12 +71,12 @@ export function watched(job: Job, sub: Carrying): WatchedJob {
 }
 
 /** messagesFor: a row's messages for a subscription, made only once a watcher follows it (a view parses the payload). */
-export function messagesFor(row: JobRow, what: "state" | "progress"): (sub: Carrying) => Message[] {
+export function messagesFor(row: JobRow, what: "state" | "progress", lens: Lens): (sub: Carrying) => Message[] {
   if (what === "progress") {
-    return (sub) => (carries(sub, "progress") ? [{ event: "progress", id: row.id, progress: row.progress === null ? null : JSON.parse(row.progress), at: row.progress_at }] : []);
+    return (sub) => (carries(sub, "progress") ? [{ event: "progress", id: row.id, progress: row.progress === null ? null : (lens.show(row.progress, row.type) as Job["progress"]), at: row.progress_at }] : []);
   }
   let job: Job | null = null;
-  return (sub) => stateOf((job ??= toJob(row)), row.state === "completed", sub);
+  return (sub) => stateOf((job ??= toJob(row, lens)), row.state === "completed", sub);
 }
 
 /** fedTo: whether a step or log item goes to this subscription. */
@@ -93,15 +94,16 @@ function stateOf(job: Job, completed: boolean, sub: Carrying): Message[] {
  * cursor (`after`) adds what it missed since: a job's steps and lines before its state (missed.ts), or — a type's or
  * a scope's — the jobs that ended since, as `since` does.
  */
-export function firstMessage(sql: SqlStorage, sub: Subscription, after: number | null = null): Message[] | null {
+export function firstMessage(store: { sql: SqlStorage; lens: Lens }, sub: Subscription, after: number | null = null): Message[] | null {
+  const { sql, lens } = store;
   if (sub.kind === "job") {
     const row = getJob(sql, sub.id);
     if (!row) return null;
-    const state = stateOf(toJob(row), row.state === "completed", sub);
-    return after === null ? state : [...missedOf(sql, row, sub, after), ...state];
+    const state = stateOf(toJob(row, lens), row.state === "completed", sub);
+    return after === null ? state : [...missedOf(store, row, sub, after), ...state];
   }
   if (after !== null && sub.kind !== "key") sub = { ...sub, since: after };
-  const view = (r: JobRow) => watched(toJob(r), sub);
+  const view = (r: JobRow) => watched(toJob(r, lens), sub);
   if (sub.kind === "key") return [{ event: "state", jobs: liveJobsOfKey(sql, sub.key).filter((r) => r.type === sub.type).map(view), more: false }];
   const types = sub.kind === "type" ? { types: [sub.type] } : {};
   const rows = listJobs(sql, { states: ["pending", "running", "waiting"], ...types }, 0, FIRST_JOBS_MAX + 1);

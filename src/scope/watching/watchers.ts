@@ -20,6 +20,7 @@ import type { Subscription } from "../../job/subscription";
 import type { JobRow } from "../jobs/job-row";
 import type { FeedItem } from "../jobs/feed";
 import { byId, idSeq } from "../jobs/read";
+import type { Lens } from "../../sealing/lens";
 import { carryKey, fedTo, firstMessage, follows, messagesFor, TAG_ALL, tagsOf, watchTags, type Carrying, type Message } from "./watch-messages";
 
 /** Messages a stream may have queued unread before it is dropped. */
@@ -47,6 +48,8 @@ interface Stream extends Watcher {
 export interface WatcherDeps {
   ctx: DurableObjectState;
   sql: SqlStorage;
+  /** Messages are a reader's views: opened, a sensitive type's values redacted (sealing/lens.ts). */
+  lens: Lens;
   limit(): number;
   now(): number;
 }
@@ -79,7 +82,7 @@ export class Watchers {
       return errorResponse(new QueueError("too_many_subscribers", `this object holds ${this.count} subscriptions, its most (limits.subscribersPerObject); try again later or follow fewer jobs`));
     }
     const after = request.headers.get(SUBSCRIPTION_AFTER_HEADER);
-    const first = firstMessage(this.d.sql, sub, after === null ? null : Number(after));
+    const first = firstMessage(this.d, sub, after === null ? null : Number(after));
     if (first === null) return errorResponse(new QueueError("not_found", `no job ${sub.kind === "job" ? sub.id : ""}`));
     return upgrade ? this.openSocket(sub, first) : this.openStream(sub, first);
   }
@@ -138,8 +141,8 @@ export class Watchers {
       const row = known.get(item.id) ?? this.keyOf(item.id);
       if (row) this.tell(row, (sub) => (fedTo(item, sub) ? [item] : []), false);
     }
-    for (const row of rows) this.tell(row, messagesFor(row, "state"), isEnded(row));
-    for (const row of progressed) this.tell(row, messagesFor(row, "progress"), false);
+    for (const row of rows) this.tell(row, messagesFor(row, "state", this.d.lens), isEnded(row));
+    for (const row of progressed) this.tell(row, messagesFor(row, "progress", this.d.lens), false);
   }
 
   private keyOf(id: string): Pick<JobRow, "id" | "type" | "dedupe_key"> | null {

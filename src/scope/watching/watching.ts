@@ -17,6 +17,7 @@ import { CallbackSender } from "./callbacks";
 import { EventSink, type Observer } from "./events";
 import { otlpHeaders, tracesUrl, Tracing } from "./tracing";
 import { Watchers } from "./watchers";
+import { lensOf } from "../../sealing/lens";
 
 export interface WatchingDeps {
   ctx: DurableObjectState;
@@ -41,6 +42,7 @@ export class Watching implements Capability {
   constructor(private readonly d: WatchingDeps) {
     const { ctx, env, config } = d;
     const sql = ctx.storage.sql;
+    const lens = lensOf(env, config);
     const binding = (name: string) => (env as unknown as Record<string, unknown>)[name];
     this.events = new EventSink(
       config,
@@ -48,9 +50,10 @@ export class Watching implements Capability {
       d.keepAlive,
       config.analytics ? (binding(config.analytics) as AnalyticsEngineDataset) : null,
     );
-    this.watchers = new Watchers({ ctx, sql, limit: () => config.limits.subscribersPerObject, now: d.now });
+    this.watchers = new Watchers({ ctx, sql, lens, limit: () => config.limits.subscribersPerObject, now: d.now });
     this.callbacks = new CallbackSender({
       sql,
+      lens,
       now: d.now,
       secret: () => env.EDGEQUEUE_CALLBACK_SECRET ?? null,
       fetch: (request) => fetch(request),

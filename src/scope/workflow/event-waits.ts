@@ -74,7 +74,8 @@ export function registerWait(store: WorkflowStore, w: EventWait, now: number): v
     const kept = store.sql
       .exec<{ event_id: string; payload: string; at: number }>(EVENTS_SINCE, w.since)
       .toArray()
-      .map((e): ArrivedEvent => ({ id: e.event_id, topic: w.topic, payload: JSON.parse(e.payload) as Record<string, unknown>, at: e.at }));
+      // Kept sealed (sealing/vault.ts); matched here in the clear.
+      .map((e): ArrivedEvent => ({ id: e.event_id, topic: w.topic, payload: JSON.parse(store.lens.handlerText(e.payload)) as Record<string, unknown>, at: e.at }));
     const held = new Set(kept.map((e) => e.id));
     const candidates = [...kept, ...store.recentEvents.since(w.since).filter((e) => !held.has(e.id))].sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1));
     for (const e of candidates) {
@@ -103,7 +104,7 @@ export function publish(store: WorkflowStore, topic: string, eventId: string, pa
     const persist = fieldSets.length > 0 || store.recentEvents.awaited(now) || store.sql.exec(EVENTS_ANY).toArray().length > 0;
     if (persist) {
       // The kept event's id is the duplicate check that survives a restart.
-      if (store.sql.exec(EVENT_INSERT, eventId, payloadJson, now).rowsWritten === 0) return 0;
+      if (store.sql.exec(EVENT_INSERT, eventId, store.lens.seal(payloadJson), now).rowsWritten === 0) return 0;
       store.sql.exec(EVENTS_PRUNE, now - EVENT_KEEP_MS, PRUNE_BATCH);
       store.sql.exec(WAITERS_EXPIRED, now, PRUNE_BATCH);
     }
@@ -122,7 +123,8 @@ export function publish(store: WorkflowStore, topic: string, eventId: string, pa
 }
 
 function oweArrival(store: HomeStore, jobId: string, seq: number, event: ArrivedEvent, now: number): void {
-  owe(store, "event_arrived", jobId, JSON.stringify({ seq, event }), now);
+  // The payload goes on sealed: the outbox keeps it, and the waiting job's journal after it (sealing/lens.ts opens it for its handler).
+  owe(store, "event_arrived", jobId, JSON.stringify({ seq, event: { ...event, payload: store.lens.sealValue(event.payload) } }), now);
 }
 
 // ------------------------------------------------------------ the waiting job's side

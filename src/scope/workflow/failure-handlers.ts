@@ -23,7 +23,9 @@ export function owedOnFailure(store: HomeStore, row: JobRow, now: number): void 
   abandonWaits(store, [row], now);
   const handler = store.config.typeSettings(row.type).onFailure;
   if (handler === null || row.tags.includes(`"${ON_FAILURE_TAG}"`)) return;
-  const view = { job: toJob(row) };
+  // A reader's view (sealing/lens.ts): a sensitive type's values stay redacted in another type's payload; the rest is
+  // opened here and sealed again as the new job's payload.
+  const view = { job: toJob(row, store.lens) };
   const payload = JSON.stringify(view);
   const body = {
     type: handler,

@@ -97,7 +97,8 @@ export function journalInvoke(store: HomeStore, parent: JobRow, w: WaitItem, now
   const crossing = crossingOf(store.config, homeOfJobId(parent.id)?.name ?? home, home);
   if (crossing) return { refused: `${call}: ${crossing}` };
   // Journaled with the others of its wait in one statement (steps.ts writeOpenSteps), with its child's id.
-  return { home, job: { ...job, parentId: parent.id, parentStep: w.name, parentSeq: w.seq }, step: { seq: w.seq, name: w.name, kind: "invoke", startedAt: w.startedAt, ref: job.id } };
+  // Its payload waits in the outbox sealed, as it will be kept in the child's object (sealing/vault.ts).
+  return { home, job: { ...job, payload: store.lens.seal(job.payload), parentId: parent.id, parentStep: w.name, parentSeq: w.seq }, step: { seq: w.seq, name: w.name, kind: "invoke", startedAt: w.startedAt, ref: job.id } };
 }
 
 /** oweChildren: the children a wait journaled, one owed enqueue per home and chunk; the parent's count of open ones. */

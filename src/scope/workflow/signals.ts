@@ -77,7 +77,8 @@ function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name: string
   if (bytes > store.config.limits.payloadMaxBytes) {
     return { ok: false, code: "payload_too_large", reason: `data is larger than ${store.config.limits.payloadMaxBytes} bytes of JSON (limits.payloadMaxBytes)`, state: job.state };
   }
-  const result = `{"data":${data}}`;
+  // The data sealed inside the wait's answer the queue wraps around it (sealing/lens.ts finds it there).
+  const result = `{"data":${store.lens.seal(data)}}`;
   const open = job.state === "waiting" ? store.sql.exec<{ seq: number }>(OPEN_WAIT_OF, job.seq, waitKind, name).toArray()[0] : undefined;
   if (open) {
     if (journalFull(store, job.seq, result)) {

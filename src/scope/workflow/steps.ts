@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { markSensitive } from "../../sealing/lens";
 import type { Journal, JournalEntry, JournalKind, JournalStart, JournalWrite } from "../../job/handler-contract";
 import { utf8Length } from "../../job/json-size";
 import type { StepView } from "../../job/schemas";
@@ -104,7 +105,7 @@ export function appendStep(store: HomeStore, w: JournalWrite, token: string, now
       if (other && other.seq !== w.seq) return { ok: false, code: "refused", reason: `the job made a wait token named ${JSON.stringify(w.name)} already (step ${other.seq}): a job makes one token per name`, state: leased.state };
     }
     const finished = w.op !== "begin";
-    const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind, result: finished ? w.result ?? "null" : null, startedAt: w.startedAt, finishedAt: finished ? now : null, wakeAt: null }, w.start);
+    const refused = writeStep(store, leased, { seq: w.seq, name: w.name, kind, result: finished ? w.result ?? "null" : null, startedAt: w.startedAt, finishedAt: finished ? now : null, wakeAt: null, sensitive: w.sensitive === true }, w.start);
     if (refused) return refused;
     if (kind !== "token") return { ok: true, row: leased };
     return { ok: true, row: leased, result: store.sql.exec<{ result: string }>(RESULT_AT, leased.seq, w.seq).one().result };
@@ -146,7 +147,7 @@ export type StepAt = { name: string; kind: string; finished_at: number | null; b
 export function writeStep(
   store: HomeStore,
   job: JobRow,
-  e: Omit<JournalEntry, "attempt"> & { ref?: string | null },
+  e: Omit<JournalEntry, "attempt"> & { ref?: string | null; sensitive?: boolean },
   start: JournalStart,
   size: JournalSize = { n: null },
   known?: StepAt | null,
@@ -164,6 +165,9 @@ export function writeStep(
     return { ok: false, code: "payload_too_large", reason: `step ${JSON.stringify(e.name)}: its result is larger than ${limits.payloadMaxBytes} bytes of JSON (limits.payloadMaxBytes)`, state: job.state };
   }
   const bytes = utf8Length(e.name, 1024) + resultBytes;
+  // A step's value is stored sealed, and marked when the step is sensitive (sealing/lens.ts); the limits above are
+  // the value's own bytes, as the handler sent it.
+  if (e.kind === "step" && e.result !== null) e = { ...e, result: store.lens.seal(e.sensitive ? markSensitive(e.result) : e.result) };
   // The row at this position (an atMostOnce step's start) is replaced, not added to.
   size.n ??= store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
   const held = size.n - (at?.bytes ?? 0);
@@ -218,7 +222,8 @@ export function writeOpenSteps(store: HomeStore, job: JobRow, steps: readonly Op
 export function listSteps(store: HomeStore, id: string): StepView[] | null {
   const job = getJob(store.sql, id);
   if (!job) return null;
-  return (journalsOf(store, [job]).get(job.seq)?.entries ?? []).map((e) => ({ ...e, result: e.result === null ? null : (JSON.parse(e.result) as unknown) }));
+  // A reader's view: opened, a sensitive type's or step's value redacted (sealing/lens.ts).
+  return (journalsOf(store, [job]).get(job.seq)?.entries ?? []).map((e) => ({ ...e, result: e.result === null ? null : store.lens.show(e.result, job.type) }));
 }
 
 /** forgetUnfinished: a manual retry of a job runs its unfinished atMostOnce steps again (inside the retry's transaction). */
@@ -246,7 +251,7 @@ export function resolveStep(store: HomeStore, id: string, name: string, result: 
     if (held + bytes > limits.journalMaxBytes) {
       return { ok: false, code: "journal_too_large", reason: `journal_too_large: the result would take the job's journal past ${limits.journalMaxBytes} bytes (limits.journalMaxBytes)`, state: job.state };
     }
-    store.sql.exec("UPDATE job_step SET result = ?, finished_at = ?, bytes = bytes + ? WHERE job_seq = ? AND seq = ?", result, now, bytes, job.seq, step.seq);
+    store.sql.exec("UPDATE job_step SET result = ?, finished_at = ?, bytes = bytes + ? WHERE job_seq = ? AND seq = ?", store.lens.seal(result), now, bytes, job.seq, step.seq);
     if (job.state === "pending") {
       store.touched(now);
       return { ok: true, row: job };
