@@ -76,7 +76,7 @@ const workersPool = cloudflareTest({
           { name: "viewer", role: "reader" },
         ].map((t) => ({ ...t, sha256: createHash("sha256").update(`${t.name}-token`).digest("hex") })),
       ),
-      // Every value the suites store is sealed (docs/security.md "Encryption at rest"; test/coordinator/sealing.test.ts):
+      // Every value the suites store is sealed (docs/operating.md "Encryption at rest"; test/coordinator/sealing.test.ts):
       // "t2" seals, "t1" still opens what it sealed before a rotation.
       EDGEQUEUE_ENCRYPTION_KEYS: JSON.stringify([
         { id: "t2", key: Buffer.alloc(32, 2).toString("base64") },
@@ -107,6 +107,8 @@ const workersPool = cloudflareTest({
         types: {
           ...shipped.types,
           "sharded.job": { shards: 4 },
+          // A pulled sensitive type (test/coordinator/sealing.test.ts).
+          "pull.sensitive": { sensitive: true },
           "quick.retry": { maxAttempts: 2, backoff: { baseMs: 100, maxMs: 1000 } },
           "test.span": { binding: "TEST", batchSize: 5 },
           "test.limited": { binding: "TEST", concurrency: 3, batchSize: 2 },

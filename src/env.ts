@@ -24,7 +24,7 @@ export interface Env {
    */
   QUEUE_TOKENS?: string;
   /**
-   * Keys that seal stored values (a secret; sealing/keys.ts; docs/security.md "Encryption at rest"): a JSON array of
+   * Keys that seal stored values (a secret; sealing/keys.ts; docs/operating.md "Encryption at rest"): a JSON array of
    * `{ id, key }`, each key 32 bytes in base64; the first seals, every one opens. Unset: values are stored as given.
    */
   EDGEQUEUE_ENCRYPTION_KEYS?: string;

@@ -7,6 +7,7 @@
  * @module
  */
 import { tokensCommand } from "./tokens";
+import { keysCommand } from "./keys";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -69,6 +70,7 @@ export async function run(cli: CliEnv): Promise<number> {
   });
 
   tokensCommand(program, cli.out);
+  keysCommand(program, cli.out);
 
   program
     .command("init <dir>")

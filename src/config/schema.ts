@@ -99,7 +99,7 @@ const TypeConfigSchema = z.strictObject({
   /**
    * Its values — payloads, results, step values, signal data, progress, log lines — are never shown: listings, the
    * dashboard, subscriptions, callbacks and lifecycle events read `"[redacted]"`; only its handler gets them
-   * (docs/security.md "Sensitive values").
+   * (docs/operating.md "Sensitive values").
    */
   sensitive: z.boolean().optional(),
   /** Never start while a job of one of these types is running. Declare it on both sides. */

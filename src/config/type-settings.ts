@@ -33,7 +33,7 @@ export interface TypeSettings {
   serializeByScope: boolean;
   /** One at a time per object, in enqueue order (claim.ts, orderedHead). */
   ordered: boolean;
-  /** Its values are shown redacted to everyone but its handler (docs/security.md "Sensitive values"). */
+  /** Its values are shown redacted to everyone but its handler (docs/operating.md "Sensitive values"). */
   sensitive: boolean;
   /** Most pending jobs of the type per scope object, or null (no cap). */
   maxDepth: number | null;

@@ -33,6 +33,8 @@ export interface DispatchJob {
   limitKey?: string;
   /** The W3C trace context the handler's spans continue — its attempt's span as parent (job/trace.ts); absent when the job has none. */
   trace?: TraceContext;
+  /** Its type is marked `sensitive`: the handler's own log lines print its values `[redacted]` (docs/operating.md "Sensitive values"). */
+  sensitive?: true;
 }
 
 /** The start record: the first attempt's start and a seed, from which `ctx.now()` and `ctx.uuid()` derive. */
@@ -86,7 +88,7 @@ export interface JournalWrite {
   result: string | null;
   startedAt: number;
   start: JournalStart;
-  /** commit: the step was run with `{ sensitive: true }` — its value is shown `"[redacted]"` (docs/security.md "Sensitive values"). */
+  /** commit: the step was run with `{ sensitive: true }` — its value is shown `"[redacted]"` (docs/operating.md "Sensitive values"). */
   sensitive?: boolean;
 }
 

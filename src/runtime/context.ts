@@ -32,7 +32,7 @@ export interface StepOptions {
   atMostOnce?: boolean;
   /**
    * Its value is never shown: the API, the dashboard, subscriptions and callbacks read `"[redacted]"`; only the job's
-   * handler gets it back on a replay (docs/security.md "Sensitive values").
+   * handler gets it back on a replay (docs/operating.md "Sensitive values").
    */
   sensitive?: boolean;
 }

@@ -108,5 +108,6 @@ export function dispatchOf(job: LeasedJob): DispatchJob {
     ...(job.concurrencyKey !== null && job.concurrencyKey !== undefined ? { limitKey: job.concurrencyKey } : {}),
     // The handler's spans continue its attempt's, as a pushed handler's do (job/trace.ts).
     ...(job.trace ? { trace: attemptTrace(job.id, job.attempts, job.trace) } : {}),
+    ...(job.sensitive ? { sensitive: true as const } : {}),
   };
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { REDACTED } from "../sealing/redacted";
 import type { DispatchJob, JobOutcome } from "../job/handler-contract";
 import type { Handlers, JobContext, JobHandler } from "./context";
 import { ChildJobFailedError, JobAbortedError, NondeterminismError, RetryableJobError, SnoozeJobError, TerminalJobError } from "./errors";
@@ -81,6 +82,8 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
       const kept = keep(message, fields, replay);
       // Still printed when replaying: the Worker's own logs tell each attempt's run.
       const base = { event: "job:log", id: job.id, type: job.type, attempt: job.attempt, ...(replay ? { replay: true } : {}) };
+      // A sensitive type's lines are kept with the job (where readers see them redacted) but printed without their values.
+      if (job.sensitive) return void log({ ...base, message: REDACTED, fields: REDACTED }, !replay);
       try {
         log({ ...base, message, ...fields }, !replay);
       } catch {

@@ -1,5 +1,5 @@
 /**
- * The queue's encryption keys (docs/security.md "Encryption at rest"): the
+ * The queue's encryption keys (docs/operating.md "Encryption at rest"): the
  * secret `EDGEQUEUE_ENCRYPTION_KEYS`, a JSON array of `{ id, key }`, each key
  * 32 bytes in base64. The first seals every new value; every one opens, so a
  * new key goes first and an old one stays listed until nothing sealed with it

@@ -1,5 +1,5 @@
 /**
- * How a stored value is shown, by who asks (docs/security.md "Sensitive
+ * How a stored value is shown, by who asks (docs/operating.md "Sensitive
  * values"): a handler — a pushed attempt's call, a pull worker's claim, a
  * step's replay — gets every value opened; everyone else (the API's views,
  * the dashboard, subscriptions, callbacks, lifecycle events) gets them opened
@@ -19,9 +19,10 @@
  * @module
  */
 import type { QueueConfig } from "../config/schema";
+import { REDACTED } from "./redacted";
 import { NO_KEYS, SealError, Vault, vaultOf } from "./vault";
 
-export const REDACTED = "[redacted]";
+export { REDACTED };
 const SENSITIVE = "$sensitive:";
 
 /** markSensitive: a value's JSON text, marked as a sensitive step's. */

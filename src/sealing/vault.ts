@@ -1,5 +1,5 @@
 /**
- * Sealing a value for storage, and opening it again (docs/security.md
+ * Sealing a value for storage, and opening it again (docs/operating.md
  * "Encryption at rest"). A sealed value is a JSON string,
  * `"$sealed:v1:<key id>:<iv>:<ciphertext>"` (AES-256-GCM, a random 96-bit iv,
  * base64url; the ciphertext ends with its 16-byte tag), whose plaintext is

@@ -21,6 +21,7 @@ describe("config", () => {
       leaseMs: 30_000,
       serializeByScope: false,
       ordered: false,
+      sensitive: false,
       maxDepth: null,
       notWhileRunning: [],
       waitsFor: [],
@@ -28,6 +29,9 @@ describe("config", () => {
       pools: [],
     });
     expect(c.pushTypes).toEqual([]);
+    expect(c.sensitiveTypes).toEqual([]);
+    expect(parseConfig({ types: { "pay.charge": { sensitive: true }, "pay.receipt": {} } }).sensitiveTypes).toEqual(["pay.charge"]);
+    expect(() => parseConfig({ types: { t: { sensitive: "yes" } } })).toThrow(/types.t.sensitive/);
     expect(c.logEvents).toBe("operator");
     expect(c.catalogShards).toBe(4);
     expect(parseConfig({ catalog: { shards: 16 } }).catalogShards).toBe(16);

@@ -5,6 +5,7 @@
  * commands over a fetch that stands in for the queue's HTTP API (the e2e
  * project runs them against a real queue).
  */
+import { parseKeys } from "../../src/sealing/keys";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -279,6 +280,16 @@ describe("the operator commands", () => {
     expect(json).toEqual({ name: "shop", role: "producer", sha256: createHash("sha256").update(token).digest("hex"), types: ["email.send", "order.new"] });
     expect(a.asked).toHaveLength(1);
     expect((await cli(["tokens", "new", "x", "--role", "root"])).err).toMatch(/--role: "root" is not a role; one of admin, operator, producer, worker, reader/);
+  });
+
+  it("keys new makes a 32-byte key as an EDGEQUEUE_ENCRYPTION_KEYS entry the queue accepts, sending nothing", async () => {
+    const made = await cli(["keys", "new", "k2"]);
+    expect(made.code).toBe(0);
+    const entry = JSON.parse(/^  (\{.*\})$/m.exec(made.out)![1]!) as { id: string; key: string };
+    expect(entry.id).toBe("k2");
+    expect(Buffer.from(entry.key, "base64")).toHaveLength(32);
+    expect(parseKeys(JSON.stringify([entry]))).toHaveLength(1);
+    expect((await cli(["keys", "new", "a b"])).err).toMatch(/<id>: "a b" is not 1-32 characters/);
   });
 
   it("budgets lists each budget's window and state; budgets lift posts the lift", async () => {

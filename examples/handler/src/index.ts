@@ -35,6 +35,9 @@ declare module "edgequeue" {
     "demo.capped": { ms?: number };
     // Writes payload.lines ctx.log lines, kept with the job (GET /v1/jobs/{id}/logs).
     "demo.log": { lines: number };
+    // Sensitive values (docs/operating.md): the whole type, and one step of a type that is not.
+    "demo.sensitive": Record<string, unknown>;
+    "demo.sensitive.step": { token: string };
     // Event consumers (topic demo.topic).
     "demo.consumer.ok": Record<string, unknown>;
     "demo.consumer.bad": Record<string, unknown>;
@@ -109,6 +112,21 @@ export const DemoHandlers = defineHandlers({
   "demo.log": (payload, ctx) => {
     for (let i = 1; i <= payload.lines; i++) ctx.log(`line ${i} of ${payload.lines}`, { i });
     return { lines: payload.lines };
+  },
+  /**
+   * Marked `sensitive` (wrangler.toml): its payload, result, step and log line are the handler's alone — the API, the
+   * dashboard, subscriptions and callbacks read "[redacted]" (docs/operating.md "Sensitive values").
+   */
+  "demo.sensitive": async (payload, ctx) => {
+    const kept = await ctx.step("keep", () => ({ keys: Object.keys(payload).length, payload }));
+    ctx.log("handled the sensitive payload", { payload });
+    return { ...payload, steppedKeys: kept.keys };
+  },
+  /** A type that is not sensitive, with one step that is: its token reads "[redacted]", the rest is shown. */
+  "demo.sensitive.step": async (payload, ctx) => {
+    const token = await ctx.step("token", () => ({ token: payload.token }), { sensitive: true });
+    const shown = await ctx.step("shown", () => ({ length: token.token.length }));
+    return { tokenLength: shown.length };
   },
   "demo.consumer.ok": (payload, ctx) => ({ handled: ctx.id, keys: Object.keys(payload), event: ctx.event }),
   "demo.consumer.bad": () => {

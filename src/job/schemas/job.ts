@@ -93,6 +93,7 @@ export const LeasedJobSchema = JobSchema.extend({
     .object({ start: z.object({ at: z.number(), seed: z.string() }).nullable(), entries: z.array(JournalEntrySchema) })
     .optional()
     .meta({ description: "The job's journal of durable steps, when it has one: a worker replays journaled steps from it (docs/handlers.md, Durable steps)." }),
+  sensitive: z.literal(true).optional().meta({ description: "Its type is marked sensitive: a worker prints its ctx.log values `[redacted]` (docs/operating.md \"Sensitive values\")." }),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 

@@ -69,7 +69,7 @@ export const AppendStepSchema = z.strictObject({
   name: stepName,
   result: z.unknown().optional().meta({ description: "commit: the step's JSON result." }),
   timeoutMs: z.number().int().min(0).max(365 * 86_400_000).nullable().optional().meta({ description: "token: how long the token is good for (default: no expiry)." }),
-  sensitive: z.boolean().optional().meta({ description: "commit: the step ran with `{ sensitive: true }`: its value reads \"[redacted]\" everywhere but the job's handler (docs/security.md \"Sensitive values\")." }),
+  sensitive: z.boolean().optional().meta({ description: "commit: the step ran with `{ sensitive: true }`: its value reads \"[redacted]\" everywhere but the job's handler (docs/operating.md \"Sensitive values\")." }),
   startedAt: epochMs,
   start: journalStart,
 });

@@ -162,7 +162,7 @@ export function scopeOfRow(row: { scope_type: string | null; scope_id: string | 
 
 /**
  * toJob: a row as a reader sees it — its values opened, or `"[redacted]"` for a sensitive type's and a sensitive
- * step's (sealing/lens.ts; docs/security.md).
+ * step's (sealing/lens.ts; docs/operating.md).
  */
 export function toJob(row: JobRow, lens: Lens): Job {
   return viewOf(row, lens.show(row.payload, row.type), row.result === null ? null : lens.show(row.result, row.type), row.progress ? lens.show(row.progress, row.type) : null);
@@ -215,7 +215,7 @@ export function toLeasedJob(row: JobRow & { journal?: Journal }, lens: Lens): Le
   if (row.lease_token === null || row.lease_expires_at === null) throw new Error(`job ${row.id} has no lease`);
   const open = (text: string) => JSON.parse(lens.handlerText(text)) as unknown;
   const view = viewOf(row, open(row.payload), row.result === null ? null : open(row.result), row.progress ? open(row.progress) : null);
-  const leased = { ...view, leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at };
+  const leased = { ...view, leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at, ...(lens.sensitive(row.type) ? { sensitive: true as const } : {}) };
   return row.journal ? { ...leased, journal: openJournal(row.journal, lens) } : leased;
 }
 

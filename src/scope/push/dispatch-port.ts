@@ -160,6 +160,7 @@ export function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["jo
     ...(row.limit_key !== null ? { limitKey: row.limit_key } : {}),
     // The handler's spans continue its attempt's (job/trace.ts).
     ...(row.trace !== null ? { trace: attemptTrace(row.id, row.attempts, JSON.parse(row.trace) as TraceContext) } : {}),
+    ...(lens.sensitive(row.type) ? { sensitive: true as const } : {}),
     id: row.id,
     type: row.type,
     payloadJson: lens.handlerText(row.payload),

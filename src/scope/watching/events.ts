@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { REDACTED } from "../../sealing/lens";
+import { REDACTED } from "../../sealing/redacted";
 import type { QueueConfig } from "../../config/schema";
 import { analyticsPoints, eventSource, writePoints } from "../../metrics/analytics";
 import { scopeOfRow, type JobRow } from "../jobs/job-row";
@@ -141,7 +141,7 @@ export class EventSink {
   }
 }
 
-/** shownProgress: a report as lifecycle events carry it — a sensitive type's redacted (docs/security.md "Sensitive values"). */
+/** shownProgress: a report as lifecycle events carry it — a sensitive type's redacted (docs/operating.md "Sensitive values"). */
 function shownProgress(config: QueueConfig, r: JobRow): unknown {
   if (r.progress === null) return null;
   return config.typeSettings(r.type).sensitive ? REDACTED : JSON.parse(r.progress);
