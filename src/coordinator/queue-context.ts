@@ -9,6 +9,7 @@ import type { QueueConfig } from "../config/schema";
 import type { Env } from "../env";
 import { homeOfJobId, typeHome } from "../job/home";
 import { scopeRpc, type ScopeRpc } from "../scope/api";
+import { lensOf, type Lens } from "../sealing/lens";
 import { notFound } from "./refusals";
 import { QueueError } from "../errors";
 import { callbackUrlProblem } from "../job/callback-url";
@@ -19,8 +20,14 @@ export class QueueContext {
     readonly config: QueueConfig,
   ) {}
 
+  /** scope: a home's object; the values its calls carry are sealed and opened here (sealing/rpc-values.ts). */
   scope(home: string): ScopeRpc {
-    return scopeRpc(this.env.SCOPE.getByName(home));
+    return scopeRpc(this.env.SCOPE.getByName(home), this.lens);
+  }
+
+  /** The env's keys and the config's sensitive types (sealing/lens.ts); a bad key secret is refused at setup. */
+  get lens(): Lens {
+    return lensOf(this.env, this.config);
   }
 
   catalog(): Catalogs {

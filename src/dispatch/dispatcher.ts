@@ -32,7 +32,7 @@
 import type { QueueConfig } from "../config/schema";
 import { TypeBackoff } from "./backoff";
 import { BatchControl } from "./batch-control";
-import type { AbortReason, HandlerEntrypoint, HandlerOutcome, JournalAnswer, JournalWrite, ProgressReport } from "../job/handler-contract";
+import type { AbortReason, DispatchJob, HandlerEntrypoint, HandlerOutcome, JournalAnswer, JournalWrite, ProgressReport } from "../job/handler-contract";
 import { Flights, type Flight } from "./flights";
 import { readOutcome, readOutcomes } from "./outcome";
 import { PermitLedger, type Permit } from "./permit-ledger";
@@ -317,8 +317,9 @@ export class Dispatcher<R> {
     const promise = (async () => {
       let answer: unknown = null;
       let failure: Failure | null = null;
+      const jobs = await this.revealed(call, b);
       try {
-        answer = await this.deps.handler(b.binding).run({ type: b.type, jobs: b.leased.map((l) => l.job) }, call.control);
+        if (jobs.length > 0) answer = await this.deps.handler(b.binding).run({ type: b.type, jobs }, call.control);
       } catch (e) {
         failure = { error: `handler call failed: ${String(e)}`, unreachedWaitMs: null };
         // Never reached the handler's code: the platform's failure, not the job's (reachability.ts).
@@ -338,6 +339,19 @@ export class Dispatcher<R> {
     this.callsInFlight.add(promise);
     this.deps.keepAlive(promise);
     if (b.changed.length > 0) this.deps.keepAlive(this.deps.changed(b.changed, b.now));
+  }
+
+  /**
+   * revealed: the call's jobs as their handler is sent them (ScopePort.reveal). One that cannot be — a sealed value
+   * whose key is no longer listed — fails at once, alone: retrying cannot open it, and its batch-mates still go.
+   */
+  private async revealed(call: Call, b: Batch<R>): Promise<DispatchJob[]> {
+    const { reveal } = this.deps.jobs;
+    if (!reveal) return b.leased.map((l) => l.job);
+    const out = await Promise.allSettled(b.leased.map((l) => reveal(l.job)));
+    const refused = out.flatMap((r, i) => (r.status === "rejected" ? [{ id: b.leased[i]!.id, outcome: { kind: "failed", error: `its values could not be made ready for its handler: ${String(r.reason)}` } as HandlerOutcome }] : []));
+    if (refused.length > 0) this.deps.keepAlive(this.deps.changed(this.settle(call, refused, this.deps.now()), this.deps.now()));
+    return out.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   }
 
   /** held: the job's flight, if this call still runs it under the token it leased. */
@@ -414,6 +428,8 @@ export class Dispatcher<R> {
     const now = this.deps.now();
     const ids = [...call.tokens.keys()];
     const outcomes = failure === null ? readOutcomes(ids, answer) : null;
+    // Results sealed natively before the settle's transaction (ScopePort.prepare); never fails the settle.
+    if (outcomes && this.deps.jobs.prepare) await this.deps.jobs.prepare([...outcomes.values()]).catch(() => {});
     const failed: HandlerOutcome =
       failure?.unreachedWaitMs != null
         ? { kind: "retry", error: failure.error, consumesAttempt: false, retryAfterMs: failure.unreachedWaitMs }

@@ -43,6 +43,13 @@ export interface ScopePort<R> {
   nextDueKey(type: string, now: number, after: string | null): string | null;
   /** Due jobs of one key value, counted up to `max` (one at a time rules included). */
   countDueOfKey(type: string, key: string, now: number, max: number): number;
+  /**
+   * What a job's handler is sent, made ready off the object's transaction (its sealed values opened: sealing/lens.ts);
+   * a job whose values cannot be made ready throws, and fails alone. Absent: the job as claimed.
+   */
+  reveal?(job: DispatchJob): Promise<DispatchJob>;
+  /** Outcomes made ready for settle off its transaction (their results sealed natively: sealing/lens.ts). Absent: as they are. */
+  prepare?(outcomes: readonly HandlerOutcome[]): Promise<void>;
   /** Settle outcomes, each under its lease, in one transaction; a write that matches no live lease changes nothing. */
   settle(items: readonly { id: string; token: string; outcome: HandlerOutcome }[], now: number): R[];
   /** Extend a lease; `reason` says why it cannot be. */

@@ -155,7 +155,7 @@ export class ScheduleDO extends DurableObject<Env> {
     }
     const prepared: ReturnType<typeof prepareJob>[] = [];
     // Parsed once per pass, not per slot: a stored payload that is not JSON fails this schedule here, before any job carries it.
-    const text = this.lens.handlerText(row.payload);
+    const text = this.lens.openText(row.payload);
     const payload = JSON.parse(text) as EnqueueRequest["payload"];
     for (const slot of plan.fire) {
       const body = { type: row.type, payload, scope: scopeOfRow(row) ?? undefined, id: `schedule:${row.name}:${row.generation}:${slot}` };

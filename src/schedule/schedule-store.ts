@@ -5,6 +5,7 @@
  * @module
  */
 import type { Lens } from "../sealing/lens";
+import { SealError } from "../sealing/vault";
 import { scopeOfRow } from "../scope/api";
 import { localTime } from "../cron";
 import { firstSlotAfter, triggerOf } from "./slots";
@@ -38,7 +39,7 @@ export function toSchedule(r: Row, lens: Lens): Schedule {
   return {
     name: r.name,
     type: r.type,
-    payload: lens.show(r.payload, r.type) as Schedule["payload"],
+    payload: lens.openSync(lens.show(r.payload, r.type), "reader") as Schedule["payload"],
     scope: scopeOfRow(r),
     cron: r.cron,
     tz: r.tz ?? "UTC",
@@ -88,8 +89,9 @@ export function putSchedule(sql: SqlStorage, lens: Lens, name: string, spec: Sch
   const same =
     existing !== null &&
     existing.type === spec.type &&
-    // Compared opened: each sealing of the same payload differs (a random iv; sealing/vault.ts).
-    lens.handlerText(existing.payload) === payload &&
+    // Compared opened: each sealing of the same payload differs (a random iv; sealing/vault.ts). One sealed with a key
+    // no longer listed is not the same: it is sealed again with the current key.
+    openedOrNull(lens, existing.payload) === payload &&
     existing.scope_type === (spec.scope?.type ?? null) &&
     existing.scope_id === (spec.scope?.id ?? null) &&
     existing.cron === (spec.cron ?? null) &&
@@ -146,4 +148,14 @@ export function nextScheduleWake(sql: SqlStorage): number | null {
 
 export function maxCatchupOf(r: Row): number {
   return r.max_catchup ?? MAX_CATCHUP_DEFAULT;
+}
+
+/** openedOrNull: a stored payload's JSON text opened, or null when it does not open (its key is no longer listed). */
+function openedOrNull(lens: Lens, text: string): string | null {
+  try {
+    return lens.openText(text);
+  } catch (e) {
+    if (e instanceof SealError) return null;
+    throw e;
+  }
 }

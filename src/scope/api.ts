@@ -12,6 +12,8 @@
 import type { ObjectMethods } from "../stubs";
 import type { ScopeDO } from "./scope-do";
 import { fromPrevious } from "./wire-compat";
+import type { Lens } from "../sealing/lens";
+import { openAnswer, sealArgs, type FailJob } from "../sealing/rpc-values";
 
 export type { ScopeDO };
 
@@ -20,16 +22,21 @@ export type ScopeRpc = ObjectMethods<ScopeDO>;
 
 /**
  * scopeRpc: a scope object's stub, typed as ScopeRpc; an answer from an object still running the previous
- * version (during a deploy) is read as this version's wire type (wire-compat.ts).
+ * version (during a deploy) is read as this version's wire type (wire-compat.ts). With a lens, the values a call
+ * carries are sealed on their way in and opened on their way out, here and not in the object (sealing/rpc-values.ts).
  */
-export function scopeRpc(stub: DurableObjectStub<ScopeDO>): ScopeRpc {
+export function scopeRpc(stub: DurableObjectStub<ScopeDO>, lens?: Lens): ScopeRpc {
   const target = stub as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const failJob: FailJob = (job, error) => target.fail!(job.id, job.leaseToken, { error, fatal: true }).catch(() => undefined);
   return new Proxy(target, {
     get(t, method) {
       // Not a thenable: the stub is handed around, never awaited.
       if (typeof method !== "string" || method === "then") return undefined;
       const call = (...args: unknown[]) => t[method]!(...args);
-      return async (...args: unknown[]) => fromPrevious(method, await call(...args), method === "list" ? (args[2] as number) : undefined);
+      return async (...args: unknown[]) => {
+        const answer = fromPrevious(method, await call(...(lens ? await sealArgs(lens, method, args) : args)), method === "list" ? (args[2] as number) : undefined);
+        return lens ? openAnswer(lens, method, answer, failJob) : answer;
+      };
     },
   }) as unknown as ScopeRpc;
 }

@@ -1,20 +1,18 @@
 /**
- * How a stored value is shown, by who asks (docs/operating.md "Sensitive
- * values"): a handler — a pushed attempt's call, a pull worker's claim, a
- * step's replay — gets every value opened; everyone else (the API's views,
- * the dashboard, subscriptions, callbacks, lifecycle events) gets them opened
- * too, except a sensitive type's values and a sensitive step's, which read
- * `"[redacted]"`.
+ * How a stored value is shown, by who asks (docs/operating.md "Encryption at rest", "Sensitive values").
  *
- * A sensitive step's value is stored marked: the JSON string
- * `"$sensitive:<its JSON>"` (sealed like any other when keys are listed), so
- * the mark travels with the value wherever a statement copies it. A sensitive
- * type's values need no mark: every view of them knows their type.
+ * Two steps, in two places. In the scope object, where a row becomes a view, synchronously and with no
+ * cryptography: a sensitive type's values and a sensitive step's read `"[redacted]"` to a reader, a sensitive
+ * step's mark comes off for its handler, and sealed values stay sealed (`show`, `handlerText`). Then, where the
+ * view leaves for whoever asked, sealed values are opened with the platform's native AES-GCM (`openDeep`): in the
+ * coordinator for the API's answers and a pull worker's claims (scope/api.ts scopeRpc, off the object's serial
+ * CPU), in the object before a pushed handler's call (push/dispatch-port.ts). What the object itself sends or keeps
+ * from a view — subscriptions, a failure handler's payload, an event matched — is opened there synchronously
+ * (`openSync`, @noble/ciphers), off the job path.
  *
- * Sealed values sit at a value's top (a payload, a result, a step's value) or
- * as leaves of what the queue wraps around them (a child's result in its
- * invoke step, a signal's data, an event's payload); a walk finds both. Text
- * without `"$se` in it holds neither and is parsed as it is.
+ * A sensitive step's value is stored marked: its sealed JSON, as the string `"$sensitive:v1:<its JSON>"` at the top
+ * of the step's stored text only (a value the queue marks is never looked into for one). A sensitive type's values
+ * need no mark: every view of them knows their type.
  *
  * @module
  */
@@ -23,15 +21,21 @@ import { REDACTED } from "./redacted";
 import { NO_KEYS, SealError, Vault, vaultOf } from "./vault";
 
 export { REDACTED };
-const SENSITIVE = "$sensitive:";
+const SENSITIVE = "$sensitive:v1:";
+const MARKED = `"${SENSITIVE}`;
 
-/** markSensitive: a value's JSON text, marked as a sensitive step's. */
+/** markSensitive: a step's stored (sealed) JSON text, marked as a sensitive step's. */
 export function markSensitive(json: string): string {
-  return json.startsWith(`"${SENSITIVE}`) ? json : JSON.stringify(`${SENSITIVE}${json}`);
+  return json.startsWith(MARKED) ? json : JSON.stringify(`${SENSITIVE}${json}`);
 }
 
-/** A view's reach: a handler opens everything; a reader is shown what is not sensitive. */
-type Reach = "handler" | "reader";
+/** unmark: a marked step's stored JSON text without its mark; any other text as it is. */
+function unmark(text: string): string {
+  return text.startsWith(MARKED) ? (JSON.parse(text) as string).slice(SENSITIVE.length) : text;
+}
+
+/** Who a value is opened for: a handler never runs on a value that does not open; a reader is told of it. */
+export type Reach = "handler" | "reader";
 
 export class Lens {
   constructor(
@@ -44,13 +48,20 @@ export class Lens {
     return this.sensitiveTypes.has(type);
   }
 
-  /** seal: a value's JSON text as stored (vault.ts). */
+  // ------------------------------------------------------------ stored (sync: inside an object's write)
+
+  /** seal: a value's JSON text as stored (vault.ts); unchanged without keys, or sealed already. */
   seal(json: string): string {
     return this.vault.sealText(json);
   }
 
   sealNullable(json: string | null): string | null {
     return json === null ? null : this.vault.sealText(json);
+  }
+
+  /** sealValue: a parsed value as it is stored inside what the queue wraps around it (an event in a wait's answer). */
+  sealValue(value: unknown): unknown {
+    return this.vault.on ? JSON.parse(this.vault.sealText(JSON.stringify(value))) : value;
   }
 
   /**
@@ -61,81 +72,107 @@ export class Lens {
     return this.vault.on ? Math.ceil((length * 4) / 3) + 80 : length;
   }
 
-  /** sealValue: a parsed value as it is stored inside what the queue wraps around it (an event in a wait's answer). */
-  sealValue(value: unknown): unknown {
-    return this.vault.on ? JSON.parse(this.vault.sealText(JSON.stringify(value))) : value;
-  }
+  // ------------------------------------------------------------ views (sync, no cryptography: in the object)
 
-  /** handlerText: a stored value's JSON text as a handler gets it — opened, unmarked. Throws SealError when a value does not open. */
-  handlerText(text: string): string {
-    return mayHold(text) ? JSON.stringify(this.walk(JSON.parse(text), "handler")) : text;
-  }
-
-  /** handlerValue: an already parsed value (a journal, a wait's answer) as a handler gets it. */
-  handlerValue<T>(value: T): T {
-    return this.walk(value, "handler") as T;
-  }
-
-  /** show: a stored value's JSON text as a reader sees it, for a job of `type`. */
+  /** show: a stored value's JSON text as a reader's view holds it — redacted when sensitive, sealed values left sealed. */
   show(text: string, type: string): unknown {
-    if (this.sensitive(type)) return REDACTED;
-    return mayHold(text) ? this.walk(JSON.parse(text), "reader") : JSON.parse(text);
+    return this.sensitive(type) || text.startsWith(MARKED) ? REDACTED : JSON.parse(text);
   }
 
-  /** showValue: an already parsed value as a reader sees it, for a job of `type`. */
-  showValue(value: unknown, type: string): unknown {
-    return this.sensitive(type) ? REDACTED : this.walk(value, "reader");
+  /** handlerText: a stored value's JSON text as a handler's view holds it — its mark off, sealed values left sealed. */
+  handlerText(text: string): string {
+    return unmark(text);
   }
 
-  /** showString: a plain string kept sealed (a log line's message) as a reader sees it. */
-  showString(text: string, type: string): string {
-    if (this.sensitive(type)) return REDACTED;
-    if (!Vault.isSealed(text)) return text;
-    const v = this.leaf(text, "reader");
-    return typeof v === "string" ? v : JSON.stringify(v);
+  // ------------------------------------------------------------ opening
+
+  /**
+   * openDeep: a view with every sealed value in it opened (native AES-GCM): sealed strings anywhere, and JSON texts
+   * that hold some (a journal entry's result). A value that does not open throws SealError for a handler, and reads
+   * `[sealed: …]` to a reader.
+   */
+  async openDeep<T>(value: T, reach: Reach): Promise<T> {
+    if (!holdsSealed(value)) return value;
+    return (await this.walk(value, reach, (s) => this.vault.openStringAsync(s))) as T;
   }
 
-  /** handlerString: a plain string kept sealed, opened. */
-  handlerString(text: string): string {
-    if (!Vault.isSealed(text)) return text;
-    const v = this.leaf(text, "handler");
-    return typeof v === "string" ? v : JSON.stringify(v);
+  /** openSync: openDeep, synchronously (@noble/ciphers): for what the object sends or keeps itself, off the job path. */
+  openSync<T>(value: T, reach: Reach): T {
+    if (!holdsSealed(value)) return value;
+    return this.walkSync(value, reach) as T;
   }
 
-  private walk(v: unknown, reach: Reach): unknown {
-    if (typeof v === "string") return v.startsWith("$se") ? this.leaf(v, reach) : v;
-    if (Array.isArray(v)) return v.map((x) => this.walk(x, reach));
+  /** openText: a stored value's JSON text opened synchronously (an event's payload matched, a schedule's fired). */
+  openText(text: string): string {
+    return text.includes(SEALED_MARK) ? JSON.stringify(this.openSync(JSON.parse(unmark(text)), "handler")) : unmark(text);
+  }
+
+  private async walk(v: unknown, reach: Reach, open: (s: string) => Promise<string>): Promise<unknown> {
+    if (typeof v === "string") {
+      if (Vault.isSealed(v)) {
+        try {
+          return await this.walk(JSON.parse(await open(v)), reach, open);
+        } catch (e) {
+          return unopened(e, reach);
+        }
+      }
+      // A JSON text that holds sealed values (a journal entry's result): opened inside, kept as text.
+      if (v.includes(SEALED_MARK) && (v.startsWith('"') || v.startsWith("{") || v.startsWith("["))) {
+        const parsed = tryParse(v);
+        if (parsed !== undefined) return JSON.stringify(await this.walk(parsed, reach, open));
+      }
+      return v;
+    }
+    if (Array.isArray(v)) return Promise.all(v.map((x) => this.walk(x, reach, open)));
     if (v !== null && typeof v === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[k] = this.walk(x, reach);
-      return out;
+      const entries = await Promise.all(Object.entries(v).map(async ([k, x]) => [k, await this.walk(x, reach, open)] as const));
+      return Object.fromEntries(entries);
     }
     return v;
   }
 
-  /** leaf: a sealed or marked string's value. What it opens to is the caller's data, and is not walked again. */
-  private leaf(s: string, reach: Reach): unknown {
-    if (s.startsWith(SENSITIVE)) {
-      if (reach === "reader") return REDACTED;
-      const inner: unknown = JSON.parse(s.slice(SENSITIVE.length));
-      return typeof inner === "string" && Vault.isSealed(inner) ? this.leaf(inner, reach) : inner;
+  private walkSync(v: unknown, reach: Reach): unknown {
+    if (typeof v === "string") {
+      if (Vault.isSealed(v)) {
+        try {
+          return this.walkSync(JSON.parse(this.vault.openString(v)), reach);
+        } catch (e) {
+          return unopened(e, reach);
+        }
+      }
+      if (v.includes(SEALED_MARK) && (v.startsWith('"') || v.startsWith("{") || v.startsWith("["))) {
+        const parsed = tryParse(v);
+        if (parsed !== undefined) return JSON.stringify(this.walkSync(parsed, reach));
+      }
+      return v;
     }
-    if (!Vault.isSealed(s)) return s;
-    let opened: unknown;
-    try {
-      opened = JSON.parse(this.vault.openString(s));
-    } catch (e) {
-      // A reader's listing still shows the job; a handler never runs on a value it cannot have.
-      if (reach === "reader" && e instanceof SealError) return `[sealed: ${e.message}]`;
-      throw e;
-    }
-    return typeof opened === "string" && opened.startsWith(SENSITIVE) ? this.leaf(opened, reach) : opened;
+    if (Array.isArray(v)) return v.map((x) => this.walkSync(x, reach));
+    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, this.walkSync(x, reach)]));
+    return v;
   }
 }
 
-/** mayHold: whether JSON text can hold a sealed or marked string (both start `"$se`). */
-function mayHold(text: string): boolean {
-  return text.includes('"$se');
+const SEALED_MARK = "$sealed:v1:";
+
+/** holdsSealed: whether a value can hold a sealed string, read cheaply: its JSON has the mark. */
+function holdsSealed(value: unknown): boolean {
+  if (typeof value === "string") return value.includes(SEALED_MARK);
+  if (value === null || typeof value !== "object") return false;
+  return JSON.stringify(value).includes(SEALED_MARK);
+}
+
+function unopened(e: unknown, reach: Reach): string {
+  // A reader's listing still shows the job; a handler never runs on a value it cannot have.
+  if (reach === "reader" && e instanceof SealError) return `[sealed: ${e.message}]`;
+  throw e;
+}
+
+function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** PLAIN_LENS: no keys, nothing sensitive — rows from code that never sealed (scope/wire-compat.ts). */

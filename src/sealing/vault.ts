@@ -8,15 +8,18 @@
  * into its parent's journal, an event's payload inside a wait's answer — so
  * the statements and triggers that move values move them sealed, unchanged.
  *
- * Sealing and opening are synchronous (@noble/ciphers' AES-GCM, the standard
- * algorithm WebCrypto's opens too): values are sealed inside the write that
- * stores them and opened where a row becomes a view, both inside an object's
- * synchronous transaction or mapping, where WebCrypto's promises cannot go.
+ * Two implementations of the one algorithm (AES-GCM; a value either seals opens
+ * with the other): the platform's native WebCrypto, asynchronous, for the job
+ * path — values sealed before they reach an object, opened after they leave it
+ * (sealing/lens.ts) —, and @noble/ciphers', synchronous, about five times the
+ * CPU, for what must happen inside an object's transaction or a synchronous
+ * mapping (a failure handler's payload, a subscription's message).
  *
  * @module
  */
 import { gcm } from "@noble/ciphers/aes.js";
 import { decodeBytes, encodeBytes } from "../base64url";
+import { utf8Length } from "../job/json-size";
 import { parseKeys, KEYS_SECRET, type SealKey } from "./keys";
 
 const PREFIX = "$sealed:v1:";
@@ -69,12 +72,52 @@ export class Vault {
     if (!m) throw new SealError("not a sealed value");
     const [, id, iv, ct] = m;
     const key = this.byId.get(id!);
-    if (!key) throw new SealError(`a value sealed with key "${id}", which ${KEYS_SECRET} does not list (keep an old key listed until nothing it sealed is kept)`);
+    if (!key) throw unlisted(id!);
     try {
       return decoder.decode(gcm(key, decodeBytes(iv!)!).decrypt(decodeBytes(ct!)!));
     } catch {
-      throw new SealError(`a value sealed with key "${id}" does not open with it: the stored bytes were changed, or the key listed under that id is not the one that sealed it`);
+      throw changed(id!);
     }
+  }
+
+  /** sealTextAsync: sealText with native AES-GCM (WebCrypto). */
+  async sealTextAsync(json: string): Promise<string> {
+    if (!this.on || json.startsWith(QUOTED)) return json;
+    return JSON.stringify(await this.sealToStringAsync(json));
+  }
+
+  /** sealStringAsync: sealString with native AES-GCM. */
+  async sealStringAsync(text: string): Promise<string> {
+    if (!this.on || text.startsWith(PREFIX)) return text;
+    return this.sealToStringAsync(JSON.stringify(text));
+  }
+
+  /** openStringAsync: openString with native AES-GCM. */
+  async openStringAsync(sealed: string): Promise<string> {
+    const m = SEALED.exec(sealed);
+    if (!m) throw new SealError("not a sealed value");
+    const [, id, iv, ct] = m;
+    if (!this.byId.has(id!)) throw unlisted(id!);
+    try {
+      return decoder.decode(await crypto.subtle.decrypt({ name: "AES-GCM", iv: decodeBytes(iv!)! }, await this.cryptoKey(id!), decodeBytes(ct!)!));
+    } catch {
+      throw changed(id!);
+    }
+  }
+
+  private readonly cryptoKeys = new Map<string, Promise<CryptoKey>>();
+
+  private cryptoKey(id: string): Promise<CryptoKey> {
+    let key = this.cryptoKeys.get(id);
+    if (!key) this.cryptoKeys.set(id, (key = crypto.subtle.importKey("raw", this.byId.get(id)!, "AES-GCM", false, ["encrypt", "decrypt"])));
+    return key;
+  }
+
+  private async sealToStringAsync(json: string): Promise<string> {
+    const key = this.keys[0]!;
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const ct = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await this.cryptoKey(key.id), encoder.encode(json)));
+    return `${PREFIX}${key.id}:${encodeBytes(iv)}:${encodeBytes(ct)}`;
   }
 
   private sealToString(json: string): string {
@@ -83,6 +126,14 @@ export class Vault {
     const ct = gcm(key.bytes, iv).encrypt(encoder.encode(json));
     return `${PREFIX}${key.id}:${encodeBytes(iv)}:${encodeBytes(ct)}`;
   }
+}
+
+function unlisted(id: string): SealError {
+  return new SealError(`a value sealed with key "${id}", which ${KEYS_SECRET} does not list (keep an old key listed until nothing it sealed is kept)`);
+}
+
+function changed(id: string): SealError {
+  return new SealError(`a value sealed with key "${id}" does not open with it: the stored bytes were changed, or the key listed under that id is not the one that sealed it`);
 }
 
 /** NO_KEYS: the vault of a queue that seals nothing (it still opens nothing; a sealed value found says which key it needs). */
@@ -100,4 +151,22 @@ export function vaultOf(env: { EDGEQUEUE_ENCRYPTION_KEYS?: string }): Vault {
     vaults.set(text, hit);
   }
   return hit;
+}
+
+const SEALED_IN_TEXT = /"\$sealed:v1:[A-Za-z0-9_-]{1,32}:[A-Za-z0-9_-]{16}:([A-Za-z0-9_-]+)"/g;
+
+/**
+ * plainBytes: a stored value's size as its plain JSON would be, in UTF-8 bytes — what the limits count
+ * (`limits.payloadMaxBytes`, `limits.journalMaxBytes`), so a value is refused or kept alike with keys and without.
+ * Each sealed string in it counts as the JSON it holds (its ciphertext, less the 16-byte tag).
+ */
+export function plainBytes(text: string, limit: number): number {
+  if (!text.includes(PREFIX)) return utf8Length(text, limit);
+  let stored = 0;
+  let plain = 0;
+  for (const m of text.matchAll(SEALED_IN_TEXT)) {
+    stored += m[0].length;
+    plain += Math.floor((m[1]!.length * 3) / 4) - 16;
+  }
+  return utf8Length(text, limit + stored) - stored + plain;
 }

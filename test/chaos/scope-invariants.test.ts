@@ -8,7 +8,7 @@
  * what the object holds.
  */
 import { allCounts } from "../../src/scope/jobs/counts";
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock";

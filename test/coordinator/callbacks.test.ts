@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config/load";
 import { QueueOps } from "../../src/coordinator/operations";
 import { QueueError } from "../../src/errors";
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { CALLBACK_TRIES } from "../../src/scope/watching/callbacks";
 import { api, waitForJob } from "../helpers/api";
 import { env, freshScope, newJob, put } from "../helpers/scope";

@@ -15,7 +15,7 @@ import type { NewJob } from "../../src/scope/jobs/enqueue";
 import type { JobRow } from "../../src/scope/jobs/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import type { ScopeParts } from "../../src/scope/scope-parts";
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc as rpcOf, type ScopeRpc } from "../../src/scope/api";
 import { lensOf } from "../../src/sealing/lens";
 
 export const env = workersEnv as unknown as Env;
@@ -101,9 +101,17 @@ export async function sealedRows(stub: ScopeStub): Promise<JobRow[]> {
   return runInDurableObject(stub, (_o: ScopeDO, state) => state.storage.sql.exec<JobRow>("SELECT * FROM job ORDER BY seq").toArray());
 }
 
+/**
+ * scopeRpc: a scope object's stub as the coordinator holds it (coordinator/queue-context.ts) — the values its calls
+ * carry sealed on their way in and opened on their way out (sealing/rpc-values.ts).
+ */
+export function scopeRpc(stub: ScopeStub): ScopeRpc {
+  return rpcOf(stub, lensOf(env, loadConfig(env)));
+}
+
 /** opened: a stored value's JSON text as the queue's keys open it (sealing/lens.ts). */
 export function opened(text: string): string {
-  return lensOf(env, loadConfig(env)).handlerText(text);
+  return lensOf(env, loadConfig(env)).openText(text);
 }
 
 function openRow(r: JobRow): JobRow {

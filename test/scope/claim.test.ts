@@ -1,4 +1,4 @@
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOB_CLAIM_CANDIDATES, JOB_NEXT_PENDING_PRIORITY_BELOW, JOB_TOP_PENDING_PRIORITY } from "../../src/scope/jobs/claim";

@@ -6,7 +6,7 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { RETENTION_WAKE_COLUMNS, sweepAtOf, sweepOnce } from "../../src/scope/retention/sweep-pass";
 import { payCounts } from "../../src/scope/jobs/tallies";

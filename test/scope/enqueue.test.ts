@@ -1,4 +1,4 @@
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { runInDurableObject } from "cloudflare:test";
 import { jsonChunks } from "../../src/scope/jobs/json-chunks";
 import { describe, expect, it } from "vitest";

@@ -3,6 +3,7 @@
  * ctx.waitForEvent registers with its topic's registry object through the outbox; an emit ends the waits its
  * payload matches, once each; an event emitted after a wait began but before its registration arrived still ends it.
  */
+import { scopeRpc } from "../helpers/scope";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock";
@@ -51,7 +52,7 @@ describe("an event wait", () => {
       return j!;
     });
     expect(job.waitingFor).toBeNull();
-    const [entry] = (await stub.steps(id)) as unknown as { kind: string; name: string; result: unknown }[];
+    const [entry] = (await scopeRpc(stub).steps(id)) as unknown as { kind: string; name: string; result: unknown }[];
     expect(entry).toMatchObject({ kind: "event", name: topic, result: { id: "e1", topic, payload: { orderId: "o1", amount: 5 }, at: T0 + 1 } });
   });
 
@@ -65,7 +66,7 @@ describe("an event wait", () => {
     const { home, stub } = await freshScope();
     const { id } = await waitingJob(stub, home, topic, { k: 1 });
     await vi.waitFor(async () => expect((await stub.get(id))!.state).toBe("pending"));
-    expect(((await stub.steps(id)) as unknown as { result: unknown }[])[0]!.result).toMatchObject({ id: "after" });
+    expect(((await scopeRpc(stub).steps(id)) as unknown as { result: unknown }[])[0]!.result).toMatchObject({ id: "after" });
     expect(await waiters(reg)).toBe(0);
   });
 
@@ -84,6 +85,6 @@ describe("an event wait", () => {
     expect((await stub.retry(id)).ok).toBe(true);
     await vi.waitFor(async () => expect(await waiters(reg)).toBe(1));
     expect(await reg.publish(topic, "after-retry", "{}")).toBe(1);
-    await vi.waitFor(async () => expect(((await stub.steps(id)) as unknown as { result: unknown }[])[0]!.result).toMatchObject({ id: "after-retry" }));
+    await vi.waitFor(async () => expect(((await scopeRpc(stub).steps(id)) as unknown as { result: unknown }[])[0]!.result).toMatchObject({ id: "after-retry" }));
   });
 });

@@ -4,7 +4,7 @@
  * the write), and a reap pass that ended attempts sends one reaper:recovered.
  * Read back from the test observer (the OBSERVER binding of vitest.config.mts).
  */
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "../helpers/probe";

@@ -7,7 +7,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { ManualClock } from "../../src/clock";
 import { restartDue } from "../../src/scope/push/held-restart";
 import { enqueueJobs } from "../../src/scope/jobs/enqueue";

@@ -5,6 +5,7 @@
  * ended in call order. Requests are checked as an enqueue is, each shape once: a refused field is named, and two
  * requests whose fields JSON cannot tell apart are still told apart.
  */
+import { scopeRpc } from "../helpers/scope";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { WaitItem } from "../../src/job/handler-contract";
@@ -58,7 +59,7 @@ describe("a fan-out of 1,000 children", () => {
 
     // The children run (pulled here) and complete in two deliveries' worth; the parent hears of each once.
     for (let round = 0; round < 2; round++) {
-      const held = await runInDurableObject(kidHome, (o: ScopeDO) => o.claim({ worker: "w", types: [kidType], limit: 500, leaseMs: 30_000 }));
+      const held = await scopeRpc(kidHome).claim({ worker: "w", types: [kidType], limit: 500, leaseMs: 30_000 });
       expect(held).toHaveLength(500);
       const items = held.map((h) => ({ id: h.id, token: h.leaseToken, result: JSON.stringify({ twice: (h.payload as { i: number }).i * 2 }) }));
       const out: { ok: boolean }[] = await runInDurableObject(kidHome, (o: ScopeDO) => o.completeMany(items));
@@ -71,7 +72,7 @@ describe("a fan-out of 1,000 children", () => {
     await vi.waitFor(async () => expect((await row(stub, id)).state).toBe("pending"), { timeout: 10_000 });
     expect(await childrenOpen(stub, id)).toBe(0);
     expect(await row(stub, id)).toMatchObject({ wait: null });
-    const journal = (await runInDurableObject(stub, (o: ScopeDO) => o.steps(id)))!;
+    const journal = (await scopeRpc(stub).steps(id))!;
     expect(journal).toHaveLength(1000);
     journal.forEach((e, i) => expect(e).toMatchObject({ seq: i, kind: "invoke", name: `item-${i}`, result: { state: "completed", result: { twice: i * 2 } } }));
     expect(new Set(journal.map((e) => homeOfJobId((e.result as { child: string }).child)?.name))).toEqual(new Set([scopeHome(kids).name]));

@@ -1,5 +1,5 @@
 /** The journal's cap counts each position once: an atMostOnce step's start row is replaced by its result, not added to it. */
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { describe, expect, it } from "vitest";
 import { freshScope, newJob, put } from "../helpers/scope";
 

@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JournalWrite } from "../../src/job/handler-contract";
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { openJournal } from "../../src/scope/jobs/job-row";
 import { ROW_JOURNAL_MAX } from "../../src/scope/workflow/journal-row";
@@ -40,14 +40,14 @@ describe("the journal in the job's row", () => {
         expect(written, `step ${name}`).toBe(1);
       }
       expect(sql.exec("SELECT count(*) AS n FROM job_step").one().n).toBe(0);
-      expect(listSteps(store, id)!.map((s) => [s.seq, s.name, s.result])).toEqual([[0, "a", { n: 0 }], [1, "b", { n: 1 }], [2, "c", { n: 2 }]]);
+      expect(store.lens.openSync(listSteps(store, id)!, "reader").map((s) => [s.seq, s.name, s.result])).toEqual([[0, "a", { n: 0 }], [1, "b", { n: 1 }], [2, "c", { n: 2 }]]);
       // A replay (the next lease) gets the start record and every entry, opened for its handler (they are kept sealed).
-      const journal = openJournal(withJournal(store, getJob(sql, id)!).journal!, store.lens);
+      const journal = store.lens.openSync(openJournal(withJournal(store, getJob(sql, id)!).journal!, store.lens), "handler");
       expect(journal.start).toEqual(start);
       expect(journal.entries.map((e) => [e.seq, e.kind, e.result, e.attempt])).toEqual([[0, "step", '{"n":0}', 1], [1, "step", '{"n":1}', 1], [2, "step", '{"n":2}', 1]]);
       // The same write again keeps the first (a write sent twice), and a different name at a held position is nondeterminism.
       expect(appendStep(store, commit(id, 1, "b", '"other"'), token, T0).ok).toBe(true);
-      expect(listSteps(store, id)![1]!.result).toEqual({ n: 1 });
+      expect(store.lens.openSync(listSteps(store, id)!, "reader")[1]!.result).toEqual({ n: 1 });
       expect(appendStep(store, commit(id, 1, "x", "1"), token, T0)).toMatchObject({ ok: false, code: "nondeterminism" });
     });
   });
@@ -65,7 +65,7 @@ describe("the journal in the job's row", () => {
       expect(appendStep(store, commit(id, 3, "after", "3"), token, T0).ok).toBe(true);
       const where = sql.exec<{ seq: number }>("SELECT seq FROM job_step ORDER BY seq").toArray().map((r) => r.seq);
       expect(where).toEqual([1, 2]);
-      expect(listSteps(store, id)!.map((s) => s.name)).toEqual(["small", "big", "once", "after"]);
+      expect(store.lens.openSync(listSteps(store, id)!, "reader").map((s) => s.name)).toEqual(["small", "big", "once", "after"]);
       // The journal's cap counts both parts.
       const bytes = sql.exec<{ n: number }>("SELECT (SELECT sum(bytes) FROM job_step) + (SELECT journal ->> 'bytes' FROM job) AS n").one().n;
       expect(bytes).toBe(["small", "big", "once", "after"].reduce((n, s) => n + s.length, 0) + 1 + big.length + 1 + 1);

@@ -2,7 +2,7 @@
  * Keys over time: dedupe modes, coalescing, debounce and throttle, in one
  * scope object with an injected clock.
  */
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { describe, expect, it } from "vitest";
 import type { KeyMode } from "../../src/job/key-mode";
 import { alarmAt, freshScope, newJob, put, row, rows, T0 } from "../helpers/scope";

@@ -4,7 +4,7 @@
  * lapsed, or pending and backing off — holds the rest until it ends. An event
  * consumer's deliveries then run in event order.
  */
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load";
 import { api, waitForJob } from "../helpers/api";

@@ -4,6 +4,7 @@
  * from a new instance after a restart — and is applied once however often it arrives. Shown with a parent's
  * child: its enqueue owed by the parent's object, its end owed by the child's.
  */
+import { scopeRpc } from "../helpers/scope";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock";
@@ -95,13 +96,13 @@ describe("the outbox", () => {
     expect(await runDurableObjectAlarm(kidHome)).toBe(true);
     expect(await outbox(kidHome)).toEqual([]);
     expect(await row(stub, parent.id)).toMatchObject({ state: "pending", wait: null });
-    const journal = (await runInDurableObject(stub, (o: ScopeDO) => o.steps(parent.id)))!;
+    const journal = (await scopeRpc(stub).steps(parent.id))!;
     expect(journal[0]).toMatchObject({ kind: "invoke", result: { child: kid!.id, state: "completed", result: { done: 1 } } });
     const timeline = async () => (await runInDurableObject(stub, (o: ScopeDO) => o.timeline(parent.id, 20)))!.steps.length;
     const steps = await timeline();
     // Told again (the first send had in fact landed, its answer lost): nothing changes.
     expect(await stub.deliver(carried[0]!)).toEqual([true]);
     expect(await timeline()).toBe(steps);
-    expect((await runInDurableObject(stub, (o: ScopeDO) => o.steps(parent.id)))![0]).toEqual(journal[0]);
+    expect((await scopeRpc(stub).steps(parent.id))![0]).toEqual(journal[0]);
   });
 });

@@ -5,7 +5,7 @@
  * ended) cancel give them back — against the real pool objects. Each test
  * has its own types (vitest.config.mts), so pools start empty.
  */
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ClaimRequest } from "../../src/scope/jobs/claim";

@@ -1,4 +1,4 @@
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOB_FIND_EXPIRED_LEASES } from "../../src/scope/jobs/reap-pass";

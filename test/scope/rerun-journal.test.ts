@@ -4,6 +4,7 @@
  * atMostOnce step, a wait token) — with its start record; a wait token before the cut is refused, since it was
  * signed for the old job and completes only its wait.
  */
+import { scopeRpc } from "../helpers/scope";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JournalWrite } from "../../src/job/handler-contract";
@@ -26,7 +27,7 @@ describe("a rerun's journal", () => {
 
     const out = await stub.rerun(row.id, "c", null);
     if (!out.ok) throw new Error(JSON.stringify(out));
-    const steps = (await stub.steps(out.job.id)) as unknown as { seq: number; name: string; result: unknown }[];
+    const steps = (await scopeRpc(stub).steps(out.job.id)) as unknown as { seq: number; name: string; result: unknown }[];
     expect(steps.map((s) => [s.seq, s.name, s.result])).toEqual([
       [0, "a", 1],
       [1, "b", 2],

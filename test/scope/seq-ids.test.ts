@@ -6,7 +6,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { jobIdFor, seqOfJobId } from "../../src/job/home";
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import type { ScopeDO } from "../../src/scope/scope-do";
 import { freshScope, newJob, rows } from "../helpers/scope";
 

@@ -1,4 +1,4 @@
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { HandlerOutcome } from "../../src/job/handler-contract";
@@ -145,7 +145,7 @@ describe("a pushed outcome's log lines (dispatch-port.ts)", () => {
     const [done, again] = ["done", "again"].map((k) => leased.find((j) => j.id.endsWith(`.${k}`))!);
     const settle = (items: { id: string; token: string; outcome: HandlerOutcome }[]) =>
       runInDurableObject(stub, (o: ScopeDO) => dispatchPort(o.store, o.store.config, () => true, new WakeMemo(o.store.sql, (now) => readWakeRow(o, now))).settle(items, clock!.now()).map((r) => r.id));
-    const logs = (id: string) => runInDurableObject(stub, (o: ScopeDO) => jobLogs(o.store, id));
+    const logs = (id: string) => runInDurableObject(stub, (o: ScopeDO) => o.store.lens.openSync(jobLogs(o.store, id), "reader"));
 
     // Stale tokens: neither outcome lands, so neither's lines are kept.
     const stale = "0".repeat(32);
@@ -191,7 +191,7 @@ describe("a pushed outcome's log lines (dispatch-port.ts)", () => {
       await Promise.resolve();
       sql.exec = real;
       const tableLines = (k: string) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM job_log JOIN job ON job.seq = job_log.job_seq WHERE job.id = ?", job(k).id).one().n;
-      return { written, small: tableLines("small"), large: tableLines("large"), lines: jobLogs(o.store, job("small").id) };
+      return { written, small: tableLines("small"), large: tableLines("large"), lines: o.store.lens.openSync(jobLogs(o.store, job("small").id), "reader") };
     });
     // The same rows as a completion without lines: the row, and its count owed or paid alike.
     expect(got.written.small).toBe(got.written.bare);

@@ -13,7 +13,7 @@ import { PUSH_WORKER } from "../../src/scope/jobs/pushed-leases";
 import { payCounts } from "../../src/scope/jobs/tallies";
 import type { JobRow } from "../../src/scope/jobs/job-row";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { env, freshScope, newJob, partsOf, restartCold, row, rows, type ScopeStub } from "../helpers/scope";
 import { rowsWrittenBy } from "../helpers/rows-written";
 

@@ -2,7 +2,7 @@
  * Which writes tell parked pull claims of due work (scope/pull/wait-notify.ts):
  * the notices are recorded in the object instead of reaching a wait object.
  */
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WaitNotifier } from "../../src/scope/pull/wait-notify";

@@ -4,6 +4,7 @@
  * taken by the wait; a timeout ends it with null at the alarm; a wait token is signed, completed once and refused
  * once expired; cancel ends a waiting job; the counts and the key rules see it.
  */
+import { scopeRpc } from "../helpers/scope";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { WaitItem } from "../../src/job/handler-contract";
@@ -29,7 +30,7 @@ async function kept(stub: ScopeStub): Promise<number> {
 }
 
 async function journal(stub: ScopeStub, id: string) {
-  return (await runInDurableObject(stub, (o: ScopeDO) => o.steps(id)))!;
+  return (await scopeRpc(stub).steps(id))!;
 }
 
 describe("a wait", () => {

@@ -1,5 +1,5 @@
 /** What is due and when to wake, kept while no write and no lapse of time can change it (src/scope/jobs/wake-memo.ts). */
-import { scopeRpc } from "../../src/scope/api";
+import { scopeRpc } from "../helpers/scope";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { dueTypesAmong } from "../../src/scope/jobs/claim";

@@ -14,7 +14,7 @@ import { leased, leaseRefusal } from "./lease";
 import { byId, idSeq } from "./read";
 import type { Refusal } from "./outcome";
 import type { HomeStore } from "./home-store";
-import type { Lens } from "../../sealing/lens";
+import { REDACTED, type Lens } from "../../sealing/lens";
 
 const JOB_SEQ = `SELECT seq, type FROM job WHERE ${byId("?1", "?2")}`;
 /**
@@ -68,10 +68,10 @@ function sealLine(lens: Lens, l: JobLogLine): JobLogLine {
   return { ...l, message: lens.vault.sealString(l.message), fields };
 }
 
-/** shownLine: a stored line as a reader sees it (sealing/lens.ts): opened, or redacted for a sensitive type. */
+/** shownLine: a stored line as a reader's view holds it (sealing/lens.ts): a sensitive type's redacted; sealed parts stay sealed. */
 function shownLine(lens: Lens, type: string, l: JobLogLine): JobLogLine {
-  const fields = l.fields === null || l.fields === undefined ? l.fields : (lens.showValue(l.fields, type) as JobLogLine["fields"]);
-  return { ...l, message: lens.showString(l.message, type), fields };
+  if (!lens.sensitive(type)) return l;
+  return { ...l, message: REDACTED, fields: l.fields === null || l.fields === undefined ? l.fields : (REDACTED as unknown as JobLogLine["fields"]) };
 }
 
 /** rowLogLines: the lines a row keeps (`logs`), oldest first. */
@@ -94,7 +94,7 @@ export function appendLogs(store: Pick<HomeStore, "sql" | "feed" | "lens">, id: 
 
 /** shownLines: lines as a job's watchers are told of them (feed.ts): a sensitive type's redacted (sealing/lens.ts). */
 export function shownLines(lens: Lens, type: string, lines: readonly JobLogLine[]): JobLogLine[] {
-  return lens.sensitive(type) ? lines.map((l) => shownLine(lens, type, l)) : [...lines];
+  return lines.map((l) => shownLine(lens, type, l));
 }
 
 /** keepLogs: appendLogs for an outcome that landed; a failure to keep its lines never costs the job its outcome (job/log-lines.ts). */

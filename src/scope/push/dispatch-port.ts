@@ -10,7 +10,7 @@ import { keyedType } from "../../config/limits";
 import type { QueueConfig } from "../../config/schema";
 import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../../job/handler-contract";
 import type { Leased, ScopePort } from "../../dispatch/scope-port";
-import { applyOutcome, resultText } from "./apply-outcome";
+import { applyOutcome, presealed, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "../jobs/claim";
 import { gatherUntil } from "../jobs/gathering";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
@@ -117,10 +117,36 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
       // The writes of one moment in one transaction: one commit for a batch whose jobs finish a step together.
       const run = (ws: readonly JournalWrite[]) => store.atomic(() => ws.map((write, i) => journalOne(store, write, writes[i]!.token, now)));
       const asked = writes.map((w) => w.write);
-      // A wait token is signed first, which is asynchronous (steps.ts, signTokens); steps alone stay synchronous.
-      return asked.some((w) => w.op === "token") ? signTokens(store, asked, now).then(run) : run(asked);
+      // A wait token is signed first, and step values sealed natively (sealing/vault.ts), both asynchronous; the
+      // writes themselves stay one transaction.
+      const sealing = store.lens.vault.on && asked.some((w) => w.op === "commit");
+      if (!sealing && !asked.some((w) => w.op === "token")) return run(asked);
+      return (async () => run(await sealWrites(store, await signTokens(store, asked, now))))();
+    },
+
+    async reveal(job) {
+      const { lens } = store;
+      const payloadJson = await lens.openDeep(job.payloadJson, "handler");
+      return payloadJson === job.payloadJson && !job.journal ? job : { ...job, payloadJson, ...(job.journal ? { journal: await lens.openDeep(job.journal, "handler") } : {}) };
+    },
+
+    async prepare(outcomes) {
+      if (!store.lens.vault.on) return;
+      await Promise.all(
+        outcomes.map(async (o) => {
+          if (o.kind !== "completed") return;
+          const text = resultText(config, o);
+          if (typeof text === "string") presealed.set(o, await store.lens.vault.sealTextAsync(text));
+        }),
+      );
     },
   };
+}
+
+/** sealWrites: step values sealed with native AES-GCM before their transaction (writeStep would seal them there, slower). */
+async function sealWrites(store: WorkflowStore, writes: readonly JournalWrite[]): Promise<JournalWrite[]> {
+  if (!store.lens.vault.on) return [...writes];
+  return Promise.all(writes.map(async (w) => (w.op === "commit" && w.result !== null ? { ...w, result: await store.lens.vault.sealTextAsync(w.result) } : w)));
 }
 
 /** settleOne: one outcome under its lease; never throws (a failed write leaves the lease to the reap pass). */

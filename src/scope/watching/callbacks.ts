@@ -126,7 +126,7 @@ export class CallbackSender extends SendRounds {
     const { url } = JSON.parse(current.callback) as { url: string };
     // The ending this callback was owed for: a manual retry since has kept its fields (migration 0037).
     const row: JobRow = owed.ending === null ? current : { ...current, ...(JSON.parse(owed.ending) as Partial<JobRow>) };
-    const body = JSON.stringify({ job: toJob(row, this.d.lens) });
+    const body = JSON.stringify({ job: await this.d.lens.openDeep(toJob(row, this.d.lens), "reader") });
     const t = this.d.now();
     try {
       const res = await withTimeout(

@@ -29,6 +29,6 @@ export function missedOf(store: { sql: SqlStorage; lens: Lens }, row: JobRow, su
       out.push({ at, m: { event: "step", id: row.id, step: { seq: e.seq, name: e.name, kind: e.kind, startedAt: e.startedAt, finishedAt: e.finishedAt, attempt: e.attempt } } });
     }
   }
-  if (carries(sub, "logs")) for (const line of jobLogs(store, row.id) ?? []) if (line.at >= after) out.push({ at: line.at, m: { event: "log", id: row.id, line } });
+  if (carries(sub, "logs")) for (const line of jobLogs(store, row.id) ?? []) if (line.at >= after) out.push({ at: line.at, m: { event: "log", id: row.id, line: store.lens.openSync(line, "reader") } });
   return out.sort((a, b) => a.at - b.at).map((x) => x.m);
 }

@@ -76,7 +76,8 @@ export function messagesFor(row: JobRow, what: "state" | "progress", lens: Lens)
     return (sub) => (carries(sub, "progress") ? [{ event: "progress", id: row.id, progress: row.progress === null ? null : (lens.show(row.progress, row.type) as Job["progress"]), at: row.progress_at }] : []);
   }
   let job: Job | null = null;
-  return (sub) => stateOf((job ??= toJob(row, lens)), row.state === "completed", sub);
+  // Opened here (sealing/lens.ts openSync): a subscription's message leaves from the object itself.
+  return (sub) => stateOf((job ??= lens.openSync(toJob(row, lens), "reader")), row.state === "completed", sub);
 }
 
 /** fedTo: whether a step or log item goes to this subscription. */
@@ -99,11 +100,11 @@ export function firstMessage(store: { sql: SqlStorage; lens: Lens }, sub: Subscr
   if (sub.kind === "job") {
     const row = getJob(sql, sub.id);
     if (!row) return null;
-    const state = stateOf(toJob(row, lens), row.state === "completed", sub);
+    const state = stateOf(lens.openSync(toJob(row, lens), "reader"), row.state === "completed", sub);
     return after === null ? state : [...missedOf(store, row, sub, after), ...state];
   }
   if (after !== null && sub.kind !== "key") sub = { ...sub, since: after };
-  const view = (r: JobRow) => watched(toJob(r, lens), sub);
+  const view = (r: JobRow) => watched(lens.openSync(toJob(r, lens), "reader"), sub);
   if (sub.kind === "key") return [{ event: "state", jobs: liveJobsOfKey(sql, sub.key).filter((r) => r.type === sub.type).map(view), more: false }];
   const types = sub.kind === "type" ? { types: [sub.type] } : {};
   const rows = listJobs(sql, { states: ["pending", "running", "waiting"], ...types }, 0, FIRST_JOBS_MAX + 1);

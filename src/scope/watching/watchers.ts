@@ -139,7 +139,9 @@ export class Watchers {
     for (const item of fed) {
       // The job's type and key say which key watchers follow it: the write's own row, or one read (only when watched).
       const row = known.get(item.id) ?? this.keyOf(item.id);
-      if (row) this.tell(row, (sub) => (fedTo(item, sub) ? [item] : []), false);
+      // A log line kept sealed is opened here, once, for the watchers it goes to (sealing/lens.ts openSync).
+      let told: FeedItem | null = null;
+      if (row) this.tell(row, (sub) => (fedTo(item, sub) ? [(told ??= this.d.lens.openSync(item, "reader"))] : []), false);
     }
     for (const row of rows) this.tell(row, messagesFor(row, "state", this.d.lens), isEnded(row));
     for (const row of progressed) this.tell(row, messagesFor(row, "progress", this.d.lens), false);

@@ -75,7 +75,7 @@ export function registerWait(store: WorkflowStore, w: EventWait, now: number): v
       .exec<{ event_id: string; payload: string; at: number }>(EVENTS_SINCE, w.since)
       .toArray()
       // Kept sealed (sealing/vault.ts); matched here in the clear.
-      .map((e): ArrivedEvent => ({ id: e.event_id, topic: w.topic, payload: JSON.parse(store.lens.handlerText(e.payload)) as Record<string, unknown>, at: e.at }));
+      .map((e): ArrivedEvent => ({ id: e.event_id, topic: w.topic, payload: JSON.parse(store.lens.openText(e.payload)) as Record<string, unknown>, at: e.at }));
     const held = new Set(kept.map((e) => e.id));
     const candidates = [...kept, ...store.recentEvents.since(w.since).filter((e) => !held.has(e.id))].sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1));
     for (const e of candidates) {

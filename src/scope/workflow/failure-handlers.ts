@@ -25,7 +25,7 @@ export function owedOnFailure(store: HomeStore, row: JobRow, now: number): void 
   if (handler === null || row.tags.includes(`"${ON_FAILURE_TAG}"`)) return;
   // A reader's view (sealing/lens.ts): a sensitive type's values stay redacted in another type's payload; the rest is
   // opened here and sealed again as the new job's payload.
-  const view = { job: toJob(row, store.lens) };
+  const view = { job: store.lens.openSync(toJob(row, store.lens), "reader") };
   const payload = JSON.stringify(view);
   const body = {
     type: handler,
@@ -43,5 +43,6 @@ export function owedOnFailure(store: HomeStore, row: JobRow, now: number): void 
     console.error(JSON.stringify({ event: "job:onfailure_refused", id: row.id, type: handler, error: e.message }));
     return;
   }
-  owe(store, "enqueue", prepared.home, JSON.stringify([prepared.job]), now);
+  // Sealed before the outbox keeps it, as the handler's object will (sealing/vault.ts).
+  owe(store, "enqueue", prepared.home, JSON.stringify([{ ...prepared.job, payload: store.lens.seal(prepared.job.payload) }]), now);
 }

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { plainBytes } from "../../sealing/vault";
 import { crossingOf } from "../../residency";
 import { homeOfJobId } from "../../job/home";
 import { requireDeclared } from "../../config/known-types";
@@ -235,11 +236,11 @@ export function endInvokes(store: HomeStore, ends: readonly { parentId: string; 
         open.delete(end.seq);
         // A completed child's entry holds its result alone beside its id: a fan-in's journal ships with every replay.
         let result = JSON.stringify(end.state === "completed" ? { child: end.child, state: end.state, result: end.result ?? null } : { child: end.child, state: end.state, result: null, error: (end.state === "cancelled" ? end.reason : null) ?? end.error ?? end.reason ?? null, failureKind: end.failureKind });
-        if (size + utf8Length(result, cap) > cap) {
+        if (size + plainBytes(result, cap) > cap) {
           // The parent could never replay past a journal over its cap: it hears of the child as failed, and why.
           result = JSON.stringify({ child: end.child, state: "failed", result: null, error: `journal_too_large: the child's result would take its parent's journal past ${cap} bytes (limits.journalMaxBytes)`, failureKind: "fatal" });
         }
-        const bytes = utf8Length(result, 0);
+        const bytes = plainBytes(result, 0);
         size += bytes;
         ended.push([end.seq, result, bytes]);
         last = end;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { utf8Length } from "../../job/json-size";
+import { plainBytes } from "../../sealing/vault";
 import { parseToken } from "../../job/wait-token";
 import type { HomeStore } from "../jobs/home-store";
 import type { JobRow } from "../jobs/job-row";
@@ -73,7 +73,7 @@ function signalJob(store: HomeStore, job: JobRow, kind: SignalKind, name: string
   if (kind === "token" && (store.sql.exec(KEPT_ANY, job.seq, kind, name).toArray().length > 0 || store.sql.exec(ENDED_OF, job.seq, waitKind, name).toArray().length > 0)) {
     return { ok: false, code: "conflict", reason: `wait token ${JSON.stringify(name)} was completed already`, state: job.state };
   }
-  const bytes = utf8Length(data, store.config.limits.payloadMaxBytes);
+  const bytes = plainBytes(data, store.config.limits.payloadMaxBytes);
   if (bytes > store.config.limits.payloadMaxBytes) {
     return { ok: false, code: "payload_too_large", reason: `data is larger than ${store.config.limits.payloadMaxBytes} bytes of JSON (limits.payloadMaxBytes)`, state: job.state };
   }

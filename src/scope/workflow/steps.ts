@@ -16,6 +16,7 @@
  * @module
  */
 import { markSensitive } from "../../sealing/lens";
+import { plainBytes } from "../../sealing/vault";
 import type { Journal, JournalEntry, JournalKind, JournalStart, JournalWrite } from "../../job/handler-contract";
 import { utf8Length } from "../../job/json-size";
 import type { StepView } from "../../job/schemas";
@@ -160,14 +161,15 @@ export function writeStep(
   // Written already (a finished step, or a write sent twice): the journal keeps the first.
   if (at && at.finished_at !== null) return null;
   const limits = store.config.limits;
-  const resultBytes = e.result === null ? 0 : utf8Length(e.result, limits.payloadMaxBytes);
+  // Counted as its plain JSON, sealed or not (sealing/vault.ts plainBytes).
+  const resultBytes = e.result === null ? 0 : plainBytes(e.result, limits.payloadMaxBytes);
   if (resultBytes > limits.payloadMaxBytes) {
     return { ok: false, code: "payload_too_large", reason: `step ${JSON.stringify(e.name)}: its result is larger than ${limits.payloadMaxBytes} bytes of JSON (limits.payloadMaxBytes)`, state: job.state };
   }
   const bytes = utf8Length(e.name, 1024) + resultBytes;
   // A step's value is stored sealed, and marked when the step is sensitive (sealing/lens.ts); the limits above are
   // the value's own bytes, as the handler sent it.
-  if (e.kind === "step" && e.result !== null) e = { ...e, result: store.lens.seal(e.sensitive ? markSensitive(e.result) : e.result) };
+  if (e.kind === "step" && e.result !== null) e = { ...e, result: e.sensitive ? markSensitive(store.lens.seal(e.result)) : store.lens.seal(e.result) };
   // The row at this position (an atMostOnce step's start) is replaced, not added to.
   size.n ??= store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
   const held = size.n - (at?.bytes ?? 0);
@@ -245,7 +247,7 @@ export function resolveStep(store: HomeStore, id: string, name: string, result: 
     const step = store.sql.exec<{ seq: number }>(UNFINISHED_BY_NAME, job.seq, name).toArray()[0];
     if (!step) return { ok: false, code: "conflict", reason: `no unfinished step named ${JSON.stringify(name)} in its journal`, state: job.state };
     const limits = store.config.limits;
-    const bytes = utf8Length(result, limits.payloadMaxBytes);
+    const bytes = plainBytes(result, limits.payloadMaxBytes);
     if (bytes > limits.payloadMaxBytes) return { ok: false, code: "payload_too_large", reason: `the result is larger than ${limits.payloadMaxBytes} bytes of JSON`, state: job.state };
     const held = store.sql.exec<{ n: number }>(JOURNAL_BYTES, job.seq).one().n;
     if (held + bytes > limits.journalMaxBytes) {

@@ -5,8 +5,8 @@
  *
  * @module
  */
+import { plainBytes } from "../../sealing/vault";
 import type { WaitItem } from "../../job/handler-contract";
-import { utf8Length } from "../../job/json-size";
 import { sqlList } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
 import type { HomeStore } from "../jobs/home-store";
@@ -41,11 +41,11 @@ UPDATE job SET state = '${TRANSITIONS.resume.to}', wait = NULL, run_at = ?2, upd
 RETURNING *`;
 /** journalFull: whether `result` would take the job's journal past limits.journalMaxBytes. */
 export function journalFull(store: HomeStore, jobSeq: number, result: string): boolean {
-  return store.sql.exec<{ n: number }>(JOURNAL_BYTES, jobSeq).one().n + utf8Length(result, 0) > store.config.limits.journalMaxBytes;
+  return store.sql.exec<{ n: number }>(JOURNAL_BYTES, jobSeq).one().n + plainBytes(result, 0) > store.config.limits.journalMaxBytes;
 }
 
 export function endWait(store: HomeStore, jobSeq: number, seq: number, result: string, now: number): void {
-  store.sql.exec(WAIT_END, jobSeq, seq, result, now, utf8Length(result, 0));
+  store.sql.exec(WAIT_END, jobSeq, seq, result, now, plainBytes(result, 0));
 }
 
 /** resume: a waiting job back to pending, due now, the timeline saying why (null: it was not waiting). */
