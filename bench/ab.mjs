@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { fill, handlerConnected, machine, median, pushDrain, round, snapshot, startWorker, TOKEN } from "./lib.mjs";
+import { fill, machine, median, pushDrain, round, snapshot, startQueue } from "./lib.mjs";
 
 const rev = process.argv[2];
 if (!rev) throw new Error("usage: node bench/ab.mjs <git rev to compare this checkout with>");
@@ -24,17 +24,7 @@ const other = path.join(state, "worktree");
 execFileSync("git", ["-C", root, "worktree", "add", "--detach", "-q", other, rev]);
 symlinkSync(path.join(root, "node_modules"), path.join(other, "node_modules"));
 
-async function start(dir, name) {
-  const w = await startWorker({ cwd: dir, config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, name), vars: { QUEUE_TOKEN: TOKEN } });
-  try {
-    await handlerConnected(w.url);
-  } catch (e) {
-    // Not yet in `sides`: stop it here, or its wrangler dev outlives the run (and slows every later one).
-    await w.stop();
-    throw e;
-  }
-  return w;
-}
+const start = (dir, name) => startQueue({ cwd: dir, persistTo: path.join(state, name) });
 
 const sides = {};
 const rates = { a: { batch: [], push: [] }, b: { batch: [], push: [] } };

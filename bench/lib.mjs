@@ -196,6 +196,21 @@ export const median = (xs) => {
 export const round = (x, digits = 3) => Number(x.toFixed(digits));
 
 /**
+ * startQueue: the shipped wrangler.toml plus the example handler in a wrangler dev of its own (startWorker), once its
+ * handler is connected (handlerConnected); stopped again if it never is, so no wrangler dev outlives the run.
+ */
+export async function startQueue({ cwd, persistTo, vars = {} }) {
+  const w = await startWorker({ cwd, config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo, vars: { QUEUE_TOKEN: TOKEN, ...vars } });
+  try {
+    await handlerConnected(w.url);
+  } catch (e) {
+    await w.stop();
+    throw e;
+  }
+  return w;
+}
+
+/**
  * handlerConnected: wrangler dev reloads the coordinator once the example handler
  * registers (its service binding goes from "not connected" to "connected"), which
  * fails requests in flight. Wait until a pushed job completes before measuring.

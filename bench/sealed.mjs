@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { fill, handlerConnected, machine, median, pushDrain, round, snapshot, startWorker, TOKEN } from "./lib.mjs";
+import { fill, machine, median, pushDrain, round, snapshot, startQueue } from "./lib.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const ROUNDS = 5;
@@ -20,16 +20,7 @@ const KEYS = JSON.stringify([{ id: "bench", key: Buffer.alloc(32, 7).toString("b
 // A payload of some size, so sealing has bytes to work on (a small job's is ~40 bytes).
 const payload = (i) => ({ i, to: "someone@example.com", note: "x".repeat(400) });
 
-async function start(cwd, name, vars) {
-  const w = await startWorker({ cwd, config: ["wrangler.toml", "examples/handler/wrangler.toml"], persistTo: path.join(state, name), vars: { QUEUE_TOKEN: TOKEN, ...vars } });
-  try {
-    await handlerConnected(w.url);
-  } catch (e) {
-    await w.stop();
-    throw e;
-  }
-  return w;
-}
+const start = (cwd, name, vars) => startQueue({ cwd, persistTo: path.join(state, name), vars });
 
 const sides = {};
 const rates = { plain: { batch: [], push: [] }, sealed: { batch: [], push: [] } };
