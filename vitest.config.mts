@@ -50,12 +50,25 @@ const workersPool = cloudflareTest({
       // Its version metadata bound as its wrangler.toml binds it (a new id per start): attempts report it.
       { name: "edgequeue-example-handler", modules: true, scriptPath: "./.test-build/example-handler/index.js", compatibilityDate, versionMetadata: "CF_VERSION_METADATA" },
       { name: "edgequeue-test-handler", modules: true, scriptPath: "./.test-build/test-handler/index.js", compatibilityDate },
+      // Cloudflare Queues in and out (test/queues/queues.test.ts): real local queues, a consumer made with
+      // edgequeue/queues, and the coordinator's RPC entrypoint to enqueue through.
+      {
+        name: "edgequeue-test-queues",
+        modules: true,
+        scriptPath: "./.test-build/test-queues/index.js",
+        compatibilityDate,
+        // The Worker under test runs as the pool's runner, named after this project (@cloudflare/vitest-plugin getRunnerName).
+        serviceBindings: { QUEUE: { name: "vitest-plugin-runner-workers", entrypoint: "EdgeQueue" } },
+        queueProducers: { INBOX: { queueName: "eq-inbox" } },
+        queueConsumers: { "eq-inbox": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 1, deadLetterQueue: "eq-dead", retryDelay: 0 }, "eq-dead": { maxBatchSize: 10, maxBatchTimeout: 0.05 } },
+      },
     ],
     serviceBindings: {
       TEST: { name: "edgequeue-test-handler", entrypoint: "TestHandlers" },
       TEST_RAW: { name: "edgequeue-test-handler", entrypoint: "RawHandlers" },
       OBSERVER: { name: "edgequeue-test-handler", entrypoint: "Observer" },
       PROBE: { name: "edgequeue-test-handler", entrypoint: "Probe" },
+      QUEUES_FIXTURE: { name: "edgequeue-test-queues" },
       // A handler Worker that is not running: nothing listens there (the unreachable-binding tests).
       DOWN: { external: { address: "127.0.0.1:9", http: {} } },
     },

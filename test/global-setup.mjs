@@ -14,6 +14,7 @@ export default async function setup() {
   for (const [name, config] of [
     ["example-handler", "examples/handler/wrangler.toml"],
     ["test-handler", "test/fixtures/handler/wrangler.toml"],
+    ["test-queues", "test/fixtures/queues/wrangler.toml"],
   ]) {
     execFileSync(path.join(root, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", path.join(BUILD, name), "-c", config], {
       cwd: root,
