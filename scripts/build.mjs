@@ -8,6 +8,7 @@
 //   edgequeue/worker    the pull worker for Node, and the errors its handlers throw
 //   edgequeue/testing   the step test kit and the test doubles
 //   edgequeue/outbox    the transactional outbox for a Durable Object of the user's own
+//   edgequeue/workflows the Cloudflare Workflows API on the queue (WorkflowEntrypoint, step, a binding-shaped client)
 //   edgequeue/queues    Cloudflare Queues in (a consumer that makes messages jobs) and out (a send/sendBatch shim)
 //   edgequeue/server    the queue itself: createQueue, defineConfig, the Durable Object classes
 //   bin edgequeue       init, check and the operator commands (Node)
@@ -32,6 +33,7 @@ const library = {
   testing: "src/testing/index.ts",
   outbox: "src/outbox/index.ts",
   queues: "src/queues/index.ts",
+  workflows: "src/workflows/index.ts",
   server: "src/server/index.ts",
 };
 await build({

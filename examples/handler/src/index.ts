@@ -4,6 +4,8 @@
  */
 import { batch, defineHandlers, TerminalJobError } from "edgequeue/handler";
 import { stepHandlers } from "./steps";
+import { workflowHandler } from "edgequeue/workflows";
+import { DemoWorkflow } from "./workflow";
 
 declare module "edgequeue" {
   interface JobTypes {
@@ -38,6 +40,8 @@ declare module "edgequeue" {
     // Sensitive values (docs/operating.md): the whole type, and one step of a type that is not.
     "demo.sensitive": Record<string, unknown>;
     "demo.sensitive.step": { token: string };
+    // A Cloudflare Workflows class (workflow.ts).
+    "demo.workflow": { orderId?: string; items?: number };
     // Event consumers (topic demo.topic).
     "demo.consumer.ok": Record<string, unknown>;
     "demo.consumer.bad": Record<string, unknown>;
@@ -128,6 +132,8 @@ export const DemoHandlers = defineHandlers({
     const shown = await ctx.step("shown", () => ({ length: token.token.length }));
     return { tokenLength: shown.length };
   },
+  /** A Cloudflare Workflows class, its import changed to edgequeue/workflows (docs/coming-from/workflows.md). */
+  "demo.workflow": workflowHandler(DemoWorkflow),
   "demo.consumer.ok": (payload, ctx) => ({ handled: ctx.id, keys: Object.keys(payload), event: ctx.event }),
   "demo.consumer.bad": () => {
     throw new Error("demo consumer failure");
