@@ -34,8 +34,10 @@ export function scopeRpc(stub: DurableObjectStub<ScopeDO>, lens?: Lens): ScopeRp
       if (typeof method !== "string" || method === "then") return undefined;
       const call = (...args: unknown[]) => t[method]!(...args);
       return async (...args: unknown[]) => {
-        const answer = fromPrevious(method, await call(...(lens ? await sealArgs(lens, method, args) : args)), method === "list" ? (args[2] as number) : undefined);
-        return lens ? openAnswer(lens, method, answer, failJob) : answer;
+        // Without keys nothing is sealed: the calls go as they are (a value sealed under keys since removed cannot be opened anyway).
+        const sealing = lens !== undefined && lens.vault.on;
+        const answer = fromPrevious(method, await call(...(sealing ? await sealArgs(lens, method, args) : args)), method === "list" ? (args[2] as number) : undefined);
+        return sealing ? openAnswer(lens, method, answer, failJob) : answer;
       };
     },
   }) as unknown as ScopeRpc;

@@ -126,6 +126,7 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
 
     async reveal(job) {
       const { lens } = store;
+      if (!lens.vault.on) return job;
       const payloadJson = await lens.openDeep(job.payloadJson, "handler");
       return payloadJson === job.payloadJson && !job.journal ? job : { ...job, payloadJson, ...(job.journal ? { journal: await lens.openDeep(job.journal, "handler") } : {}) };
     },
