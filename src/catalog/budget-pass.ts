@@ -39,16 +39,17 @@ export class BudgetPass {
   private turn: number | null = null;
 
   constructor(private readonly d: BudgetPassDeps) {
-    const shards = d.config.catalogShards;
+    // The shards after this one (the main object, shard 0), by stub.
+    const others = () => Array.from({ length: d.config.catalogShards - 1 }, (_, k) => d.env.CATALOG.getByName(catalogName(k + 1)));
     this.keeper = new BudgetKeeper({
       sql: d.sql,
       transact: d.transact,
       config: d.config,
-      otherShards: (queries) => Promise.all(Array.from({ length: shards - 1 }, (_, k) => d.env.CATALOG.getByName(catalogName(k + 1)).spendOf(queries))),
-      otherShardsTypes: async () => (await Promise.all(Array.from({ length: shards - 1 }, (_, k) => d.env.CATALOG.getByName(catalogName(k + 1)).knownTypesOf()))).flat(),
+      otherShards: (queries) => Promise.all(others().map((s) => s.spendOf(queries))),
+      otherShardsTypes: async () => (await Promise.all(others().map((s) => s.knownTypesOf()))).flat(),
       // This shard directly; the others as the coordinator's pause does.
       setPaused: async (type, paused) => {
-        await Promise.all(Array.from({ length: shards }, (_, k) => (k === 0 ? d.pauseHere(type, paused) : d.env.CATALOG.getByName(catalogName(k)).setPaused(type, paused))));
+        await Promise.all([d.pauseHere(type, paused), ...others().map((s) => s.setPaused(type, paused))]);
       },
       log: (line) => console.log(JSON.stringify(line)),
     });

@@ -70,7 +70,7 @@ export class ScopeDO extends DurableObject<Env> {
     return this.parts.store;
   }
 
-  /** How this object's answers show values (sealing/lens.ts): a claim's opened for its handler, every other view for a reader. */
+  /** How this object's answers show values (sealing/lens.ts): a claim's for its handler, every other view for a reader. */
   private get lens(): Lens {
     return this.parts.store.lens;
   }

@@ -2,8 +2,8 @@
  * The scope object's answers as they cross RPC: jobs as the API's views (`Job`,
  * `LeasedJob`), never the table's rows, so nothing outside scope/ depends on
  * a column (api.ts is the door). Converted once, at the object's edge, where
- * the lens opens each value for who asked (sealing/lens.ts: a claim's for its
- * handler, every other view for a reader).
+ * the lens shows each value to who asked (sealing/lens.ts: a claim's to its
+ * handler, every other view to a reader); the caller opens sealed ones.
  *
  * @module
  */

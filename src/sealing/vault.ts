@@ -86,12 +86,6 @@ export class Vault {
     return JSON.stringify(await this.sealToStringAsync(json));
   }
 
-  /** sealStringAsync: sealString with native AES-GCM. */
-  async sealStringAsync(text: string): Promise<string> {
-    if (!this.on || text.startsWith(PREFIX)) return text;
-    return this.sealToStringAsync(JSON.stringify(text));
-  }
-
   /** openStringAsync: openString with native AES-GCM. */
   async openStringAsync(sealed: string): Promise<string> {
     const m = SEALED.exec(sealed);

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { JournalWrite } from "../../src/job/handler-contract";
 import { scopeRpc } from "../helpers/scope";
 import type { ScopeDO } from "../../src/scope/scope-do";
-import { openJournal } from "../../src/scope/jobs/job-row";
+import { handlerJournal } from "../../src/scope/jobs/job-row";
 import { ROW_JOURNAL_MAX } from "../../src/scope/workflow/journal-row";
 import { appendStep, listSteps, withJournal } from "../../src/scope/workflow/steps";
 import { wait } from "../../src/scope/workflow/waits";
@@ -42,7 +42,7 @@ describe("the journal in the job's row", () => {
       expect(sql.exec("SELECT count(*) AS n FROM job_step").one().n).toBe(0);
       expect(store.lens.openSync(listSteps(store, id)!, "reader").map((s) => [s.seq, s.name, s.result])).toEqual([[0, "a", { n: 0 }], [1, "b", { n: 1 }], [2, "c", { n: 2 }]]);
       // A replay (the next lease) gets the start record and every entry, opened for its handler (they are kept sealed).
-      const journal = store.lens.openSync(openJournal(withJournal(store, getJob(sql, id)!).journal!, store.lens), "handler");
+      const journal = store.lens.openSync(handlerJournal(withJournal(store, getJob(sql, id)!).journal!, store.lens), "handler");
       expect(journal.start).toEqual(start);
       expect(journal.entries.map((e) => [e.seq, e.kind, e.result, e.attempt])).toEqual([[0, "step", '{"n":0}', 1], [1, "step", '{"n":1}', 1], [2, "step", '{"n":2}', 1]]);
       // The same write again keeps the first (a write sent twice), and a different name at a held position is nondeterminism.

@@ -161,8 +161,8 @@ export function scopeOfRow(row: { scope_type: string | null; scope_id: string | 
 }
 
 /**
- * toJob: a row as a reader sees it — its values opened, or `"[redacted]"` for a sensitive type's and a sensitive
- * step's (sealing/lens.ts; docs/operating.md).
+ * toJob: a row as a reader's view — `"[redacted]"` for a sensitive type's values and a sensitive step's; sealed values
+ * stay sealed, opened where the view leaves (sealing/lens.ts; docs/operating.md "Encryption at rest").
  */
 export function toJob(row: JobRow, lens: Lens): Job {
   return viewOf(row, lens.show(row.payload, row.type), row.result === null ? null : lens.show(row.result, row.type), row.progress ? lens.show(row.progress, row.type) : null);
@@ -208,19 +208,19 @@ function viewOf(row: JobRow, payload: unknown, result: unknown, progress: unknow
 }
 
 /**
- * toLeasedJob: a leased row as its claimer — the handler — sees it, every value opened (sealing/lens.ts), with the
- * token the worker must present and its journal of durable steps when it has one.
+ * toLeasedJob: a leased row as its claimer — the handler — is sent it (sensitive steps' marks off, sealed values
+ * opened by the caller: sealing/rpc-values.ts), with the token the worker must present and its journal when it has one.
  */
 export function toLeasedJob(row: JobRow & { journal?: Journal }, lens: Lens): LeasedJob {
   if (row.lease_token === null || row.lease_expires_at === null) throw new Error(`job ${row.id} has no lease`);
   const open = (text: string) => JSON.parse(lens.handlerText(text)) as unknown;
   const view = viewOf(row, open(row.payload), row.result === null ? null : open(row.result), row.progress ? open(row.progress) : null);
   const leased = { ...view, leaseToken: row.lease_token, leaseExpiresAt: row.lease_expires_at, ...(lens.sensitive(row.type) ? { sensitive: true as const } : {}) };
-  return row.journal ? { ...leased, journal: openJournal(row.journal, lens) } : leased;
+  return row.journal ? { ...leased, journal: handlerJournal(row.journal, lens) } : leased;
 }
 
-/** openJournal: a journal as its handler replays it — each entry's result (JSON text) opened (sealing/lens.ts). */
-export function openJournal(journal: Journal, lens: Lens): Journal {
+/** handlerJournal: a journal as its handler replays it — each entry's result without a sensitive step's mark (sealing/lens.ts). */
+export function handlerJournal(journal: Journal, lens: Lens): Journal {
   return { ...journal, entries: journal.entries.map((e) => (e.result === null ? e : { ...e, result: lens.handlerText(e.result) })) };
 }
 

@@ -15,16 +15,8 @@ import type { HomeStore } from "../jobs/home-store";
 import type { HandlerOutcome } from "../../job/handler-contract";
 import { wait } from "../workflow/waits";
 
-/**
- * Results sealed before their settle's transaction, with native AES-GCM (dispatch-port.ts `prepare`), by outcome:
- * resultText takes them as they are; one not here is sealed inside the settle (sealing/vault.ts).
- */
-export const presealed = new WeakMap<object, string>();
-
 /** resultText: a completed outcome's result as stored (JSON text or null), or undefined when it is over the size limit. */
 export function resultText(config: QueueConfig, o: Extract<HandlerOutcome, { kind: "completed" }>): string | null | undefined {
-  const sealed = presealed.get(o);
-  if (sealed !== undefined) return sealed;
   const result = o.result ? JSON.stringify(o.result) : null;
   const limit = config.limits.payloadMaxBytes;
   return result !== null && utf8Length(result, limit) > limit ? undefined : result;

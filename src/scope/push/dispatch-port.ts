@@ -10,11 +10,11 @@ import { keyedType } from "../../config/limits";
 import type { QueueConfig } from "../../config/schema";
 import type { DispatchJob, HandlerOutcome, JournalAnswer, JournalWrite } from "../../job/handler-contract";
 import type { Leased, ScopePort } from "../../dispatch/scope-port";
-import { applyOutcome, presealed, resultText } from "./apply-outcome";
+import { applyOutcome, resultText } from "./apply-outcome";
 import { busyHere, claimJobs, countStartable, dueTypesAmong, isSerial } from "../jobs/claim";
 import { gatherUntil } from "../jobs/gathering";
 import { countDueOfKey, nextDueKey } from "../jobs/keyed-claim";
-import { attemptDeadline, openJournal, scopeOfRow, timedOut, type JobRow } from "../jobs/job-row";
+import { attemptDeadline, handlerJournal, scopeOfRow, timedOut, type JobRow } from "../jobs/job-row";
 import type { Lens } from "../../sealing/lens";
 import { eventOfTags } from "../../job/event-tags";
 import { completeMany, heartbeat, type CompleteItem } from "../jobs/settle";
@@ -32,6 +32,9 @@ import { attemptTrace, type TraceContext } from "../../job/trace";
  * `memo`: keeps the due types while no write or lapse of time can change them (wake-memo.ts).
  */
 export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFresh: (now: number) => boolean, memo: WakeMemo): ScopePort<JobRow> {
+  // Results sealed before their settle's transaction with native AES-GCM (`prepare`), by outcome; one not here is
+  // sealed inside the settle, synchronously (sealing/vault.ts).
+  const sealedResults = new WeakMap<HandlerOutcome, string>();
   return {
     dueTypes(now) {
       if (config.pushTypes.length === 0) return [];
@@ -89,7 +92,7 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
         // An outcome's lines are kept only where the outcome lands under its lease, as a pull worker's are
         // (docs/handlers.md, Logs kept with the job): a late answer for a reaped or cancelled attempt leaves none.
         for (const { id, token, outcome } of items) {
-          const result = outcome.kind === "completed" ? resultText(config, outcome) : undefined;
+          const result = outcome.kind === "completed" ? (sealedResults.get(outcome) ?? resultText(config, outcome)) : undefined;
           if (result !== undefined) completions.push({ id, token, result, ...(outcome.logs ? { logs: outcome.logs } : {}), version: outcome.version ?? null });
           else settleOne(store, config, id, token, outcome, now, changed);
         }
@@ -137,7 +140,7 @@ export function dispatchPort(store: WorkflowStore, config: QueueConfig, pauseFre
         outcomes.map(async (o) => {
           if (o.kind !== "completed") return;
           const text = resultText(config, o);
-          if (typeof text === "string") presealed.set(o, await store.lens.vault.sealTextAsync(text));
+          if (typeof text === "string") sealedResults.set(o, await store.lens.vault.sealTextAsync(text));
         }),
       );
     },
@@ -176,13 +179,13 @@ function journalOne(store: WorkflowStore, w: JournalWrite, token: string, now: n
   }
 }
 
-/** toDispatchJob: a leased row as its handler's call carries it — its payload and journal opened (sealing/lens.ts). */
+/** toDispatchJob: a leased row as its handler's call carries it; its sealed values are opened just before the call (`reveal`). */
 export function toDispatchJob(row: JobRow, now: number, journal: DispatchJob["journal"], lens: Lens): DispatchJob {
   // Only a tagged job can be a delivery: the common untagged one parses nothing.
   const event = row.tags === "[]" ? null : eventOfTags(JSON.parse(row.tags) as string[]);
   return {
     dispatchedAt: now,
-    ...(journal ? { journal: openJournal(journal, lens) } : {}),
+    ...(journal ? { journal: handlerJournal(journal, lens) } : {}),
     ...(event ? { event } : {}),
     ...(row.limit_key !== null ? { limitKey: row.limit_key } : {}),
     // The handler's spans continue its attempt's (job/trace.ts).

@@ -76,8 +76,12 @@ export function messagesFor(row: JobRow, what: "state" | "progress", lens: Lens)
     return (sub) => (carries(sub, "progress") ? [{ event: "progress", id: row.id, progress: row.progress === null ? null : (lens.show(row.progress, row.type) as Job["progress"]), at: row.progress_at }] : []);
   }
   let job: Job | null = null;
-  // Opened here (sealing/lens.ts openSync): a subscription's message leaves from the object itself.
-  return (sub) => stateOf((job ??= lens.openSync(toJob(row, lens), "reader")), row.state === "completed", sub);
+  return (sub) => stateOf((job ??= shown(row, lens)), row.state === "completed", sub);
+}
+
+/** shown: a row's reader view, opened here (sealing/lens.ts openSync): a subscription's message leaves from the object itself. */
+function shown(row: JobRow, lens: Lens): Job {
+  return lens.openSync(toJob(row, lens), "reader");
 }
 
 /** fedTo: whether a step or log item goes to this subscription. */
@@ -100,11 +104,11 @@ export function firstMessage(store: { sql: SqlStorage; lens: Lens }, sub: Subscr
   if (sub.kind === "job") {
     const row = getJob(sql, sub.id);
     if (!row) return null;
-    const state = stateOf(lens.openSync(toJob(row, lens), "reader"), row.state === "completed", sub);
+    const state = stateOf(shown(row, lens), row.state === "completed", sub);
     return after === null ? state : [...missedOf(store, row, sub, after), ...state];
   }
   if (after !== null && sub.kind !== "key") sub = { ...sub, since: after };
-  const view = (r: JobRow) => watched(lens.openSync(toJob(r, lens), "reader"), sub);
+  const view = (r: JobRow) => watched(shown(r, lens), sub);
   if (sub.kind === "key") return [{ event: "state", jobs: liveJobsOfKey(sql, sub.key).filter((r) => r.type === sub.type).map(view), more: false }];
   const types = sub.kind === "type" ? { types: [sub.type] } : {};
   const rows = listJobs(sql, { states: ["pending", "running", "waiting"], ...types }, 0, FIRST_JOBS_MAX + 1);
