@@ -79,6 +79,24 @@ describe("encryption at rest", () => {
     expect(shown).toMatch(/^\[sealed: a value sealed with key "gone", which EDGEQUEUE_ENCRYPTION_KEYS does not list/);
   });
 
+  it("a job whose payload no listed key opens fails alone, at once — claimed by a pull worker, or dispatched to its handler", async () => {
+    const gone = new Vault(parseKeys(JSON.stringify([{ id: "gone", key: btoa(String.fromCharCode(...new Uint8Array(32).fill(9))) }])));
+    const put = (id: string) => runInDurableObject(scopeOf(id), (_o, state) => void state.storage.sql.exec("UPDATE job SET payload = ? WHERE id = ?", gone.sealText('{"lost":true}'), id));
+    // Pulled: the claim answers the others; this one is failed, saying why.
+    const type = uniqueType("unopened");
+    const lost = (await api("POST", "/v1/jobs", { type, payload: { n: 1 } })).body.job.id as string;
+    await put(lost);
+    const kept = (await api("POST", "/v1/jobs", { type, payload: { n: 2 } })).body.job.id as string;
+    const claimed = (await api("POST", "/v1/claim", { worker: "w", types: [type], limit: 10 })).body.jobs as { id: string; payload: unknown }[];
+    expect(claimed.map((j) => [j.id, j.payload])).toEqual([[kept, { n: 2 }]]);
+    expect((await api("GET", `/v1/jobs/${lost}`)).body.job).toMatchObject({ state: "failed", failureKind: "fatal", lastError: expect.stringContaining('sealed with key "gone"') });
+    // Pushed: due in a moment, its payload replaced meanwhile; it fails without its handler being called.
+    const pushed = (await api("POST", "/v1/jobs", { type: "demo.echo", payload: { n: 3 }, delayMs: 500 })).body.job.id as string;
+    await put(pushed);
+    const ended = await waitForJob(pushed, (j) => j.state === "failed" || j.state === "completed");
+    expect(ended).toMatchObject({ state: "failed", failureKind: "fatal", attempts: 1, lastError: expect.stringContaining('sealed with key "gone"') });
+  });
+
   it("a bad key secret is refused naming the entry and field, and a Worker given one answers every call 503 misconfigured", async () => {
     const b64 = (n: number) => btoa(String.fromCharCode(...new Uint8Array(n).fill(7)));
     const refused = (text: string) => {
