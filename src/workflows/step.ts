@@ -9,6 +9,7 @@
 import type { JobContext } from "../runtime/context";
 import { TerminalJobError } from "../runtime/errors";
 import { durationMs } from "./duration";
+import { DeadlineError, withTimeout } from "../deadlines";
 
 export type WorkflowDuration = number | `${number} ${string}`;
 export type WorkflowBackoff = "constant" | "linear" | "exponential";
@@ -47,7 +48,7 @@ export class WorkflowStep {
     return (await this.ctx.step(name, async () => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await withTimeout(Promise.resolve().then(fn), timeoutMs, name);
+          return await bounded(Promise.resolve().then(fn), timeoutMs, name);
         } catch (e) {
           if (e instanceof NonRetryableError || !retries || attempt >= retries.limit) throw e;
           await sleep(backoff(retries.backoff ?? "exponential", delayMs, attempt), this.ctx.signal);
@@ -99,15 +100,14 @@ function backoff(kind: WorkflowBackoff, delayMs: number, attempt: number): numbe
   return delayMs * 2 ** attempt;
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number | undefined, name: string): Promise<T> {
+/** bounded: one try of a step, past its `timeout` a failure naming the step (deadlines.ts: the runtime's one deadline timer). */
+async function bounded<T>(p: Promise<T>, ms: number | undefined, name: string): Promise<T> {
   if (ms === undefined) return p;
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`step.do(${JSON.stringify(name)}) timed out after ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e: unknown) => (clearTimeout(timer), reject(e)),
-    );
-  });
+  try {
+    return await withTimeout(p, ms);
+  } catch (e) {
+    throw e instanceof DeadlineError ? new Error(`step.do(${JSON.stringify(name)}) timed out after ${ms} ms`) : e;
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
