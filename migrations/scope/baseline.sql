@@ -1,4 +1,4 @@
--- baseline: 0045_nondeterminism_and_code_version
+-- baseline: 0046_pause_asked
 --> statement-breakpoint
 -- Written by `npm run db:baseline` (test/tables/baseline.test.ts): the schema every migration makes.
 --> statement-breakpoint
@@ -223,7 +223,7 @@ CREATE TABLE "job" (
 	`progress_at` integer,
 	`callback` text,
 	`trace` text,
-	`journal` text,
+	`journal` text, `pause_asked` integer,
 	CONSTRAINT "job_state_check" CHECK(state IN ('pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'superseded', 'expired')),
 	CONSTRAINT "job_failure_kind_check" CHECK((state = 'failed') = (failure_kind IS NOT NULL) AND (failure_kind IS NULL OR failure_kind IN ('retries_exhausted', 'fatal', 'stalled', 'timeout', 'nondeterminism'))),
 	CONSTRAINT "job_finished_check" CHECK((state IN ('completed', 'failed', 'cancelled', 'superseded', 'expired')) = (finished_at IS NOT NULL)),

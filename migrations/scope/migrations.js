@@ -45,6 +45,7 @@ import m0042 from './0042_logs_and_history_in_row.sql';
 import m0043 from './0043_reruns.sql';
 import m0044 from './0044_error_groups.sql';
 import m0045 from './0045_nondeterminism_and_code_version.sql';
+import m0046 from './0046_pause_asked.sql';
 
   export default {
     journal,
@@ -94,7 +95,8 @@ m0041,
 m0042,
 m0043,
 m0044,
-m0045
+m0045,
+m0046
     }
   }
   

@@ -46,6 +46,14 @@ class Client:
     def retry(self, id: str) -> Json:
         return self.call("POST", f"/v1/jobs/{_seg(id)}/retry", {})["job"]
 
+    def pause(self, id: str) -> Json:
+        """Pause one job: a pending one at once, a running one at its next step, a waiting one when its waits end."""
+        return self.call("POST", f"/v1/jobs/{_seg(id)}/pause", {})["job"]
+
+    def resume(self, id: str) -> Json:
+        """Resume a paused job: pending again at the time it was due."""
+        return self.call("POST", f"/v1/jobs/{_seg(id)}/resume", {})["job"]
+
     def signal(self, id: str, name: str, data: Any = None) -> Json:
         """End the job's ``waitForSignal(name)`` with ``data`` (kept for it if it is not waiting yet)."""
         return self.call("POST", f"/v1/jobs/{_seg(id)}/signals/{_seg(name)}", {"data": data})

@@ -60,6 +60,10 @@ class JobContext:
         self._attempt.heartbeat()
 
 
+class PauseRequest(Exception):
+    """Raised after a step whose answer says the job was asked to pause: the attempt ends there. Do not catch it."""
+
+
 class _Attempt:
     """One leased job on its way through its handler."""
 
@@ -73,6 +77,8 @@ class _Attempt:
         self.start: Json = journal.get("start") or {"at": int(time.time() * 1000), "seed": secrets.token_hex(8)}
         self.entries: Dict[int, Json] = {e["seq"]: e for e in journal.get("entries", [])}
         self.next_seq = 0
+        # The queue asked the job to pause (a step's answer said so): the attempt ends after that step, unspent.
+        self.pausing = False
 
     @property
     def path(self) -> str:
@@ -111,7 +117,10 @@ class _Attempt:
         value = fn()
         # Returned through JSON on the first run too, so a replay returns exactly what the first run did.
         result = json.loads(json.dumps(value))
-        self.write("steps", {"op": "commit", "seq": seq, "name": name, "result": result, "startedAt": started, "start": self.start})
+        answer = self.write("steps", {"op": "commit", "seq": seq, "name": name, "result": result, "startedAt": started, "start": self.start})
+        if answer.get("paused") is True:
+            self.pausing = True
+            raise PauseRequest(f"pausing after step {name!r}: the job was asked to pause; do not catch this")
         return result
 
 
@@ -216,6 +225,23 @@ class Worker:
         t.start()
         return t
 
+    def _failure(self, attempt: _Attempt, e: Exception) -> Json:
+        """What a raise says of the attempt: `POST /v1/jobs/{id}/fail`'s body."""
+        if attempt.pausing:
+            # Asked to pause after a step, whatever it raised on the way out: a snooze, unspent, which the queue
+            # turns into the pause (docs/http-api.md "Pause and resume one job").
+            return {"error": "snoozed", "retryAfterMs": 0, "consumesAttempt": False}
+        self._report(attempt.job, e)
+        if isinstance(e, TerminalJobError):
+            return {"error": _message(e), "fatal": True}
+        if isinstance(e, RetryableJobError):
+            body: Json = {"error": _message(e)}
+            if e.retry_after_ms is not None:
+                body["retryAfterMs"] = int(e.retry_after_ms)
+            return body
+        # Any other error is a retry, as in edgequeue/worker.
+        return {"error": _message(e), "frame": _frame(e)}
+
     def _run_one(self, attempt: _Attempt) -> None:
         job = attempt.job
         try:
@@ -224,20 +250,8 @@ class Worker:
                 value = handler(job.get("payload"), JobContext(attempt))
             except LeaseLostError:
                 return
-            except TerminalJobError as e:
-                self._report(job, e)
-                self._settle(attempt, "fail", {"error": _message(e), "fatal": True})
-                return
-            except RetryableJobError as e:
-                self._report(job, e)
-                body: Json = {"error": _message(e)}
-                if e.retry_after_ms is not None:
-                    body["retryAfterMs"] = int(e.retry_after_ms)
-                self._settle(attempt, "fail", body)
-                return
-            except Exception as e:  # noqa: BLE001 — any other error is a retry, as in edgequeue/worker
-                self._report(job, e)
-                self._settle(attempt, "fail", {"error": _message(e), "frame": _frame(e)})
+            except Exception as e:  # noqa: BLE001 — how the attempt ended is read from what it raised
+                self._settle(attempt, "fail", self._failure(attempt, e))
                 return
             try:
                 result = _to_result(value)

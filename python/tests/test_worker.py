@@ -174,6 +174,40 @@ class RealQueue(unittest.TestCase):
         steps = self.client.call("GET", f"/v1/jobs/{id}/steps")["items"]
         self.assertEqual([(s["name"], s["attempt"]) for s in steps], [("reserve", 1), ("charge", 2)])
 
+    def test_a_job_paused_mid_step_stops_after_it_and_resumed_runs_the_rest(self) -> None:
+        t = self.type("pause")
+        id = self.client.enqueue(t, {})["id"]
+        ran = []
+        in_step = threading.Event()
+        go_on = threading.Event()
+
+        def held():
+            ran.append("a")
+            in_step.set()
+            go_on.wait(10)
+            return 1
+
+        def handler(payload, ctx):
+            a = ctx.step("a", held)
+            return {"b": ctx.step("b", lambda: ran.append("b") or a + 1)}
+
+        worker = Worker(self.client, {t: handler})
+        runner = threading.Thread(target=lambda: wait_for("the claim", lambda: worker.run_once() >= 1))
+        runner.start()
+        self.assertTrue(in_step.wait(20))
+        asked = self.client.pause(id)
+        self.assertEqual((asked["state"], asked["waitingFor"][0]["kind"]), ("running", "pause"))
+        go_on.set()
+        runner.join(20)
+        paused = self.client.get(id)
+        self.assertEqual((paused["state"], paused["attempts"], paused["waitingFor"][0]["kind"]), ("waiting", 0, "pause"))
+        self.assertEqual(ran, ["a"])
+        self.client.resume(id)
+        wait_for("the resumed job", lambda: worker.run_once() >= 1)
+        job = self.client.get(id)
+        self.assertEqual((job["state"], job["result"]), ("completed", {"b": 2}))
+        self.assertEqual(ran, ["a", "b"])
+
     def test_run_long_polls_renews_the_lease_and_stops_a_cancelled_handler(self) -> None:
         t = self.type("poll")
         worker = Worker(self.client, {t: self._slow}, concurrency=2, lease_ms=1_000, wait_ms=2_000)

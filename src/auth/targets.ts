@@ -45,6 +45,8 @@ export const TARGETS: Record<Exclude<OperationId, "health" | "completeWaitToken"
   jobLogs: job,
   cancelJob: job,
   retryJob: job,
+  pauseJob: job,
+  resumeJob: job,
   rerunJob: job,
   resolveStep: job,
   listJobs: (i) => filtered({ type: i.query.type, scopeType: i.query.scopeType }),

@@ -44,7 +44,7 @@ const nullable = (v: number | "null" | undefined) => (v === "null" ? null : v);
 export function operatorCommands(program: Command, io: Io): void {
   const print = (body: unknown, human: () => string) => io.out(`${io.json() ? JSON.stringify(body, null, 2) : human()}\n`);
 
-  const jobs = program.command("jobs").description("list, read, cancel and retry jobs");
+  const jobs = program.command("jobs").description("list, read, cancel, retry, pause and resume jobs");
   jobs
     .command("list")
     .description("jobs in enqueue order, filtered")
@@ -110,6 +110,23 @@ export function operatorCommands(program: Command, io: Io): void {
     const r = await runBulk(io.client(), "retry", filterOf(o, scopeOf(o.scope)), o);
     print(r.body, () => r.text);
   });
+
+  // One job paused and resumed (docs/http-api.md "Pause and resume one job"); `types pause` pauses a whole type.
+  jobs
+    .command("pause <id>")
+    .description("pause one job: a pending one at once, a running one at its next step, a waiting one when its waits end")
+    .action(async (id: string) => {
+      const j = await io.client().pauseJob(id);
+      const paused = j.waitingFor?.some((w) => w.kind === "pause") && j.state === "waiting";
+      print({ job: j }, () => `${j.id}  ${paused ? "paused" : `${j.state}, pausing at its next step`}`);
+    });
+  jobs
+    .command("resume <id>")
+    .description("resume a paused job: pending again at the time it was due (or withdraw a pause a running job was asked)")
+    .action(async (id: string) => {
+      const j = await io.client().resumeJob(id);
+      print({ job: j }, () => `${j.id}  ${j.state}`);
+    });
 
   rerunCommand(jobs, io);
   errorsCommand(program, io);

@@ -15,6 +15,7 @@ type Wait = NonNullable<SignalResult["waitingFor"]>[number];
 
 /** waitWords: one wait as a person reads it — `signal "approve" (no timeout)`, `child "label" (job …)`. */
 export function waitWords(w: Wait): string {
+  if (w.kind === "pause") return "its resume (it is paused: edgequeue jobs resume <id>)";
   const kind = { signal: "signal", token: "wait token", event: "event on", invoke: "child" }[w.kind];
   const child = w.kind === "invoke" && w.child ? ` (job ${w.child})` : "";
   const until = w.kind === "invoke" ? "" : w.until === null ? " (no timeout)" : ` until ${when(w.until)}`;

@@ -24,6 +24,8 @@ export const IMPLEMENTATIONS: Implementations = {
   listChildren: (ops, { params, query }) => ops.jobs.children(params.id, query.cursor === undefined ? -1 : Number(query.cursor), query.limit),
   cancelJob: async (ops, { params, body }) => ({ job: await ops.jobs.cancel(params.id, body.reason, body.cascade ?? true) }),
   retryJob: async (ops, { params }) => ({ job: await ops.jobs.retry(params.id) }),
+  pauseJob: async (ops, { params }) => ({ job: await ops.jobs.pause(params.id) }),
+  resumeJob: async (ops, { params }) => ({ job: await ops.jobs.resume(params.id) }),
   rerunJob: async (ops, { params, body }) => ({ job: await ops.jobs.rerun(params.id, body.fromStep, body.payload) }),
   // over many jobs (api/bulk.ts)
   cancelJobs: (ops, { body }) => ops.bulk.run("cancel", body),
@@ -60,10 +62,7 @@ export const IMPLEMENTATIONS: Implementations = {
   createHomeSubscriptions: async (ops, { body }) => ops.subscriptions.mintHomes(body, Date.now()),
   reportProgress: async (ops, { params, body }) => ({ progressAt: await ops.leases.progress(params.id, body) }),
   resolveStep: async (ops, { params, body }) => ({ job: await ops.jobs.resolveStep(params.id, params.name, body.result) }),
-  appendStep: async (ops, { params, body }) => {
-    const token = await ops.leases.appendStep(params.id, body);
-    return token === undefined ? { ok: true as const } : { ok: true as const, token };
-  },
+  appendStep: async (ops, { params, body }) => ({ ok: true as const, ...(await ops.leases.appendStep(params.id, body)) }),
   sleepJob: async (ops, { params, body }) => ({ job: await ops.leases.sleep(params.id, body) }),
   // signals and wait tokens (api/signals.ts)
   signalJob: (ops, { params, body }) => ops.signals.toJob(params.id, params.name, body.data),

@@ -193,6 +193,20 @@ export class Jobs {
     return out.job;
   }
 
+  /** pause: one job paused, or asked to pause at its next step (scope/jobs/job-pause.ts). */
+  async pause(id: string): Promise<Job> {
+    const out = await this.q.scope(this.q.homeOf(id)).pause(id);
+    if (!out.ok) throw refusalError(id, out, "pause");
+    return out.job;
+  }
+
+  /** resume: a paused job pending again at the time it was due, or a pause asked withdrawn. */
+  async resume(id: string): Promise<Job> {
+    const out = await this.q.scope(this.q.homeOf(id)).resume(id);
+    if (!out.ok) throw refusalError(id, out, "resume");
+    return out.job;
+  }
+
   /** rerun: a new job from a finished one, in its object (scope/workflow/rerun.ts). */
   async rerun(id: string, fromStep: string | undefined, payload: unknown): Promise<Job> {
     const json = payload === undefined ? null : JSON.stringify(payload);

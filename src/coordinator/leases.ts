@@ -94,12 +94,14 @@ export class Leases {
   }
 
   /** appendStep: a pull worker's journal write; a wait token's (`op: "token"`) answers the token the queue made. */
-  async appendStep(id: string, body: AppendStepRequest): Promise<WaitToken | undefined> {
+  async appendStep(id: string, body: AppendStepRequest): Promise<{ token?: WaitToken; paused?: true }> {
     const result = body.op === "commit" ? JSON.stringify(body.result ?? null) : body.op === "token" ? JSON.stringify({ timeoutMs: body.timeoutMs ?? null }) : body.op === "patch" ? "true" : null;
     if (body.op === "commit") checkJsonSize(result!, this.q.config.limits.payloadMaxBytes, "result");
     const out = await this.q.scope(this.q.homeOf(id)).appendStep({ id, op: body.op, seq: body.seq, name: body.name, result, startedAt: body.startedAt, start: body.start, ...(body.sensitive ? { sensitive: true } : {}) }, body.leaseToken);
     if (!out.ok) throw refusalError(id, out, "journal a step of");
-    return out.result === undefined ? undefined : (JSON.parse(out.result) as WaitToken);
+    // Asked to pause (scope/jobs/job-pause.ts): the worker ends the attempt after this step.
+    const paused = out.job.state === "running" && out.job.waitingFor?.some((w) => w.kind === "pause") ? { paused: true as const } : {};
+    return out.result === undefined ? paused : { token: JSON.parse(out.result) as WaitToken, ...paused };
   }
 
   /** wait: a pull worker's attempt ends on its waits (docs/workflows.md). */

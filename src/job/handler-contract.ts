@@ -93,7 +93,13 @@ export interface JournalWrite {
 }
 
 export type JournalAnswer =
-  | { ok: true; /** token: the wait token, JSON text. */ result?: string }
+  | {
+      ok: true;
+      /** token: the wait token, JSON text. */
+      result?: string;
+      /** The job was asked to pause (POST /v1/jobs/{id}/pause): after this step the attempt ends, unspent, and the job waits paused. */
+      paused?: true;
+    }
   | { ok: false; code: "lease_lost" | "payload_too_large" | "journal_too_large" | "nondeterminism" | "not_found" | "refused"; message: string };
 
 /**

@@ -20,7 +20,12 @@ export const TRANSITIONS = {
   attemptRetry: { from: ["running"], to: "pending", by: "fail with attempts left, the reap pass on an expired lease (backoff), or a handler's snooze" },
   attemptFail: { from: ["running"], to: "failed", by: "fail (fatal, or the last attempt), or the reap pass on the last attempt (stalled / timeout)" },
   wait: { from: ["running"], to: "waiting", by: "a handler's ctx.waitForSignal / waitForToken with nothing to take yet" },
-  resume: { from: ["waiting"], to: "pending", by: "the signal or token it waits for arrives, or its timeout passes (due now)" },
+  resume: { from: ["waiting"], to: "pending", by: "the signal or token it waits for arrives, or its timeout passes (due now); a paused job's resume (at the time it was due)" },
+  pause: {
+    from: ["pending", "running"],
+    to: "waiting",
+    by: "pause of a pending job (POST /v1/jobs/{id}/pause); a running job asked to pause, at its next step or where its attempt would go back to pending",
+  },
   cancel: { from: ["pending", "running", "waiting"], to: "cancelled", by: "cancel (job, scope or dedupe keys)" },
   supersede: {
     from: ["pending", "running", "waiting"],

@@ -32,8 +32,10 @@ export function stepWrite(w: Omit<JournalWrite, "id">): LeaseWrite {
 }
 
 /** stepAnswer: the journal's answer to an accepted write — a wait token comes back made by the queue (docs/workflows.md). */
-export function stepAnswer(w: Omit<JournalWrite, "id">, out: { token?: unknown } | null | undefined): JournalAnswer {
-  return w.op === "token" && out?.token !== undefined ? { ok: true, result: JSON.stringify(out.token) } : { ok: true };
+export function stepAnswer(w: Omit<JournalWrite, "id">, out: { token?: unknown; paused?: unknown } | null | undefined): JournalAnswer {
+  // Asked to pause: the attempt ends after this step (steps.ts).
+  const paused = out?.paused === true ? { paused: true as const } : {};
+  return w.op === "token" && out?.token !== undefined ? { ok: true, result: JSON.stringify(out.token), ...paused } : { ok: true, ...paused };
 }
 
 /**

@@ -122,7 +122,10 @@ async function runWithLines<E>(handlers: Handlers<E>, job: DispatchJob, o: RunOn
     if (steps.waits.length > 0 && !steps.sleeping && !unwinds(e) && (!steps.delivered || childFailure(e))) return outcomeOf(job.id, e);
     // Waits first: a sleep asked for in the same moment is asked again when the job runs next (docs/workflows.md).
     if (steps.waits.length > 0) return waitOutcome(job.id, steps.waits, steps.startRecord());
-    return steps.sleeping ? sleepOutcome(job.id, steps.sleeping) : outcomeOf(job.id, e);
+    if (steps.sleeping) return sleepOutcome(job.id, steps.sleeping);
+    // Asked to pause after a step (steps.ts PauseRequest), whatever the handler threw on its way out: the attempt
+    // ends unspent and the queue pauses the job where it would have gone back to pending (scope/jobs/job-pause.ts).
+    return steps.pausing ? { id: job.id, kind: "snooze", delayMs: 0 } : outcomeOf(job.id, e);
   }
   // A handler that caught the SleepRequest (or a WaitRequest) still sleeps (waits): the journal has its position.
   if (steps.waits.length > 0) return waitOutcome(job.id, steps.waits, steps.startRecord());

@@ -43,6 +43,17 @@ export class WaitRequest extends Error {
   }
 }
 
+/**
+ * Thrown after a step whose journal answer says the job was asked to pause (POST /v1/jobs/{id}/pause): the step's
+ * result is journaled, the attempt ends there unspent, and the job waits paused until resumed (scope/jobs/job-pause.ts).
+ */
+export class PauseRequest extends Error {
+  override readonly name = "PauseRequest";
+  constructor(step: string) {
+    super(`pausing after step ${JSON.stringify(step)}: the job was asked to pause; do not catch this`);
+  }
+}
+
 export interface StepJob {
   id: string;
   attempt: number;
@@ -58,6 +69,8 @@ export class StepRunner {
   private readonly start: JournalStart;
   /** A sleep asked for (a handler that caught the SleepRequest still sleeps). */
   sleeping: SleepRequest | null = null;
+  /** The pause asked for by the queue after a step (a handler that caught the PauseRequest still pauses, unless it completes). */
+  pausing: PauseRequest | null = null;
   /** The waits asked for, in call order (a handler that caught a WaitRequest still waits). */
   readonly waits: WaitItem[] = [];
   /**
@@ -135,7 +148,8 @@ export class StepRunner {
     } catch (e) {
       throw new TerminalJobError(`step ${JSON.stringify(name)}: its result is not JSON-serializable: ${String(e)}`);
     }
-    await this.write({ op: "commit", seq, name, result, startedAt, ...(options.sensitive ? { sensitive: true } : {}) });
+    const answer = await this.write({ op: "commit", seq, name, result, startedAt, ...(options.sensitive ? { sensitive: true } : {}) });
+    if (answer.paused) throw (this.pausing = new PauseRequest(name));
     // Returned through JSON on the first run too, so a replay returns exactly what the first run did.
     return JSON.parse(result) as Awaited<R>;
   }
@@ -199,9 +213,9 @@ export class StepRunner {
       return JSON.parse(held.result ?? "null") as WaitToken;
     }
     if (this.signal.aborted) throw this.signal.reason;
-    const answer = await this.write({ op: "token", seq, name, result: JSON.stringify({ timeoutMs }), startedAt: this.clock() });
-    if (answer === undefined) throw new TerminalJobError(`ctx.createWaitToken(${JSON.stringify(name)}): the queue answered no token (a queue older than wait tokens)`);
-    return JSON.parse(answer) as WaitToken;
+    const { result } = await this.write({ op: "token", seq, name, result: JSON.stringify({ timeoutMs }), startedAt: this.clock() });
+    if (result === undefined) throw new TerminalJobError(`ctx.createWaitToken(${JSON.stringify(name)}): the queue answered no token (a queue older than wait tokens)`);
+    return JSON.parse(result) as WaitToken;
   }
 
   /** waitForToken: the `{ data }` POSTed to the token's path, or null once the token expires. */
@@ -289,9 +303,9 @@ export class StepRunner {
     for (const reject of now) reject();
   }
 
-  private async write(w: Omit<JournalWrite, "id" | "start">): Promise<string | undefined> {
+  private async write(w: Omit<JournalWrite, "id" | "start">): Promise<{ result?: string; paused?: true }> {
     const answer = await this.writer.write({ ...w, start: this.start });
-    if (answer.ok) return answer.result;
+    if (answer.ok) return answer;
     if (answer.code === "nondeterminism") throw new NondeterminismError(answer.message);
     if (answer.code === "payload_too_large" || answer.code === "journal_too_large" || answer.code === "refused") throw new TerminalJobError(answer.message);
     // Deposed: another attempt holds the job, or none does. Nothing this attempt does counts any more.

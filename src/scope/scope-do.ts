@@ -181,6 +181,16 @@ export class ScopeDO extends DurableObject<Env> {
     return wireSettled(this.lens, await this.w((s, now) => writes.retry(s, id, now)));
   }
 
+  /** pause: one job paused, or asked to pause (jobs/job-pause.ts). */
+  async pause(id: string): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(this.lens, await this.w((s, now) => writes.pause(s, id, now)));
+  }
+
+  /** resume: a paused job pending again, or a pause asked withdrawn (jobs/job-pause.ts). */
+  async resume(id: string): Promise<Outcome<{ job: Job }>> {
+    return wireSettled(this.lens, await this.w((s, now) => writes.resume(s, id, now)));
+  }
+
   /** rerun: a new job from a finished one (scope/workflow/rerun.ts); `payload` JSON text, or null for the old one's. */
   async rerun(id: string, fromStep: string | null, payload: string | null): Promise<Outcome<{ job: Job }>> {
     const out = await this.w((s, now) => writes.rerun(s, id, { fromStep, payload }, now));

@@ -73,6 +73,8 @@ export function fromPrevious(method: string, out: unknown, limit?: number): unkn
     case "resolveStep":
     case "cancel":
     case "retry":
+    case "pause":
+    case "resume":
       return settledOf(out);
     default:
       return out;

@@ -150,6 +150,12 @@ export const job = sqliteTable(
      * the row's share (ROW_JOURNAL_MAX) stay in job_step.
      */
     journal: text("journal"),
+    /**
+     * 1 for a running job asked to pause (POST /v1/jobs/{id}/pause; scope/jobs/job-pause.ts): it pauses at its next
+     * step, or where its attempt would go back to pending, and the ask becomes a `pause` entry of its `wait`. Null
+     * otherwise: the statements that end or move a running job clear it.
+     */
+    pauseAsked: integer("pause_asked"),
   },
   (t) => [
     /** A job by its id, for the ids a caller gave (or the coordinator made up); an id made from the seq is found by its seq (scope/jobs/read.ts, byId). */

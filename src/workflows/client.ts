@@ -1,6 +1,6 @@
 /**
  * A Workflows binding's client over edgequeue (docs/coming-from/workflows.md): `create({ id, params })`,
- * `createBatch`, `get(id)`, and an instance's `status()`, `sendEvent`, `terminate`, `restart` — with Cloudflare's
+ * `createBatch`, `get(id)`, and an instance's `status()`, `sendEvent`, `pause`, `resume`, `terminate`, `restart` — with Cloudflare's
  * status names. An instance is a job of the workflow's type: its id the job's, its params the payload.
  *
  * @module
@@ -16,9 +16,11 @@ export interface WorkflowsQueueClient {
   signal(id: string, name: string, data?: unknown): Promise<unknown>;
   /** The job a rerun made (the clients answer the new job itself). */
   rerunJob(id: string, body: Record<string, unknown>): Promise<JobLike>;
+  pauseJob(id: string): Promise<unknown>;
+  resumeJob(id: string): Promise<unknown>;
 }
 
-type JobLike = { id: string; state: string; attempts: number; result: unknown; lastError: string | null; waitingFor?: unknown };
+type JobLike = { id: string; state: string; attempts: number; result: unknown; lastError: string | null; waitingFor?: { kind: string }[] | null };
 
 export type InstanceStatusName = "queued" | "running" | "paused" | "errored" | "terminated" | "complete" | "waiting" | "waitingForPause" | "unknown";
 
@@ -49,10 +51,12 @@ export function statusOf(job: JobLike): InstanceStatus {
   switch (job.state) {
     case "pending":
       return { status: job.attempts === 0 ? "queued" : "waiting" };
+    // A pause shows among its waits (docs/http-api.md "Pause and resume one job"): asked of a running job, which
+    // pauses at its next step, or in force.
     case "running":
-      return { status: "running" };
+      return { status: paused(job) ? "waitingForPause" : "running" };
     case "waiting":
-      return { status: "waiting" };
+      return { status: paused(job) ? "paused" : "waiting" };
     case "completed":
       return { status: "complete", output: job.result };
     case "failed":
@@ -64,6 +68,10 @@ export function statusOf(job: JobLike): InstanceStatus {
     default:
       return { status: "unknown" };
   }
+}
+
+function paused(job: JobLike): boolean {
+  return job.waitingFor?.some((w) => w.kind === "pause") === true;
 }
 
 /** createWorkflow: the binding-shaped client of the workflow whose job type is `type`. */
@@ -78,8 +86,9 @@ export function createWorkflow<Params extends JsonObject = JsonObject>(client: W
     terminate: async () => void (await client.cancel(id, "terminated")),
     // A rerun: a new job (a new id) with the same params, from the start (docs/coming-from/workflows.md "restart").
     restart: async () => instance((await client.rerunJob(id, {})).id),
-    pause: () => Promise.reject(new Error(`pause: an instance is not paused alone in edgequeue — pause its type (npx edgequeue pause ${type}), or have the workflow wait for an event`)),
-    resume: () => Promise.reject(new Error(`resume: an instance is not paused alone in edgequeue — resume its type (npx edgequeue resume ${type})`)),
+    // A running instance pauses after its current step; a paused one resumes where it stopped (docs/coming-from/workflows.md).
+    pause: async () => void (await client.pauseJob(id)),
+    resume: async () => void (await client.resumeJob(id)),
   });
   return {
     create: async (options = {}) => instance((await client.enqueue({ type, payload: (options.params ?? {}) as JsonObject, ...(options.id ? { id: options.id } : {}) })).id),

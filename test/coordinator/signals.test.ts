@@ -66,7 +66,7 @@ describe("a signal's answer says what the job waits for", () => {
     const viaHttp = await http.signal(id, "aprove", 2);
     for (const answer of [viaRpc, viaHttp]) {
       // Typed: waitingFor is the job view's list of waits, or null (a wrong type here would not compile).
-      const waits: { kind: "signal" | "token" | "invoke" | "event"; name: string; until: number | null }[] | null = answer.waitingFor;
+      const waits: { kind: "signal" | "token" | "invoke" | "event" | "pause"; name: string; until: number | null }[] | null = answer.waitingFor;
       expect(waits).toEqual([{ kind: "signal", name: "approve", until: null }]);
     }
     expect(await rpc.signal(id, "approve", "yes")).toEqual({ id, delivered: "resumed", waitingFor: null });

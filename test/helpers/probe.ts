@@ -13,6 +13,7 @@ interface ProbeApi {
   spans(key: string): Promise<Span[]>;
   invocations(id: string): Promise<number>;
   stepRuns(id: string): Promise<Record<string, number>>;
+  open(id: string): Promise<void>;
   deploy(code: "old" | "patched" | "naive"): Promise<void>;
   events(id: string): Promise<{ event: string; attempt: number }[]>;
   batchSizes(key: string): Promise<number[]>;

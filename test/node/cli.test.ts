@@ -266,6 +266,22 @@ describe("the operator commands", () => {
     expect((await cli(["jobs", "rerun", "--type", "t", "--payload", "{}", "--token", "t"], { fetch: a.fetch })).code).toBe(2);
   });
 
+  it("jobs pause / resume one job: paused, or pausing at its next step; a refusal names the state, exit 1", async () => {
+    const pause = { kind: "pause", name: "pause", until: null, dueAt: null };
+    const a = api({
+      "POST /v1/jobs/j1/pause": [200, { job: { id: "j1", state: "waiting", waitingFor: [{ ...pause, dueAt: 5 }] } }],
+      "POST /v1/jobs/j2/pause": [200, { job: { id: "j2", state: "running", waitingFor: [pause] } }],
+      "POST /v1/jobs/j1/resume": [200, { job: { id: "j1", state: "pending", waitingFor: null } }],
+      "POST /v1/jobs/j3/resume": [409, { error: { code: "conflict", message: "cannot resume job j3: job is pending and not paused", details: { state: "pending" } } }],
+    });
+    expect(await cli(["jobs", "pause", "j1", "--token", "t"], { fetch: a.fetch })).toMatchObject({ code: 0, out: "j1  paused\n" });
+    expect(await cli(["jobs", "pause", "j2", "--token", "t"], { fetch: a.fetch })).toMatchObject({ code: 0, out: "j2  running, pausing at its next step\n" });
+    expect(await cli(["jobs", "resume", "j1", "--token", "t"], { fetch: a.fetch })).toMatchObject({ code: 0, out: "j1  pending\n" });
+    const refused = await cli(["jobs", "resume", "j3", "--token", "t"], { fetch: a.fetch });
+    expect([refused.code, refused.err]).toEqual([1, "error: conflict (HTTP 409): cannot resume job j3: job is pending and not paused\n"]);
+    expect(a.asked.map((x) => `${x.method} ${x.url}`)).toEqual(["POST /v1/jobs/j1/pause", "POST /v1/jobs/j2/pause", "POST /v1/jobs/j1/resume", "POST /v1/jobs/j3/resume"]);
+  });
+
   it("audit lists operator actions with their token; tokens new makes a token and its QUEUE_TOKENS entry, sending nothing", async () => {
     const entry = { id: 7, at: Date.UTC(2026, 11, 7, 9), token: "ops", role: "operator", action: "cancelJob", detail: { params: { id: "j1" } } };
     const a = api({ "GET /v1/audit": [200, { items: [entry], next: null }] });

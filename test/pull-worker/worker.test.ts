@@ -141,6 +141,32 @@ describe("createWorker", () => {
     expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", attempts: 1 });
   });
 
+  it("a job paused mid-step ends its attempt after that step, unspent; resumed, it replays it and runs the rest", async () => {
+    const type = uniqueType("paused");
+    const id = await enqueue(type);
+    const ran: string[] = [];
+    let entered!: () => void;
+    const inStep = new Promise<void>((r) => (entered = r));
+    let goOn!: () => void;
+    const held = new Promise<void>((r) => (goOn = r));
+    const handler = async (_p: unknown, ctx: JobContext) => {
+      const a = await ctx.step("a", async () => (ran.push("a"), entered(), await held, 1));
+      return { b: await ctx.step("b", () => (ran.push("b"), a + 1)) };
+    };
+    const w = worker([type], { [type]: handler });
+    const run = w.runOnce();
+    await inStep;
+    expect((await api("POST", `/v1/jobs/${id}/pause`, {})).body.job).toMatchObject({ state: "running", waitingFor: [{ kind: "pause" }] });
+    goOn();
+    expect(await run).toBe(1);
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "waiting", attempts: 0, waitingFor: [{ kind: "pause" }] });
+    expect(ran).toEqual(["a"]);
+    await api("POST", `/v1/jobs/${id}/resume`, {});
+    await vi.waitFor(async () => expect(await w.runOnce()).toBe(1), { timeout: 10_000, interval: 50 });
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "completed", result: { b: 2 } });
+    expect(ran).toEqual(["a", "b"]);
+  });
+
   it("a lost lease aborts the handler's signal, and the worker writes nothing more for that job", async () => {
     const type = uniqueType("lost");
     const id = await enqueue(type);

@@ -2,7 +2,7 @@
  * edgequeue/workflows (docs/coming-from/workflows.md): a Cloudflare Workflows class run as a job type. The example
  * handler's demo.workflow — two step.do, a one-second step.sleep, a step.waitForEvent("approval") — goes through
  * the real queue and handler Worker, driven by the binding-shaped client (create, get, status with Workflows'
- * names, sendEvent, terminate, restart); step.do's retry and timeout config, NonRetryableError and the refusals of
+ * names, sendEvent, pause, resume, terminate, restart); step.do's retry and timeout config, NonRetryableError and the refusals of
  * a bad config run in the step test kit (edgequeue/testing), whose journal is the queue's.
  */
 import { exports } from "cloudflare:workers";
@@ -34,7 +34,22 @@ describe("a Workflows class on the queue (demo.workflow)", () => {
     await vi.waitFor(async () => expect((await again.status()).status).toBe("waiting"), { timeout: 15_000, interval: 50 });
     await again.terminate();
     expect((await again.status()).status).toBe("terminated");
-    await expect(again.pause()).rejects.toThrow(/pause: an instance is not paused alone in edgequeue/);
+    await expect(again.pause()).rejects.toThrow(/cannot pause job .*: it is already cancelled/);
+  });
+
+  it("pause holds an instance wherever it is — queued, mid-step, asleep or waiting — and resume runs it on to its end", async () => {
+    const id = `paused-${crypto.randomUUID()}`;
+    const instance = await flow.create({ id, params: { orderId: id, items: 1 } });
+    await instance.pause();
+    // Paused at once if it had not started, at its next step if it had ("waitingForPause" until then).
+    await vi.waitFor(async () => expect((await instance.status()).status).toBe("paused"), { timeout: 15_000, interval: 50 });
+    // The event it will wait for may come first: it is kept for it.
+    await instance.sendEvent({ type: "approval", payload: { approved: true } });
+    expect((await instance.status()).status).toBe("paused");
+    await instance.resume();
+    await vi.waitFor(async () => expect((await instance.status()).status).toBe("complete"), { timeout: 15_000, interval: 50 });
+    expect((await instance.status()).output).toMatchObject({ priced: { total: 10 }, approval: { approved: true } });
+    await expect(instance.resume()).rejects.toThrow(/not paused/);
   });
 
   it("createBatch makes one instance each; a second create of the same id finds the first", async () => {

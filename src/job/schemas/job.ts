@@ -10,10 +10,14 @@ import { JOURNAL_KINDS } from "../handler-contract";
 
 /** One wait of a waiting job (scope/workflow/waits.ts WaitView). */
 export const WaitViewSchema = z.object({
-  kind: z.enum(["signal", "token", "invoke", "event"]).meta({ description: "signal: a signal of this name ends it; token: the completion of the wait token of this name; invoke: the end of the child job started under this step name; event: an event on the topic of this name whose payload matches." }),
+  kind: z.enum(["signal", "token", "invoke", "event", "pause"]).meta({
+    description:
+      "signal: a signal of this name ends it; token: the completion of the wait token of this name; invoke: the end of the child job started under this step name; event: an event on the topic of this name whose payload matches; pause: the job is paused, and its resume ends it (POST /v1/jobs/{id}/resume; docs/http-api.md \"Pause and resume one job\").",
+  }),
   name: z.string(),
   child: z.string().optional().meta({ description: "invoke: the child job's id." }),
   until: z.number().nullable().meta({ description: "When it times out (epoch ms), or null for never." }),
+  dueAt: z.number().nullable().optional().meta({ description: "pause: when the job is due once resumed (it keeps the time it was due when paused); null while other waits or its attempt go on (it is due when resumed)." }),
 });
 
 export const JobSchema = z
@@ -47,7 +51,10 @@ export const JobSchema = z
     waitingFor: z
       .array(WaitViewSchema)
       .nullable()
-      .meta({ description: "A waiting job's waits (docs/workflows.md): what would end each, and its timeout; null in every other state. Its runAt is the earliest timeout." }),
+      .meta({
+        description:
+          "A waiting job's waits (docs/workflows.md): what would end each, and its timeout; a running job asked to pause shows its pause here (it pauses at its next step, or where its attempt would go back to pending); null otherwise. A waiting job's runAt is the earliest timeout.",
+      }),
     parentId: z.string().nullable().meta({ description: "The job that enqueued this one with ctx.invoke and waits for its end (docs/workflows.md \"Child jobs\"); null for any other job." }),
     concurrencyKey: z
       .string()

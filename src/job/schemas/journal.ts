@@ -81,7 +81,11 @@ export const WaitTokenSchema = z.object({
   url: z.string().nullable().meta({ description: "`path` on the queue's `publicUrl`, or null when none is configured." }),
   expiresAt: z.number().nullable(),
 });
-export const AppendStepResultSchema = z.object({ ok: z.literal(true), token: WaitTokenSchema.optional().meta({ description: "op token: the wait token made (the first, if the write was sent twice)." }) });
+export const AppendStepResultSchema = z.object({
+  ok: z.literal(true),
+  token: WaitTokenSchema.optional().meta({ description: "op token: the wait token made (the first, if the write was sent twice)." }),
+  paused: z.literal(true).optional().meta({ description: "The job was asked to pause (POST /v1/jobs/{id}/pause): end the attempt now, unspent (a snooze: POST /v1/jobs/{id}/fail with consumesAttempt false), and it waits paused until resumed." }),
+});
 export const SleepSchema = z.strictObject({
   leaseToken,
   seq: z.number().int().min(0).max(100_000),

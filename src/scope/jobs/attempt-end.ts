@@ -14,6 +14,7 @@ import { jobRows, type JobRow } from "./job-row";
 import { markHeld, mayHoldRetry } from "./held-retries";
 import { HISTORY_APPEND, HISTORY_ROW_MAX, noteLastTransition } from "./timeline";
 import { tallyHeld } from "./tallies";
+import { pauseAsked, pauseLeased } from "./job-pause";
 import type { AttemptError, HomeStore } from "./home-store";
 import type { ErrorKind } from "../../job/error-group";
 
@@ -84,7 +85,7 @@ const HISTORY_LENGTH = "SELECT coalesce(json_array_length(history), 0) AS n FROM
 const JOB_FAIL_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.attemptFail.to}', failure_kind = ?, last_error = ?, finished_at = ?, updated_at = ?,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?, pause_asked = NULL
  WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.attemptFail.from)}) AND lease_token = ?
 RETURNING *`;
 
@@ -92,7 +93,7 @@ RETURNING *`;
 const JOB_SUPERSEDE_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.supersede.to}', cancel_reason = ?, last_error = ?, finished_at = ?, updated_at = ?,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?, pause_asked = NULL
  WHERE seq = ? AND state IN (${sqlList(TRANSITIONS.supersede.from)}) AND lease_token = ?
 RETURNING *`;
 /** jobPendingOfKey: job_dedupe_pending_idx. */
@@ -123,6 +124,8 @@ function writeAttemptEnd(store: HomeStore, row: JobRow, end: AttemptEnd, now: nu
       return jobRows(store.sql.exec(JOB_SUPERSEDE_IF_LEASED, `superseded by ${follower.id}`, end.error, now, now, end.version ?? null, row.seq, row.lease_token))[0] ?? null;
     }
   }
+  // A running job asked to pause pauses here instead (job-pause.ts), its time to run again kept for its resume.
+  if (end.to === "pending" && pauseAsked(row)) return pauseLeased(store, row, end, now);
   if (end.to === "pending") {
     // A pushed retry its dispatcher may hold is held (held-retries.ts); the next instance gives it back if this one goes.
     const held = mayHold && mayHoldRetry(store.pushed.held, row, end.runAt, now) && store.hooks.holdRetry(store, row);

@@ -14,7 +14,7 @@ import { payCounts } from "./tallies";
 
 const CANCEL_SET = `
    SET state = '${TRANSITIONS.cancel.to}', cancel_reason = ?, finished_at = ?, updated_at = ?,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, wait = NULL`;
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, wait = NULL, pause_asked = NULL`;
 
 /** jobCancelIfLive: pending|running|waiting → cancelled. The lease is revoked, so the holder's next call is lease_lost. */
 const JOB_CANCEL_IF_LIVE = `UPDATE job ${CANCEL_SET} WHERE ${byId("?4", "?5")} AND state IN (${sqlList(TRANSITIONS.cancel.from)}) RETURNING *`;

@@ -45,7 +45,7 @@ export type JobRow = {
   updated_at: number;
   started_at: number | null;
   finished_at: number | null;
-  /** A waiting job's waits (JSON: scope/workflow/waits.ts WaitView[]); null in every other state. */
+  /** A waiting job's waits (JSON: scope/workflow/waits.ts WaitView[], a pause among them: job-pause.ts); null in every other state. */
   wait: string | null;
   /** A child job's parent (ctx.invoke; scope/workflow/invokes.ts), and the step it waits under; null otherwise. */
   parent_id: string | null;
@@ -66,7 +66,12 @@ export type JobRow = {
   reruns: string | null;
   /** The version of the code that ran its latest ended attempt (docs/deploy.md "Code that changes under running jobs"), or null. */
   code_version: string | null;
+  /** 1: a running job asked to pause (job-pause.ts); null otherwise. */
+  pause_asked: number | null;
 };
+
+/** A pause among a job's waits, as the API shows it (job-pause.ts writes the same entry in SQL): `kind` first, as its mark wants. */
+export const PAUSE_VIEW = { kind: "pause", name: "pause", until: null, dueAt: null } as const;
 
 /** The job table's columns, each the name of a JobRow field: `jobRows` finds each in a statement's columns. */
 type JobColumn = keyof JobRow;
@@ -130,6 +135,7 @@ export function jobRows(cursor: SqlStorageCursor<Record<string, SqlStorageValue>
     rerun_of: at.rerun_of === undefined ? null : r[at.rerun_of]!,
     reruns: at.reruns === undefined ? null : r[at.reruns]!,
     code_version: at.code_version === undefined ? null : r[at.code_version]!,
+    pause_asked: at.pause_asked === undefined ? null : r[at.pause_asked]!,
   }));
   const journal = (at as Record<string, number | undefined>).journal;
   if (journal !== undefined) built.forEach((row, i) => journals.set(row, rows[i]![journal] as unknown as string | null));
@@ -193,7 +199,8 @@ function viewOf(row: JobRow, payload: unknown, result: unknown, progress: unknow
     updatedAt: row.updated_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
-    waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : null,
+    // A running job asked to pause shows the pause it will enter (job-pause.ts).
+    waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : row.pause_asked === 1 && row.state === "running" ? [{ ...PAUSE_VIEW }] : null,
     parentId: row.parent_id ?? null,
     concurrencyKey: row.limit_key ?? null,
     expiresAt: row.expires_at ?? null,

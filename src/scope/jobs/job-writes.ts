@@ -22,6 +22,7 @@ import { complete, completeMany, fail, heartbeat, release, type CompleteItem, ty
 import type { HomeStore } from "./home-store";
 import { expireDue } from "./expiry";
 import { actOnPage } from "./bulk";
+import { pauseJob, resumeJob, type PauseOutcome } from "./job-pause";
 
 const GIVEN_BACK = "given back by its worker";
 
@@ -135,6 +136,20 @@ export const jobWrites = {
   retry(store: HomeStore, id: string, now: number): Written<Outcome<{ row: JobRow }>> {
     const out = retryJob(store, id, now);
     return written(out, out.ok ? changed({ quiet: [out.row], fill: true }) : nothing());
+  },
+
+  /** pause: a pending job waits, paused (an event: `job:waiting`); a running or waiting one is asked, which changes no count (job-pause.ts). */
+  pause(store: HomeStore, id: string, now: number): Written<PauseOutcome> {
+    const out = pauseJob(store, id, now);
+    return written(out, out.ok && out.moved ? changed({ events: [out.row] }) : nothing());
+  },
+
+  /** resume: a paused job pending again at the time it was due (no event, but it may be due), or superseded by a newer job of its key. */
+  resume(store: HomeStore, id: string, now: number): Written<Outcome<{ row: JobRow }>> {
+    const out = resumeJob(store, id, now);
+    if (!out.ok) return written(out, nothing());
+    if (out.row.state === "pending") return written(out, changed({ quiet: [out.row], fill: true }));
+    return written(out, out.row.finished_at !== null ? changed({ events: [out.row] }) : nothing());
   },
 
   /**

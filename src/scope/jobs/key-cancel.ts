@@ -21,7 +21,7 @@ import type { HomeStore } from "./home-store";
 
 const SUPERSEDE_FOR_NEWEST = `
 UPDATE job SET state = '${TRANSITIONS.supersede.to}', cancel_reason = ?1, finished_at = ?2, updated_at = ?2,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, wait = NULL
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, wait = NULL, pause_asked = NULL
  WHERE seq IN (SELECT value FROM json_each(?3)) AND state IN (${sqlList(TRANSITIONS.supersede.from)})
 RETURNING *`;
 

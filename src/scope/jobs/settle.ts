@@ -33,7 +33,7 @@ RETURNING lease_expires_at`;
 const JOB_COMPLETE_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.complete.to}', result = ?4, finished_at = ?1, updated_at = ?1,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?6
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?6, pause_asked = NULL
  WHERE ${leased("?5")} AND state IN (${sqlList(TRANSITIONS.complete.from)})
 RETURNING *`;
 
@@ -63,7 +63,7 @@ export function complete(store: HomeStore, id: string, token: string, result: st
 const JOB_COMPLETE_MANY_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.complete.to}', result = v.value ->> 2, finished_at = ?1, updated_at = ?1,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1, code_version = v.value ->> 5,
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, tally = tally + 1, code_version = v.value ->> 5, pause_asked = NULL,
        ${ROW_LOGS_SET}
   FROM json_each(?2) AS v
  WHERE ${byId("v.value ->> 0", "v.value ->> 3")} AND job.lease_token = v.value ->> 1 AND job.lease_expires_at > ?1

@@ -19,6 +19,7 @@ import type { Lens } from "../../sealing/lens";
 import { eventOfTags } from "../../job/event-tags";
 import { completeMany, heartbeat, type CompleteItem } from "../jobs/settle";
 import { appendStep, journalsOf, signTokens } from "../workflow/steps";
+import { pauseAsked } from "../jobs/job-pause";
 import { keepLogs } from "../jobs/job-logs";
 import type { WorkflowStore } from "../workflow/workflow-store";
 import type { WakeMemo } from "../jobs/wake-memo";
@@ -168,7 +169,11 @@ function settleOne(store: WorkflowStore, config: QueueConfig, id: string, token:
 function journalOne(store: WorkflowStore, w: JournalWrite, token: string, now: number): JournalAnswer {
   try {
     const out = appendStep(store, w, token, now);
-    if (out.ok) return out.result === undefined ? { ok: true } : { ok: true, result: store.lens.handlerText(out.result) };
+    if (out.ok) {
+      // Asked to pause (jobs/job-pause.ts): the handler SDK ends the attempt after this step (runtime/steps.ts).
+      const paused = pauseAsked(out.row) ? { paused: true as const } : {};
+      return out.result === undefined ? { ok: true, ...paused } : { ok: true, result: store.lens.handlerText(out.result), ...paused };
+    }
     if (out.code === "lease_lost" || out.code === "already_terminal" || out.code === "not_found") return { ok: false, code: "lease_lost", message: `this attempt no longer holds the job (${out.code})` };
     if (out.code === "conflict" || out.code === "gone") return { ok: false, code: "lease_lost", message: out.reason };
     if (out.code === "refused" || out.code === "invalid") return { ok: false, code: "refused", message: out.reason };

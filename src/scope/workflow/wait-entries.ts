@@ -13,9 +13,9 @@ import type { HomeStore } from "../jobs/home-store";
 import { jobRows, type JobRow } from "../jobs/job-row";
 import { JOURNAL_BYTES } from "./steps";
 import { noteLastTransition } from "../jobs/timeline";
+import { keepPaused, PAUSE_VIEW as PAUSE_ENTRY_VIEW, PAUSED_SQL } from "../jobs/job-pause";
 
-/** A waiting job's run_at when none of its waits has a timeout: the latest time a Date can hold. */
-export const WAIT_FOREVER = 8_640_000_000_000_000;
+export { WAIT_FOREVER } from "../jobs/job-pause";
 
 /** What a channel's signal ends: a signal ends a `signal` wait, a token's completion a `token_wait`. */
 export type SignalKind = "signal" | "token";
@@ -24,20 +24,26 @@ export const SIGNAL_KIND = { signal: "signal", token_wait: "token" } as const sa
 
 /** What a waiting job's `wait` column holds, and the API's `waitingFor`. */
 export interface WaitView {
-  kind: "signal" | "token" | "invoke" | "event";
+  /** pause: the job is paused, or asked to pause (jobs/job-pause.ts). */
+  kind: "signal" | "token" | "invoke" | "event" | "pause";
   name: string;
   /** Its timeout (epoch ms), or null for none. */
   until: number | null;
   /** invoke: the child job's id. */
   child?: string;
+  /** pause: when the job is due once resumed; null while its other waits (or its attempt) go on. */
+  dueAt?: number | null;
 }
+
+/** A pause among a job's waits (jobs/job-pause.ts). */
+export const PAUSE_VIEW: WaitView = { ...PAUSE_ENTRY_VIEW };
 
 /** An open wait ends: its result, and its bytes counted in the journal's size. */
 const WAIT_END = "UPDATE job_step SET result = ?3, finished_at = ?4, bytes = bytes + ?5 WHERE job_seq = ?1 AND seq = ?2 AND finished_at IS NULL";
-/** jobResume: waiting → pending, due now. */
+/** jobResume: waiting → pending, due now — unless it is paused (jobs/job-pause.ts). */
 const JOB_RESUME = `
 UPDATE job SET state = '${TRANSITIONS.resume.to}', wait = NULL, run_at = ?2, updated_at = ?2
- WHERE seq = ?1 AND state IN (${sqlList(TRANSITIONS.resume.from)})
+ WHERE seq = ?1 AND state IN (${sqlList(TRANSITIONS.resume.from)}) AND NOT (${PAUSED_SQL})
 RETURNING *`;
 /** journalFull: whether `result` would take the job's journal past limits.journalMaxBytes. */
 export function journalFull(store: HomeStore, jobSeq: number, result: string): boolean {
@@ -48,18 +54,21 @@ export function endWait(store: HomeStore, jobSeq: number, seq: number, result: s
   store.sql.exec(WAIT_END, jobSeq, seq, result, now, plainBytes(result, 0));
 }
 
-/** resume: a waiting job back to pending, due now, the timeline saying why (null: it was not waiting). */
+/**
+ * resume: a waiting job back to pending, due now, the timeline saying why (null: it was not waiting). A paused one
+ * stays waiting, for its resume alone, due now once resumed (jobs/job-pause.ts): the row answered is still waiting.
+ */
 export function resume(store: HomeStore, jobSeq: number, why: string, now: number): JobRow | null {
   const row = jobRows(store.sql.exec(JOB_RESUME, jobSeq, now))[0] ?? null;
   if (row) note(store, jobSeq, why);
-  return row;
+  return row ?? keepPaused(store, jobSeq, now);
 }
 
 export function note(store: HomeStore, jobSeq: number, text: string): void {
   noteLastTransition(store.sql, jobSeq, text.slice(0, 500));
 }
 
-export const KIND_WORDS = { signal: "signal", token_wait: "wait token", token: "wait token", invoke: "child", event: "event on" } as const;
+export const KIND_WORDS = { signal: "signal", token_wait: "wait token", token: "wait token", invoke: "child", event: "event on", pause: "resume of" } as const;
 
 export function describe(kind: WaitItem["kind"], name: string): string {
   return `${KIND_WORDS[kind]} ${JSON.stringify(name)}`;

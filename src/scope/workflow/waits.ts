@@ -16,6 +16,7 @@ import type { JournalStart, WaitItem } from "../../job/handler-contract";
 import { sqlList } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
 import { applyAttemptEnd } from "../jobs/attempt-end";
+import { pauseAsked } from "../jobs/job-pause";
 import type { HomeStore } from "../jobs/home-store";
 import { jobRows, type JobRow } from "../jobs/job-row";
 import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
@@ -27,7 +28,7 @@ import { journalInvoke, oweChildren, type OwedJob } from "./invokes";
 import type { RequestShapes } from "./invoke-request";
 import { oweRegistration } from "./event-waits";
 import { takeKept } from "./signals";
-import { describe, endWait, journalFull, KIND_WORDS, note, resume, SIGNAL_KIND, WAIT_FOREVER, type WaitView } from "./wait-entries";
+import { describe, endWait, journalFull, KIND_WORDS, note, PAUSE_VIEW, resume, SIGNAL_KIND, WAIT_FOREVER, type WaitView } from "./wait-entries";
 
 /** The open waits whose timeout passed end with null. */
 const WAITS_TIME_OUT = "UPDATE job_step SET result = 'null', finished_at = ?2 WHERE job_seq = ?1 AND kind IN ('signal', 'token_wait', 'event') AND finished_at IS NULL AND wake_at <= ?2 RETURNING name";
@@ -36,7 +37,7 @@ const WAITS_TIME_OUT = "UPDATE job_step SET result = 'null', finished_at = ?2 WH
 const JOB_WAIT_IF_LEASED = `
 UPDATE job
    SET state = '${TRANSITIONS.wait.to}', wait = ?3, run_at = ?4, attempts = max(attempts - 1, 0), updated_at = ?5,
-       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?6
+       lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, code_version = ?6, pause_asked = NULL
  WHERE seq = ?1 AND state IN (${sqlList(TRANSITIONS.wait.from)}) AND lease_token = ?2
 RETURNING *`;
 /** jobWaitsTimedOut: job_wait_idx. */
@@ -148,7 +149,9 @@ export function wait(store: HomeStore, id: string, token: string, input: WaitInp
       return { ok: true, row };
     }
     const runAt = Math.min(...open.map((w) => w.until ?? WAIT_FOREVER));
-    const row = jobRows(store.sql.exec(JOB_WAIT_IF_LEASED, leased.seq, token, JSON.stringify(open), runAt, now, version))[0];
+    // A job asked to pause waits paused as well: when its waits end it stays waiting, for its resume (jobs/job-pause.ts).
+    const waits = pauseAsked(leased) ? [...open, PAUSE_VIEW] : open;
+    const row = jobRows(store.sql.exec(JOB_WAIT_IF_LEASED, leased.seq, token, JSON.stringify(waits), runAt, now, version))[0];
     if (!row) return leaseRefusal(store, id, token, now);
     note(store, row.seq, `waiting for ${describeOpen(open)}`);
     store.touched(now);
