@@ -158,6 +158,9 @@ const workersPool = cloudflareTest({
           "test.pausable": { binding: "TEST" },
           "test.log": { binding: "TEST", maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } },
           "test.trace": { binding: "TEST" },
+          // Workflows as Cloudflare's docs write them (test/workflows/cloudflare-examples.test.ts).
+          "cf.hello": { binding: "TEST" },
+          "cf.approval": { binding: "TEST" },
           // FIFO (test/scope/ordered.test.ts): a pulled one, and a pushed topic consumer.
           "pull.ordered": { ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 60_000 } },
           "test.ordered.consumer": { binding: "TEST", ordered: true, maxAttempts: 2, backoff: { kind: "fixed", baseMs: 10 } },

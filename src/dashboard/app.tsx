@@ -34,6 +34,7 @@ import { APP_CSS, APP_JS } from "./assets";
 import type { DashContext, Vars } from "./context";
 import { BULK_NOTICES, bulkRoutes } from "./bulk-routes";
 import { SIGNAL_NOTICES, signalRoute } from "./signal-route";
+import { JOB_NOTICES, jobRoutes } from "./job-routes";
 import { Layout, type PageFrame } from "./layout";
 import { CHILDREN_SHOWN, JobPage } from "./pages/job";
 import { jobPaths, listPaths } from "./live";
@@ -83,9 +84,7 @@ const LIST_KEYS = ["type", "state", "scopeType", "scopeId", "tag", "cursor"];
 
 /** Notices an action redirects with: fixed texts (with counts), never text from the query. */
 const NOTICES: Record<string, (n: number, m: number) => string> = {
-  retried: () => "Sent back to pending: due now, attempts 0.",
-  rerun: () => "A rerun of the job, due now: this one.",
-  cancelled: () => "Cancelled.",
+  ...JOB_NOTICES,
   ...BULK_NOTICES,
   ...ERROR_NOTICES,
   ...SIGNAL_NOTICES,
@@ -216,26 +215,7 @@ export function createDashboard(): Hono<{ Bindings: Env; Variables: Vars }> {
     return c.html(<JobPage frame={{ ...frame(c, `Job ${job.type}`, "jobs"), subscribe }} job={job} timeline={timeline} journal={journal} logs={logs} children={children} live={c.req.header(LIVE_HEADER) !== undefined} />);
   });
 
-  d.post("/jobs/:id/retry", async (c) => {
-    const id = parseInput(JobId, c.req.param("id"), "id");
-    await opsOf(c).jobs.retry(id);
-    return c.redirect(`${jobHref(id)}?done=retried`, 303);
-  });
-
-  // A rerun from the job's start, or from a step of its journal (the steps table's buttons): the new job's page.
-  d.post("/jobs/:id/rerun", async (c) => {
-    const id = parseInput(JobId, c.req.param("id"), "id");
-    const from = c.get("form").fromStep?.trim();
-    const job = await opsOf(c).jobs.rerun(id, from ? from : undefined, undefined);
-    return c.redirect(`${jobHref(job.id)}?done=rerun`, 303);
-  });
-
-  d.post("/jobs/:id/cancel", async (c) => {
-    const id = parseInput(JobId, c.req.param("id"), "id");
-    await opsOf(c).jobs.cancel(id, "cancelled from the dashboard");
-    return c.redirect(`${jobHref(id)}?done=cancelled`, 303);
-  });
-
+  jobRoutes(d, opsOf);
   signalRoute(d, opsOf);
 
   bulkRoutes(d, { ops: opsOf, frame: (c, title) => frame(c, title, "jobs") });

@@ -255,6 +255,25 @@ describe("dashboard edges", () => {
     await api("POST", `/v1/jobs/${paid}/cancel`, {});
   });
 
+  it("a job's Pause and Resume buttons: a delayed job paused, its page saying so, then resumed to its time", async () => {
+    const { cookie, csrf } = await signIn();
+    const id = await enqueue({ type: "demo.noop", delayMs: 60_000 });
+    const actions = async () => [...(await (await page("GET", jobHref(id), { cookie })).text()).matchAll(/<form method="post" action="(\/dashboard\/jobs\/[^"]+)" class="inline">/g)].map((m) => m[1]);
+    expect(await actions()).toEqual([`${jobHref(id)}/pause`, `${jobHref(id)}/cancel`]);
+    const paused = await page("POST", `${jobHref(id)}/pause`, { cookie, form: { _csrf: csrf } });
+    expect([paused.status, paused.headers.get("location")]).toEqual([303, `${jobHref(id)}?done=job-paused`]);
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "waiting", waitingFor: [{ kind: "pause" }] });
+    const html = await (await page("GET", `${jobHref(id)}?done=job-paused`, { cookie })).text();
+    expect(html).toContain("Paused: nothing runs it until it is resumed.");
+    expect(/<dd data-waiting-for[^>]*>([\s\S]*?)<\/dd>/.exec(html)?.[1]).toBe('its resume <span class="muted">(paused)</span>');
+    expect(await actions()).toEqual([`${jobHref(id)}/resume`, `${jobHref(id)}/cancel`]);
+    expect((await page("POST", `${jobHref(id)}/resume`, { cookie, form: { _csrf: csrf } })).headers.get("location")).toBe(`${jobHref(id)}?done=job-resumed`);
+    const resumed = (await api("GET", `/v1/jobs/${id}`)).body.job;
+    expect(resumed).toMatchObject({ state: "pending", waitingFor: null });
+    expect(resumed.runAt).toBeGreaterThan(Date.now() + 30_000);
+    await api("POST", `/v1/jobs/${id}/cancel`, {});
+  });
+
   it("a job's page says what it waits for: a wait token with its expiry, a child it invoked (linked)", async () => {
     const { cookie } = await signIn();
     const token = await enqueue({ type: "demo.token", payload: { timeoutMs: 60_000 } });

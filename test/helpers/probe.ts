@@ -14,6 +14,7 @@ interface ProbeApi {
   invocations(id: string): Promise<number>;
   stepRuns(id: string): Promise<Record<string, number>>;
   open(id: string): Promise<void>;
+  random(values: number[]): Promise<void>;
   deploy(code: "old" | "patched" | "naive"): Promise<void>;
   events(id: string): Promise<{ event: string; attempt: number }[]>;
   batchSizes(key: string): Promise<number[]>;

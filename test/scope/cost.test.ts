@@ -61,13 +61,13 @@ describe("rows per job in one scope object (pulled: enqueue, claim, complete)", 
   // demo.digest, test.batch, test.batch.gather and test.batch.keyed 24 and 0.3; a config with a pulled batch type that
   // gathers, as the test's pull.batch.gather, reads its pending types once more per wake-up: 10 and 0.1; issue 27's
   // demo.progress and test.trace, and the wake-up's look at owed completion callbacks: 15 and 0.1; the ten pushed scenario.* types of
-  // test/scenarios, which run one scenario against the queue and the test kit: 60 and 0.6; issue 41's test.patch: 3 and 0.1; issue 42's demo.sensitive and demo.sensitive.step: 12 and 0.1; issue 43's demo.workflow: 6 and 0–0.1), and cost a thousandth of a write each. Expiry before start added 1 read per claim statement (the lease statement's expiry
+  // test/scenarios, which run one scenario against the queue and the test kit: 60 and 0.6; issue 41's test.patch: 3 and 0.1; issue 42's demo.sensitive and demo.sensitive.step: 12 and 0.1; issue 43's demo.workflow: 6 and 0–0.1, and the test's cf.hello and cf.approval (Cloudflare's Workflows examples): 12 and 0.1–0.2), and cost a thousandth of a write each. Expiry before start added 1 read per claim statement (the lease statement's expiry
   // guard: 7 → 8 for one job) and no row written to a job without an expiry. The whole life across every object,
   // retention included, is test/cost/lifecycle.test.ts.
   it.each([
-    ["one job per call", 1, false, 10, 565],
-    ["a 100-job batch", 100, false, 5.1, 29.4],
-    ["a 100-job batch, each job keyed", 100, true, 7.1, 36.4],
+    ["one job per call", 1, false, 10, 577],
+    ["a 100-job batch", 100, false, 5.1, 29.6],
+    ["a 100-job batch, each job keyed", 100, true, 7.1, 36.5],
   ] as const)("%s (%d jobs, keyed: %s): at most %d rows written and %d read per job", async (_name, n, keyed, written, read) => {
     const cost = await lifecycle(n, keyed);
     expect(cost.written.total).toBeLessThanOrEqual(written);

@@ -28,6 +28,9 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
   const canCancel = acts && (TRANSITIONS.cancel.from as readonly string[]).includes(j.state);
   // A rerun is made of a finished job (docs/workflows.md "Rerun from a step").
   const canRerun = acts && (TERMINAL_STATES as readonly string[]).includes(j.state);
+  // One job paused, or asked to pause, shows its pause among its waits (docs/http-api.md "Pause and resume one job").
+  const paused = (j.waitingFor ?? []).some((w) => w.kind === "pause");
+  const canPause = acts && !paused && (j.state === "pending" || j.state === "running" || j.state === "waiting");
   const steps = props.timeline.steps;
   return (
     <Layout {...frame}>
@@ -55,7 +58,9 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                   {j.waitingFor.map((w, i) => (
                     <>
                       {i > 0 ? ", " : null}
-                      {w.kind === "invoke" ? (
+                      {w.kind === "pause" ? (
+                        <>its resume <span class="muted">({j.state === "running" ? "pausing after its current step" : "paused"})</span></>
+                      ) : w.kind === "invoke" ? (
                         <>
                           child {w.child ? <a href={jobHref(w.child)}><code>{w.name}</code></a> : <code>{w.name}</code>}
                         </>
@@ -169,6 +174,18 @@ export function JobPage(props: { frame: PageFrame; job: Job; timeline: Timeline;
                 <button type="submit" data-rerun="">
                   Rerun
                 </button>
+              </form>
+            ) : null}{" "}
+            {canPause ? (
+              <form method="post" action={`${jobHref(j.id)}/pause`} class="inline">
+                <Csrf token={frame.csrf} />
+                <button type="submit">Pause</button>
+              </form>
+            ) : null}
+            {paused && acts ? (
+              <form method="post" action={`${jobHref(j.id)}/resume`} class="inline">
+                <Csrf token={frame.csrf} />
+                <button type="submit">Resume</button>
               </form>
             ) : null}{" "}
             {canCancel ? (
