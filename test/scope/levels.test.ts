@@ -30,6 +30,10 @@ describe("due times per priority level", () => {
         due: read(() => countDue(sql, "test.job", T0, 1)),
         count: read(() => countDue(sql, "test.job", T0, 10)),
         among: read(() => dueTypesAmong(sql, ["test.job", "other"], T0)),
+        // A config with many pushed types reads no more: the list is matched as text, not read row by row (claim.ts).
+        amongMany: read(() => dueTypesAmong(sql, [...Array.from({ length: 200 }, (_, i) => `pushed.${i}`), "test.job"], T0)),
+        // Whole names only: a name that holds this type's, or another's with a quote in it, is not this type.
+        amongNot: dueTypesAmong(sql, ["xtest.job", "test.jobx", 'a","test.job', "test.job\\"], T0),
         summary: read(() => buildSummary(o.store, home, T0).types.find((t) => t.type === "test.job")),
       };
     });
@@ -37,6 +41,8 @@ describe("due times per priority level", () => {
     expect(out.due.answer).toBe(1);
     expect(out.count.answer).toBe(10);
     expect(out.among.answer).toEqual(["test.job"]);
+    expect(out.amongMany).toEqual(out.among);
+    expect(out.amongNot).toEqual([]);
     expect(out.summary.answer).toMatchObject({ pending: 870, scheduled: 30, nextRunAt: T0 - 1000 });
     // A handful of entries per level: not the 900 jobs (the summary counts the 30 scheduled ones by range).
     for (const q of [out.wake, out.due, out.count, out.among]) expect(q.read).toBeLessThan(40);

@@ -246,9 +246,14 @@ SELECT EXISTS (
  * back, paused ones left out — one statement for what pendingTypes and a seek per type would ask (the
  * dispatcher asks it after every write). A one-at-a-time type needs countStartable as well. A scalar subquery, not
  * EXISTS: this SQLite turned the EXISTS into a join that read every due job (600 rows for 900 due; test/scope/levels.test.ts).
+ * The list is matched as text — `,"a","b",` searched for `,"<type>",`, whole elements only (a quote after a comma
+ * is never inside a JSON string) — not read through json_each:
+ * the object's own type_count rows are walked (the types it holds, which the wake-up walks anyway), and every row of
+ * a json_each over the configured pushed types was a row read after every write — most of a pushed job's reads
+ * (370 of a single job's, to 64: docs/design.md "What a job costs"; test/scope/levels.test.ts).
  */
 const JOB_DUE_TYPES_AMONG = `
-WITH RECURSIVE ${levelsCte(`SELECT c.type FROM type_count AS c WHERE ${PENDING_UNPAUSED_COUNT} AND c.type IN (SELECT value FROM json_each(?1))`)}
+WITH RECURSIVE ${levelsCte(`SELECT c.type FROM type_count AS c WHERE ${PENDING_UNPAUSED_COUNT} AND instr(',' || substr(?1, 2, length(?1) - 2) || ',', ',' || json_quote(c.type) || ',') > 0`)}
 SELECT lv.type FROM lv
  WHERE lv.p IS NOT NULL AND (SELECT 1 FROM job AS j WHERE ${LEVEL_JOB} AND j.run_at <= ?2 AND ${NOT_BEHIND_KEY} LIMIT 1)
  GROUP BY lv.type`;
