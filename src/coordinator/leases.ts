@@ -99,9 +99,8 @@ export class Leases {
     if (body.op === "commit") checkJsonSize(result!, this.q.config.limits.payloadMaxBytes, "result");
     const out = await this.q.scope(this.q.homeOf(id)).appendStep({ id, op: body.op, seq: body.seq, name: body.name, result, startedAt: body.startedAt, start: body.start, ...(body.sensitive ? { sensitive: true } : {}) }, body.leaseToken);
     if (!out.ok) throw refusalError(id, out, "journal a step of");
-    // Asked to pause (scope/jobs/job-pause.ts): the worker ends the attempt after this step.
-    const paused = out.job.state === "running" && out.job.waitingFor?.some((w) => w.kind === "pause") ? { paused: true as const } : {};
-    return out.result === undefined ? paused : { token: JSON.parse(out.result) as WaitToken, ...paused };
+    // `paused`: asked to pause, the worker ends the attempt after this step (scope/jobs/job-pause.ts).
+    return { ...(out.result === undefined ? {} : { token: JSON.parse(out.result) as WaitToken }), ...(out.paused ? { paused: out.paused } : {}) };
   }
 
   /** wait: a pull worker's attempt ends on its waits (docs/workflows.md). */

@@ -24,6 +24,7 @@ import type { ClaimRequest } from "./jobs/claim";
 import type { Decision, Publication } from "./batches/batch-stage";
 import type { EnqueueRefusal, NewJob } from "./jobs/enqueue";
 import { toJob, toLeasedJob } from "./jobs/job-row";
+import { pauseAsked } from "./jobs/job-pause";
 import type { Lens } from "../sealing/lens";
 import type { Outcome } from "./jobs/outcome";
 import type { CompleteItem, FailInput } from "./jobs/settle";
@@ -114,11 +115,16 @@ export class ScopeDO extends DurableObject<Env> {
     return wireSettled(this.lens, await this.w((s, now) => writes.sleep(s, id, token, input, now)));
   }
 
-  /** appendStep: a pull worker's journal write; a wait token's (`op: "token"`) is signed first and answered as `result`. */
-  async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ job: Job; result?: string }>> {
+  /**
+   * appendStep: a pull worker's journal write; a wait token's (`op: "token"`) is signed first and answered as
+   * `result`. `paused`: the job was asked to pause, and the worker ends the attempt after this step (jobs/job-pause.ts).
+   */
+  async appendStep(write: JournalWrite, token: string): Promise<Outcome<{ job: Job; result?: string; paused?: true }>> {
     const [signed] = write.op === "token" ? await signTokens(this.store, [write], this.clock.now()) : [write];
     const out = await this.w((s, now) => writes.appendStep(s, signed!, token, now));
-    return out.ok ? { ok: true, job: toJob(out.row, this.lens), ...(out.result === undefined ? {} : { result: this.lens.handlerText(out.result) }) } : out;
+    if (!out.ok) return out;
+    const result = out.result === undefined ? {} : { result: this.lens.handlerText(out.result) };
+    return { ok: true, job: toJob(out.row, this.lens), ...result, ...(pauseAsked(out.row) ? { paused: true as const } : {}) };
   }
 
   async wait(id: string, token: string, input: WaitInput): Promise<Outcome<{ job: Job }>> {

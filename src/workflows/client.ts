@@ -20,7 +20,7 @@ export interface WorkflowsQueueClient {
   resumeJob(id: string): Promise<unknown>;
 }
 
-type JobLike = { id: string; state: string; attempts: number; startedAt?: number | null; result: unknown; lastError: string | null; waitingFor?: { kind: string }[] | null };
+type JobLike = { id: string; state: string; startedAt: number | null; result: unknown; lastError: string | null; waitingFor?: { kind: string }[] | null };
 
 export type InstanceStatusName = "queued" | "running" | "paused" | "errored" | "terminated" | "complete" | "waiting" | "waitingForPause" | "unknown";
 
@@ -50,9 +50,9 @@ export interface Workflow<Params = unknown> {
 export function statusOf(job: JobLike): InstanceStatus {
   switch (job.state) {
     // Never started: queued. A sleep, a wait's end or a retry's backoff left it pending after it ran: waiting (a sleep
-    // gives its attempt back, so `attempts` can be 0 then).
+    // gives its attempt back, so `attempts` cannot tell).
     case "pending":
-      return { status: job.startedAt === null || (job.startedAt === undefined && job.attempts === 0) ? "queued" : "waiting" };
+      return { status: job.startedAt === null ? "queued" : "waiting" };
     // A pause shows among its waits (docs/http-api.md "Pause and resume one job"): asked of a running job, which
     // pauses at its next step, or in force.
     case "running":

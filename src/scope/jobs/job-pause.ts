@@ -82,11 +82,8 @@ UPDATE job SET state = '${TRANSITIONS.supersede.to}', cancel_reason = ?2, finish
  WHERE seq = ?1 AND state = 'waiting'
 RETURNING *`;
 
-/**
- * What a pause did: `paused`, the job is paused (`moved`: by this call, from pending), or not yet — a running or
- * waiting job asked, which pauses at its next step or when its waits end.
- */
-export type PauseOutcome = Outcome<{ row: JobRow; paused: boolean; moved: boolean }>;
+/** What a pause did: `moved`, the job went from pending to paused by this call (an event); else it was asked, or paused already. */
+export type PauseOutcome = Outcome<{ row: JobRow; moved: boolean }>;
 
 /** pauseJob: one job paused, or asked to pause; a paused job's pause changes nothing. */
 export function pauseJob(store: HomeStore, id: string, now: number): PauseOutcome {
@@ -100,11 +97,10 @@ export function pauseJob(store: HomeStore, id: string, now: number): PauseOutcom
       const row = jobRows(store.sql.exec(JOB_PAUSE_PENDING, id, idSeq(id), now))[0]!;
       noteLastTransition(store.sql, row.seq, "paused");
       store.touched(now);
-      return { ok: true, row, paused: true, moved: true };
+      return { ok: true, row, moved: true };
     }
-    if (pauseAsked(current)) return { ok: true, row: current, paused: current.state === "waiting" && (JSON.parse(current.wait!) as unknown[]).length === 1, moved: false };
-    const row = jobRows(store.sql.exec(JOB_ASK_PAUSE, id, idSeq(id), now))[0]!;
-    return { ok: true, row, paused: false, moved: false };
+    if (pauseAsked(current)) return { ok: true, row: current, moved: false };
+    return { ok: true, row: jobRows(store.sql.exec(JOB_ASK_PAUSE, id, idSeq(id), now))[0]!, moved: false };
   });
 }
 
@@ -143,7 +139,8 @@ export function resumeJob(store: HomeStore, id: string, now: number): Outcome<{ 
  */
 export function pauseLeased(store: HomeStore, row: JobRow, end: { runAt: number; attempts: number; error: string | null; note?: string; version?: string | null }, now: number): JobRow | null {
   const after = jobRows(store.sql.exec(JOB_PAUSE_IF_LEASED, end.attempts, end.runAt, end.error, now, row.seq, row.lease_token, end.version ?? null))[0] ?? null;
-  if (after) noteLastTransition(store.sql, after.seq, `paused${end.note ? ` (${end.note})`.slice(0, 480) : end.error ? ` (${end.error})`.slice(0, 480) : ""}`);
+  const why = end.note ?? end.error;
+  if (after) noteLastTransition(store.sql, after.seq, (why ? `paused (${why})` : "paused").slice(0, 500));
   return after;
 }
 

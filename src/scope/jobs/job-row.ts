@@ -200,7 +200,7 @@ function viewOf(row: JobRow, payload: unknown, result: unknown, progress: unknow
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     // A running job asked to pause shows the pause it will enter (job-pause.ts).
-    waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : row.pause_asked === 1 && row.state === "running" ? [{ ...PAUSE_VIEW }] : null,
+    waitingFor: row.wait ? (JSON.parse(row.wait) as Job["waitingFor"]) : row.pause_asked === 1 ? [{ ...PAUSE_VIEW }] : null,
     parentId: row.parent_id ?? null,
     concurrencyKey: row.limit_key ?? null,
     expiresAt: row.expires_at ?? null,

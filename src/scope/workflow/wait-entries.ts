@@ -13,7 +13,7 @@ import type { HomeStore } from "../jobs/home-store";
 import { jobRows, type JobRow } from "../jobs/job-row";
 import { JOURNAL_BYTES } from "./steps";
 import { noteLastTransition } from "../jobs/timeline";
-import { keepPaused, PAUSE_VIEW as PAUSE_ENTRY_VIEW, PAUSED_SQL } from "../jobs/job-pause";
+import { keepPaused, PAUSED_SQL } from "../jobs/job-pause";
 
 export { WAIT_FOREVER } from "../jobs/job-pause";
 
@@ -34,9 +34,6 @@ export interface WaitView {
   /** pause: when the job is due once resumed; null while its other waits (or its attempt) go on. */
   dueAt?: number | null;
 }
-
-/** A pause among a job's waits (jobs/job-pause.ts). */
-export const PAUSE_VIEW: WaitView = { ...PAUSE_ENTRY_VIEW };
 
 /** An open wait ends: its result, and its bytes counted in the journal's size. */
 const WAIT_END = "UPDATE job_step SET result = ?3, finished_at = ?4, bytes = bytes + ?5 WHERE job_seq = ?1 AND seq = ?2 AND finished_at IS NULL";

@@ -16,7 +16,7 @@ import type { JournalStart, WaitItem } from "../../job/handler-contract";
 import { sqlList } from "../../job/states";
 import { TRANSITIONS } from "../../job/transitions";
 import { applyAttemptEnd } from "../jobs/attempt-end";
-import { pauseAsked } from "../jobs/job-pause";
+import { PAUSE_VIEW, pauseAsked } from "../jobs/job-pause";
 import type { HomeStore } from "../jobs/home-store";
 import { jobRows, type JobRow } from "../jobs/job-row";
 import { JOB_FIND_LEASED, leaseRefusal } from "../jobs/lease";
@@ -28,7 +28,7 @@ import { journalInvoke, oweChildren, type OwedJob } from "./invokes";
 import type { RequestShapes } from "./invoke-request";
 import { oweRegistration } from "./event-waits";
 import { takeKept } from "./signals";
-import { describe, endWait, journalFull, KIND_WORDS, note, PAUSE_VIEW, resume, SIGNAL_KIND, WAIT_FOREVER, type WaitView } from "./wait-entries";
+import { describe, endWait, journalFull, KIND_WORDS, note, resume, SIGNAL_KIND, WAIT_FOREVER, type WaitView } from "./wait-entries";
 
 /** The open waits whose timeout passed end with null. */
 const WAITS_TIME_OUT = "UPDATE job_step SET result = 'null', finished_at = ?2 WHERE job_seq = ?1 AND kind IN ('signal', 'token_wait', 'event') AND finished_at IS NULL AND wake_at <= ?2 RETURNING name";
