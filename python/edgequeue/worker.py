@@ -230,7 +230,7 @@ class Worker:
         if attempt.pausing:
             # Asked to pause after a step, whatever it raised on the way out: a snooze, unspent, which the queue
             # turns into the pause (docs/http-api.md "Pause and resume one job").
-            return {"error": "snoozed", "retryAfterMs": 0, "consumesAttempt": False}
+            return {"error": "snoozed", "retryAfterMs": 0, "consumesAttempt": False, "snooze": True}
         self._report(attempt.job, e)
         if isinstance(e, TerminalJobError):
             return {"error": _message(e), "fatal": True}

@@ -200,7 +200,7 @@ class RealQueue(unittest.TestCase):
         go_on.set()
         runner.join(20)
         paused = self.client.get(id)
-        self.assertEqual((paused["state"], paused["attempts"], paused["waitingFor"][0]["kind"]), ("waiting", 0, "pause"))
+        self.assertEqual((paused["state"], paused["attempts"], paused["lastError"], paused["waitingFor"][0]["kind"]), ("waiting", 0, None, "pause"))
         self.assertEqual(ran, ["a"])
         self.client.resume(id)
         wait_for("the resumed job", lambda: worker.run_once() >= 1)

@@ -72,6 +72,7 @@ export class Leases {
       retryAfterMs: req.retryAfterMs,
       fatal: req.fatal,
       consumesAttempt: req.consumesAttempt,
+      ...(req.snooze ? { snooze: true } : {}),
       ...(req.frame === undefined ? {} : { frame: req.frame }),
       ...(req.nondeterminism ? { nondeterminism: true } : {}),
       ...(req.version === undefined ? {} : { version: req.version }),

@@ -181,10 +181,10 @@ export class Attempt {
     if (out.kind === "completed") return this.live ? this.deps.complete(this, out.result ?? undefined, out.logs) : undefined;
     const w = settleWrite(out);
     // A queue older than a sleep's `durationMs` gets the wake time by this machine's clock (`until`).
-    // A queue older than an error's `frame` (its error group), `nondeterminism` (its failure kind) or an attempt's
-    // `version` gets the write without them (the failure still fatal).
-    const { durationMs: _, frame: __, nondeterminism: ___, version: ____, ...older } = w.body;
-    const newer = ["frame", "nondeterminism", "version"].filter((f) => f in w.body);
+    // A queue older than an error's `frame` (its error group), `nondeterminism` (its failure kind), an attempt's
+    // `version` or a `snooze` gets the write without them (the failure still fatal; a snooze a retry not counted).
+    const { durationMs: _, frame: __, nondeterminism: ___, version: ____, snooze: _____, ...older } = w.body;
+    const newer = ["frame", "nondeterminism", "version", "snooze"].filter((f) => f in w.body);
     return this.write(w.path, w.body, (e) => ((w.path === "sleep" && "durationMs" in w.body && refusesField(e, "durationMs")) || newer.some((f) => refusesField(e, f)) ? older : null));
   }
 }

@@ -81,7 +81,8 @@ function settleBody(out: Exclude<JobOutcome, { kind: "completed" }>): LeaseWrite
     case "failed":
       return { path: "fail", body: { error: out.error.slice(0, 4000) || "error", fatal: true, ...(out.frame ? { frame: out.frame } : {}), ...(out.nondeterminism ? { nondeterminism: true } : {}) } };
     case "snooze":
-      return { path: "fail", body: { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false } };
+      // `snooze`: no error kept or counted; a queue older than it takes the rest, a retry that does not count.
+      return { path: "fail", body: { error: "snoozed", retryAfterMs: out.delayMs, consumesAttempt: false, snooze: true } };
     case "sleep": {
       // The queue reckons the wake time from the duration, on its clock (docs/handlers.md "Durable steps"); a replay
       // has none (the journal holds its wake time).

@@ -53,9 +53,10 @@ describe("the pause and resume calls", () => {
     expect((await commit(0, "a")).body).toEqual({ ok: true });
     expect((await api("POST", `/v1/jobs/${id}/pause`, {})).status).toBe(200);
     expect((await commit(1, "b")).body).toEqual({ ok: true, paused: true });
-    // What edgequeue/worker sends then: a snooze, which pauses it.
-    const snoozed = await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: job.leaseToken, error: "snoozed", retryAfterMs: 0, consumesAttempt: false });
-    expect(snoozed.body.job).toMatchObject({ state: "waiting", attempts: 0, waitingFor: [{ kind: "pause" }] });
+    // What edgequeue/worker sends then: a snooze, which pauses it — no error kept, none counted.
+    const snoozed = await api("POST", `/v1/jobs/${id}/fail`, { leaseToken: job.leaseToken, error: "snoozed", retryAfterMs: 0, consumesAttempt: false, snooze: true });
+    expect(snoozed.body.job).toMatchObject({ state: "waiting", attempts: 0, lastError: null, waitingFor: [{ kind: "pause" }] });
+    expect((await api("GET", `/v1/errors?type=${type}`)).body.items).toEqual([]);
 
     const notPaused = await enqueue(type);
     const refused = await api("POST", `/v1/jobs/${notPaused.id}/resume`, {});

@@ -159,7 +159,7 @@ describe("createWorker", () => {
     expect((await api("POST", `/v1/jobs/${id}/pause`, {})).body.job).toMatchObject({ state: "running", waitingFor: [{ kind: "pause" }] });
     goOn();
     expect(await run).toBe(1);
-    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "waiting", attempts: 0, waitingFor: [{ kind: "pause" }] });
+    expect((await api("GET", `/v1/jobs/${id}`)).body.job).toMatchObject({ state: "waiting", attempts: 0, lastError: null, waitingFor: [{ kind: "pause" }] });
     expect(ran).toEqual(["a"]);
     await api("POST", `/v1/jobs/${id}/resume`, {});
     await vi.waitFor(async () => expect(await w.runOnce()).toBe(1), { timeout: 10_000, interval: 50 });

@@ -94,6 +94,13 @@ export const FailSchema = z.strictObject({
   retryAfterMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),
   fatal: z.boolean().optional(),
   consumesAttempt: z.boolean().optional(),
+  snooze: z
+    .boolean()
+    .optional()
+    .meta({
+      description:
+        "The attempt ends without an error — a handler's snooze, or the job asked to pause after a step (a step's answer said `paused`): back to pending after `retryAfterMs` (0 by default), unspent, its lastError as it was and no error group counted; `error` is not kept. A job asked to pause pauses here.",
+    }),
   frame: z.string().max(200).optional().meta({ description: "The first frame of the error's stack (`at fn (file)`): with its kind and masked message, the error's group (GET /v1/errors)." }),
   nondeterminism: z
     .boolean()

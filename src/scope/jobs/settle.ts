@@ -123,6 +123,8 @@ export interface FailInput {
   nondeterminism?: boolean;
   /** The version of the code that ran the attempt (attempt-end.ts, AttemptEnd `version`). */
   version?: string;
+  /** Not an error: a snooze (snoozeLeased), `retryAfterMs` its delay; `error` is not kept. */
+  snooze?: boolean;
 }
 
 /**
@@ -133,11 +135,16 @@ export function snooze(store: HomeStore, id: string, token: string, delayMs: num
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
-    const row = applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, version }, now);
+    const row = snoozeLeased(store, leased, delayMs, now, version);
     if (!row) return leaseRefusal(store, id, token, now);
     store.touched(now);
     return { ok: true, row };
   });
+}
+
+/** snoozeLeased: snooze for a leased row (inside the caller's transaction): no error kept or counted. */
+function snoozeLeased(store: HomeStore, leased: JobRow, delayMs: number, now: number, version: string | null): JobRow | null {
+  return applyAttemptEnd(store, leased, { to: "pending", runAt: now + delayMs, attempts: Math.max(leased.attempts - 1, 0), error: leased.last_error, version }, now);
 }
 
 /**
@@ -166,7 +173,8 @@ export function fail(store: HomeStore, id: string, token: string, input: FailInp
   return store.atomic(() => {
     const leased = jobRows(store.sql.exec(JOB_FIND_LEASED, now, id, token, idSeq(id)))[0];
     if (!leased) return leaseRefusal(store, id, token, now);
-    const end = decideAttemptEnd(
+    // A pull worker's snooze (or its pause after a step) is no failure (snoozeLeased); anything else is decided.
+    const row = input.snooze ? snoozeLeased(store, leased, input.retryAfterMs ?? 0, now, input.version ?? null) : applyAttemptEnd(store, leased, decideAttemptEnd(
       store,
       leased,
       {
@@ -180,8 +188,7 @@ export function fail(store: HomeStore, id: string, token: string, input: FailInp
         version: input.version ?? null,
       },
       now,
-    );
-    const row = applyAttemptEnd(store, leased, end, now);
+    ), now);
     if (!row) return leaseRefusal(store, id, token, now);
     store.touched(now);
     // What happened, from the row: a retry can turn into a supersede when a follower of the key is pending.
